@@ -1,0 +1,36 @@
+import type { EngramDoc } from './model/engram-schema.js';
+import type { IdKind } from './model/ids.js';
+import type { ListFilter, SearchHit } from './store/sqlite-index.js';
+
+// The engine's logic is written once against these interfaces; the local store (YAML +
+// SQLite) implements them now, the hub's PostgreSQL backend implements them later.
+
+export interface EngramReader {
+  get(id: string): Promise<EngramDoc | null>;
+  /** Every engram (any status, any scope) whose normalized statement has this hash. */
+  findByHash(hash: string): Promise<EngramDoc[]>;
+}
+
+/** A unit of work holding the backend's write lock. */
+export interface EngramWriter extends EngramReader {
+  allocateId(kind: IdKind, now: Date): Promise<string>;
+  /** Creates or replaces an engram when the unit of work commits. */
+  put(engram: EngramDoc): Promise<void>;
+}
+
+export interface StoreStats {
+  engrams: number;
+  by_status: Record<string, number>;
+  episodes: number;
+  packs: number;
+  injection_events: number;
+}
+
+export interface EngramBackend extends EngramReader {
+  write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T>;
+  searchText(query: string, limit: number, mode?: 'any' | 'all'): Promise<SearchHit[]>;
+  list(filter: ListFilter): Promise<EngramDoc[]>;
+  stats(): Promise<StoreStats>;
+}
+
+export type { ListFilter, SearchHit };

@@ -1,0 +1,34 @@
+// One error type for everything the engine refuses or cannot do. The CLI turns it into
+// one line and an exit code; the hub will turn it into an RFC 9457 problem document.
+
+export type ErrorKind =
+  | 'invalid' // bad input: a field, a flag, a JSON argument
+  | 'not_found' // no such engram (or hidden by permissions)
+  | 'conflict' // state forbids it: promote a retired engram, duplicate id
+  | 'no_results' // a search found nothing (exit 2 on the CLI)
+  | 'storage'; // the store cannot be read or written
+
+export class SvcError extends Error {
+  readonly kind: ErrorKind;
+  /** For `invalid`: one line per broken rule, each naming the field. */
+  readonly details: string[];
+
+  constructor(kind: ErrorKind, message: string, details: string[] = []) {
+    super(message);
+    this.name = 'SvcError';
+    this.kind = kind;
+    this.details = details;
+  }
+}
+
+export function invalid(message: string, details: string[] = []): SvcError {
+  return new SvcError('invalid', message, details);
+}
+
+export function notFound(message: string): SvcError {
+  return new SvcError('not_found', message);
+}
+
+export function conflict(message: string): SvcError {
+  return new SvcError('conflict', message);
+}

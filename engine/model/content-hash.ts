@@ -1,0 +1,16 @@
+import { createHash } from 'node:crypto';
+
+// Dedup key: the statement with case, surrounding whitespace, inner runs of whitespace and
+// trailing sentence punctuation normalised away, so "Use pnpm." and "use  pnpm" are one.
+export function normalizeStatement(statement: string): string {
+  return statement
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!;:,\s]+$/u, '');
+}
+
+export function contentHash(statement: string): string {
+  return 'sha256:' + createHash('sha256').update(normalizeStatement(statement)).digest('hex');
+}

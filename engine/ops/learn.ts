@@ -1,0 +1,146 @@
+import type { EngramBackend } from '../backend.js';
+import type { DualCoding, EngramDoc, EngramType, KnowledgeAnchor, Visibility } from '../model/engram-schema.js';
+import { contentHash } from '../model/content-hash.js';
+import { findSecrets } from '../model/secret-guard.js';
+import { DEFAULT_SCOPE, PRIVATE_FALLBACK_SCOPE, isSharedScope } from '../model/scope.js';
+import { invalid } from '../errors.js';
+import type { OpContext } from './context.js';
+
+export interface LearnInput {
+  statement: string;
+  type?: EngramType;
+  scope?: string;
+  domain?: string;
+  tags?: string[];
+  rationale?: string;
+  source?: string;
+  supersedes?: string[];
+  visibility?: Visibility;
+  abstract?: string;
+  derived_from?: string;
+  knowledge_anchors?: KnowledgeAnchor[];
+  dual_coding?: DualCoding;
+  status?: 'active' | 'candidate';
+}
+
+export interface LearnResult {
+  /** created: a new engram; deduplicated: same content, same scope; reactivated: it had been retired. */
+  action: 'created' | 'deduplicated' | 'reactivated';
+  engram: EngramDoc;
+  /** Engrams with the same content at other scopes (their recurrence_count went up). */
+  recurrences: string[];
+  warnings: string[];
+}
+
+const PLACEHOLDER_ID = 'ENG-PENDING';
+
+/**
+ * Learns a statement: secret guard, content-hash dedup (a same-scope rewrite bumps
+ * reference_count and appends to sources; the same content at another scope is a new engram
+ * and bumps recurrence_count on the others), supersedes links, all under one write lock.
+ */
+export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpContext): Promise<LearnResult> {
+  const warnings: string[] = [];
+  const statement = input.statement.trim();
+  let scope = input.scope ?? DEFAULT_SCOPE;
+  let visibility = input.visibility ?? 'private';
+
+  const secrets = findSecrets([statement, input.rationale ?? '', input.source ?? ''].join('\n'));
+  if (secrets.length > 0) {
+    const what = secrets.map((s) => `${s.kind} (${s.sample})`).join(', ');
+    if (isSharedScope(scope)) {
+      warnings.push(`content looks like it holds a secret: ${what}; stored in scope "${PRIVATE_FALLBACK_SCOPE}" instead of "${scope}"`);
+      scope = PRIVATE_FALLBACK_SCOPE;
+      visibility = 'private';
+    } else {
+      warnings.push(`content looks like it holds a secret: ${what}; kept in private scope "${scope}"`);
+    }
+  }
+
+  const now = ctx.now().toISOString();
+  const source = { scope, session_id: ctx.sessionId ?? null, stored_at: now };
+  const draft = buildEngram({ ...input, statement, scope, visibility }, now, source);
+  const { validateEngram } = await import('../model/validate-engram.js');
+  const check = validateEngram(draft);
+  if (!check.ok) throw invalid('the engram is invalid', check.errors);
+
+  const hash = draft.content_hash as string;
+  return backend.write(async (tx) => {
+    const twins = await tx.findByHash(hash);
+    const same = twins.find((e) => e.scope === scope);
+    if (same) {
+      const revived = same.status === 'retired';
+      same.reference_count = revived ? 1 : (same.reference_count ?? 1) + 1;
+      if (revived) {
+        same.status = 'active';
+        delete same.retirement;
+      }
+      same.sources = [...(same.sources ?? []), source];
+      same.tags = union(same.tags ?? [], input.tags ?? []);
+      await tx.put(same);
+      return { action: revived ? 'reactivated' : 'deduplicated', engram: same, recurrences: [], warnings };
+    }
+
+    const superseded: EngramDoc[] = [];
+    for (const id of input.supersedes ?? []) {
+      const target = await tx.get(id);
+      if (!target) throw invalid(`--supersedes names an unknown engram: ${id}`, [`supersedes: no engram ${id}`]);
+      superseded.push(target);
+    }
+
+    const engram: EngramDoc = { ...draft, id: await tx.allocateId('ENG', ctx.now()) };
+    const others = twins.filter((e) => e.status !== 'retired');
+    for (const other of others) {
+      other.recurrence_count = (other.recurrence_count ?? 0) + 1;
+      await tx.put(other);
+    }
+    engram.recurrence_count = others.length;
+    for (const target of superseded) {
+      const relations = { ...(target.relations ?? {}) };
+      relations.superseded_by = union(relations.superseded_by ?? [], [engram.id]);
+      target.relations = relations;
+      await tx.put(target);
+    }
+    await tx.put(engram);
+    return { action: 'created', engram, recurrences: others.map((e) => e.id), warnings };
+  });
+}
+
+function buildEngram(
+  input: LearnInput & { scope: string; visibility: Visibility },
+  now: string,
+  source: { scope: string; session_id: string | null; stored_at: string },
+): EngramDoc {
+  const e: Record<string, unknown> = {
+    id: PLACEHOLDER_ID,
+    version: 2,
+    status: input.status ?? 'active',
+    type: input.type ?? 'behavioral',
+    scope: input.scope,
+    visibility: input.visibility,
+    statement: input.statement,
+  };
+  if (input.rationale !== undefined) e.rationale = input.rationale;
+  if (input.domain !== undefined) e.domain = input.domain;
+  e.tags = input.tags ?? [];
+  if (input.source !== undefined) e.source = input.source;
+  if (input.abstract !== undefined) e.abstract = input.abstract;
+  if (input.derived_from !== undefined) e.derived_from = input.derived_from;
+  if (input.knowledge_anchors !== undefined) e.knowledge_anchors = input.knowledge_anchors;
+  if (input.dual_coding !== undefined) e.dual_coding = input.dual_coding;
+  if (input.supersedes?.length) e.relations = { supersedes: [...input.supersedes] };
+  e.activation = { retrieval_strength: 0.7, storage_strength: 1, frequency: 0, last_accessed: now };
+  e.feedback_signals = { positive: 0, negative: 0, neutral: 0 };
+  e.temporal = { learned_at: now };
+  e.content_hash = contentHash(input.statement);
+  e.reference_count = 1;
+  e.sources = [source];
+  e.recurrence_count = 0;
+  e.engram_version = 1;
+  e.pinned = false;
+  return e as EngramDoc;
+}
+
+function union(a: string[], b: string[]): string[] {
+  return [...new Set([...a, ...b])];
+}

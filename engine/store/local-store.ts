@@ -1,0 +1,368 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramBackend, EngramWriter, StoreStats } from '../backend.js';
+import { formatId, idDay, idStem, newStorePrefix, parseId, type IdKind } from '../model/ids.js';
+import { contentHash } from '../model/content-hash.js';
+import { invalid, SvcError } from '../errors.js';
+import { SqliteIndex, type FileStamp, type ListFilter, type SearchHit } from './sqlite-index.js';
+import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable } from './durable-write.js';
+
+// The local backend: one YAML file per engram under `engrams/` (the source of truth, in a
+// git repository) and the derived SQLite index beside it. Every write holds the index's
+// `BEGIN IMMEDIATE` lock, which is the cross-process lock for id allocation, the YAML write
+// and the index update. Reads see the index; on open it is reconciled with the files.
+
+export const STORE_LAYOUT_VERSION = 1;
+const ENGRAM_EXT = '.yaml';
+/** Hot paths trust the folder's mtime; a full stat scan runs at least this often. */
+const FULL_SCAN_INTERVAL_MS = 30_000;
+
+const GITIGNORE = `# Derived or machine-local: never committed.
+index.db
+index.db-wal
+index.db-shm
+local.yaml
+models/
+quarantine/
+backups/
+.tmp-*
+`;
+
+export function resolveStoreRoot(flagPath?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (flagPath) return resolve(flagPath);
+  if (env.SVC_PATH) return resolve(env.SVC_PATH);
+  return join(homedir(), '.svc');
+}
+
+/**
+ * `fast`: trust the folder mtime (adds, deletes, renames, git checkouts) and stat every file
+ * only every 30 s, for recall and hooks. `full`: stat every file, for everything else.
+ */
+export type ReconcileMode = 'fast' | 'full';
+
+export interface QuarantinedFile {
+  file: string;
+  reason: string;
+}
+
+type Yaml = typeof import('./engram-yaml.js');
+let yamlModule: Promise<Yaml> | undefined;
+// YAML parsing and schema validation cost ~60 ms to import: only writes and reconciles need them.
+const loadYaml = (): Promise<Yaml> => (yamlModule ??= import('./engram-yaml.js'));
+
+export class LocalStore implements EngramBackend {
+  readonly root: string;
+  readonly engramsDir: string;
+  readonly quarantineDir: string;
+  /** Things the caller should tell the user (quarantined files); the CLI prints them. */
+  readonly warnings: string[] = [];
+  private readonly index: SqliteIndex;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(root: string) {
+    this.root = root;
+    this.engramsDir = join(root, 'engrams');
+    this.quarantineDir = join(root, 'quarantine');
+    mkdirSync(this.engramsDir, { recursive: true });
+    this.index = new SqliteIndex(join(root, 'index.db'));
+  }
+
+  static async open(root: string, reconcile: ReconcileMode = 'full'): Promise<LocalStore> {
+    let store: LocalStore;
+    try {
+      store = new LocalStore(root);
+    } catch (err) {
+      throw new SvcError('storage', `cannot open the store at ${root}: ${(err as Error).message}`);
+    }
+    try {
+      if (!store.index.hasSchema()) {
+        await store.exclusive(async () => {
+          if (store.index.hasSchema()) return;
+          store.index.createSchema();
+          await store.rebuildLocked();
+        });
+      }
+      if (!existsSync(join(root, 'local.yaml'))) await store.exclusive(() => store.initLayout());
+      await store.reconcile(reconcile);
+    } catch (err) {
+      store.close();
+      throw err;
+    }
+    return store;
+  }
+
+  close(): void {
+    this.index.close();
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async get(id: string): Promise<EngramDoc | null> {
+    return this.index.get(id);
+  }
+
+  async findByHash(hash: string): Promise<EngramDoc[]> {
+    return this.index.findByHash(hash);
+  }
+
+  async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
+    return this.index.searchText(query, limit, mode);
+  }
+
+  async list(filter: ListFilter): Promise<EngramDoc[]> {
+    return this.index.list(filter);
+  }
+
+  async stats(): Promise<StoreStats> {
+    const byStatus = this.index.countByStatus();
+    const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+    return {
+      engrams: total,
+      by_status: byStatus,
+      episodes: countEntries(join(this.root, 'episodes')),
+      packs: countEntries(join(this.root, 'packs')),
+      injection_events: 0,
+    };
+  }
+
+  quarantined(): QuarantinedFile[] {
+    if (!existsSync(this.quarantineDir)) return [];
+    return readdirSync(this.quarantineDir)
+      .filter((f) => !f.endsWith('.reason.txt'))
+      .sort()
+      .map((file) => {
+        const reasonPath = join(this.quarantineDir, `${file}.reason.txt`);
+        const reason = existsSync(reasonPath) ? readFileSync(reasonPath, 'utf8').trim() : 'unknown';
+        return { file: join(this.quarantineDir, file), reason };
+      });
+  }
+
+  idPrefix(): string {
+    const text = readFileSync(join(this.root, 'local.yaml'), 'utf8');
+    const m = /^id_prefix:\s*([A-Z][A-Z0-9]+)\s*$/m.exec(text);
+    if (!m) throw new SvcError('storage', `local.yaml in ${this.root} has no valid id_prefix`);
+    return m[1]!;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /**
+   * Runs `fn` holding the store's write lock. Engrams passed to `put` are validated and
+   * written (durably) when `fn` returns, then the index commits; if anything throws,
+   * nothing is written and the index rolls back.
+   */
+  async write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T> {
+    return this.exclusive(async () => {
+      const dirWasKnown = this.dirMtime() === this.index.getMeta('dir_mtime');
+      const pending = new Map<string, EngramDoc>();
+      const tx: EngramWriter = {
+        get: async (id) => pending.get(id) ?? this.index.get(id),
+        findByHash: async (hash) => {
+          const found = new Map(this.index.findByHash(hash).map((e) => [e.id, e]));
+          for (const e of pending.values()) if (contentHash(e.statement) === hash) found.set(e.id, e);
+          return [...found.values()];
+        },
+        allocateId: async (kind, now) => this.allocateId(kind, now, pending),
+        put: async (engram) => {
+          pending.set(engram.id, structuredClone(engram));
+        },
+      };
+      const result = await fn(tx);
+      await this.flush([...pending.values()]);
+      // Our own renames change the folder mtime; record it so readers do not rescan for them.
+      if (dirWasKnown) this.index.setMeta('dir_mtime', this.dirMtime());
+      return result;
+    });
+  }
+
+  /** Drops the index content and rebuilds it from the YAML files. */
+  async rebuild(): Promise<void> {
+    await this.exclusive(() => this.rebuildLocked());
+  }
+
+  private async flush(docs: EngramDoc[]): Promise<void> {
+    if (docs.length === 0) return;
+    const { stringifyEngram } = await loadYaml();
+    const { validateEngram } = await import('../model/validate-engram.js');
+    for (const doc of docs) {
+      const check = validateEngram(doc);
+      if (!check.ok) throw invalid(`engram ${doc.id} is invalid`, check.errors);
+    }
+    for (const doc of docs) {
+      const file = doc.id + ENGRAM_EXT;
+      const path = join(this.engramsDir, file);
+      writeFileDurable(path, stringifyEngram(doc));
+      this.index.upsert(doc, file, stampOf(path));
+    }
+  }
+
+  private allocateId(kind: IdKind, now: Date, pending: Map<string, EngramDoc>): string {
+    const stem = idStem(kind, this.idPrefix(), idDay(now));
+    let seq = this.index.lastSeq(stem);
+    let id: string;
+    // A file can exist without its row if a writer died between the two: never reuse it.
+    do {
+      seq += 1;
+      id = formatId(kind, this.idPrefix(), idDay(now), seq);
+    } while (pending.has(id) || existsSync(join(this.engramsDir, id + ENGRAM_EXT)));
+    this.index.setLastSeq(stem, seq);
+    return id;
+  }
+
+  /** Serializes writers in this process, then across processes with BEGIN IMMEDIATE. */
+  private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    const run = async (): Promise<T> => {
+      this.index.begin();
+      try {
+        const result = await fn();
+        this.index.commit();
+        return result;
+      } catch (err) {
+        this.index.rollback();
+        throw err;
+      }
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  // ---------------------------------------------------------------- layout and reconcile
+
+  /** First open of a store (or of a fresh clone): git repository, config and this machine's id prefix. */
+  private async initLayout(): Promise<void> {
+    if (!existsSync(join(this.root, '.git'))) {
+      const [{ default: git }, fs] = await Promise.all([import('isomorphic-git'), import('node:fs')]);
+      await git.init({ fs, dir: this.root, defaultBranch: 'main' });
+    }
+    if (!existsSync(join(this.root, '.gitignore'))) writeFileDurable(join(this.root, '.gitignore'), GITIGNORE);
+    if (!existsSync(join(this.root, 'config.yaml'))) {
+      writeFileDurable(join(this.root, 'config.yaml'), `store_version: ${STORE_LAYOUT_VERSION}\n`);
+    }
+    // local.yaml is written last: its presence means the layout is complete.
+    createFileDurable(join(this.root, 'local.yaml'), `# This machine's copy of the store.\nid_prefix: ${newStorePrefix(randomBytes)}\n`);
+  }
+
+  private dirMtime(): string {
+    return String(statSync(this.engramsDir).mtimeMs);
+  }
+
+  private engramFiles(): string[] {
+    return readdirSync(this.engramsDir).filter((f) => f.endsWith(ENGRAM_EXT) && !f.startsWith(TEMP_PREFIX));
+  }
+
+  private async reconcile(mode: ReconcileMode): Promise<void> {
+    const dirMtime = this.dirMtime();
+    if (mode === 'fast') {
+      const lastFull = Number(this.index.getMeta('full_scan_at') ?? 0);
+      if (dirMtime === this.index.getMeta('dir_mtime') && Date.now() - lastFull < FULL_SCAN_INTERVAL_MS) return;
+    }
+    const { changed, removed } = this.diff();
+    if (changed.length > 0 || removed.length > 0) {
+      await this.exclusive(async () => {
+        const { parseEngramYaml } = await loadYaml();
+        for (const file of changed) {
+          const path = join(this.engramsDir, file);
+          if (!existsSync(path)) continue;
+          const stamp = stampOf(path);
+          const known = this.index.stampOf(file);
+          if (known && known.mtime === stamp.mtime && known.size === stamp.size) continue; // a writer beat us to it
+          this.indexFile(file, path, stamp, parseEngramYaml);
+        }
+        for (const file of removed) if (!existsSync(join(this.engramsDir, file))) this.index.removeFile(file);
+        this.removeTempFiles();
+      });
+    }
+    this.index.setMeta('dir_mtime', dirMtime);
+    this.index.setMeta('full_scan_at', String(Date.now()));
+  }
+
+  private diff(): { changed: string[]; removed: string[] } {
+    const indexed = this.index.indexedFiles();
+    const changed: string[] = [];
+    for (const file of this.engramFiles()) {
+      const known = indexed.get(file);
+      indexed.delete(file);
+      const stamp = stampOf(join(this.engramsDir, file));
+      if (!known || known.mtime !== stamp.mtime || known.size !== stamp.size) changed.push(file);
+    }
+    return { changed, removed: [...indexed.keys()] };
+  }
+
+  private indexFile(file: string, path: string, stamp: FileStamp, parse: Yaml['parseEngramYaml']): void {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      this.quarantine(file, `unreadable: ${(err as Error).message}`);
+      return;
+    }
+    const parsed = parse(text);
+    if (!parsed.ok) {
+      this.quarantine(file, parsed.reason);
+      return;
+    }
+    const expected = file.slice(0, -ENGRAM_EXT.length);
+    if (parsed.engram.id !== expected) {
+      this.quarantine(file, `id "${parsed.engram.id}" does not match the file name`);
+      return;
+    }
+    this.index.upsert(parsed.engram, file, stamp);
+    this.bumpCounter(expected);
+  }
+
+  /** Moves a bad file aside (never deletes it), drops it from the index and reports it. */
+  private quarantine(file: string, reason: string): void {
+    mkdirSync(this.quarantineDir, { recursive: true });
+    const dest = join(this.quarantineDir, `${file}.${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    renameSync(join(this.engramsDir, file), dest);
+    writeFileDurable(`${dest}.reason.txt`, `${reason}\n`);
+    fsyncDir(this.engramsDir);
+    this.index.removeFile(file);
+    // Its id stays taken: a later engram must not reuse the name of a quarantined one.
+    this.bumpCounter(file.slice(0, -ENGRAM_EXT.length));
+    this.warnings.push(`quarantined ${file}: ${reason} (moved to ${dest})`);
+  }
+
+  private bumpCounter(id: string): void {
+    const p = parseId(id);
+    if (p) this.index.setLastSeq(idStem(p.kind, p.prefix, p.day), p.seq);
+  }
+
+  private removeTempFiles(): void {
+    // Under the write lock no writer is mid-write, so any temp file belongs to a dead process.
+    for (const f of readdirSync(this.engramsDir)) {
+      if (f.startsWith(TEMP_PREFIX)) unlinkSync(join(this.engramsDir, f));
+    }
+  }
+
+  private async rebuildLocked(): Promise<void> {
+    const { parseEngramYaml } = await loadYaml();
+    this.index.clear();
+    this.removeTempFiles();
+    for (const file of this.engramFiles().sort()) {
+      const path = join(this.engramsDir, file);
+      this.indexFile(file, path, stampOf(path), parseEngramYaml);
+    }
+    if (existsSync(this.quarantineDir)) {
+      for (const f of readdirSync(this.quarantineDir)) {
+        const id = f.split(ENGRAM_EXT)[0]!;
+        this.bumpCounter(id);
+      }
+    }
+    this.index.setMeta('dir_mtime', this.dirMtime());
+    this.index.setMeta('full_scan_at', String(Date.now()));
+  }
+}
+
+function stampOf(path: string): FileStamp {
+  const st = statSync(path);
+  return { mtime: st.mtimeMs, size: st.size };
+}
+
+function countEntries(dir: string): number {
+  return existsSync(dir) ? readdirSync(dir).filter((f) => !f.startsWith('.')).length : 0;
+}

@@ -1,0 +1,300 @@
+import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type { EngramDoc } from '../model/engram-schema.js';
+import { contentHash } from '../model/content-hash.js';
+import { ftsQuery } from '../search/fts-query.js';
+
+// The derived index: one row per engram file with the engram as JSON (so reads never parse
+// YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
+// counters. Everything here can be rebuilt from the YAML files.
+
+export const INDEX_SCHEMA_VERSION = '1';
+export const VECTOR_DIMENSIONS = 384;
+
+/** BM25 column weights: statement above tags and domain above rationale. */
+const BM25_WEIGHTS = '4.0, 2.0, 2.0, 1.0';
+
+export interface FileStamp {
+  mtime: number;
+  size: number;
+}
+
+export interface IndexedFile extends FileStamp {
+  id: string;
+  file: string;
+}
+
+export interface SearchHit {
+  engram: EngramDoc;
+  /** BM25 relevance, higher is better (FTS5's bm25() negated). */
+  score: number;
+}
+
+export interface ListFilter {
+  scope?: string;
+  domain?: string;
+  type?: string;
+  status?: string;
+  includeRetired?: boolean;
+  idPrefix?: string;
+  limit?: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS engrams (
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  file TEXT NOT NULL,
+  mtime REAL NOT NULL,
+  size INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  type TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  domain TEXT,
+  content_hash TEXT NOT NULL,
+  pinned INTEGER NOT NULL,
+  learned_at TEXT NOT NULL,
+  doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS engrams_hash ON engrams (content_hash);
+CREATE INDEX IF NOT EXISTS engrams_scope ON engrams (scope, status);
+CREATE INDEX IF NOT EXISTS engrams_learned ON engrams (learned_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS engram_fts USING fts5(
+  statement, tags, domain, rationale,
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS id_counters (stem TEXT PRIMARY KEY, last INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS engram_vec USING vec0(embedding float[${VECTOR_DIMENSIONS}]);
+`;
+
+function loadVectorExtension(db: Database.Database): void {
+  // sqlite-vec is CommonJS; load it only when a vector table is touched.
+  const require = createRequire(import.meta.url);
+  const vec = require('sqlite-vec') as { load(db: Database.Database): void };
+  vec.load(db);
+}
+
+export class SqliteIndex {
+  readonly db: Database.Database;
+  private vecLoaded = false;
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  constructor(path: string) {
+    this.db = new Database(path, { timeout: 60_000 });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  /** The vector table needs sqlite-vec loaded before any statement touches it. */
+  useVectors(): void {
+    if (this.vecLoaded) return;
+    loadVectorExtension(this.db);
+    this.vecLoaded = true;
+  }
+
+  begin(): void {
+    this.db.exec('BEGIN IMMEDIATE');
+  }
+
+  commit(): void {
+    this.db.exec('COMMIT');
+  }
+
+  rollback(): void {
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+  }
+
+  hasSchema(): boolean {
+    const row = this.db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+      .get();
+    return row !== undefined && this.getMeta('schema_version') === INDEX_SCHEMA_VERSION;
+  }
+
+  /** Creates the schema, dropping an index of another version (it is derived data). Call under the write lock. */
+  createSchema(): void {
+    this.useVectors();
+    const hasMeta = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get();
+    if (hasMeta && this.getMeta('schema_version') !== INDEX_SCHEMA_VERSION) {
+      for (const t of ['engram_vec', 'engram_fts', 'engrams', 'id_counters', 'meta']) {
+        this.db.exec(`DROP TABLE IF EXISTS ${t}`);
+      }
+    }
+    this.db.exec(SCHEMA);
+    this.setMeta('schema_version', INDEX_SCHEMA_VERSION);
+  }
+
+  getMeta(key: string): string | undefined {
+    const row = this.stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  indexedFiles(): Map<string, IndexedFile> {
+    const rows = this.stmt('SELECT id, file, mtime, size FROM engrams').all() as IndexedFile[];
+    return new Map(rows.map((r) => [r.file, r]));
+  }
+
+  stampOf(file: string): FileStamp | undefined {
+    return this.stmt('SELECT mtime, size FROM engrams WHERE file = ?').get(file) as FileStamp | undefined;
+  }
+
+  /** Inserts or replaces the row of one engram and its full-text entry. */
+  upsert(engram: EngramDoc, file: string, stamp: FileStamp): void {
+    const existing = this.stmt('SELECT rowid, content_hash FROM engrams WHERE id = ?').get(engram.id) as
+      | { rowid: number; content_hash: string }
+      | undefined;
+    const hash = contentHash(engram.statement);
+    const values = [
+      file,
+      stamp.mtime,
+      stamp.size,
+      engram.status,
+      engram.type,
+      engram.scope,
+      engram.domain ?? null,
+      hash,
+      engram.pinned ? 1 : 0,
+      engram.temporal?.learned_at ?? '',
+      JSON.stringify(engram),
+    ];
+    let rowid: number;
+    if (existing) {
+      rowid = existing.rowid;
+      this.stmt(
+        `UPDATE engrams SET file = ?, mtime = ?, size = ?, status = ?, type = ?, scope = ?, domain = ?,
+           content_hash = ?, pinned = ?, learned_at = ?, doc = ? WHERE rowid = ?`,
+      ).run(...values, rowid);
+      this.stmt('DELETE FROM engram_fts WHERE rowid = ?').run(rowid);
+      // A changed statement invalidates its vector; the embedder fills it in again.
+      if (existing.content_hash !== hash) this.deleteVector(rowid);
+    } else {
+      const info = this.stmt(
+        `INSERT INTO engrams (file, mtime, size, status, type, scope, domain, content_hash, pinned, learned_at, doc, id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(...values, engram.id);
+      rowid = Number(info.lastInsertRowid);
+    }
+    this.stmt('INSERT INTO engram_fts (rowid, statement, tags, domain, rationale) VALUES (?, ?, ?, ?, ?)').run(
+      rowid,
+      engram.statement,
+      (engram.tags ?? []).join(' '),
+      engram.domain ?? '',
+      engram.rationale ?? '',
+    );
+  }
+
+  removeFile(file: string): void {
+    const row = this.stmt('SELECT rowid FROM engrams WHERE file = ?').get(file) as { rowid: number } | undefined;
+    if (!row) return;
+    this.stmt('DELETE FROM engram_fts WHERE rowid = ?').run(row.rowid);
+    this.deleteVector(row.rowid);
+    this.stmt('DELETE FROM engrams WHERE rowid = ?').run(row.rowid);
+  }
+
+  private deleteVector(rowid: number): void {
+    this.useVectors();
+    this.stmt('DELETE FROM engram_vec WHERE rowid = ?').run(BigInt(rowid));
+  }
+
+  clear(): void {
+    this.useVectors();
+    this.db.exec('DELETE FROM engram_fts; DELETE FROM engram_vec; DELETE FROM engrams; DELETE FROM id_counters;');
+  }
+
+  get(id: string): EngramDoc | null {
+    const row = this.stmt('SELECT doc FROM engrams WHERE id = ?').get(id) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as EngramDoc) : null;
+  }
+
+  findByHash(hash: string): EngramDoc[] {
+    const rows = this.stmt('SELECT doc FROM engrams WHERE content_hash = ? ORDER BY id').all(hash) as { doc: string }[];
+    return rows.map((r) => JSON.parse(r.doc) as EngramDoc);
+  }
+
+  /** The highest sequence number handed out for an id stem, from the counter or the rows. */
+  lastSeq(stem: string): number {
+    const row = this.stmt('SELECT last FROM id_counters WHERE stem = ?').get(stem) as { last: number } | undefined;
+    if (row) return row.last;
+    const max = this.stmt(
+      `SELECT max(CAST(substr(id, ?) AS INTEGER)) AS last FROM engrams WHERE id >= ? AND id < ?`,
+    ).get(stem.length + 1, stem, stem + '\uffff') as { last: number | null };
+    return max.last ?? 0;
+  }
+
+  setLastSeq(stem: string, seq: number): void {
+    this.stmt(
+      'INSERT INTO id_counters (stem, last) VALUES (?, ?) ON CONFLICT (stem) DO UPDATE SET last = max(last, excluded.last)',
+    ).run(stem, seq);
+  }
+
+  /** BM25 over statement, tags, domain and rationale; retired engrams never come back. */
+  searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): SearchHit[] {
+    const match = ftsQuery(query, mode);
+    if (!match) return [];
+    const rows = this.stmt(
+      `SELECT e.doc AS doc, bm25(engram_fts, ${BM25_WEIGHTS}) AS rank
+         FROM engram_fts JOIN engrams e ON e.rowid = engram_fts.rowid
+        WHERE engram_fts MATCH ? AND e.status != 'retired'
+        ORDER BY rank LIMIT ?`,
+    ).all(match, limit) as { doc: string; rank: number }[];
+    return rows.map((r) => ({ engram: JSON.parse(r.doc) as EngramDoc, score: -r.rank }));
+  }
+
+  list(filter: ListFilter): EngramDoc[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (filter.scope) {
+      where.push('scope = ?');
+      args.push(filter.scope);
+    }
+    if (filter.domain) {
+      where.push("(domain = ? OR domain LIKE ? ESCAPE '\\')");
+      args.push(filter.domain, filter.domain.replace(/[\\%_]/g, '\\$&') + '.%');
+    }
+    if (filter.type) {
+      where.push('type = ?');
+      args.push(filter.type);
+    }
+    if (filter.status) {
+      where.push('status = ?');
+      args.push(filter.status);
+    } else if (!filter.includeRetired) {
+      where.push("status != 'retired'");
+    }
+    if (filter.idPrefix) {
+      where.push('id >= ? AND id < ?');
+      args.push(filter.idPrefix, filter.idPrefix + '\uffff');
+    }
+    const sql = `SELECT doc FROM engrams ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY learned_at DESC, id DESC ${filter.limit ? 'LIMIT ?' : ''}`;
+    if (filter.limit) args.push(filter.limit);
+    const rows = this.db.prepare(sql).all(...args) as { doc: string }[];
+    return rows.map((r) => JSON.parse(r.doc) as EngramDoc);
+  }
+
+  countByStatus(): Record<string, number> {
+    const rows = this.stmt('SELECT status, count(*) AS n FROM engrams GROUP BY status').all() as {
+      status: string;
+      n: number;
+    }[];
+    return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+  }
+}

@@ -1,0 +1,237 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { LocalStore } from '../store/local-store.js';
+import { learn } from '../ops/learn.js';
+import { forget } from '../ops/forget.js';
+import { feedback } from '../ops/feedback.js';
+import { promote } from '../ops/promote.js';
+import { recall } from '../ops/recall.js';
+import { systemContext, type OpContext } from '../ops/context.js';
+import { parseId } from '../model/ids.js';
+
+let root: string;
+let store: LocalStore;
+
+beforeEach(async () => {
+  root = join(mkdtempSync(join(tmpdir(), 'svc-store-')), 'store');
+  store = await LocalStore.open(root);
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(join(root, '..'), { recursive: true, force: true });
+});
+
+const fileOf = (id: string): string => join(root, 'engrams', `${id}.yaml`);
+const readYaml = (id: string): any => parse(readFileSync(fileOf(id), 'utf8'));
+const reopen = async (mode: 'fast' | 'full' = 'full'): Promise<LocalStore> => {
+  store.close();
+  store = await LocalStore.open(root, mode);
+  return store;
+};
+const atDay = (iso: string): OpContext => ({ now: () => new Date(iso) });
+
+describe('layout', () => {
+  it('creates a git repository, a .gitignore that keeps the index out, config and a machine-local id prefix', () => {
+    expect(existsSync(join(root, '.git', 'HEAD'))).toBe(true);
+    const ignore = readFileSync(join(root, '.gitignore'), 'utf8');
+    for (const entry of ['index.db', 'local.yaml', 'quarantine/', '.tmp-*']) expect(ignore).toContain(entry);
+    expect(readFileSync(join(root, 'config.yaml'), 'utf8')).toMatch(/^store_version: 1/m);
+    expect(store.idPrefix()).toMatch(/^[A-Z][A-Z0-9]{3}$/);
+  });
+
+  it('gives two stores different prefixes, so their ids never collide', async () => {
+    const other = await LocalStore.open(join(root, '..', 'other'));
+    try {
+      expect(other.idPrefix()).not.toBe(store.idPrefix());
+      const a = await learn(store, { statement: 'alpha' }, systemContext);
+      const b = await learn(other, { statement: 'beta' }, systemContext);
+      expect(a.engram.id).not.toBe(b.engram.id);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+describe('ids', () => {
+  it('allocates ENG-{PREFIX}-YYYY-MMDD-NNN per day, growing past 999', async () => {
+    const ctx = atDay('2026-03-04T10:00:00Z');
+    const first = await learn(store, { statement: 'first of the day' }, ctx);
+    expect(first.engram.id).toBe(`ENG-${store.idPrefix()}-2026-0304-001`);
+    const second = await learn(store, { statement: 'second of the day' }, ctx);
+    expect(parseId(second.engram.id)!.seq).toBe(2);
+    const next = await learn(store, { statement: 'next day' }, atDay('2026-03-05T00:00:01Z'));
+    expect(next.engram.id).toBe(`ENG-${store.idPrefix()}-2026-0305-001`);
+  });
+
+  it('never reuses the id of a file that exists without its index row, nor of a quarantined file', async () => {
+    const ctx = atDay('2026-05-06T10:00:00Z');
+    const prefix = store.idPrefix();
+    // A writer died after its YAML rename and before its index commit: the file is there, the row is not.
+    writeFileSync(fileOf(`ENG-${prefix}-2026-0506-001`), 'not: [valid');
+    const a = await learn(store, { statement: 'after a crash' }, ctx);
+    expect(a.engram.id).toBe(`ENG-${prefix}-2026-0506-002`);
+    await reopen(); // quarantines 001
+    await store.rebuild();
+    const b = await learn(store, { statement: 'after a rebuild' }, ctx);
+    expect(b.engram.id).toBe(`ENG-${prefix}-2026-0506-003`);
+  });
+});
+
+describe('dedup, recurrence and secrets', () => {
+  it('a same-scope rewrite bumps reference_count and appends a source, keeping one file', async () => {
+    const a = await learn(store, { statement: 'Run the linter before every commit.', scope: 'project:web' }, systemContext);
+    const b = await learn(store, { statement: 'run the  linter before every commit', scope: 'project:web' }, { ...systemContext, sessionId: 's-42' });
+    expect(b.action).toBe('deduplicated');
+    expect(b.engram.id).toBe(a.engram.id);
+    const doc = readYaml(a.engram.id);
+    expect(doc.reference_count).toBe(2);
+    expect(doc.sources).toHaveLength(2);
+    expect(doc.sources[1]).toMatchObject({ scope: 'project:web', session_id: 's-42' });
+    expect(readdirSync(join(root, 'engrams'))).toHaveLength(1);
+  });
+
+  it('the same content at another scope is a new engram and bumps recurrence_count', async () => {
+    const a = await learn(store, { statement: 'Prefer small pull requests', scope: 'project:web' }, systemContext);
+    const b = await learn(store, { statement: 'Prefer small pull requests', scope: 'project:api' }, systemContext);
+    expect(b.action).toBe('created');
+    expect(b.engram.id).not.toBe(a.engram.id);
+    expect(b.recurrences).toEqual([a.engram.id]);
+    expect(readYaml(a.engram.id).recurrence_count).toBe(1);
+    expect(readYaml(b.engram.id).recurrence_count).toBe(1);
+  });
+
+  it('demotes secrets aimed at a shared scope to local, with a warning', async () => {
+    const r = await learn(store, { statement: 'CI token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', scope: 'org:acme' }, systemContext);
+    expect(r.engram.scope).toBe('local');
+    expect(r.engram.visibility).toBe('private');
+    expect(r.warnings.join('\n')).toMatch(/GitHub token.*stored in scope "local" instead of "org:acme"/);
+    const plain = await learn(store, { statement: 'Passwords must be rotated every 90 days', scope: 'org:acme' }, systemContext);
+    expect(plain.engram.scope).toBe('org:acme');
+    expect(plain.warnings).toEqual([]);
+  });
+
+  it('re-learning a retired statement reactivates it', async () => {
+    const a = await learn(store, { statement: 'Tabs, not spaces' }, systemContext);
+    await forget(store, { target: a.engram.id, reason: 'team changed its mind' }, systemContext);
+    expect(readYaml(a.engram.id).retirement.reason).toBe('team changed its mind');
+    const b = await learn(store, { statement: 'tabs, not spaces' }, systemContext);
+    expect(b.action).toBe('reactivated');
+    expect(readYaml(a.engram.id)).toMatchObject({ status: 'active', reference_count: 1 });
+  });
+});
+
+describe('lifecycle', () => {
+  it('recall never returns retired engrams and marks candidates', async () => {
+    const a = await learn(store, { statement: 'Cache HTTP responses for five minutes' }, systemContext);
+    const c = await learn(store, { statement: 'Cache database queries per request', status: 'candidate' }, systemContext);
+    let r = await recall(store, 'cache');
+    expect(r.hits.map((h) => h.engram.id).sort()).toEqual([a.engram.id, c.engram.id].sort());
+    expect(r.hits.find((h) => h.engram.id === c.engram.id)!.candidate).toBe(true);
+    await forget(store, { target: a.engram.id }, systemContext);
+    r = await recall(store, 'cache');
+    expect(r.hits.map((h) => h.engram.id)).toEqual([c.engram.id]);
+  });
+
+  it('promote moves a candidate to active with fresh activation; retired cannot be promoted', async () => {
+    const c = await learn(store, { statement: 'Name branches after tickets', status: 'candidate' }, systemContext);
+    const p = await promote(store, c.engram.id, systemContext);
+    expect(p.status).toBe('active');
+    expect(p.activation).toMatchObject({ retrieval_strength: 1, frequency: 0 });
+    await expect(promote(store, c.engram.id, systemContext)).rejects.toThrow(/is active, not a candidate/);
+    await forget(store, { target: c.engram.id }, systemContext);
+    await expect(promote(store, c.engram.id, systemContext)).rejects.toThrow(/retired engrams cannot be promoted/);
+  });
+
+  it('a feedback batch with an unknown id writes nothing', async () => {
+    const a = await learn(store, { statement: 'Document every public function' }, systemContext);
+    const before = readFileSync(fileOf(a.engram.id), 'utf8');
+    await expect(
+      feedback(store, [{ id: a.engram.id, signal: 'positive' }, { id: 'ENG-NOPE-2026-0101-001', signal: 'negative' }], systemContext),
+    ).rejects.toThrow(/no engram ENG-NOPE/);
+    expect(readFileSync(fileOf(a.engram.id), 'utf8')).toBe(before);
+    await feedback(store, [{ id: a.engram.id, signal: 'positive' }], systemContext);
+    expect(readYaml(a.engram.id).activation.retrieval_strength).toBeCloseTo(0.8);
+  });
+});
+
+describe('the YAML is the source of truth', () => {
+  it('unknown top-level properties survive an update', async () => {
+    const a = await learn(store, { statement: 'Keep functions short' }, systemContext);
+    const doc = readYaml(a.engram.id);
+    doc.x_team_note = { owner: 'ana', refs: [1, 2, { deep: true }] };
+    doc.zz_flag = 'kept';
+    writeFileSync(fileOf(a.engram.id), stringify(doc));
+    await reopen();
+    await learn(store, { statement: 'keep functions short.' }, systemContext); // dedup rewrites the file
+    const after = readYaml(a.engram.id);
+    expect(after.reference_count).toBe(2);
+    expect(after.x_team_note).toEqual({ owner: 'ana', refs: [1, 2, { deep: true }] });
+    expect(after.zz_flag).toBe('kept');
+    expect((await store.get(a.engram.id))!.x_team_note).toEqual(after.x_team_note);
+  });
+
+  it('reconciles hand edits in place, new files and deleted files on open', async () => {
+    const a = await learn(store, { statement: 'Use UTC in logs' }, systemContext);
+    const b = await learn(store, { statement: 'Use ISO dates in filenames' }, systemContext);
+    // In-place edit (same inode, as editors that do not rename do).
+    const doc = readYaml(a.engram.id);
+    doc.statement = 'Use UTC timestamps in every log line';
+    writeFileSync(fileOf(a.engram.id), stringify(doc));
+    unlinkSync(fileOf(b.engram.id));
+    const pulled = { ...doc, id: 'ENG-2026-0101-001', statement: 'Pulled from a teammate: squash merges only' };
+    writeFileSync(fileOf('ENG-2026-0101-001'), stringify(pulled));
+    await reopen('full');
+    expect((await recall(store, 'timestamps')).hits.map((h) => h.engram.id)).toEqual([a.engram.id]);
+    expect(await store.get(b.engram.id)).toBeNull();
+    expect((await recall(store, 'squash')).hits.map((h) => h.engram.id)).toEqual(['ENG-2026-0101-001']);
+  });
+
+  it('the fast path notices files added or removed behind its back', async () => {
+    await learn(store, { statement: 'Seed engram' }, systemContext);
+    const added = { id: 'ENG-2026-0202-001', version: 2, status: 'active', type: 'behavioral', scope: 'global', statement: 'Vendored dependencies are forbidden' };
+    writeFileSync(fileOf(added.id), stringify(added));
+    await reopen('fast');
+    expect((await recall(store, 'vendored')).hits).toHaveLength(1);
+  });
+
+  it('quarantines corrupt, empty and invalid files, keeps their bytes, and serves the rest', async () => {
+    const good = await learn(store, { statement: 'Good engram about retries' }, systemContext);
+    const bad = {
+      'ENG-2026-0101-001.yaml': 'id: ENG-2026-0101-001\nstatement: [unclosed\n',
+      'ENG-2026-0101-002.yaml': '',
+      'ENG-2026-0101-003.yaml': stringify({ id: 'ENG-2026-0101-003', status: 'zombie', type: 'behavioral', scope: 'global', statement: 'retries everywhere' }),
+      'ENG-2026-0101-004.yaml': stringify({ id: 'ENG-2026-0101-999', status: 'active', type: 'behavioral', scope: 'global', statement: 'wrong name' }),
+    };
+    for (const [name, text] of Object.entries(bad)) writeFileSync(join(root, 'engrams', name), text);
+    await reopen();
+    const reasons = store.quarantined();
+    expect(reasons).toHaveLength(4);
+    expect(reasons.map((q) => q.reason).join('\n')).toMatch(/not valid YAML/);
+    expect(reasons.map((q) => q.reason).join('\n')).toMatch(/file is empty/);
+    expect(reasons.map((q) => q.reason).join('\n')).toMatch(/status: must be one of/);
+    expect(reasons.map((q) => q.reason).join('\n')).toMatch(/does not match the file name/);
+    expect(store.warnings.join('\n')).toMatch(/quarantined ENG-2026-0101-003\.yaml/);
+    // Nothing is lost: every byte is in quarantine.
+    for (const [name, text] of Object.entries(bad)) {
+      const kept = reasons.find((q) => q.file.includes(`${name}.`))!;
+      expect(readFileSync(kept.file, 'utf8')).toBe(text);
+    }
+    expect((await recall(store, 'retries')).hits.map((h) => h.engram.id)).toEqual([good.engram.id]);
+    expect((await store.stats()).engrams).toBe(1);
+  });
+
+  it('rebuilds the index from the files alone', async () => {
+    for (let i = 0; i < 20; i++) await learn(store, { statement: `Rule number ${i} about widgets` }, systemContext);
+    store.close();
+    for (const f of ['index.db', 'index.db-wal', 'index.db-shm']) rmSync(join(root, f), { force: true });
+    store = await LocalStore.open(root);
+    expect((await store.stats()).engrams).toBe(20);
+    expect((await recall(store, 'widgets', { limit: 50 })).hits).toHaveLength(20);
+    const next = await learn(store, { statement: 'One more about gadgets' }, systemContext);
+    expect(parseId(next.engram.id)!.seq).toBe(21);
+  });
+});

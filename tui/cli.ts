@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { SvcError } from '../engine/errors.js';
+
+// Entry point of `svc`. Each command lives in its own module, imported only when it runs,
+// so `svc recall` never pays for what `svc learn` needs.
+
+type Command = { run(argv: string[]): Promise<number> };
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  learn: () => import('./commands/learn.js'),
+  recall: () => import('./commands/recall.js'),
+  list: () => import('./commands/list.js'),
+  forget: () => import('./commands/forget.js'),
+  feedback: () => import('./commands/feedback.js'),
+  promote: () => import('./commands/promote.js'),
+  status: () => import('./commands/status.js'),
+};
+
+const USAGE = `svc: memory for AI agents and teams
+
+  Usage
+    svc <command> [arguments] [flags]
+
+  Commands
+    learn <statement>        save an engram (statement may come from stdin)
+    recall <query>           search engrams (exit 2 when nothing matches)
+    list                     inventory, filtered by --scope --domain --type --meta
+    forget <id-or-text>      retire an engram (history kept)
+    feedback <id> <signal>   positive, negative or neutral; --batch <json>
+    promote <id>             candidate to active
+    status                   counts, storage root, index health
+
+  Run "svc <command> --help" for a command's flags.
+  Global flags: --json --path <dir> --fast --quiet --help --version
+`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(version() + '\n');
+    return 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) throw new SvcError('invalid', `unknown command "${name}" (run svc --help)`);
+  return (await load()).run(rest);
+}
+
+function report(err: unknown): number {
+  const json = process.argv.includes('--json') || (!process.stdout.isTTY && !process.argv.includes('--no-json'));
+  if (err instanceof SvcError) {
+    const line = err.details.length ? `${err.message}: ${err.details.join('; ')}` : err.message;
+    process.stderr.write(
+      json ? JSON.stringify({ error: { kind: err.kind, message: err.message, details: err.details } }) + '\n' : `svc: ${line}\n`,
+    );
+    return err.kind === 'no_results' ? 2 : 1;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`svc: internal error: ${message.split('\n')[0]}\n`);
+  if (process.env.SVC_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.exitCode = report(err);
+  },
+);

@@ -1,0 +1,37 @@
+import { SvcError } from '../../engine/errors.js';
+import { DEFAULT_RECALL_LIMIT, recall } from '../../engine/ops/recall.js';
+import { engramLine, engramSummary } from '../format.js';
+import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../cli-kit.js';
+
+const HELP = `
+  Usage
+    svc recall <query> [--limit n]
+
+  Flags
+    --limit <n>   results to return (default ${DEFAULT_RECALL_LIMIT})
+
+  Exit code 2 when nothing matches.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const cli = parseArgs(argv, HELP, { limit: { type: 'number' } });
+  const out = makeOutput(cli.flags);
+  const limit = positiveInt(cli.flags.limit, 'limit', DEFAULT_RECALL_LIMIT);
+  const query = await textArgument(cli.input, 'the query');
+  const store = await openStore(cli.flags, 'fast', out);
+  try {
+    const result = await recall(store, query, { limit });
+    const results = result.hits.map((h) => ({ ...engramSummary(h.engram), score: h.score, found_by: h.found_by, candidate: h.candidate }));
+    if (results.length === 0) {
+      if (out.json) out.result({ query, legs: result.legs, results }, () => '');
+      throw new SvcError('no_results', `no engram matches "${query}"`);
+    }
+    out.result({ query, legs: result.legs, results }, () =>
+      result.hits
+        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}\n    score ${h.score}`)
+        .join('\n'),
+    );
+    return 0;
+  } finally {
+    store.close();
+  }
+}

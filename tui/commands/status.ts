@@ -1,0 +1,46 @@
+import { makeOutput, openStore, parseArgs } from '../cli-kit.js';
+
+const HELP = `
+  Usage
+    svc status
+
+  Engram, episode and pack counts, injection events, the storage root and index health.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const cli = parseArgs(argv, HELP, {});
+  const out = makeOutput(cli.flags);
+  const store = await openStore(cli.flags, 'full', out);
+  try {
+    const stats = await store.stats();
+    const quarantined = store.quarantined();
+    const report = {
+      storage_root: store.root,
+      id_prefix: store.idPrefix(),
+      ...stats,
+      search: { bm25: 'ready', vector: 'unavailable (no embedder yet)' },
+      quarantined,
+    };
+    out.result(report, () => {
+      const statuses = Object.entries(stats.by_status)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ');
+      const lines = [
+        `Storage root      ${store.root}`,
+        `Engrams           ${stats.engrams}${statuses ? ` (${statuses})` : ''}`,
+        `Episodes          ${stats.episodes}`,
+        `Packs             ${stats.packs}`,
+        `Injection events  ${stats.injection_events}`,
+        `Search            BM25 ready; vectors unavailable (no embedder yet)`,
+        `Id prefix         ${report.id_prefix}`,
+      ];
+      if (quarantined.length) {
+        lines.push(`Quarantined       ${quarantined.length} file(s), kept for you to repair:`);
+        for (const q of quarantined) lines.push(`  ${q.file}: ${q.reason}`);
+      }
+      return lines.join('\n');
+    });
+    return 0;
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,107 @@
+import { describe, it, expect } from 'vitest';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { CLI, svc, svcJson, tempStore } from './run-svc.js';
+import { validateEngram } from '../../engine/model/validate-engram.js';
+
+// Real processes on one store: concurrent writers and writers killed with SIGKILL.
+
+const engramFiles = (store: string): string[] =>
+  readdirSync(join(store, 'engrams')).filter((f) => f.endsWith('.yaml') && !f.startsWith('.tmp-'));
+
+function idsOnDisk(store: string): string[] {
+  return engramFiles(store)
+    .map((f) => {
+      const doc = parse(readFileSync(join(store, 'engrams', f), 'utf8'));
+      expect(validateEngram(doc).ok, `${f} is a valid engram`).toBe(true);
+      expect(`${doc.id}.yaml`).toBe(f);
+      return doc.id as string;
+    })
+    .sort();
+}
+
+async function listIds(store: string): Promise<string[]> {
+  const { run, data } = await svcJson(['list', '--limit', '100000'], { store });
+  expect(run.code).toBe(0);
+  return (data.engrams as { id: string }[]).map((e) => e.id).sort();
+}
+
+describe('several processes on one store', () => {
+  it('8 processes learning 50 engrams each leave exactly 400 engrams with 400 distinct ids', async () => {
+    const store = tempStore('conc');
+    await svc(['status'], { store }); // the store exists before the race, as it would for a user
+    const worker = async (w: number): Promise<string[]> => {
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const { run, data } = await svcJson(['learn', `Worker ${w} rule ${i}: keep token w${w}n${i} in shared fixture`], { store });
+        expect(run.code, run.stderr).toBe(0);
+        ids.push(data.id);
+      }
+      return ids;
+    };
+    const printed = (await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)))).flat();
+    expect(printed).toHaveLength(400);
+    expect(new Set(printed).size).toBe(400);
+
+    const onDisk = idsOnDisk(store);
+    expect(onDisk).toEqual([...printed].sort());
+    expect(await listIds(store)).toEqual(onDisk);
+    const { data } = await svcJson(['recall', 'shared fixture', '--limit', '1000'], { store });
+    expect((data.results as { id: string }[]).map((r) => r.id).sort()).toEqual(onDisk);
+    const one = await svcJson(['recall', 'w5n17'], { store });
+    expect(one.data.results[0].statement).toBe('Worker 5 rule 17: keep token w5n17 in shared fixture');
+  }, 240_000);
+
+  it('writers killed with SIGKILL at random moments lose no acknowledged write, and the index converges', async () => {
+    const store = tempStore('kill');
+    await svc(['status'], { store });
+    // Aim the kills across a whole learn, whatever this machine's speed: time one first.
+    const t0 = performance.now();
+    await svc(['learn', 'Timing probe'], { store });
+    const span = performance.now() - t0;
+    const acknowledged: string[] = [];
+    let killed = 0;
+    let n = 0;
+    const learnMaybeKilled = (text: string): Promise<void> =>
+      new Promise((resolve) => {
+        const child = spawn(process.execPath, [CLI, 'learn', text], {
+          env: { ...process.env, SVC_PATH: store },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        // Four writers at once run slower than the lone probe: the kill lands anywhere from
+        // start-up to well past a lone learn, so before, during and after the write.
+        const timer = setTimeout(() => {
+          if (child.kill('SIGKILL')) killed++;
+        }, span * (0.3 + 3 * Math.random()));
+        child.on('close', () => {
+          clearTimeout(timer);
+          // An id counts as acknowledged once the process printed it, killed afterwards or not.
+          const line = out.trim();
+          if (line.endsWith('}')) acknowledged.push(JSON.parse(line).id);
+          resolve();
+        });
+      });
+    const loop = async (w: number): Promise<void> => {
+      for (let i = 0; i < 25; i++) await learnMaybeKilled(`Killable writer ${w} note ${i} with marker k${w}x${n++}`);
+    };
+    await Promise.all([0, 1, 2, 3].map(loop));
+    expect(killed).toBeGreaterThan(10);
+    expect(acknowledged.length).toBeGreaterThan(5);
+
+    const onDisk = idsOnDisk(store);
+    for (const id of acknowledged) expect(onDisk).toContain(id);
+    expect(new Set(acknowledged).size).toBe(acknowledged.length);
+    // The next command reconciles: the index holds exactly the files.
+    expect(await listIds(store)).toEqual(onDisk);
+    const status = await svcJson(['status'], { store });
+    expect(status.data.engrams).toBe(onDisk.length);
+    expect(status.data.quarantined).toEqual([]);
+    // Writing still works and does not reuse an id.
+    const after = await svcJson(['learn', 'After the massacre, a calm write'], { store });
+    expect(onDisk).not.toContain(after.data.id);
+  }, 240_000);
+});
