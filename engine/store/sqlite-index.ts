@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { contentHash } from '../model/content-hash.js';
 import { ftsQuery } from '../search/fts-query.js';
+import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
 
 // The derived index: one row per engram file with the engram as JSON (so reads never parse
 // YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
@@ -11,8 +12,7 @@ import { ftsQuery } from '../search/fts-query.js';
 export const INDEX_SCHEMA_VERSION = '1';
 export const VECTOR_DIMENSIONS = 384;
 
-/** BM25 column weights: statement above tags and domain above rationale. */
-const BM25_WEIGHTS = '4.0, 2.0, 2.0, 1.0';
+const BM25_WEIGHTS = BM25_COLUMN_WEIGHTS.join(', ');
 
 export interface FileStamp {
   mtime: number;
@@ -194,10 +194,10 @@ export class SqliteIndex {
     }
     this.stmt('INSERT INTO engram_fts (rowid, statement, tags, domain, rationale) VALUES (?, ?, ?, ?, ?)').run(
       rowid,
-      engram.statement,
-      (engram.tags ?? []).join(' '),
-      engram.domain ?? '',
-      engram.rationale ?? '',
+      ftsIndexText(engram.statement),
+      ftsIndexText((engram.tags ?? []).join(' ')),
+      ftsIndexText(engram.domain ?? ''),
+      ftsIndexText(engram.rationale ?? ''),
     );
   }
 
