@@ -31,8 +31,12 @@ export interface Output {
   warn(text: string): void;
 }
 
+/** The output mode a command settled on, so an error it throws is reported the same way. */
+export let chosenJsonMode: boolean | undefined;
+
 export function makeOutput(flags: { json?: boolean; quiet?: boolean }): Output {
   const json = flags.json ?? !process.stdout.isTTY;
+  chosenJsonMode = json;
   const quiet = flags.quiet ?? false;
   return {
     json,

@@ -55,8 +55,10 @@ async function main(argv: string[]): Promise<number> {
   return (await load()).run(rest);
 }
 
-function report(err: unknown): number {
-  const json = process.argv.includes('--json') || (!process.stdout.isTTY && !process.argv.includes('--no-json'));
+async function report(err: unknown): Promise<number> {
+  // Errors follow the mode the command chose; before flags were parsed, guess from argv.
+  const { chosenJsonMode } = await import('./cli-kit.js');
+  const json = chosenJsonMode ?? (process.argv.includes('--json') || (!process.stdout.isTTY && !process.argv.includes('--no-json')));
   if (err instanceof SvcError) {
     const line = err.details.length ? `${err.message}: ${err.details.join('; ')}` : err.message;
     process.stderr.write(
@@ -74,7 +76,7 @@ main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
-  (err) => {
-    process.exitCode = report(err);
+  async (err) => {
+    process.exitCode = await report(err);
   },
 );

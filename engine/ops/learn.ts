@@ -45,7 +45,7 @@ export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpCo
   let scope = input.scope ?? DEFAULT_SCOPE;
   let visibility = input.visibility ?? 'private';
 
-  const secrets = findSecrets([statement, input.rationale ?? '', input.source ?? ''].join('\n'));
+  const secrets = findSecrets(allText(input));
   if (secrets.length > 0) {
     const what = secrets.map((s) => `${s.kind} (${s.sample})`).join(', ');
     if (isSharedScope(scope)) {
@@ -66,6 +66,21 @@ export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpCo
 
   const hash = draft.content_hash as string;
   return backend.write(async (tx) => {
+    const superseded: EngramDoc[] = [];
+    for (const id of input.supersedes ?? []) {
+      const target = await tx.get(id);
+      if (!target) throw invalid(`--supersedes names an unknown engram: ${id}`, [`supersedes: no engram ${id}`]);
+      superseded.push(target);
+    }
+    const linkSuperseded = async (engram: EngramDoc): Promise<void> => {
+      if (superseded.length === 0) return;
+      engram.relations = { ...engram.relations, supersedes: union(engram.relations?.supersedes ?? [], input.supersedes ?? []) };
+      for (const target of superseded) {
+        target.relations = { ...target.relations, superseded_by: union(target.relations?.superseded_by ?? [], [engram.id]) };
+        await tx.put(target);
+      }
+    };
+
     const twins = await tx.findByHash(hash);
     const same = twins.find((e) => e.scope === scope);
     if (same) {
@@ -77,15 +92,9 @@ export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpCo
       }
       same.sources = [...(same.sources ?? []), source];
       same.tags = union(same.tags ?? [], input.tags ?? []);
+      await linkSuperseded(same);
       await tx.put(same);
       return { action: revived ? 'reactivated' : 'deduplicated', engram: same, recurrences: [], warnings };
-    }
-
-    const superseded: EngramDoc[] = [];
-    for (const id of input.supersedes ?? []) {
-      const target = await tx.get(id);
-      if (!target) throw invalid(`--supersedes names an unknown engram: ${id}`, [`supersedes: no engram ${id}`]);
-      superseded.push(target);
     }
 
     const engram: EngramDoc = { ...draft, id: await tx.allocateId('ENG', ctx.now()) };
@@ -95,12 +104,7 @@ export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpCo
       await tx.put(other);
     }
     engram.recurrence_count = others.length;
-    for (const target of superseded) {
-      const relations = { ...(target.relations ?? {}) };
-      relations.superseded_by = union(relations.superseded_by ?? [], [engram.id]);
-      target.relations = relations;
-      await tx.put(target);
-    }
+    await linkSuperseded(engram);
     await tx.put(engram);
     return { action: 'created', engram, recurrences: others.map((e) => e.id), warnings };
   });
@@ -128,7 +132,6 @@ function buildEngram(
   if (input.derived_from !== undefined) e.derived_from = input.derived_from;
   if (input.knowledge_anchors !== undefined) e.knowledge_anchors = input.knowledge_anchors;
   if (input.dual_coding !== undefined) e.dual_coding = input.dual_coding;
-  if (input.supersedes?.length) e.relations = { supersedes: [...input.supersedes] };
   e.activation = { retrieval_strength: 0.7, storage_strength: 1, frequency: 0, last_accessed: now };
   e.feedback_signals = { positive: 0, negative: 0, neutral: 0 };
   e.temporal = { learned_at: now };
@@ -139,6 +142,14 @@ function buildEngram(
   e.engram_version = 1;
   e.pinned = false;
   return e as EngramDoc;
+}
+
+/** Every piece of text the engram will carry, for the secret guard. */
+function allText(input: LearnInput): string {
+  const parts = [input.statement, input.rationale, input.source, input.domain, ...(input.tags ?? [])];
+  if (input.dual_coding) parts.push(JSON.stringify(input.dual_coding));
+  if (input.knowledge_anchors) parts.push(JSON.stringify(input.knowledge_anchors));
+  return parts.filter((p): p is string => typeof p === 'string').join('\n');
 }
 
 function union(a: string[], b: string[]): string[] {

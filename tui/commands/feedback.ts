@@ -27,7 +27,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     items = [{ id, signal: signal as FeedbackSignal }];
   }
-  const store = await openStore(cli.flags, 'full', out);
+  const store = await openStore(cli.flags, 'fast', out);
   try {
     const updated = await feedback(store, items, systemContext);
     out.result(

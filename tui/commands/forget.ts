@@ -18,7 +18,7 @@ export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, { search: { type: 'boolean', default: false }, reason: { type: 'string' } });
   const out = makeOutput(cli.flags);
   const target = await textArgument(cli.input, 'the id or text to forget');
-  const store = await openStore(cli.flags, 'full', out);
+  const store = await openStore(cli.flags, 'fast', out);
   try {
     const r = await forget(store, { target, search: cli.flags.search, reason: cli.flags.reason }, systemContext);
     if (r.action === 'ambiguous') {

@@ -51,7 +51,7 @@ export async function run(argv: string[]): Promise<number> {
   const statement = await textArgument(cli.input, 'the statement');
   const project = f.scope === undefined || f.domain === undefined ? await loadProjectConfig(process.cwd()) : null;
 
-  const store = await openStore(f, 'full', out);
+  const store = await openStore(f, 'fast', out);
   try {
     const result = await learn(
       store,

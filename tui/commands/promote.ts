@@ -13,7 +13,7 @@ export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, {});
   const out = makeOutput(cli.flags);
   if (cli.input.length !== 1) throw invalid('usage: svc promote <id> (one id at a time)');
-  const store = await openStore(cli.flags, 'full', out);
+  const store = await openStore(cli.flags, 'fast', out);
   try {
     const e = await promote(store, cli.input[0]!, systemContext);
     out.result({ id: e.id, status: e.status, activation: e.activation }, () => `Promoted ${e.id} to active`);
