@@ -1,6 +1,7 @@
 import type { EngramDoc } from './model/engram-schema.js';
 import type { IdKind } from './model/ids.js';
-import type { ListFilter, SearchHit } from './store/sqlite-index.js';
+import type { ListFilter, SearchHit, VectorHit } from './store/sqlite-index.js';
+import type { Embedder } from './embed/embedder.js';
 
 // The engine's logic is written once against these interfaces; the local store (YAML +
 // SQLite) implements them now, the hub's PostgreSQL backend implements them later.
@@ -31,6 +32,10 @@ export interface EngramBackend extends EngramReader {
   searchText(query: string, limit: number, mode?: 'any' | 'all'): Promise<SearchHit[]>;
   list(filter: ListFilter): Promise<EngramDoc[]>;
   stats(): Promise<StoreStats>;
+  /** Nearest live engrams embedded by `model`. */
+  searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]>;
+  /** Embeds every live engram with no current vector (learned offline, or edited); returns how many. */
+  embedPending(embedder: Embedder, onProgress?: (done: number, total: number) => void): Promise<number>;
 }
 
-export type { ListFilter, SearchHit };
+export type { ListFilter, SearchHit, VectorHit };

@@ -10,6 +10,9 @@ type Command = { run(argv: string[]): Promise<number> };
 const COMMANDS: Record<string, () => Promise<Command>> = {
   learn: () => import('./commands/learn.js'),
   recall: () => import('./commands/recall.js'),
+  inject: () => import('./commands/inject.js'),
+  'similarity-search': () => import('./commands/similarity-search.js'),
+  'batch-decay': () => import('./commands/batch-decay.js'),
   list: () => import('./commands/list.js'),
   forget: () => import('./commands/forget.js'),
   feedback: () => import('./commands/feedback.js'),
@@ -24,11 +27,14 @@ const USAGE = `svc: memory for AI agents and teams
 
   Commands
     learn <statement>        save an engram (statement may come from stdin)
-    recall <query>           search engrams (exit 2 when nothing matches)
+    recall <query>           hybrid search (--fast: BM25 only; exit 2 when nothing matches)
+    inject <task>            what to know before a task, within --budget tokens
+    similarity-search <text> embedding cosine per engram: duplicate, related or new
     list                     inventory, filtered by --scope --domain --type --meta
     forget <id-or-text>      retire an engram (history kept)
     feedback <id> <signal>   positive, negative or neutral; --batch <json>
     promote <id>             candidate to active
+    batch-decay              ACT-R decay of every engram; weak ones turn dormant
     status                   counts, storage root, index health
 
   Run "svc <command> --help" for a command's flags.

@@ -5,6 +5,9 @@ import { findSecrets } from '../model/secret-guard.js';
 import { DEFAULT_SCOPE, PRIVATE_FALLBACK_SCOPE, isSharedScope } from '../model/scope.js';
 import { invalid } from '../errors.js';
 import type { OpContext } from './context.js';
+import type { EmbedderState } from '../embed/embedder.js';
+import { detectPolarity } from '../model/polarity.js';
+import { readCosine } from './similarity.js';
 
 export interface LearnInput {
   statement: string;
@@ -23,12 +26,19 @@ export interface LearnInput {
   status?: 'active' | 'candidate';
 }
 
+export interface LearnOptions {
+  /** With a ready embedder, learn warns about near-duplicates and stores the new vector. */
+  embedder?: EmbedderState;
+}
+
 export interface LearnResult {
   /** created: a new engram; deduplicated: same content, same scope; reactivated: it had been retired. */
   action: 'created' | 'deduplicated' | 'reactivated';
   engram: EngramDoc;
   /** Engrams with the same content at other scopes (their recurrence_count went up). */
   recurrences: string[];
+  /** The closest other live engram by embedding cosine, when above 0.9 (the write still happens). */
+  near_duplicate?: { id: string; cosine: number };
   warnings: string[];
 }
 
@@ -39,7 +49,12 @@ const PLACEHOLDER_ID = 'ENG-PENDING';
  * reference_count and appends to sources; the same content at another scope is a new engram
  * and bumps recurrence_count on the others), supersedes links, all under one write lock.
  */
-export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpContext): Promise<LearnResult> {
+export async function learn(
+  backend: EngramBackend,
+  input: LearnInput,
+  ctx: OpContext,
+  opts: LearnOptions = {},
+): Promise<LearnResult> {
   const warnings: string[] = [];
   const statement = input.statement.trim();
   let scope = input.scope ?? DEFAULT_SCOPE;
@@ -65,7 +80,15 @@ export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpCo
   if (!check.ok) throw invalid('the engram is invalid', check.errors);
 
   const hash = draft.content_hash as string;
-  return backend.write(async (tx) => {
+  const dense = opts.embedder?.state === 'ready' ? opts.embedder.embedder : undefined;
+  let nearest: { id: string; cosine: number; hash?: string } | undefined;
+  if (dense) {
+    const [vector] = await dense.embedPassages([statement]);
+    const [top] = await backend.searchVector(vector!, 1, dense.model);
+    if (top) nearest = { id: top.engram.id, cosine: Math.round(top.cosine * 10_000) / 10_000, hash: top.engram.content_hash };
+  }
+
+  const result = await backend.write(async (tx): Promise<LearnResult> => {
     const superseded: EngramDoc[] = [];
     for (const id of input.supersedes ?? []) {
       const target = await tx.get(id);
@@ -108,6 +131,15 @@ export async function learn(backend: EngramBackend, input: LearnInput, ctx: OpCo
     await tx.put(engram);
     return { action: 'created', engram, recurrences: others.map((e) => e.id), warnings };
   });
+
+  if (dense) {
+    if (nearest && result.action === 'created' && nearest.hash !== hash && readCosine(nearest.cosine) === 'duplicate') {
+      result.near_duplicate = { id: nearest.id, cosine: nearest.cosine };
+      warnings.push(`likely a near-duplicate of ${nearest.id} (cosine ${nearest.cosine}); learned anyway`);
+    }
+    await backend.embedPending(dense);
+  }
+  return result;
 }
 
 function buildEngram(
@@ -132,6 +164,7 @@ function buildEngram(
   if (input.derived_from !== undefined) e.derived_from = input.derived_from;
   if (input.knowledge_anchors !== undefined) e.knowledge_anchors = input.knowledge_anchors;
   if (input.dual_coding !== undefined) e.dual_coding = input.dual_coding;
+  e.polarity = detectPolarity(input.statement);
   e.activation = { retrieval_strength: 0.7, storage_strength: 1, frequency: 0, last_accessed: now };
   e.feedback_signals = { positive: 0, negative: 0, neutral: 0 };
   e.temporal = { learned_at: now };

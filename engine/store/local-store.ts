@@ -7,7 +7,8 @@ import type { EngramBackend, EngramWriter, StoreStats } from '../backend.js';
 import { formatId, idDay, idStem, newStorePrefix, parseId, type IdKind } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
 import { invalid, SvcError } from '../errors.js';
-import { SqliteIndex, type FileStamp, type ListFilter, type SearchHit } from './sqlite-index.js';
+import { SqliteIndex, type FileStamp, type ListFilter, type SearchHit, type VectorHit } from './sqlite-index.js';
+import type { Embedder } from '../embed/embedder.js';
 import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable } from './durable-write.js';
 
 // The local backend: one YAML file per engram under `engrams/` (the source of truth, in a
@@ -17,6 +18,8 @@ import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable } from './du
 
 export const STORE_LAYOUT_VERSION = 1;
 const ENGRAM_EXT = '.yaml';
+/** Engrams embedded per model call while catching up. */
+const EMBED_BATCH = 32;
 /** Hot paths trust the folder's mtime; a full stat scan runs at least this often. */
 const FULL_SCAN_INTERVAL_MS = 30_000;
 
@@ -127,6 +130,29 @@ export class LocalStore implements EngramBackend {
       packs: countEntries(join(this.root, 'packs')),
       injection_events: 0,
     };
+  }
+
+  async searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]> {
+    return this.index.searchVector(vector, limit, model);
+  }
+
+  vectorStats(model: string): { vectors: number; pending: number } {
+    return { vectors: this.index.countVectors(), pending: this.index.countPendingEmbeddings(model) };
+  }
+
+  async embedPending(embedder: Embedder, onProgress?: (done: number, total: number) => void): Promise<number> {
+    const total = this.index.countPendingEmbeddings(embedder.model);
+    let done = 0;
+    while (done < total) {
+      // Embed outside the lock (slow), store under it; putVector skips engrams edited meanwhile.
+      const batch = this.index.pendingEmbeddings(embedder.model, EMBED_BATCH);
+      if (batch.length === 0) break;
+      const vectors = await embedder.embedPassages(batch.map((b) => b.statement));
+      await this.exclusive(() => batch.forEach((item, i) => this.index.putVector(item, vectors[i]!, embedder.model)));
+      done += batch.length;
+      onProgress?.(Math.min(done, total), total);
+    }
+    return done;
   }
 
   quarantined(): QuarantinedFile[] {

@@ -9,7 +9,7 @@ import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
 // YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
 // counters. Everything here can be rebuilt from the YAML files.
 
-export const INDEX_SCHEMA_VERSION = '1';
+export const INDEX_SCHEMA_VERSION = '2';
 export const VECTOR_DIMENSIONS = 384;
 
 const BM25_WEIGHTS = BM25_COLUMN_WEIGHTS.join(', ');
@@ -30,12 +30,25 @@ export interface SearchHit {
   score: number;
 }
 
+export interface VectorHit {
+  engram: EngramDoc;
+  /** Cosine similarity to the query, -1..1. */
+  cosine: number;
+}
+
+export interface PendingEmbedding {
+  rowid: number;
+  statement: string;
+  content_hash: string;
+}
+
 export interface ListFilter {
   scope?: string;
   domain?: string;
   type?: string;
   status?: string;
   includeRetired?: boolean;
+  pinned?: boolean;
   idPrefix?: string;
   limit?: number;
 }
@@ -55,7 +68,10 @@ CREATE TABLE IF NOT EXISTS engrams (
   content_hash TEXT NOT NULL,
   pinned INTEGER NOT NULL,
   learned_at TEXT NOT NULL,
-  doc TEXT NOT NULL
+  doc TEXT NOT NULL,
+  -- Which model embedded which content: a vector is stale when either differs.
+  vec_model TEXT,
+  vec_hash TEXT
 );
 CREATE INDEX IF NOT EXISTS engrams_hash ON engrams (content_hash);
 CREATE INDEX IF NOT EXISTS engrams_scope ON engrams (scope, status);
@@ -65,7 +81,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS engram_fts USING fts5(
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS id_counters (stem TEXT PRIMARY KEY, last INTEGER NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS engram_vec USING vec0(embedding float[${VECTOR_DIMENSIONS}]);
+CREATE VIRTUAL TABLE IF NOT EXISTS engram_vec USING vec0(embedding float[${VECTOR_DIMENSIONS}] distance_metric=cosine);
 `;
 
 function loadVectorExtension(db: Database.Database): void {
@@ -184,7 +200,10 @@ export class SqliteIndex {
       ).run(...values, rowid);
       this.stmt('DELETE FROM engram_fts WHERE rowid = ?').run(rowid);
       // A changed statement invalidates its vector; the embedder fills it in again.
-      if (existing.content_hash !== hash) this.deleteVector(rowid);
+      if (existing.content_hash !== hash) {
+        this.deleteVector(rowid);
+        this.stmt('UPDATE engrams SET vec_model = NULL, vec_hash = NULL WHERE rowid = ?').run(rowid);
+      }
     } else {
       const info = this.stmt(
         `INSERT INTO engrams (file, mtime, size, status, type, scope, domain, content_hash, pinned, learned_at, doc, id)
@@ -212,6 +231,52 @@ export class SqliteIndex {
   private deleteVector(rowid: number): void {
     this.useVectors();
     this.stmt('DELETE FROM engram_vec WHERE rowid = ?').run(BigInt(rowid));
+  }
+
+  /** Live engrams with no vector from `model` for their current content. */
+  pendingEmbeddings(model: string, limit: number): PendingEmbedding[] {
+    const rows = this.stmt(
+      `SELECT rowid, doc, content_hash FROM engrams
+        WHERE status != 'retired' AND (vec_model IS NOT ? OR vec_hash IS NOT content_hash)
+        ORDER BY rowid LIMIT ?`,
+    ).all(model, limit) as { rowid: number; doc: string; content_hash: string }[];
+    return rows.map((r) => ({ rowid: r.rowid, statement: (JSON.parse(r.doc) as EngramDoc).statement, content_hash: r.content_hash }));
+  }
+
+  countPendingEmbeddings(model: string): number {
+    const row = this.stmt(
+      `SELECT count(*) AS n FROM engrams WHERE status != 'retired' AND (vec_model IS NOT ? OR vec_hash IS NOT content_hash)`,
+    ).get(model) as { n: number };
+    return row.n;
+  }
+
+  /** Stores a vector if the engram still has the content it was computed from. */
+  putVector(item: PendingEmbedding, vector: Float32Array, model: string): void {
+    this.useVectors();
+    const current = this.stmt('SELECT content_hash FROM engrams WHERE rowid = ?').get(item.rowid) as { content_hash: string } | undefined;
+    if (!current || current.content_hash !== item.content_hash) return;
+    this.deleteVector(item.rowid);
+    this.stmt('INSERT INTO engram_vec (rowid, embedding) VALUES (?, ?)').run(BigInt(item.rowid), vector);
+    this.stmt('UPDATE engrams SET vec_model = ?, vec_hash = ? WHERE rowid = ?').run(model, item.content_hash, item.rowid);
+  }
+
+  /** Nearest live engrams to a unit vector, by cosine. Vectors of another model are ignored. */
+  searchVector(vector: Float32Array, limit: number, model: string): VectorHit[] {
+    this.useVectors();
+    // KNN over all vectors, then drop retired and stale ones: ask for extra to keep `limit`.
+    const k = Math.min(4096, limit * 2 + 16);
+    const rows = this.stmt(
+      `SELECT e.doc AS doc, v.distance AS distance
+         FROM (SELECT rowid, distance FROM engram_vec WHERE embedding MATCH ? AND k = ?) v
+         JOIN engrams e ON e.rowid = v.rowid
+        WHERE e.status != 'retired' AND e.vec_model = ? AND e.vec_hash = e.content_hash
+        ORDER BY v.distance LIMIT ?`,
+    ).all(vector, k, model, limit) as { doc: string; distance: number }[];
+    return rows.map((r) => ({ engram: JSON.parse(r.doc) as EngramDoc, cosine: 1 - r.distance }));
+  }
+
+  countVectors(): number {
+    return (this.stmt('SELECT count(*) AS n FROM engrams WHERE vec_hash IS NOT NULL').get() as { n: number }).n;
   }
 
   clear(): void {
@@ -278,6 +343,10 @@ export class SqliteIndex {
       args.push(filter.status);
     } else if (!filter.includeRetired) {
       where.push("status != 'retired'");
+    }
+    if (filter.pinned !== undefined) {
+      where.push('pinned = ?');
+      args.push(filter.pinned ? 1 : 0);
     }
     if (filter.idPrefix) {
       where.push('id >= ? AND id < ?');

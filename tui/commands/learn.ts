@@ -5,6 +5,7 @@ import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
 import type { DualCoding, EngramType, KnowledgeAnchor, Visibility } from '../../engine/model/engram-schema.js';
 import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgument } from '../cli-kit.js';
+import { embedderFor } from '../embedding.js';
 
 const HELP = `
   Usage
@@ -53,6 +54,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const store = await openStore(f, 'fast', out);
   try {
+    const embedder = await embedderFor(store, out, { fast: f.fast, download: false, warn: false });
     const result = await learn(
       store,
       {
@@ -71,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
         dual_coding: dual as DualCoding | undefined,
       },
       systemContext,
+      { embedder },
     );
     for (const w of result.warnings) out.warn(w);
     const e = result.engram;
@@ -84,6 +87,7 @@ export async function run(argv: string[]): Promise<number> {
         reference_count: e.reference_count,
         recurrence_count: e.recurrence_count,
         recurrences: result.recurrences,
+        ...(result.near_duplicate ? { near_duplicate: result.near_duplicate } : {}),
         warnings: result.warnings,
       },
       () => {

@@ -2,13 +2,19 @@ import { SvcError } from '../../engine/errors.js';
 import { DEFAULT_RECALL_LIMIT, recall } from '../../engine/ops/recall.js';
 import { engramLine, engramSummary } from '../format.js';
 import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../cli-kit.js';
+import { embedderFor } from '../embedding.js';
 
 const HELP = `
   Usage
-    svc recall <query> [--limit n]
+    svc recall <query> [--limit n] [--fast]
+
+  Hybrid search: BM25 and embeddings fused by reciprocal rank fusion, then shaped by feedback,
+  decay and pinning. The first hybrid call downloads the embedding model into <store>/models;
+  without it recall runs BM25 and says so.
 
   Flags
     --limit <n>   results to return (default ${DEFAULT_RECALL_LIMIT})
+    --fast        BM25 only
 
   Exit code 2 when nothing matches.`;
 
@@ -19,15 +25,23 @@ export async function run(argv: string[]): Promise<number> {
   const query = await textArgument(cli.input, 'the query');
   const store = await openStore(cli.flags, 'fast', out);
   try {
-    const result = await recall(store, query, { limit });
-    const results = result.hits.map((h) => ({ ...engramSummary(h.engram), score: h.score, found_by: h.found_by, candidate: h.candidate }));
+    const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });
+    const result = await recall(store, query, { limit, fast: cli.flags.fast, embedder });
+    const results = result.hits.map((h) => ({
+      ...engramSummary(h.engram),
+      score: h.score,
+      found_by: h.found_by,
+      ...(h.bm25 ? { bm25: h.bm25 } : {}),
+      ...(h.vector ? { vector: h.vector } : {}),
+      candidate: h.candidate,
+    }));
     if (results.length === 0) {
       if (out.json) out.result({ query, legs: result.legs, results }, () => '');
       throw new SvcError('no_results', `no engram matches "${query}"`);
     }
     out.result({ query, legs: result.legs, results }, () =>
       result.hits
-        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}\n    score ${h.score}`)
+        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`)
         .join('\n'),
     );
     return 0;

@@ -13,11 +13,20 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const stats = await store.stats();
     const quarantined = store.quarantined();
+    // Probe the model for real (no download): a broken model must show here, not only in recall.
+    const { loadEmbedder, selectedModel } = await import('../../engine/embed/fastembed-embedder.js');
+    const model = selectedModel();
+    const dense = await loadEmbedder(store.root, { download: false, progress: false });
+    const vectors = store.vectorStats(model);
+    const vector =
+      dense.state === 'ready'
+        ? { state: 'ready', model, vectors: vectors.vectors, pending: vectors.pending }
+        : { state: 'unavailable', model, reason: dense.reason, vectors: vectors.vectors };
     const report = {
       storage_root: store.root,
       id_prefix: store.idPrefix(),
       ...stats,
-      search: { bm25: 'ready', vector: 'unavailable (no embedder yet)' },
+      search: { bm25: 'ready', vector },
       quarantined,
     };
     out.result(report, () => {
@@ -30,7 +39,9 @@ export async function run(argv: string[]): Promise<number> {
         `Episodes          ${stats.episodes}`,
         `Packs             ${stats.packs}`,
         `Injection events  ${stats.injection_events}`,
-        `Search            BM25 ready; vectors unavailable (no embedder yet)`,
+        dense.state === 'ready'
+          ? `Search            hybrid: BM25 + ${model} (${vectors.vectors} vectors, ${vectors.pending} waiting)`
+          : `Search            BM25 only: vectors unavailable (${dense.reason})`,
         `Id prefix         ${report.id_prefix}`,
       ];
       if (quarantined.length) {

@@ -1,0 +1,131 @@
+import type { EngramBackend } from '../backend.js';
+import type { EngramDoc } from '../model/engram-schema.js';
+import type { EmbedderState } from '../embed/embedder.js';
+import { polarityOf } from '../model/polarity.js';
+import { recall, type RecallResult } from './recall.js';
+
+export const DEFAULT_INJECT_BUDGET = 2000;
+
+export const LEARNING_PROTOCOL = `## LEARNING PROTOCOL
+- When the user corrects you or states a convention, record it at once as one short statement: svc_learn (CLI: svc learn "<statement>").
+- When a correction replaces an engram shown above, learn the new statement with supersedes set to the old id.
+- After the task, send feedback on the engrams above: positive if one helped, negative if one misled you.`;
+
+/** How many candidates recall hands to the selection. */
+const POOL = 40;
+/** A match below this share of the best one is noise, unless pinned. */
+const RELEVANCE_FLOOR = 0.2;
+/** Matches at or above this share of the best one are directives; weaker ones are "also consider". */
+const DIRECTIVE_FLOOR = 0.5;
+/** A vector-only match must be at least this close to count as relevant. */
+const VECTOR_ONLY_MIN_COSINE = 0.5;
+
+export interface InjectedEngram {
+  id: string;
+  statement: string;
+  score: number | null;
+  pinned: boolean;
+}
+
+export interface InjectResult {
+  task: string;
+  budget: number;
+  /** Estimated tokens of `text`; never above `budget`. */
+  tokens: number;
+  legs: RecallResult['legs'];
+  blocks: { directives: InjectedEngram[]; constraints: InjectedEngram[]; also_consider: InjectedEngram[] };
+  protocol: boolean;
+  /** Engrams that were relevant but did not fit the budget. */
+  omitted: number;
+  text: string;
+}
+
+export interface InjectOptions {
+  budget?: number;
+  withProtocol?: boolean;
+  fast?: boolean;
+  embedder?: EmbedderState;
+  now?: Date;
+}
+
+/** A conservative token estimate: ~4 ASCII characters per token, one per other character. */
+export function estimateTokens(text: string): number {
+  let ascii = 0;
+  let other = 0;
+  for (const ch of text) (ch.charCodeAt(0) < 128 ? ascii++ : other++);
+  return Math.ceil(ascii / 4) + other;
+}
+
+type Block = keyof InjectResult['blocks'];
+const HEADINGS: Record<Block, string> = {
+  directives: '## DIRECTIVES',
+  constraints: '## CONSTRAINTS',
+  also_consider: '## ALSO CONSIDER',
+};
+
+/**
+ * Selects what an agent should know before working on `task`, within a token budget: pinned
+ * engrams always (no relevance gate), then relevant active ones by score; superseded engrams
+ * give way to what supersedes them; engrams outside their validity window are skipped.
+ */
+export async function inject(backend: EngramBackend, task: string, opts: InjectOptions = {}): Promise<InjectResult> {
+  const budget = opts.budget ?? DEFAULT_INJECT_BUDGET;
+  const now = opts.now ?? new Date();
+  const found = await recall(backend, task, { limit: POOL, fast: opts.fast, embedder: opts.embedder, now });
+
+  const picked = new Map<string, { engram: EngramDoc; score: number | null }>();
+  for (const engram of await backend.list({ status: 'active', pinned: true })) picked.set(engram.id, { engram, score: null });
+  for (const h of found.hits) {
+    const vectorOnly = !h.bm25 && (h.vector?.cosine ?? 0) < VECTOR_ONLY_MIN_COSINE;
+    if (h.engram.status !== 'active' || h.score < RELEVANCE_FLOOR || vectorOnly || picked.has(h.engram.id)) continue;
+    picked.set(h.engram.id, { engram: h.engram, score: h.score });
+  }
+
+  // Superseded engrams step aside; what supersedes them takes their place.
+  for (const [id, entry] of [...picked]) {
+    for (const successorId of entry.engram.relations?.superseded_by ?? []) {
+      const successor = picked.get(successorId)?.engram ?? (await backend.get(successorId));
+      if (!successor || successor.status === 'retired') continue;
+      picked.delete(id);
+      if (!picked.has(successor.id) && successor.status === 'active') picked.set(successor.id, { engram: successor, score: entry.score });
+      break;
+    }
+  }
+
+  const ordered = [...picked.values()].filter(({ engram }) => inValidityWindow(engram, now));
+  ordered.sort((a, b) => (b.score ?? Infinity) - (a.score ?? Infinity));
+
+  const blocks: InjectResult['blocks'] = { directives: [], constraints: [], also_consider: [] };
+  const protocol = opts.withProtocol !== false && estimateTokens(LEARNING_PROTOCOL) <= budget / 2;
+  let omitted = 0;
+  for (const { engram, score } of ordered) {
+    const block: Block =
+      polarityOf(engram) === 'dont' ? 'constraints' : score === null || score >= DIRECTIVE_FLOOR ? 'directives' : 'also_consider';
+    const item: InjectedEngram = { id: engram.id, statement: engram.statement, score, pinned: engram.pinned === true };
+    blocks[block].push(item);
+    if (estimateTokens(render(blocks, protocol)) > budget) {
+      blocks[block].pop();
+      omitted += 1;
+    }
+  }
+  const text = render(blocks, protocol);
+  return { task, budget, tokens: estimateTokens(text), legs: found.legs, blocks, protocol, omitted, text };
+}
+
+function inValidityWindow(e: EngramDoc, now: Date): boolean {
+  const until = e.temporal?.valid_until ? Date.parse(e.temporal.valid_until) : NaN;
+  const from = e.temporal?.valid_from ? Date.parse(e.temporal.valid_from) : NaN;
+  if (!Number.isNaN(until) && until < now.getTime()) return false;
+  if (!Number.isNaN(from) && from > now.getTime()) return false;
+  return true;
+}
+
+function render(blocks: InjectResult['blocks'], protocol: boolean): string {
+  const parts: string[] = [];
+  for (const block of ['directives', 'constraints', 'also_consider'] as const) {
+    if (blocks[block].length === 0) continue;
+    parts.push([HEADINGS[block], ...blocks[block].map((e) => `- ${e.statement} (${e.id})`)].join('\n'));
+  }
+  if (protocol) parts.push(LEARNING_PROTOCOL);
+  return parts.join('\n\n');
+}

@@ -1,0 +1,40 @@
+import { DEFAULT_INJECT_BUDGET, inject } from '../../engine/ops/inject.js';
+import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../cli-kit.js';
+import { embedderFor } from '../embedding.js';
+
+const HELP = `
+  Usage
+    svc inject <task> [--budget n] [--no-with-default-protocol] [--fast]
+
+  Prints what an agent should know before the task, within a token budget, as blocks
+  ## DIRECTIVES, ## CONSTRAINTS (prohibitions) and ## ALSO CONSIDER, followed by the
+  Learning Protocol. Pinned engrams always qualify.
+
+  Flags
+    --budget <n>                  token budget (default ${DEFAULT_INJECT_BUDGET})
+    --no-with-default-protocol    leave out the Learning Protocol block
+    --fast                        BM25 only`;
+
+export async function run(argv: string[]): Promise<number> {
+  const cli = parseArgs(argv, HELP, {
+    budget: { type: 'number' },
+    withDefaultProtocol: { type: 'boolean', default: true },
+  });
+  const out = makeOutput(cli.flags);
+  const budget = positiveInt(cli.flags.budget, 'budget', DEFAULT_INJECT_BUDGET);
+  const task = await textArgument(cli.input, 'the task');
+  const store = await openStore(cli.flags, 'fast', out);
+  try {
+    const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });
+    const result = await inject(store, task, {
+      budget,
+      withProtocol: cli.flags.withDefaultProtocol,
+      fast: cli.flags.fast,
+      embedder,
+    });
+    out.result(result, () => result.text);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
