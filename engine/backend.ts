@@ -2,6 +2,15 @@ import type { EngramDoc } from './model/engram-schema.js';
 import type { IdKind } from './model/ids.js';
 import type { ListFilter, SearchHit, VectorHit } from './store/sqlite-index.js';
 import type { Embedder } from './embed/embedder.js';
+import type { EngramEvent, EngramEventAction, Episode, EventFilter, Session, TimelineFilter } from './model/records.js';
+
+/** What an operation says about a change, for the engram's history (else it is inferred). */
+export interface EventNote {
+  action?: EngramEventAction;
+  at?: string;
+  session?: string;
+  details?: Record<string, unknown>;
+}
 
 // The engine's logic is written once against these interfaces; the local store (YAML +
 // SQLite) implements them now, the hub's PostgreSQL backend implements them later.
@@ -15,14 +24,15 @@ export interface EngramReader {
 /** A unit of work holding the backend's write lock. */
 export interface EngramWriter extends EngramReader {
   allocateId(kind: IdKind, now: Date): Promise<string>;
-  /** Creates or replaces an engram when the unit of work commits. */
-  put(engram: EngramDoc): Promise<void>;
+  /** Creates or replaces an engram when the unit of work commits, recording a change event. */
+  put(engram: EngramDoc, note?: EventNote): Promise<void>;
 }
 
 export interface StoreStats {
   engrams: number;
   by_status: Record<string, number>;
   episodes: number;
+  sessions: number;
   packs: number;
   injection_events: number;
 }
@@ -36,6 +46,17 @@ export interface EngramBackend extends EngramReader {
   searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]>;
   /** Embeds every live engram with no current vector (learned offline, or edited); returns how many. */
   embedPending(embedder: Embedder, onProgress?: (done: number, total: number) => void): Promise<number>;
+
+  /** Catches up with writes made by other processes since the backend was opened. */
+  refresh(): Promise<void>;
+  recordId(kind: 'EP' | 'SES', now: Date): string;
+  appendEpisodes(episodes: Episode[]): Promise<void>;
+  queryEpisodes(filter: TimelineFilter): Promise<Episode[]>;
+  getEpisode(id: string): Promise<Episode | null>;
+  putSession(session: Session): Promise<void>;
+  getSession(id: string): Promise<Session | null>;
+  appendEvents(events: EngramEvent[]): Promise<void>;
+  listEvents(filter: EventFilter): Promise<EngramEvent[]>;
 }
 
 export type { ListFilter, SearchHit, VectorHit };

@@ -48,7 +48,7 @@ export async function batchDecay(backend: EngramBackend, opts: { contextScope?: 
         report.transitions.push({ id: current.id, from: 'active', to: 'dormant', retrieval_strength: next });
       }
       report.decayed += 1;
-      await tx.put(current);
+      await tx.put(current, { action: 'decayed', at: now.toISOString(), details: { from: rs, to: next } });
     }
   });
   return report;

@@ -39,7 +39,9 @@ export async function feedback(backend: EngramBackend, items: FeedbackItem[], ct
   }
   return backend.write(async (tx) => {
     const touched = new Map<string, EngramDoc>();
+    const given: Record<string, FeedbackSignal[]> = {};
     for (const { id, signal } of items) {
+      (given[id] ??= []).push(signal);
       const engram = touched.get(id) ?? (await tx.get(id));
       if (!engram) throw notFound(`no engram ${id}`);
       const signals = { positive: 0, negative: 0, neutral: 0, ...engram.feedback_signals };
@@ -54,7 +56,16 @@ export async function feedback(backend: EngramBackend, items: FeedbackItem[], ct
       };
       touched.set(id, engram);
     }
-    for (const engram of touched.values()) await tx.put(engram);
+    const at = ctx.now().toISOString();
+    for (const engram of touched.values()) {
+      const mine = given[engram.id]!;
+      await tx.put(engram, {
+        action: 'feedback',
+        at,
+        session: ctx.sessionId ?? undefined,
+        details: { signal: mine[mine.length - 1], ...(mine.length > 1 ? { signals: mine } : {}) },
+      });
+    }
     return [...touched.values()];
   });
 }

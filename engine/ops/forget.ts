@@ -36,7 +36,12 @@ export async function forget(backend: EngramBackend, input: ForgetInput, ctx: Op
     engram.status = 'retired';
     engram.reference_count = 0;
     engram.retirement = { at: ctx.now().toISOString(), ...(input.reason ? { reason: input.reason } : {}) };
-    await tx.put(engram);
+    await tx.put(engram, {
+      action: 'retired',
+      at: ctx.now().toISOString(),
+      session: ctx.sessionId ?? undefined,
+      ...(input.reason ? { details: { reason: input.reason } } : {}),
+    });
     return { action: 'retired', engram };
   });
 }

@@ -71,7 +71,11 @@ const HEADINGS: Record<Block, string> = {
 export async function inject(backend: EngramBackend, task: string, opts: InjectOptions = {}): Promise<InjectResult> {
   const budget = opts.budget ?? DEFAULT_INJECT_BUDGET;
   const now = opts.now ?? new Date();
-  const found = await recall(backend, task, { limit: POOL, fast: opts.fast, embedder: opts.embedder, now });
+  // No task (a session starting cold): only pinned engrams qualify.
+  const found: RecallResult =
+    task.trim() === ''
+      ? { query: task, legs: { bm25: 'ran', vector: 'skipped' }, hits: [] }
+      : await recall(backend, task, { limit: POOL, fast: opts.fast, embedder: opts.embedder, now });
 
   const picked = new Map<string, { engram: EngramDoc; score: number | null }>();
   for (const engram of await backend.list({ status: 'active', pinned: true })) picked.set(engram.id, { engram, score: null });

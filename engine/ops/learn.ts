@@ -24,6 +24,8 @@ export interface LearnInput {
   knowledge_anchors?: KnowledgeAnchor[];
   dual_coding?: DualCoding;
   status?: 'active' | 'candidate';
+  /** Episodes that produced this learning. */
+  episode_ids?: string[];
 }
 
 export interface LearnOptions {
@@ -115,8 +117,9 @@ export async function learn(
       }
       same.sources = [...(same.sources ?? []), source];
       same.tags = union(same.tags ?? [], input.tags ?? []);
+      if (input.episode_ids?.length) same.episode_ids = union(same.episode_ids ?? [], input.episode_ids);
       await linkSuperseded(same);
-      await tx.put(same);
+      await tx.put(same, { action: revived ? 'reactivated' : 'deduplicated', at: now, session: ctx.sessionId ?? undefined });
       return { action: revived ? 'reactivated' : 'deduplicated', engram: same, recurrences: [], warnings };
     }
 
@@ -128,7 +131,7 @@ export async function learn(
     }
     engram.recurrence_count = others.length;
     await linkSuperseded(engram);
-    await tx.put(engram);
+    await tx.put(engram, { action: 'created', at: now, session: ctx.sessionId ?? undefined });
     return { action: 'created', engram, recurrences: others.map((e) => e.id), warnings };
   });
 
@@ -164,6 +167,7 @@ function buildEngram(
   if (input.derived_from !== undefined) e.derived_from = input.derived_from;
   if (input.knowledge_anchors !== undefined) e.knowledge_anchors = input.knowledge_anchors;
   if (input.dual_coding !== undefined) e.dual_coding = input.dual_coding;
+  if (input.episode_ids?.length) e.episode_ids = [...input.episode_ids];
   e.polarity = detectPolarity(input.statement);
   e.activation = { retrieval_strength: 0.7, storage_strength: 1, frequency: 0, last_accessed: now };
   e.feedback_signals = { positive: 0, negative: 0, neutral: 0 };

@@ -17,7 +17,7 @@ export async function promote(backend: EngramBackend, id: string, ctx: OpContext
       frequency: 0,
       last_accessed: ctx.now().toISOString(),
     };
-    await tx.put(engram);
+    await tx.put(engram, { action: 'promoted', at: ctx.now().toISOString(), session: ctx.sessionId ?? undefined });
     return engram;
   });
 }

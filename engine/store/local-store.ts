@@ -3,7 +3,9 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { EngramDoc } from '../model/engram-schema.js';
-import type { EngramBackend, EngramWriter, StoreStats } from '../backend.js';
+import type { EngramBackend, EngramWriter, EventNote, StoreStats } from '../backend.js';
+import type { EngramEvent, EngramEventAction, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
+import { appendLines, readLinesFrom } from './jsonl-log.js';
 import { formatId, idDay, idStem, newStorePrefix, parseId, type IdKind } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
 import { invalid, SvcError } from '../errors.js';
@@ -22,6 +24,9 @@ const ENGRAM_EXT = '.yaml';
 const EMBED_BATCH = 32;
 /** Hot paths trust the folder's mtime; a full stat scan runs at least this often. */
 const FULL_SCAN_INTERVAL_MS = 30_000;
+
+type LogKind = 'episodes' | 'events';
+const LOG_EXT = '.jsonl';
 
 const GITIGNORE = `# Derived or machine-local: never committed.
 index.db
@@ -123,12 +128,15 @@ export class LocalStore implements EngramBackend {
   async stats(): Promise<StoreStats> {
     const byStatus = this.index.countByStatus();
     const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+    await this.syncLogs('episodes');
+    await this.syncLogs('events');
     return {
       engrams: total,
       by_status: byStatus,
-      episodes: countEntries(join(this.root, 'episodes')),
+      episodes: this.index.countEpisodes(),
+      sessions: countEntries(join(this.root, 'sessions'), '.yaml'),
       packs: countEntries(join(this.root, 'packs')),
-      injection_events: 0,
+      injection_events: this.index.countEvents('injected'),
     };
   }
 
@@ -153,6 +161,62 @@ export class LocalStore implements EngramBackend {
       onProgress?.(Math.min(done, total), total);
     }
     return done;
+  }
+
+  /** Catches up with other processes' writes: for long-lived servers, before each request. */
+  async refresh(): Promise<void> {
+    await this.reconcile('fast');
+  }
+
+  /** A fresh id for an episode or session: `EP-{PREFIX}-YYYY-MMDD-{hex}`. */
+  recordId(kind: 'EP' | 'SES', now: Date): string {
+    return `${kind}-${this.idPrefix()}-${idDay(now)}-${randomBytes(4).toString('hex')}`;
+  }
+
+  async appendEpisodes(episodes: Episode[]): Promise<void> {
+    await this.exclusive(() => this.appendLogLocked('episodes', episodes));
+  }
+
+  async queryEpisodes(filter: TimelineFilter): Promise<Episode[]> {
+    await this.syncLogs('episodes');
+    return this.index.queryEpisodes(filter);
+  }
+
+  async getEpisode(id: string): Promise<Episode | null> {
+    await this.syncLogs('episodes');
+    return this.index.getEpisode(id);
+  }
+
+  async appendEvents(events: EngramEvent[]): Promise<void> {
+    await this.exclusive(() => this.appendLogLocked('events', events));
+  }
+
+  async listEvents(filter: EventFilter): Promise<EngramEvent[]> {
+    await this.syncLogs('events');
+    return this.index.listEvents(filter);
+  }
+
+  async putSession(session: Session): Promise<void> {
+    const { stringify } = await import('yaml');
+    const dir = join(this.root, 'sessions');
+    await this.exclusive(() => {
+      mkdirSync(dir, { recursive: true });
+      writeFileDurable(join(dir, `${session.id}.yaml`), stringify(session, { lineWidth: 0 }));
+    });
+  }
+
+  async getSession(id: string): Promise<Session | null> {
+    if (!/^[A-Za-z0-9._-]+$/.test(id)) throw invalid(`not a session id: "${id}"`);
+    const path = join(this.root, 'sessions', `${id}.yaml`);
+    if (!existsSync(path)) return null;
+    const { parse } = await import('yaml');
+    try {
+      const value = parse(readFileSync(path, 'utf8')) as Session;
+      if (!value || typeof value !== 'object' || value.id !== id) throw new Error('not a session record');
+      return value;
+    } catch (err) {
+      throw new SvcError('storage', `session file ${path} is unreadable: ${(err as Error).message.split('\n')[0]}`);
+    }
   }
 
   quarantined(): QuarantinedFile[] {
@@ -185,6 +249,7 @@ export class LocalStore implements EngramBackend {
     return this.exclusive(async () => {
       const dirWasKnown = this.dirMtime() === this.index.getMeta('dir_mtime');
       const pending = new Map<string, EngramDoc>();
+      const notes = new Map<string, EventNote>();
       const tx: EngramWriter = {
         get: async (id) => pending.get(id) ?? this.index.get(id),
         findByHash: async (hash) => {
@@ -193,12 +258,13 @@ export class LocalStore implements EngramBackend {
           return [...found.values()];
         },
         allocateId: async (kind, now) => this.allocateId(kind, now, pending),
-        put: async (engram) => {
+        put: async (engram, note) => {
           pending.set(engram.id, structuredClone(engram));
+          if (note) notes.set(engram.id, note);
         },
       };
       const result = await fn(tx);
-      await this.flush([...pending.values()]);
+      await this.flush([...pending.values()], notes);
       // Our own renames change the folder mtime; record it so readers do not rescan for them.
       if (dirWasKnown) this.index.setMeta('dir_mtime', this.dirMtime());
       return result;
@@ -210,7 +276,7 @@ export class LocalStore implements EngramBackend {
     await this.exclusive(() => this.rebuildLocked());
   }
 
-  private async flush(docs: EngramDoc[]): Promise<void> {
+  private async flush(docs: EngramDoc[], notes: Map<string, EventNote>): Promise<void> {
     if (docs.length === 0) return;
     const { stringifyEngram } = await loadYaml();
     const { validateEngram } = await import('../model/validate-engram.js');
@@ -218,12 +284,18 @@ export class LocalStore implements EngramBackend {
       const check = validateEngram(doc);
       if (!check.ok) throw invalid(`engram ${doc.id} is invalid`, check.errors);
     }
+    const events: EngramEvent[] = [];
     for (const doc of docs) {
       const file = doc.id + ENGRAM_EXT;
       const path = join(this.engramsDir, file);
+      const before = this.index.get(doc.id);
       writeFileDurable(path, stringifyEngram(doc));
       this.index.upsert(doc, file, stampOf(path));
+      const event = changeEvent(before, doc, notes.get(doc.id));
+      if (event) events.push(event);
     }
+    // The history is appended under the same lock, right after the files it describes.
+    if (events.length) this.appendLogLocked('events', events);
   }
 
   private allocateId(kind: IdKind, now: Date, pending: Map<string, EngramDoc>): string {
@@ -366,6 +438,63 @@ export class LocalStore implements EngramBackend {
     }
   }
 
+  private logFiles(kind: LogKind): string[] {
+    const dir = join(this.root, kind);
+    return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(LOG_EXT)).sort() : [];
+  }
+
+  /** Indexes what other processes appended to the logs since we last looked. */
+  private async syncLogs(kind: LogKind): Promise<void> {
+    const behind = this.logFiles(kind).some((f) => statSync(join(this.root, kind, f)).size !== this.index.logIndexed(`${kind}/${f}`));
+    if (behind) await this.exclusive(() => this.syncLogsLocked(kind));
+  }
+
+  private syncLogsLocked(kind: LogKind): void {
+    for (const f of this.logFiles(kind)) {
+      const rel = `${kind}/${f}`;
+      const path = join(this.root, kind, f);
+      let indexed = this.index.logIndexed(rel);
+      if (statSync(path).size < indexed) {
+        this.index.forgetLog(rel); // rewritten behind our back (a git checkout): read it again
+        indexed = 0;
+      }
+      const { lines, end } = readLinesFrom(path, indexed);
+      for (const line of lines) this.indexLogLine(kind, rel, line);
+      this.index.setLogIndexed(rel, end);
+    }
+  }
+
+  private indexLogLine(kind: LogKind, rel: string, line: string): void {
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      this.warnings.push(`skipped an unreadable line in ${rel}`);
+      return;
+    }
+    if (kind === 'episodes') this.index.addEpisode(record as Episode, rel);
+    else this.index.addEvent(record as EngramEvent, rel);
+  }
+
+  /** Appends records to this month's (events) or today's (episodes) log and indexes them. */
+  private appendLogLocked(kind: LogKind, records: Array<Episode | EngramEvent>): void {
+    const dir = join(this.root, kind);
+    mkdirSync(dir, { recursive: true });
+    this.syncLogsLocked(kind);
+    const byFile = new Map<string, Array<Episode | EngramEvent>>();
+    for (const r of records) {
+      const day = r.at.slice(0, kind === 'events' ? 7 : 10);
+      const f = `${day}${LOG_EXT}`;
+      byFile.set(f, [...(byFile.get(f) ?? []), r]);
+    }
+    for (const [f, group] of byFile) {
+      const rel = `${kind}/${f}`;
+      const size = appendLines(join(dir, f), group.map((r) => JSON.stringify(r)));
+      for (const r of group) this.indexLogLine(kind, rel, JSON.stringify(r));
+      this.index.setLogIndexed(rel, size);
+    }
+  }
+
   private async rebuildLocked(): Promise<void> {
     const { parseEngramYaml } = await loadYaml();
     this.index.clear();
@@ -380,9 +509,33 @@ export class LocalStore implements EngramBackend {
         this.bumpCounter(id);
       }
     }
+    this.syncLogsLocked('episodes');
+    this.syncLogsLocked('events');
     this.index.setMeta('dir_mtime', this.dirMtime());
     this.index.setMeta('full_scan_at', String(Date.now()));
   }
+}
+
+/** What a write did to an engram, for its history: named by the operation, else inferred. */
+function changeEvent(before: EngramDoc | null, after: EngramDoc, note: EventNote | undefined): EngramEvent | null {
+  const changed = before
+    ? [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
+    : [];
+  let action: EngramEventAction | undefined = note?.action;
+  if (!action) {
+    if (!before) action = 'created';
+    else if (after.status === 'retired' && before.status !== 'retired') action = 'retired';
+    else if (changed.length === 0) return null;
+    else action = 'updated';
+  }
+  return {
+    at: note?.at ?? new Date().toISOString(),
+    action,
+    engram_id: after.id,
+    ...(note?.session ? { session: note.session } : {}),
+    ...(changed.length ? { changed } : {}),
+    ...(note?.details ? { details: note.details } : {}),
+  };
 }
 
 function stampOf(path: string): FileStamp {
@@ -390,6 +543,6 @@ function stampOf(path: string): FileStamp {
   return { mtime: st.mtimeMs, size: st.size };
 }
 
-function countEntries(dir: string): number {
-  return existsSync(dir) ? readdirSync(dir).filter((f) => !f.startsWith('.')).length : 0;
+function countEntries(dir: string, ext = ''): number {
+  return existsSync(dir) ? readdirSync(dir).filter((f) => !f.startsWith('.') && f.endsWith(ext)).length : 0;
 }

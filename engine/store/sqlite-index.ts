@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramEvent, Episode, EventFilter, TimelineFilter } from '../model/records.js';
 import { contentHash } from '../model/content-hash.js';
 import { ftsQuery } from '../search/fts-query.js';
 import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
@@ -9,7 +10,7 @@ import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
 // YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
 // counters. Everything here can be rebuilt from the YAML files.
 
-export const INDEX_SCHEMA_VERSION = '2';
+export const INDEX_SCHEMA_VERSION = '3';
 export const VECTOR_DIMENSIONS = 384;
 
 const BM25_WEIGHTS = BM25_COLUMN_WEIGHTS.join(', ');
@@ -81,6 +82,20 @@ CREATE VIRTUAL TABLE IF NOT EXISTS engram_fts USING fts5(
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS id_counters (stem TEXT PRIMARY KEY, last INTEGER NOT NULL);
+-- How many bytes of each append-only log file the tables below hold.
+CREATE TABLE IF NOT EXISTS log_files (file TEXT PRIMARY KEY, indexed INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS episodes (
+  rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, file TEXT NOT NULL, at TEXT NOT NULL,
+  agent TEXT NOT NULL, channel TEXT, session TEXT, doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS episodes_at ON episodes (at);
+CREATE VIRTUAL TABLE IF NOT EXISTS episode_fts USING fts5(summary, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS events (
+  rowid INTEGER PRIMARY KEY, file TEXT NOT NULL, at TEXT NOT NULL, action TEXT NOT NULL,
+  engram_id TEXT, session TEXT, doc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_engram ON events (engram_id, at);
+CREATE INDEX IF NOT EXISTS events_action ON events (action, at);
 CREATE VIRTUAL TABLE IF NOT EXISTS engram_vec USING vec0(embedding float[${VECTOR_DIMENSIONS}] distance_metric=cosine);
 `;
 
@@ -146,7 +161,7 @@ export class SqliteIndex {
     this.useVectors();
     const hasMeta = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get();
     if (hasMeta && this.getMeta('schema_version') !== INDEX_SCHEMA_VERSION) {
-      for (const t of ['engram_vec', 'engram_fts', 'engrams', 'id_counters', 'meta']) {
+      for (const t of ['engram_vec', 'engram_fts', 'engrams', 'id_counters', 'log_files', 'episodes', 'episode_fts', 'events', 'meta']) {
         this.db.exec(`DROP TABLE IF EXISTS ${t}`);
       }
     }
@@ -281,7 +296,10 @@ export class SqliteIndex {
 
   clear(): void {
     this.useVectors();
-    this.db.exec('DELETE FROM engram_fts; DELETE FROM engram_vec; DELETE FROM engrams; DELETE FROM id_counters;');
+    this.db.exec(
+      'DELETE FROM engram_fts; DELETE FROM engram_vec; DELETE FROM engrams; DELETE FROM id_counters; ' +
+        'DELETE FROM log_files; DELETE FROM episode_fts; DELETE FROM episodes; DELETE FROM events;',
+    );
   }
 
   get(id: string): EngramDoc | null {
@@ -357,6 +375,110 @@ export class SqliteIndex {
     if (filter.limit) args.push(filter.limit);
     const rows = this.db.prepare(sql).all(...args) as { doc: string }[];
     return rows.map((r) => JSON.parse(r.doc) as EngramDoc);
+  }
+
+  // ---------------------------------------------------------------- append-only logs
+
+  logIndexed(file: string): number {
+    const row = this.stmt('SELECT indexed FROM log_files WHERE file = ?').get(file) as { indexed: number } | undefined;
+    return row?.indexed ?? 0;
+  }
+
+  setLogIndexed(file: string, bytes: number): void {
+    this.stmt('INSERT INTO log_files (file, indexed) VALUES (?, ?) ON CONFLICT (file) DO UPDATE SET indexed = excluded.indexed').run(file, bytes);
+  }
+
+  /** Drops what was indexed from a log file (it shrank or was replaced, e.g. by a git checkout). */
+  forgetLog(file: string): void {
+    const rows = this.stmt('SELECT rowid FROM episodes WHERE file = ?').all(file) as { rowid: number }[];
+    for (const r of rows) this.stmt('DELETE FROM episode_fts WHERE rowid = ?').run(r.rowid);
+    this.stmt('DELETE FROM episodes WHERE file = ?').run(file);
+    this.stmt('DELETE FROM events WHERE file = ?').run(file);
+    this.stmt('DELETE FROM log_files WHERE file = ?').run(file);
+  }
+
+  addEpisode(e: Episode, file: string): void {
+    const info = this.stmt(
+      'INSERT OR IGNORE INTO episodes (id, file, at, agent, channel, session, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(e.id, file, e.at, e.agent, e.channel ?? null, e.session ?? null, JSON.stringify(e));
+    if (info.changes) this.stmt('INSERT INTO episode_fts (rowid, summary) VALUES (?, ?)').run(info.lastInsertRowid, ftsIndexText(e.summary));
+  }
+
+  getEpisode(id: string): Episode | null {
+    const row = this.stmt('SELECT doc FROM episodes WHERE id = ?').get(id) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as Episode) : null;
+  }
+
+  queryEpisodes(f: TimelineFilter): Episode[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    let from = 'episodes e';
+    const match = f.query ? ftsQuery(f.query, 'any') : null;
+    if (f.query && !match) return [];
+    if (match) {
+      from = 'episode_fts JOIN episodes e ON e.rowid = episode_fts.rowid';
+      where.push('episode_fts MATCH ?');
+      args.push(match);
+    }
+    for (const [col, value] of [['agent', f.agent], ['channel', f.channel], ['session', f.session]] as const) {
+      if (value !== undefined) {
+        where.push(`e.${col} = ?`);
+        args.push(value);
+      }
+    }
+    if (f.from) {
+      where.push('e.at >= ?');
+      args.push(f.from);
+    }
+    if (f.to) {
+      where.push('e.at <= ?');
+      args.push(f.to);
+    }
+    const sql = `SELECT e.doc AS doc FROM ${from} ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY ${match ? 'bm25(episode_fts), ' : ''}e.at DESC, e.rowid DESC LIMIT ?`;
+    args.push(f.limit ?? 20);
+    return (this.db.prepare(sql).all(...args) as { doc: string }[]).map((r) => JSON.parse(r.doc) as Episode);
+  }
+
+  countEpisodes(): number {
+    return (this.stmt('SELECT count(*) AS n FROM episodes').get() as { n: number }).n;
+  }
+
+  addEvent(e: EngramEvent, file: string): void {
+    this.stmt('INSERT INTO events (file, at, action, engram_id, session, doc) VALUES (?, ?, ?, ?, ?, ?)').run(
+      file,
+      e.at,
+      e.action,
+      e.engram_id ?? null,
+      e.session ?? null,
+      JSON.stringify(e),
+    );
+  }
+
+  listEvents(f: EventFilter): EngramEvent[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.engram_id) {
+      // Injections name their engrams inside the document.
+      where.push("(engram_id = ? OR (action = 'injected' AND doc LIKE ?))");
+      args.push(f.engram_id, `%"${f.engram_id}"%`);
+    }
+    if (f.session) {
+      where.push('session = ?');
+      args.push(f.session);
+    }
+    if (f.action) {
+      where.push('action = ?');
+      args.push(f.action);
+    }
+    const limit = f.limit ? `LIMIT ${Math.floor(f.limit)}` : '';
+    const sql = `SELECT doc FROM (SELECT doc, at, rowid FROM events ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY at DESC, rowid DESC ${limit}) ORDER BY at, rowid`;
+    return (this.db.prepare(sql).all(...args) as { doc: string }[]).map((r) => JSON.parse(r.doc) as EngramEvent);
+  }
+
+  countEvents(action: string): number {
+    return (this.stmt('SELECT count(*) AS n FROM events WHERE action = ?').get(action) as { n: number }).n;
   }
 
   countByStatus(): Record<string, number> {

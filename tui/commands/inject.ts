@@ -1,4 +1,5 @@
 import { DEFAULT_INJECT_BUDGET, inject } from '../../engine/ops/inject.js';
+import { recordInjection } from '../../engine/ops/history.js';
 import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../cli-kit.js';
 import { embedderFor } from '../embedding.js';
 
@@ -32,6 +33,7 @@ export async function run(argv: string[]): Promise<number> {
       fast: cli.flags.fast,
       embedder,
     });
+    await recordInjection(store, result, { agent: 'cli', at: new Date() });
     out.result(result, () => result.text);
     return 0;
   } finally {

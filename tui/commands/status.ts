@@ -37,6 +37,7 @@ export async function run(argv: string[]): Promise<number> {
         `Storage root      ${store.root}`,
         `Engrams           ${stats.engrams}${statuses ? ` (${statuses})` : ''}`,
         `Episodes          ${stats.episodes}`,
+        `Sessions          ${stats.sessions}`,
         `Packs             ${stats.packs}`,
         `Injection events  ${stats.injection_events}`,
         dense.state === 'ready'

@@ -104,4 +104,27 @@ describe('several processes on one store', () => {
     const after = await svcJson(['learn', 'After the massacre, a calm write'], { store });
     expect(onDisk).not.toContain(after.data.id);
   }, 240_000);
+
+  it('concurrent captures from many processes lose nothing', async () => {
+    const store = tempStore('capture');
+    await svc(['status'], { store });
+    const worker = async (w: number): Promise<string[]> => {
+      const ids: string[] = [];
+      for (let i = 0; i < 15; i++) {
+        const { run, data } = await svcJson(['capture', `worker ${w} step ${i}`, '--agent', `agent-${w}`], { store });
+        expect(run.code, run.stderr).toBe(0);
+        ids.push(data.id);
+      }
+      return ids;
+    };
+    const printed = (await Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)))).flat();
+    const { data } = await svcJson(['timeline', '--limit', '1000'], { store });
+    expect((data.episodes as { id: string }[]).map((e) => e.id).sort()).toEqual([...printed].sort());
+    const logLines = readdirSync(join(store, 'episodes'))
+      .flatMap((f) => readFileSync(join(store, 'episodes', f), 'utf8').trimEnd().split('\n'))
+      .map((l) => JSON.parse(l).id);
+    expect(logLines.sort()).toEqual([...printed].sort());
+    const one = await svcJson(['timeline', '--agent', 'agent-3'], { store });
+    expect(one.data.count).toBe(15);
+  }, 240_000);
 });
