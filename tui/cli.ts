@@ -8,6 +8,8 @@ import { SvcError } from '../engine/errors.js';
 type Command = { run(argv: string[]): Promise<number> };
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  capture: () => import('./commands/capture.js'),
+  timeline: () => import('./commands/timeline.js'),
   learn: () => import('./commands/learn.js'),
   recall: () => import('./commands/recall.js'),
   inject: () => import('./commands/inject.js'),
@@ -35,6 +37,8 @@ const USAGE = `svc: memory for AI agents and teams
     feedback <id> <signal>   positive, negative or neutral; --batch <json>
     promote <id>             candidate to active
     batch-decay              ACT-R decay of every engram; weak ones turn dormant
+    capture <summary>        record an episode (what happened); text may come from stdin
+    timeline [query]         episode history, newest first
     status                   counts, storage root, index health
 
   Run "svc <command> --help" for a command's flags.
