@@ -1,16 +1,151 @@
-// Turns free user text into a safe FTS5 query: words only (any script), each quoted so no
-// user text is read as FTS5 syntax, joined with OR (recall) or AND (forget by text).
+import { isStopWord } from './stop-words.js';
+import { COMPOUND, UNSEGMENTED_CHAR, foldText, hasUnsegmented, joinCompound } from './fts-text.js';
 
-const WORD = /[\p{L}\p{N}_]+/gu;
+// Turns free user text into a safe FTS5 query. Every term is a double-quoted string holding only
+// letters, digits and marks (any script) and spaces, so no user text is ever read as FTS5 syntax
+// (quotes, `*`, `:`, `^`, parentheses, NEAR/AND/OR/NOT all end up as plain words or nothing).
+//
+// - `any` (recall): terms joined with OR; FTS5's bm25() sums the per-term scores, so documents
+//   that match more and rarer terms come first. Stop words and question words ("what", "did",
+//   "the") are dropped unless nothing else is left; each term appears once, except names
+//   (capitalized words inside a sentence), which count twice: they are the most specific words a
+//   question has. A hyphenated compound also asks for its joined form ("self-care" -> "selfcare").
+// - `all` (forget by text): the same terms joined with AND; a compound must appear as a phrase or
+//   joined.
+// - Scripts written without spaces are indexed one character per token (fts-text.ts). A run of
+//   them in the query becomes the phrase of its characters (`all`), or its overlapping character
+//   bigrams plus that phrase (`any`), so "数据库" finds "我们使用数据库" and a longer question still
+//   finds the documents sharing most of its words.
+//
+// Queries are folded like the indexed text (NFKC, Greek accents, ё, ß): see fts-text.ts.
 
+const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}]/u;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const CHUNK = new RegExp(`${COMPOUND.source}|${WORD.source}`, 'gu');
+/** What may stand between a sentence end and its first word: spaces, quotes, brackets. */
+const LEAD = /[\s\p{Ps}\p{Pi}\p{Pf}"'`*_¿¡-]/u;
+const SENTENCE_END = /[.!?…:;。！？]/u;
+
+/** Upper bound on the phrases of one query: a pasted page must not become a 500-term OR. */
+export const MAX_QUERY_PHRASES = 64;
+/** Weight of a name (a capitalized word that does not start a sentence). */
+const NAME_WEIGHT = 2;
+
+interface Unit {
+  /** `any`: each alternative is one OR'ed phrase; `all`: the alternatives form one OR group. */
+  alts: string[];
+  weight: number;
+  stop: boolean;
+}
+
+function isSentenceStart(text: string, index: number): boolean {
+  let i = index - 1;
+  while (i >= 0 && LEAD.test(text[i]!)) i -= 1;
+  return i < 0 || SENTENCE_END.test(text[i]!);
+}
+
+const isCapitalized = (w: string): boolean => /^[\p{Lu}\p{Lt}]/u.test(w);
+const isAcronym = (w: string): boolean => w.length >= 2 && /\p{Lu}/u.test(w) && w === w.toUpperCase();
+
+/** Bigrams of a run of unsegmented characters, plus the whole run when longer than two. */
+function unsegmentedAlts(chars: string[], mode: 'any' | 'all'): string[] {
+  if (mode === 'all' || chars.length <= 2) return [chars.join(' ')];
+  const alts = new Set<string>([chars.join(' ')]);
+  for (let i = 0; i + 1 < chars.length; i++) alts.add(`${chars[i]} ${chars[i + 1]}`);
+  return [...alts];
+}
+
+/** The units of one word (a word may mix scripts: "SQLite数据库"). */
+function wordUnits(word: string, name: boolean, stop: boolean, mode: 'any' | 'all'): Unit[] {
+  if (!TOKEN_CHAR.test(word)) return [];
+  if (!hasUnsegmented(word)) return [{ alts: [word.toLowerCase()], weight: name ? NAME_WEIGHT : 1, stop }];
+  const units: Unit[] = [];
+  let run: string[] = [];
+  let other = '';
+  const flush = (): void => {
+    if (run.length > 0) units.push({ alts: unsegmentedAlts(run, mode), weight: 1, stop: false });
+    if (TOKEN_CHAR.test(other)) units.push({ alts: [other.toLowerCase()], weight: 1, stop: false });
+    run = [];
+    other = '';
+  };
+  for (const ch of word) {
+    if (UNSEGMENTED_CHAR.test(ch)) {
+      if (other) flush();
+      run.push(ch);
+    } else if (run.length > 0 && !LETTER_OR_DIGIT.test(ch)) {
+      // a combining mark inside a Thai or Khmer run: the tokenizer drops it, so does the query
+    } else {
+      if (run.length > 0) flush();
+      other += ch;
+    }
+  }
+  flush();
+  return units;
+}
+
+function queryUnits(text: string, mode: 'any' | 'all'): Unit[] {
+  const folded = foldText(text);
+  const shouting = !/\p{Ll}/u.test(folded);
+  const units: Unit[] = [];
+  for (const m of folded.matchAll(CHUNK)) {
+    const chunk = m[0];
+    const words = [...chunk.matchAll(WORD)];
+    const compound = words.length > 1 && !hasUnsegmented(chunk);
+    if (compound && mode === 'all') {
+      const parts = words.map((w) => w[0].toLowerCase()).filter((w) => TOKEN_CHAR.test(w));
+      const alts = [...new Set([parts.join(' '), joinCompound(chunk).toLowerCase()])];
+      units.push({ alts, weight: 1, stop: parts.every(isStopWord) });
+      continue;
+    }
+    for (const w of words) {
+      const word = w[0];
+      const initial = isSentenceStart(folded, m.index + w.index);
+      const inside = !shouting && !initial && word !== 'I';
+      const name = inside && isCapitalized(word);
+      // "Will", "US", "IT": a capitalized or all-capital stop word is a name or an acronym.
+      const stop = isStopWord(word.toLowerCase()) && !(name || (!shouting && isAcronym(word)));
+      units.push(...wordUnits(word, name, stop, mode));
+    }
+    if (compound) units.push({ alts: [joinCompound(chunk).toLowerCase()], weight: 1, stop: false });
+  }
+  const content = units.filter((u) => !u.stop);
+  return content.length > 0 ? content : units;
+}
+
+const quote = (phrase: string): string => `"${phrase.replace(/"/g, '""')}"`;
+
+/** The phrases of a query with their weights, in order of appearance, deduplicated. */
+function weightedPhrases(text: string): Map<string, number> {
+  const phrases = new Map<string, number>();
+  for (const u of queryUnits(text, 'any')) {
+    for (const a of u.alts) {
+      if (!phrases.has(a) && phrases.size >= MAX_QUERY_PHRASES) continue;
+      phrases.set(a, Math.max(phrases.get(a) ?? 0, u.weight));
+    }
+  }
+  return phrases;
+}
+
+/** The distinct phrases a recall query searches for (lowercased, stop words dropped). */
 export function queryTerms(text: string): string[] {
-  const seen = new Set<string>();
-  for (const m of text.toLowerCase().matchAll(WORD)) seen.add(m[0]);
-  return [...seen];
+  return [...weightedPhrases(text).keys()];
 }
 
 export function ftsQuery(text: string, mode: 'any' | 'all'): string | null {
-  const terms = queryTerms(text);
-  if (terms.length === 0) return null;
-  return terms.map((t) => `"${t}"`).join(mode === 'any' ? ' OR ' : ' AND ');
+  if (mode === 'all') {
+    const groups = new Map<string, string>();
+    for (const u of queryUnits(text, 'all')) {
+      if (groups.size >= MAX_QUERY_PHRASES) break;
+      const key = u.alts.join('\u0000');
+      if (!groups.has(key)) groups.set(key, u.alts.length === 1 ? quote(u.alts[0]!) : `(${u.alts.map(quote).join(' OR ')})`);
+    }
+    return groups.size === 0 ? null : [...groups.values()].join(' AND ');
+  }
+  const parts: string[] = [];
+  for (const [phrase, weight] of weightedPhrases(text)) {
+    // FTS5 scores every phrase of the query on its own: a phrase given twice counts twice.
+    for (let i = 0; i < weight; i++) parts.push(quote(phrase));
+  }
+  return parts.length === 0 ? null : parts.join(' OR ');
 }

@@ -10,7 +10,7 @@ import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
 // YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
 // counters. Everything here can be rebuilt from the YAML files.
 
-export const INDEX_SCHEMA_VERSION = '3';
+export const INDEX_SCHEMA_VERSION = '4';
 export const VECTOR_DIMENSIONS = 384;
 
 const BM25_WEIGHTS = BM25_COLUMN_WEIGHTS.join(', ');

@@ -1,15 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { LocalStore } from '../../engine/store/local-store.js';
+import { LocalStore, resolveStoreRoot } from '../../engine/store/local-store.js';
+import { loadEmbedder, modelFolder, selectedModel } from '../../engine/embed/fastembed-embedder.js';
+import type { EmbedderState } from '../../engine/embed/embedder.js';
 import { learn } from '../../engine/ops/learn.js';
 import { recall } from '../../engine/ops/recall.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { percentile, round } from './stats.js';
 
-// `npm run bench -- locomo FILE... [--fast] [--json]`: retrieval quality on LoCoMo conversations
+// `npm run bench -- locomo FILE... [--fast] [--json]`: retrieval quality on LoCoMo conversations.
+// Hybrid runs when the embedding model is in the user's store (models/ under SVC_PATH or ~/.svc).
 // (protocol in DESIGN.md, Benchmarks). Per file a fresh temp store; every turn of every
 // `session_N` is learned as one engram "<speaker>: <text>[ [image: <caption>]]" with its dia_id
 // as source; every qa item of category 1-4 with evidence is a query, recall(question, limit 10).
@@ -25,9 +28,9 @@ const CATEGORY_NAMES: Record<string, string> = {
 };
 
 interface Turn {
-  speaker: string;
+  speaker?: string;
   dia_id: string;
-  text: string;
+  text?: string;
   blip_caption?: string;
 }
 
@@ -87,7 +90,7 @@ export function normalizeEvidence(evidence: readonly string[] | undefined): stri
 /** The statement of one turn, as the protocol says. */
 export function turnStatement(turn: Turn): string {
   const caption = turn.blip_caption?.trim();
-  return `${turn.speaker}: ${turn.text}${caption ? ` [image: ${caption}]` : ''}`;
+  return `${turn.speaker ?? ''}: ${turn.text ?? ''}${caption ? ` [image: ${caption}]` : ''}`;
 }
 
 function sessionsOf(conv: Conversation): Turn[][] {
@@ -96,6 +99,17 @@ function sessionsOf(conv: Conversation): Turn[][] {
     .filter((m): m is RegExpExecArray => m !== null && Array.isArray(conv[m[0]]))
     .sort((a, b) => Number(a[1]) - Number(b[1]))
     .map((m) => conv[m[0]] as Turn[]);
+}
+
+/** The selected model from the user's store (`SVC_PATH` or ~/.svc), linked into `storeRoot`. */
+async function modelFor(storeRoot: string): Promise<EmbedderState> {
+  const model = selectedModel();
+  const source = modelFolder(resolveStoreRoot(), model);
+  if (existsSync(source)) {
+    mkdirSync(join(storeRoot, 'models'), { recursive: true });
+    symlinkSync(source, modelFolder(storeRoot, model), 'dir');
+  }
+  return loadEmbedder(storeRoot, { download: false, progress: false });
 }
 
 async function runConversation(
@@ -122,8 +136,11 @@ async function runConversation(
       }
       const learnMs = performance.now() - learnStart;
 
-      // Non-literal options: extra keys (fast) pass through to a recall that may not know them yet.
-      const opts = { limit: LIMIT, fast };
+      // Hybrid needs a model on disk: link the user's model folder into this throw-away store
+      // and embed everything before timing queries.
+      const embedder = fast ? undefined : await modelFor(join(dir, 'store'));
+      if (embedder?.state === 'ready') await store.embedPending(embedder.embedder);
+      const opts = { limit: LIMIT, fast, embedder };
       for (const qa of conv.qa) {
         const category = String(qa.category);
         if (category === '5') continue;
