@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -29,13 +29,12 @@ type LogKind = 'episodes' | 'events';
 const LOG_EXT = '.jsonl';
 
 const GITIGNORE = `# Derived or machine-local: never committed.
-index.db
-index.db-wal
-index.db-shm
+index.db*
 local.yaml
 models/
 quarantine/
 backups/
+bin/
 .tmp-*
 `;
 
@@ -76,7 +75,30 @@ export class LocalStore implements EngramBackend {
     this.engramsDir = join(root, 'engrams');
     this.quarantineDir = join(root, 'quarantine');
     mkdirSync(this.engramsDir, { recursive: true });
-    this.index = new SqliteIndex(join(root, 'index.db'));
+    this.index = this.openIndex(join(root, 'index.db'));
+  }
+
+  /** The index is derived: a damaged one is set aside (kept for inspection) and rebuilt. */
+  private openIndex(path: string): SqliteIndex {
+    let index: SqliteIndex | undefined;
+    try {
+      index = new SqliteIndex(path);
+      index.hasSchema();
+      return index;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (!/^SQLITE_(NOTADB|CORRUPT)/.test(code)) throw err;
+      index?.close();
+      const aside = `${path}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      try {
+        renameSync(path, aside);
+      } catch {
+        /* another process set it aside first */
+      }
+      for (const f of [`${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
+      this.warnings.push(`the index was damaged (${code}); moved it to ${aside} and rebuilt it from the YAML files`);
+      return new SqliteIndex(path);
+    }
   }
 
   static async open(root: string, reconcile: ReconcileMode = 'full'): Promise<LocalStore> {

@@ -224,6 +224,16 @@ describe('the YAML is the source of truth', () => {
     expect((await store.stats()).engrams).toBe(1);
   });
 
+  it('sets a damaged index aside and rebuilds it, losing nothing', async () => {
+    const a = await learn(store, { statement: 'Index damage must not lose engrams' }, systemContext);
+    store.close();
+    writeFileSync(join(root, 'index.db'), 'this is not a database');
+    store = await LocalStore.open(root);
+    expect(store.warnings.join('\n')).toMatch(/index was damaged \(SQLITE_NOTADB\).*rebuilt it from the YAML files/);
+    expect((await recall(store, 'damage')).hits.map((h) => h.engram.id)).toEqual([a.engram.id]);
+    expect(readdirSync(root).some((f) => f.startsWith('index.db.damaged-'))).toBe(true);
+  });
+
   it('rebuilds the index from the files alone', async () => {
     for (let i = 0; i < 20; i++) await learn(store, { statement: `Rule number ${i} about widgets` }, systemContext);
     store.close();
