@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   feedback: () => import('./commands/feedback.js'),
   promote: () => import('./commands/promote.js'),
   status: () => import('./commands/status.js'),
+  sync: () => import('./commands/sync.js'),
 };
 
 const USAGE = `svc: memory for AI agents and teams
@@ -40,6 +41,7 @@ const USAGE = `svc: memory for AI agents and teams
     capture <summary>        record an episode (what happened); text may come from stdin
     timeline [query]         episode history, newest first
     status                   counts, storage root, index health
+    sync --full              rebuild the index from the YAML files (and embed)
 
   Run "svc <command> --help" for a command's flags.
   Global flags: --json --path <dir> --fast --quiet --help --version
@@ -67,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
 
 async function report(err: unknown): Promise<number> {
   // Errors follow the mode the command chose; before flags were parsed, guess from argv.
-  const { chosenJsonMode } = await import('./cli-kit.js');
+  const { chosenJsonMode } = await import('../engine/cli/cli-kit.js');
   const json = chosenJsonMode ?? (process.argv.includes('--json') || (!process.stdout.isTTY && !process.argv.includes('--no-json')));
   if (err instanceof SvcError) {
     const line = err.details.length ? `${err.message}: ${err.details.join('; ')}` : err.message;

@@ -1,6 +1,6 @@
 import type { EmbedderState } from '../engine/embed/embedder.js';
 import type { LocalStore } from '../engine/store/local-store.js';
-import type { Output } from './cli-kit.js';
+import type { Output } from '../engine/cli/cli-kit.js';
 
 // The dense leg for a command. Loading the model costs real time, so `--fast` never touches
 // it, and learn only uses a model already on disk (the download belongs to the first hybrid

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EngramBackend, EngramWriter, EventNote, StoreStats } from '../backend.js';
@@ -37,12 +36,6 @@ backups/
 bin/
 .tmp-*
 `;
-
-export function resolveStoreRoot(flagPath?: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (flagPath) return resolve(flagPath);
-  if (env.SVC_PATH) return resolve(env.SVC_PATH);
-  return join(homedir(), '.svc');
-}
 
 /**
  * `fast`: trust the folder mtime (adds, deletes, renames, git checkouts) and stat every file

@@ -1,6 +1,6 @@
 import { batchDecay } from '../../engine/ops/decay.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { makeOutput, openStore, parseArgs } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

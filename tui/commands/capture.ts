@@ -1,6 +1,6 @@
 import { capture } from '../../engine/ops/episodes.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { makeOutput, openStore, parseArgs, textArgument } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs, textArgument } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

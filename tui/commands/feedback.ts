@@ -1,7 +1,7 @@
 import { invalid } from '../../engine/errors.js';
 import { feedback, parseFeedbackBatch, FEEDBACK_SIGNALS, type FeedbackItem, type FeedbackSignal } from '../../engine/ops/feedback.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { makeOutput, openStore, parseArgs, parseJsonFlag } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs, parseJsonFlag } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

@@ -1,7 +1,8 @@
 import { forget } from '../../engine/ops/forget.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { engramLine, engramSummary } from '../format.js';
-import { makeOutput, openStore, parseArgs, textArgument } from '../cli-kit.js';
+import { engramLine } from '../format.js';
+import { engramSummary } from '../../engine/ops/result-json.js';
+import { makeOutput, openStore, parseArgs, textArgument } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

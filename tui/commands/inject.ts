@@ -1,6 +1,6 @@
 import { DEFAULT_INJECT_BUDGET, inject } from '../../engine/ops/inject.js';
 import { recordInjection } from '../../engine/ops/history.js';
-import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
 
 const HELP = `

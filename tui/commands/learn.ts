@@ -1,10 +1,11 @@
 import { invalid } from '../../engine/errors.js';
 import { learn } from '../../engine/ops/learn.js';
+import { learnSummary } from '../../engine/ops/result-json.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
 import type { DualCoding, EngramType, KnowledgeAnchor, Visibility } from '../../engine/model/engram-schema.js';
-import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgument } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgument } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
 
 const HELP = `
@@ -77,20 +78,7 @@ export async function run(argv: string[]): Promise<number> {
     );
     for (const w of result.warnings) out.warn(w);
     const e = result.engram;
-    out.result(
-      {
-        id: e.id,
-        type: e.type,
-        scope: e.scope,
-        status: e.status,
-        action: result.action,
-        reference_count: e.reference_count,
-        recurrence_count: e.recurrence_count,
-        recurrences: result.recurrences,
-        ...(result.near_duplicate ? { near_duplicate: result.near_duplicate } : {}),
-        warnings: result.warnings,
-      },
-      () => {
+    out.result(learnSummary(result), () => {
         if (out.quiet) return e.id;
         const head =
           result.action === 'created'
@@ -100,8 +88,7 @@ export async function run(argv: string[]): Promise<number> {
               : `Already known as ${e.id} (${e.type}, scope ${e.scope}); reference count now ${e.reference_count}`;
         const rec = result.recurrences.length ? `\nAlso learned at other scopes: ${result.recurrences.join(', ')}` : '';
         return head + rec;
-      },
-    );
+      });
     return 0;
   } finally {
     store.close();

@@ -1,7 +1,8 @@
 import { invalid } from '../../engine/errors.js';
 import { ENGRAM_STATUSES, ENGRAM_TYPES } from '../../engine/model/engram-schema.js';
-import { engramLine, engramSummary } from '../format.js';
-import { makeOutput, openStore, parseArgs, positiveInt } from '../cli-kit.js';
+import { engramLine } from '../format.js';
+import { engramSummary } from '../../engine/ops/result-json.js';
+import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

@@ -1,7 +1,7 @@
 import { invalid } from '../../engine/errors.js';
 import { promote } from '../../engine/ops/promote.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { makeOutput, openStore, parseArgs } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

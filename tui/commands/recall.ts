@@ -1,7 +1,8 @@
 import { SvcError } from '../../engine/errors.js';
 import { DEFAULT_RECALL_LIMIT, recall } from '../../engine/ops/recall.js';
-import { engramLine, engramSummary } from '../format.js';
-import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../cli-kit.js';
+import { engramLine } from '../format.js';
+import { recallHitJson } from '../../engine/ops/result-json.js';
+import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
 
 const HELP = `
@@ -27,14 +28,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });
     const result = await recall(store, query, { limit, fast: cli.flags.fast, embedder });
-    const results = result.hits.map((h) => ({
-      ...engramSummary(h.engram),
-      score: h.score,
-      found_by: h.found_by,
-      ...(h.bm25 ? { bm25: h.bm25 } : {}),
-      ...(h.vector ? { vector: h.vector } : {}),
-      candidate: h.candidate,
-    }));
+    const results = result.hits.map(recallHitJson);
     if (results.length === 0) {
       if (out.json) out.result({ query, legs: result.legs, results }, () => '');
       throw new SvcError('no_results', `no engram matches "${query}"`);

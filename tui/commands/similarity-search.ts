@@ -1,8 +1,8 @@
 import { SvcError } from '../../engine/errors.js';
 import { similaritySearch } from '../../engine/ops/similarity.js';
 import { DEFAULT_RECALL_LIMIT } from '../../engine/ops/recall.js';
-import { engramSummary } from '../format.js';
-import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../cli-kit.js';
+import { engramSummary } from '../../engine/ops/result-json.js';
+import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
 
 const HELP = `

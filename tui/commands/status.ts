@@ -1,4 +1,4 @@
-import { makeOutput, openStore, parseArgs } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

@@ -1,5 +1,5 @@
 import { DEFAULT_TIMELINE_LIMIT, timeline } from '../../engine/ops/episodes.js';
-import { makeOutput, openStore, parseArgs, positiveInt } from '../cli-kit.js';
+import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage

@@ -1,6 +1,7 @@
 import meow, { type AnyFlags, type Result } from 'meow';
-import { invalid } from '../engine/errors.js';
-import { LocalStore, resolveStoreRoot, type ReconcileMode } from '../engine/store/local-store.js';
+import { invalid } from '../errors.js';
+import { LocalStore, type ReconcileMode } from '../store/local-store.js';
+import { resolveStoreRoot } from '../store/store-root.js';
 
 // What every command shares: flag parsing (meow) with the global flags, JSON-or-text output,
 // reading stdin, and opening the store.
