@@ -7,7 +7,29 @@ import { SvcError } from '../engine/errors.js';
 
 type Command = { run(argv: string[]): Promise<number> };
 
+// Hook handlers (hook-*) and installers (init, doctor) live in hooks/; this table is the only
+// place the dispatcher reaches into it, by dynamic import.
+const HOOKS = [
+  'hook-inject',
+  'hook-observe',
+  'hook-learn-check',
+  'hook-session-guard',
+  'hook-session-mark',
+  'hook-session-remind',
+  'hook-correction-detect',
+  'hook-revert-detect',
+  'hook-cursor-session-start',
+  'hook-cursor-prompt',
+  'hook-cursor-after-edit',
+  'hook-cursor-stop',
+] as const;
+
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  ...Object.fromEntries(HOOKS.map((name) => [name, () => import('../hooks/handlers/run-hook.js').then((m) => m.command(name))])),
+  init: () => import('../hooks/install/init-command.js'),
+  'init-remote': () => import('../hooks/install/init-remote-command.js'),
+  doctor: () => import('../hooks/install/doctor-command.js'),
+  mcp: () => import('./commands/mcp.js'),
   capture: () => import('./commands/capture.js'),
   timeline: () => import('./commands/timeline.js'),
   learn: () => import('./commands/learn.js'),
@@ -29,6 +51,9 @@ const USAGE = `svc: memory for AI agents and teams
     svc <command> [arguments] [flags]
 
   Commands
+    init                     wire svc into the agent host and editor (MCP server, hooks, shim)
+    doctor                   check that wiring; each failing line names its fix
+    mcp                      run the stdio MCP server
     learn <statement>        save an engram (statement may come from stdin)
     recall <query>           hybrid search (--fast: BM25 only; exit 2 when nothing matches)
     inject <task>            what to know before a task, within --budget tokens

@@ -1,0 +1,441 @@
+import { z } from 'zod/v4';
+import { SvcError } from '../errors.js';
+import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
+import type { OpContext } from '../ops/context.js';
+import { learn, type LearnResult } from '../ops/learn.js';
+import { DEFAULT_RECALL_LIMIT, recall } from '../ops/recall.js';
+import { DEFAULT_INJECT_BUDGET, inject } from '../ops/inject.js';
+import { recordInjection } from '../ops/history.js';
+import { feedback } from '../ops/feedback.js';
+import { forget } from '../ops/forget.js';
+import { promote } from '../ops/promote.js';
+import { pin } from '../ops/pin.js';
+import { similaritySearch } from '../ops/similarity.js';
+import { batchDecay } from '../ops/decay.js';
+import * as f from './fields.js';
+import { engramSummary, learnSummary, recallHitJson } from '../ops/result-json.js';
+import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
+
+// The memory tools (learn, recall, inject, feedback, forget, promote, pin, similarity, list),
+// health (status, doctor) and maintenance (batch decay), over the engine's operations.
+
+export const opContext = (ctx: ToolContext, sessionId?: string | null): OpContext => ({ now: () => ctx.now(), sessionId: sessionId ?? null });
+
+/** Learns one item: scope and domain default to the session's, then the project's. */
+export async function learnWith(
+  ctx: ToolContext,
+  args: f.LearnArgs,
+  defaults: { scope?: string; domain?: string },
+  sessionId?: string,
+): Promise<LearnResult> {
+  return learn(
+    ctx.backend,
+    {
+      ...args,
+      scope: args.scope ?? defaults.scope ?? ctx.project?.scope,
+      domain: args.domain ?? defaults.domain ?? ctx.project?.domain,
+      knowledge_anchors: args.knowledge_anchors as KnowledgeAnchor[] | undefined,
+      dual_coding: args.dual_coding as DualCoding | undefined,
+    },
+    opContext(ctx, sessionId),
+    // Learn never waits for a model load: it uses vectors only once a search has loaded them.
+    { embedder: ctx.embedder.peek() },
+  );
+}
+
+/** The scope and domain a session gives its learnings; a stale session id is a warning, not a lost learning. */
+async function sessionDefaults(ctx: ToolContext, sessionId: string | undefined, warnings: string[]): Promise<{ scope?: string; domain?: string }> {
+  if (!sessionId) return {};
+  const session = await ctx.backend.getSession(sessionId);
+  if (!session) {
+    warnings.push(`no session ${sessionId}: learned with the project's defaults`);
+    return {};
+  }
+  return { scope: session.scope, domain: session.domain };
+}
+
+const denseLeg = async (ctx: ToolContext, fast: boolean) => (fast ? undefined : ctx.embedder.load());
+
+export const learnTool = defineTool({
+  name: 'svc_learn',
+  title: 'Learn',
+  description:
+    'Save one learned statement (an engram) to memory: a correction from the user, a project convention, a decision. ' +
+    'Returns its id, type, resolved scope and whether it was new ("created"), already known ("deduplicated", reference count bumped) or revived ("reactivated"). ' +
+    'To correct an earlier engram, pass its id in supersedes. Secrets aimed at a shared scope are stored in scope "local" with a warning.',
+  input: z.strictObject({ ...f.learnFields, session: f.session().optional() }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { session, ...item }) {
+    const warnings: string[] = [];
+    const defaults = await sessionDefaults(ctx, session, warnings);
+    const result = await learnWith(ctx, item, defaults, session);
+    result.warnings.unshift(...warnings);
+    return learnSummary(result);
+  },
+});
+
+export const learnBatchTool = defineTool({
+  name: 'svc_learn_batch',
+  title: 'Learn several',
+  description:
+    'Save several statements at once (at most 100), each with the same fields as svc_learn. Items are learned in order; ' +
+    'one item failing does not stop the others: each result is either the learned engram or that item\'s error.',
+  input: z.strictObject({
+    items: z
+      .array(f.learnItem)
+      .min(1, { error: 'must hold at least one item' })
+      .max(100, { error: 'must hold at most 100 items' })
+      .describe('The statements to learn, each an object like svc_learn\'s arguments (statement required).'),
+    session: f.session().optional(),
+  }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { items, session }) {
+    const warnings: string[] = [];
+    const defaults = await sessionDefaults(ctx, session, warnings);
+    const results: Array<Record<string, unknown>> = [];
+    for (const [index, item] of items.entries()) {
+      try {
+        results.push({ index, ...learnSummary(await learnWith(ctx, item, defaults, session)) });
+      } catch (error) {
+        if (!(error instanceof SvcError)) throw error;
+        results.push({ index, error: error.details.length ? `${error.message}: ${error.details.join('; ')}` : error.message });
+      }
+    }
+    const failed = results.filter((r) => 'error' in r).length;
+    return { learned: results.length - failed, failed, results, warnings };
+  },
+});
+
+export const recallTool = defineTool({
+  name: 'svc_recall',
+  title: 'Recall',
+  description:
+    'Search memory for engrams relevant to a query: hybrid BM25 + embedding search fused by reciprocal rank fusion, then shaped by feedback, decay and pinning. ' +
+    'Retired engrams never appear; candidates are marked. legs tells which rankings ran (the vector leg says why when it could not). ' +
+    'No match is an empty result, not an error. The first hybrid call may download the embedding model; fast: true skips it.',
+  input: z.strictObject({
+    query: f.text('What to look for, in words or keywords.'),
+    limit: f.limit(DEFAULT_RECALL_LIMIT, 100),
+    fast: f.fast(),
+  }),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx, { query, limit, fast }) {
+    const result = await recall(ctx.backend, query, { limit, fast, embedder: await denseLeg(ctx, fast), now: ctx.now() });
+    return {
+      query,
+      legs: result.legs,
+      count: result.hits.length,
+      results: result.hits.map(recallHitJson),
+    };
+  },
+});
+
+export const injectTool = defineTool({
+  name: 'svc_inject',
+  title: 'Inject',
+  description:
+    'What to know before working on a task: a budget-aware selection of engrams as blocks DIRECTIVES, CONSTRAINTS (prohibitions) and ALSO CONSIDER, ' +
+    'ready to paste into context (field text), followed by the Learning Protocol unless with_protocol is false. Pinned engrams always qualify. ' +
+    'The injection is recorded so svc_receipt can later tell whether it was used.',
+  input: z.strictObject({
+    task: f.text('The task about to be worked on, in a sentence.'),
+    budget: z
+      .int({ error: 'must be a whole number' })
+      .min(100, { error: 'must be at least 100 tokens' })
+      .max(100_000, { error: 'must be at most 100000 tokens' })
+      .default(DEFAULT_INJECT_BUDGET)
+      .describe(`Token budget of the text (default ${DEFAULT_INJECT_BUDGET}).`),
+    with_protocol: z.boolean().default(true).describe('Append the Learning Protocol block (default true).'),
+    fast: f.fast(),
+    session: f.session().optional(),
+  }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { task, budget, with_protocol, fast, session }) {
+    const now = ctx.now();
+    const result = await inject(ctx.backend, task, { budget, withProtocol: with_protocol, fast, embedder: await denseLeg(ctx, fast), now });
+    await recordInjection(ctx.backend, result, { session, agent: ctx.agent, at: now });
+    return result;
+  },
+});
+
+export const feedbackTool = defineTool({
+  name: 'svc_feedback',
+  title: 'Feedback',
+  description:
+    'Tell memory whether engrams helped: positive strengthens future recall, negative weakens it, neutral only records use. ' +
+    'Give id and signal for one engram, or items for several (all apply or none do). Send it after a task for the engrams that were injected.',
+  input: z
+    .strictObject({
+      id: f.engramId('The engram to rate.').optional(),
+      signal: f.signal().optional(),
+      items: z
+        .array(z.strictObject({ id: f.engramId(), signal: f.signal() }))
+        .min(1, { error: 'must hold at least one item' })
+        .max(200, { error: 'must hold at most 200 items' })
+        .optional()
+        .describe('Several ratings at once: [{"id": "ENG-...", "signal": "positive"}, ...].'),
+      session: f.session().optional(),
+    })
+    .superRefine((v, issue) => {
+      if (v.items !== undefined && (v.id !== undefined || v.signal !== undefined)) {
+        issue.addIssue({ code: 'custom', path: ['items'], message: 'give either id and signal, or items, not both' });
+      } else if (v.items === undefined) {
+        if (v.id === undefined) issue.addIssue({ code: 'custom', path: ['id'], message: 'is required (or give items)' });
+        if (v.signal === undefined) issue.addIssue({ code: 'custom', path: ['signal'], message: 'is required: one of "positive", "negative", "neutral"' });
+      }
+    }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { id, signal, items, session }) {
+    const list = items ?? [{ id: id!, signal: signal! }];
+    const updated = await feedback(ctx.backend, list, opContext(ctx, session));
+    return { recorded: list.length, engrams: updated.map((e) => ({ id: e.id, feedback_signals: e.feedback_signals })) };
+  },
+});
+
+export const forgetTool = defineTool({
+  name: 'svc_forget',
+  title: 'Forget',
+  description:
+    'Retire an engram (soft delete: it stops being recalled or injected; its file and history stay for audit). ' +
+    'An id (ENG-, ABS-, META-) is retired directly. Other text is searched: exactly one match is retired; several matches are returned (action "ambiguous") and nothing is retired, so call again with one id.',
+  input: z.strictObject({
+    target: f.text('An engram id, or text that identifies the engram.'),
+    search: z.boolean().default(false).describe('Search the text even if it looks like an id.'),
+    reason: z.string().trim().min(1, { error: 'must not be empty' }).optional().describe('Why, kept with the engram for audit.'),
+    session: f.session().optional(),
+  }),
+  destructive: true,
+  readOnly: false,
+  async handler(ctx, { target, search, reason, session }) {
+    const r = await forget(ctx.backend, { target, search, reason }, opContext(ctx, session));
+    if (r.action === 'ambiguous') {
+      return { action: r.action, message: `${r.matches.length} engrams match "${target}"; nothing was retired: call svc_forget with one id`, matches: r.matches.map(engramSummary) };
+    }
+    return { action: r.action, id: r.engram.id, status: r.engram.status, statement: r.engram.statement };
+  },
+});
+
+export const promoteTool = defineTool({
+  name: 'svc_promote',
+  title: 'Promote',
+  description: 'Move a candidate engram to active, with its activation reset so it is injected again. One id at a time; retired engrams cannot be promoted.',
+  input: z.strictObject({ id: f.engramId('The candidate engram.') }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { id }) {
+    const e = await promote(ctx.backend, id, opContext(ctx));
+    return { id: e.id, status: e.status, activation: e.activation };
+  },
+});
+
+export const pinTool = defineTool({
+  name: 'svc_pin',
+  title: 'Pin',
+  description:
+    'Pin an engram so it is loaded into every injection (no relevance gate), or unpin it with pinned: false. Pinning a dormant engram wakes it. Retired engrams cannot be pinned.',
+  input: z.strictObject({
+    id: f.engramId('The engram to pin or unpin.'),
+    pinned: z.boolean().default(true).describe('true to pin (default), false to unpin.'),
+  }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { id, pinned }) {
+    const e = await pin(ctx.backend, id, pinned, opContext(ctx));
+    return { id: e.id, pinned: e.pinned === true, status: e.status };
+  },
+});
+
+export const similarityTool = defineTool({
+  name: 'svc_similarity_search',
+  title: 'Similarity search',
+  description:
+    'Raw embedding cosine of a text against stored engrams, nearest first, each read as duplicate (above 0.9), related (0.7 to 0.9) or new (below 0.7). ' +
+    'Use it before learning to avoid duplicates. Needs the embedding model (downloaded on first use).',
+  input: z.strictObject({
+    query: f.text('The text to compare, e.g. a statement you are about to learn.'),
+    limit: f.limit(DEFAULT_RECALL_LIMIT, 100),
+    scope: f.scope('Only engrams of this scope.').optional(),
+  }),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx, { query, limit, scope }) {
+    const state = await ctx.embedder.load();
+    if (state.state !== 'ready') throw new SvcError('storage', `similarity search needs the embedding model: ${state.reason}`);
+    const hits = await similaritySearch(ctx.backend, state.embedder, query, { limit, scope });
+    return { query, model: state.model, count: hits.length, results: hits.map((h) => ({ ...engramSummary(h.engram), cosine: h.cosine, reading: h.reading })) };
+  },
+});
+
+export const listTool = defineTool({
+  name: 'svc_list',
+  title: 'List',
+  description: 'Inventory of engrams, filtered by scope, domain (and its sub-domains), type and status (default: all but retired). Read-only.',
+  input: z.strictObject({
+    scope: f.scope('Only this scope.').optional(),
+    domain: f.domain('Only this domain and its sub-domains.').optional(),
+    type: f.engramType().optional(),
+    status: f.engramStatus().optional(),
+    meta: z.boolean().default(false).describe('Only META- engrams.'),
+    limit: f.limit(100, 10_000, 'engrams'),
+  }),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx, { scope, domain, type, status, meta, limit }) {
+    const engrams = await ctx.backend.list({ scope, domain, type, status, idPrefix: meta ? 'META-' : undefined, limit });
+    return { count: engrams.length, engrams: engrams.map(engramSummary) };
+  },
+});
+
+export const statusTool = defineTool({
+  name: 'svc_status',
+  title: 'Status',
+  description:
+    'Store health at a glance, as `svc status` reports it: engram counts by status, episode, session and pack counts, injection events, ' +
+    'the storage root and id prefix, whether search is hybrid or BM25 only (and why), and quarantined files.',
+  input: z.strictObject({}),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx) {
+    const stats = await ctx.backend.stats();
+    const dense = await ctx.embedder.probe();
+    const counts = dense.state === 'ready' ? ctx.local?.vectorStats(dense.model) : undefined;
+    const vector =
+      dense.state === 'ready'
+        ? { state: 'ready', model: dense.model, ...(counts ?? {}) }
+        : { state: 'unavailable', model: dense.model, reason: dense.reason, ...(ctx.local ? { vectors: ctx.local.vectorStats(dense.model).vectors } : {}) };
+    return {
+      ...(ctx.local ? { storage_root: ctx.local.root, id_prefix: ctx.local.idPrefix() } : {}),
+      ...stats,
+      search: { bm25: 'ready', vector },
+      ...(ctx.local ? { quarantined: ctx.local.quarantined() } : {}),
+    };
+  },
+});
+
+type CheckStatus = 'ok' | 'warn' | 'fail' | 'off';
+interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  fix?: string;
+}
+
+export const doctorTool = defineTool({
+  name: 'svc_doctor',
+  title: 'Doctor',
+  description:
+    'Diagnose the engine: storage and index, the embedding model, hybrid search (BM25 + vectors), the reranker and remote-store auth. ' +
+    'Each check is ok, warn, fail or off, with the fix for anything not ok. (Wiring of hosts and editors is `svc doctor` on the command line.)',
+  input: z.strictObject({}),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx) {
+    const checks: Check[] = [];
+    const run = async (name: string, fn: () => Promise<Omit<Check, 'name'>>): Promise<void> => {
+      try {
+        checks.push({ name, ...(await fn()) });
+      } catch (error) {
+        checks.push({ name, status: 'fail', detail: error instanceof Error ? error.message.split('\n')[0]! : String(error) });
+      }
+    };
+
+    await run('storage', async () => {
+      const stats = await ctx.backend.stats();
+      await ctx.backend.searchText('svc doctor probe', 1);
+      const quarantined = ctx.local?.quarantined() ?? [];
+      const where = ctx.local ? ` at ${ctx.local.root}` : '';
+      if (quarantined.length) {
+        return {
+          status: 'warn',
+          detail: `${stats.engrams} engrams${where}; ${quarantined.length} unreadable file(s) quarantined`,
+          fix: `repair or remove the files in ${ctx.local!.root}/quarantine (svc status lists them with reasons)`,
+        };
+      }
+      return { status: 'ok', detail: `${stats.engrams} engrams${where}; index readable` };
+    });
+
+    const dense = await ctx.embedder.probe();
+    await run('embedder', async () => {
+      if (dense.state === 'ready') return { status: 'ok', detail: `${dense.model} loaded (${dense.embedder.dimensions} dimensions)` };
+      if (/SVC_EMBED=off/.test(dense.reason)) return { status: 'off', detail: dense.reason, fix: 'unset SVC_EMBED to enable vectors' };
+      return {
+        status: 'warn',
+        detail: dense.reason,
+        fix: 'run svc recall once with network access (downloads the model), or place the model folder in <store>/models by hand',
+      };
+    });
+
+    await run('hybrid_search', async () => {
+      if (dense.state !== 'ready') return { status: 'warn', detail: 'BM25 only: the vector leg cannot run without the embedding model', fix: 'see the embedder check' };
+      const vector = await dense.embedder.embedQuery('svc doctor probe');
+      await ctx.backend.searchVector(vector, 1, dense.model);
+      const counts = ctx.local?.vectorStats(dense.model);
+      return {
+        status: 'ok',
+        detail: `BM25 + ${dense.model} fused by reciprocal rank fusion${counts ? ` (${counts.vectors} vectors, ${counts.pending} waiting to be embedded)` : ''}`,
+      };
+    });
+
+    await run('reranker', async () => {
+      const wanted = process.env.SVC_RERANKER?.trim();
+      if (wanted) {
+        return {
+          status: 'warn',
+          detail: `SVC_RERANKER=${wanted} is set, but rerankers are not available in this version: results use reciprocal rank fusion only`,
+          fix: 'unset SVC_RERANKER',
+        };
+      }
+      return { status: 'off', detail: 'not configured (reciprocal rank fusion only)' };
+    });
+
+    await run('remote_store', async () => {
+      const url = ctx.project?.remote_url;
+      if (url) {
+        return {
+          status: 'warn',
+          detail: `.svc.yaml names remote ${url}, but remote stores are not available in this version: recall uses the local store only`,
+        };
+      }
+      return { status: 'off', detail: 'no remote configured (local store only)' };
+    });
+
+    const worst = checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'ok';
+    return { ok: worst !== 'fail', summary: worst, checks };
+  },
+});
+
+export const batchDecayTool = defineTool({
+  name: 'svc_batch_decay',
+  title: 'Batch decay',
+  description:
+    'Apply ACT-R decay to every local engram: retrieval strength falls with the days since last use, and active engrams that fall below 0.2 turn dormant. ' +
+    'Pinned and retired engrams and those used in the last day are skipped. Reports processed, decayed and skipped counts and the status transitions.',
+  input: z.strictObject({
+    context_scope: f.scope('Leave this scope (the project being worked on) untouched.').optional(),
+  }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { context_scope }) {
+    return batchDecay(ctx.backend, { contextScope: context_scope }, opContext(ctx));
+  },
+});
+
+export const MEMORY_TOOLS: AnyToolDef[] = [
+  learnTool,
+  learnBatchTool,
+  recallTool,
+  injectTool,
+  feedbackTool,
+  forgetTool,
+  promoteTool,
+  pinTool,
+  similarityTool,
+  listTool,
+];
+
+export const HEALTH_TOOLS: AnyToolDef[] = [statusTool, doctorTool];

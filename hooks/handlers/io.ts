@@ -1,0 +1,150 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LocalStore } from '../../engine/store/local-store.js';
+
+// What every hook handler shares: the event read from stdin, field access that never throws on a
+// wrong type, the session key, the store, and the host's output shapes. Only node built-ins are
+// imported eagerly; the store (better-sqlite3) loads when a handler asks for it.
+
+/** The host's event, as parsed from stdin: always an object, any field may be missing or wrong. */
+export type HookEvent = Record<string, unknown>;
+
+export type Host = 'claude-code' | 'cursor';
+
+/** Largest stdin accepted (PostToolUse carries whole tool outputs); beyond it the event is dropped. */
+const MAX_STDIN = 32 * 1024 * 1024;
+
+/** Reads stdin to its end; gives up (returning what came) after `timeoutMs` or at MAX_STDIN. */
+export async function readStdin(timeoutMs: number): Promise<string> {
+  const stdin = process.stdin;
+  if (stdin.isTTY) return '';
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      stdin.removeAllListeners('data');
+      stdin.pause();
+      resolve(size > MAX_STDIN ? '' : Buffer.concat(chunks).toString('utf8'));
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    timer.unref();
+    stdin.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_STDIN) return finish();
+      chunks.push(chunk);
+    });
+    stdin.on('end', finish);
+    stdin.on('error', finish);
+  });
+}
+
+/** The event object, or null for empty input, invalid JSON or JSON that is not an object. */
+export function parseEvent(text: string): HookEvent | null {
+  if (text.trim() === '') return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as HookEvent) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A string field, trimmed; '' when missing or not a string. */
+export function str(e: HookEvent | undefined, key: string): string {
+  const v = e?.[key];
+  return typeof v === 'string' ? v.trim() : '';
+}
+
+/** An object field; undefined when missing or not a plain object. */
+export function obj(e: HookEvent | undefined, key: string): HookEvent | undefined {
+  const v = e?.[key];
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as HookEvent) : undefined;
+}
+
+/** The event name the host sent (Claude Code: PascalCase; Cursor: camelCase). */
+export function eventName(e: HookEvent): string {
+  return str(e, 'hook_event_name');
+}
+
+/**
+ * The session's key for file names: Cursor's `conversation_id` (every Cursor event carries it;
+ * its `sessionStart` also has a `session_id`), else Claude Code's `session_id`. Anything outside
+ * [A-Za-z0-9._-] is replaced; '' when absent.
+ */
+export function sessionKey(e: HookEvent): string {
+  const raw = sessionId(e);
+  if (!raw) return '';
+  const safe = raw.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 128);
+  return safe;
+}
+
+/** The raw session id, for records that name the session (episodes, injection events). */
+export function sessionId(e: HookEvent): string | undefined {
+  return (str(e, 'conversation_id') || str(e, 'session_id') || undefined)?.slice(0, 200);
+}
+
+export function hostOf(e: HookEvent): Host {
+  return 'conversation_id' in e || 'workspace_roots' in e || 'cursor_version' in e ? 'cursor' : 'claude-code';
+}
+
+/** The project folder: Claude Code's `cwd`, Cursor's first workspace root. */
+export function projectDir(e: HookEvent): string {
+  const roots = e.workspace_roots;
+  if (Array.isArray(roots) && typeof roots[0] === 'string' && roots[0]) return roots[0];
+  return str(e, 'cwd');
+}
+
+/**
+ * True when a store has been set up at `root` (its index exists). Hooks other than the session
+ * guard never create a store: a prompt in a folder where svc was never used must stay free.
+ */
+export function storeReady(root: string): boolean {
+  try {
+    return statSync(root).isDirectory() && existsSync(join(root, 'index.db'));
+  } catch {
+    return false;
+  }
+}
+
+/** Opens the store for a hook (cheap reconcile). Throws like LocalStore.open; callers fail open. */
+export async function openStore(root: string): Promise<LocalStore> {
+  const { LocalStore } = await import('../../engine/store/local-store.js');
+  return LocalStore.open(root, 'fast');
+}
+
+/** Runs `fn` on the store, closing it afterwards; undefined when the store is absent or fails. */
+export async function withStore<T>(root: string, fn: (store: LocalStore) => Promise<T>): Promise<T | undefined> {
+  if (!storeReady(root)) return undefined;
+  let store: LocalStore | undefined;
+  try {
+    store = await openStore(root);
+    return await fn(store);
+  } catch (err) {
+    debug(err);
+    return undefined;
+  } finally {
+    store?.close();
+  }
+}
+
+/** Claude Code's JSON answer adding context (UserPromptSubmit, SessionStart, PostToolUse). */
+export function contextOutput(hookEventName: string, text: string): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName, additionalContext: text } });
+}
+
+/** Writes to stderr only with SVC_DEBUG set: hooks are silent otherwise. */
+export function debug(err: unknown): void {
+  if (!process.env.SVC_DEBUG) return;
+  const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  process.stderr.write(`svc hook: ${text}\n`);
+}
+
+/** One line, at most `max` characters. */
+export function oneLine(text: string, max: number): string {
+  const s = text.replace(/\s+/g, ' ').trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}

@@ -1,0 +1,64 @@
+import { oneLine, sessionKey, storeReady, withStore, type HookEvent } from './io.js';
+import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { openCorrections, readState, updateState, type Correction } from './session-state.js';
+
+// hook-learn-check — Claude Code `Stop`.
+//
+// When the user corrected the agent (or stated a convention) during this session and nothing was
+// learned since, answers `{"decision":"block","reason":...}` so the agent records it before it
+// stops. Once per correction: the corrections named in a block are marked `reminded` and never
+// cause another. A learn counts when the session state saw svc_learn (hook-observe or
+// hook-session-mark on PostToolUse) or when the store shows an engram created, deduplicated or
+// reactivated after the correction (a learn through the CLI or another client). With
+// `stop_hook_active` (the agent is already continuing because of a Stop hook) it stays quiet and
+// leaves the reminder for the next stop. Otherwise prints nothing.
+
+export async function hookLearnCheck(e: HookEvent): Promise<string | undefined> {
+  if (e.stop_hook_active === true) return undefined;
+  const reason = await pendingReminder(e, 'claude-code');
+  return reason ? JSON.stringify({ decision: 'block', reason }) : undefined;
+}
+
+/**
+ * The reminder to send for corrections not yet recorded (marking them reminded), or undefined.
+ * Shared with Cursor's stop hook, which sends it as a follow-up message.
+ */
+export async function pendingReminder(e: HookEvent, host: 'claude-code' | 'cursor'): Promise<string | undefined> {
+  const key = sessionKey(e);
+  const root = resolveStoreRoot();
+  if (!key || !storeReady(root)) return undefined;
+  const candidates = openCorrections(readState(root, key));
+  if (candidates.length === 0) return undefined;
+  const learnedAt = await lastStoreLearn(root);
+  let due: Correction[] = [];
+  updateState(root, key, (s) => {
+    if (learnedAt && (!s.last_learn_at || learnedAt > s.last_learn_at)) s.last_learn_at = learnedAt;
+    due = openCorrections(s);
+    for (const c of due) c.reminded = true;
+    return due.length > 0 || learnedAt !== undefined;
+  });
+  if (due.length === 0) return undefined;
+  return reminderText(due, host);
+}
+
+function reminderText(due: Correction[], host: 'claude-code' | 'cursor'): string {
+  const what = due.map((c) => `"${oneLine(c.excerpt, 120)}"`).join(', ');
+  const kind = due.every((c) => c.kind === 'convention') ? 'stated a convention' : 'corrected you';
+  const tool = host === 'cursor' ? 'the svc_learn tool' : 'svc_learn (CLI: svc learn "<statement>")';
+  return (
+    `svc: earlier in this session the user ${kind} (${what}) and nothing has been recorded since. ` +
+    `Record the lesson now with ${tool} as one short, general statement; pass supersedes if it replaces an engram you were shown. ` +
+    `If it is not worth keeping, say so in one line. Then stop.`
+  );
+}
+
+/** When the newest engram was created, deduplicated or reactivated in the store; undefined if unknown. */
+async function lastStoreLearn(root: string): Promise<string | undefined> {
+  const events = await withStore(root, (store) => store.listEvents({ limit: 50 }));
+  let newest: string | undefined;
+  for (const ev of events ?? []) {
+    if (ev.action !== 'created' && ev.action !== 'deduplicated' && ev.action !== 'reactivated') continue;
+    if (!newest || ev.at > newest) newest = ev.at;
+  }
+  return newest;
+}

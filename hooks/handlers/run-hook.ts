@@ -1,0 +1,119 @@
+import type { HookEvent } from './io.js';
+
+// The entry of every `svc hook-*` command (tui/cli.ts maps each name here). A hook reads the
+// host's event JSON on stdin and prints what the host expects. Whatever happens (bad or empty
+// JSON, a missing or mistyped field, a broken store, an exception, a hang) it exits 0, prints
+// nothing or only a harmless default (Cursor handlers always print valid JSON), writes nothing to
+// stderr (unless SVC_DEBUG is set) and never blocks the host. Each handler module is imported
+// only when its hook runs, and imports the store and the engine lazily itself.
+//
+// Which host events each handler serves is documented at the top of its module:
+//   hook-inject                 inject.ts             UserPromptSubmit, SessionStart
+//   hook-correction-detect      correction-detect.ts  UserPromptSubmit
+//   hook-learn-check            learn-check.ts        Stop
+//   hook-session-guard/-mark/-remind  session.ts      SessionStart, SessionEnd, PreCompact, PostToolUse
+//   hook-observe, hook-revert-detect  observe.ts      PostToolUse
+//   hook-cursor-*               cursor.ts             Cursor sessionStart, beforeSubmitPrompt, afterFileEdit, stop
+
+type Handler = (event: HookEvent) => Promise<string | undefined>;
+
+interface HookSpec {
+  load: () => Promise<Handler>;
+  /** Printed when the input is unusable or the handler fails or runs out of time. */
+  fallback: string;
+}
+
+const CURSOR_CONTINUE = '{"continue":true}';
+
+const HOOKS: Record<string, HookSpec> = {
+  'hook-inject': { load: () => import('./inject.js').then((m) => m.hookInject), fallback: '' },
+  'hook-correction-detect': { load: () => import('./correction-detect.js').then((m) => m.hookCorrectionDetect), fallback: '' },
+  'hook-learn-check': { load: () => import('./learn-check.js').then((m) => m.hookLearnCheck), fallback: '' },
+  'hook-session-guard': { load: () => import('./session.js').then((m) => m.hookSessionGuard), fallback: '' },
+  'hook-session-mark': { load: () => import('./session.js').then((m) => m.hookSessionMark), fallback: '' },
+  'hook-session-remind': { load: () => import('./session.js').then((m) => m.hookSessionRemind), fallback: '' },
+  'hook-observe': { load: () => import('./observe.js').then((m) => m.hookObserve), fallback: '' },
+  'hook-revert-detect': { load: () => import('./observe.js').then((m) => m.hookRevertDetect), fallback: '' },
+  'hook-cursor-session-start': { load: () => import('./cursor.js').then((m) => m.cursorSessionStart), fallback: '{}' },
+  'hook-cursor-prompt': { load: () => import('./cursor.js').then((m) => m.cursorPrompt), fallback: CURSOR_CONTINUE },
+  'hook-cursor-after-edit': { load: () => import('./cursor.js').then((m) => m.cursorAfterEdit), fallback: '{}' },
+  'hook-cursor-stop': { load: () => import('./cursor.js').then((m) => m.cursorStop), fallback: '{}' },
+};
+
+/** How long a hook may take in all before it gives up quietly ($SVC_HOOK_TIMEOUT_MS). */
+const DEFAULT_TIMEOUT_MS = 20_000;
+/** How long to wait for the host to close stdin. */
+const STDIN_TIMEOUT_MS = 3_000;
+
+export function command(name: string): { run(argv: string[]): Promise<number> } {
+  return { run: () => runHook(name) };
+}
+
+async function runHook(name: string): Promise<number> {
+  const spec = HOOKS[name];
+  const fallback = spec?.fallback ?? '';
+  let answered = false;
+  const answer = async (text: string | undefined): Promise<void> => {
+    if (answered) return;
+    answered = true;
+    if (text) await write(text.endsWith('\n') ? text : `${text}\n`);
+  };
+
+  silenceStderr();
+  const onFatal = (err: unknown): void => {
+    debugLine(err);
+    void answer(fallback).then(() => process.exit(0));
+  };
+  process.on('uncaughtException', onFatal);
+  process.on('unhandledRejection', onFatal);
+  const watchdog = setTimeout(() => onFatal(new Error(`${name} ran out of time`)), timeoutMs());
+  watchdog.unref();
+
+  try {
+    if (!spec) return 0;
+    const { parseEvent, readStdin } = await import('./io.js');
+    const event = parseEvent(await readStdin(STDIN_TIMEOUT_MS));
+    if (!event) {
+      await answer(fallback);
+      return 0;
+    }
+    const handler = await spec.load();
+    const out = await handler(event);
+    await answer(out ?? fallback);
+  } catch (err) {
+    debugLine(err);
+    await answer(fallback);
+  } finally {
+    clearTimeout(watchdog);
+    // Nothing a hook loaded (a model's thread pool, a stray timer) may keep the host waiting.
+    setTimeout(() => process.exit(0), 300).unref();
+  }
+  return 0;
+}
+
+function timeoutMs(): number {
+  const n = Number(process.env.SVC_HOOK_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : DEFAULT_TIMEOUT_MS;
+}
+
+function write(text: string): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      process.stdout.write(text, () => resolve());
+    } catch {
+      resolve();
+    }
+  });
+}
+
+/** Drops everything written to stderr for the rest of the process, unless SVC_DEBUG is set. */
+function silenceStderr(): void {
+  if (process.env.SVC_DEBUG) return;
+  process.stderr.write = ((..._args: unknown[]) => true) as typeof process.stderr.write;
+  process.emitWarning = (() => {}) as typeof process.emitWarning;
+}
+
+function debugLine(err: unknown): void {
+  if (!process.env.SVC_DEBUG) return;
+  process.stderr.write(`svc hook: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+}

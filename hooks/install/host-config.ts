@@ -1,0 +1,95 @@
+import { invalid } from '../../engine/errors.js';
+import { isObject, type JsonObject } from './config-files.js';
+import { CLAUDE_HOOKS, CURSOR_HOOKS, hookCommand, isSvcHookCommand, type McpEntry } from './wiring.js';
+
+// Pure edits of the hosts' config objects: strip svc's own entries (recognised by the shim or an
+// older `svc hook-…` command, and the MCP key `svc`), then add the current ones. Everything else
+// the user has (other hooks on the same events, other servers, unrelated keys) stays as it was,
+// in its place. Running an edit on its own output gives the same output.
+
+/** Claude Code settings: `hooks.<Event>` is an array of `{matcher?, hooks: [{type, command, timeout, async?}]}`. */
+export function withClaudeHooks(settings: JsonObject, file: string, home?: string): JsonObject {
+  const out: JsonObject = { ...settings };
+  const hooks = out.hooks === undefined ? {} : out.hooks;
+  if (!isObject(hooks)) throw badShape(file, '"hooks" must be an object');
+  const next: JsonObject = {};
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!Array.isArray(groups)) throw badShape(file, `"hooks.${event}" must be an array`);
+    const { kept, removed } = stripClaudeGroups(groups);
+    // An event that only held svc's entries disappears unless svc wires it again below.
+    if (kept.length > 0 || !removed || CLAUDE_HOOKS.some((h) => h.event === event)) next[event] = kept;
+  }
+  for (const [event, groups] of ourClaudeGroups(home)) {
+    next[event] = [...((next[event] as unknown[] | undefined) ?? []), ...groups];
+  }
+  out.hooks = next;
+  return out;
+}
+
+function stripClaudeGroups(groups: unknown[]): { kept: unknown[]; removed: boolean } {
+  let removed = false;
+  const kept: unknown[] = [];
+  for (const group of groups) {
+    if (!isObject(group) || !Array.isArray(group.hooks)) {
+      kept.push(group);
+      continue;
+    }
+    const entries = group.hooks.filter((h) => !(isObject(h) && isSvcHookCommand(h.command)));
+    if (entries.length === group.hooks.length) {
+      kept.push(group);
+      continue;
+    }
+    removed = true;
+    if (entries.length > 0) kept.push({ ...group, hooks: entries });
+  }
+  return { kept, removed };
+}
+
+/** svc's groups per event, in table order: one group per (event, matcher). */
+export function ourClaudeGroups(home?: string): Map<string, JsonObject[]> {
+  const byEvent = new Map<string, JsonObject[]>();
+  for (const spec of CLAUDE_HOOKS) {
+    const groups = byEvent.get(spec.event) ?? [];
+    byEvent.set(spec.event, groups);
+    let group = groups.find((g) => g.matcher === spec.matcher);
+    if (!group) {
+      group = spec.matcher === undefined ? { hooks: [] } : { matcher: spec.matcher, hooks: [] };
+      groups.push(group);
+    }
+    const entry: JsonObject = { type: 'command', command: hookCommand(spec.hook, home), timeout: spec.timeout };
+    if (spec.async) entry.async = true;
+    (group.hooks as JsonObject[]).push(entry);
+  }
+  return byEvent;
+}
+
+/** Sets `mcpServers.<key>` (in place when present, else appended); other servers untouched. */
+export function withMcpServer(config: JsonObject, file: string, key: string, entry: McpEntry): JsonObject {
+  const out: JsonObject = { ...config };
+  const servers = out.mcpServers === undefined ? {} : out.mcpServers;
+  if (!isObject(servers)) throw badShape(file, '"mcpServers" must be an object');
+  out.mcpServers = { ...servers, [key]: entry };
+  return out;
+}
+
+/** Cursor `.cursor/hooks.json`: `{version: 1, hooks: {eventName: [{command}]}}`. */
+export function withCursorHooks(config: JsonObject, file: string, home?: string): JsonObject {
+  const out: JsonObject = 'version' in config ? { ...config } : { version: 1, ...config };
+  const hooks = out.hooks === undefined ? {} : out.hooks;
+  if (!isObject(hooks)) throw badShape(file, '"hooks" must be an object');
+  const next: JsonObject = {};
+  for (const [event, entries] of Object.entries(hooks)) {
+    if (!Array.isArray(entries)) throw badShape(file, `"hooks.${event}" must be an array`);
+    const kept = entries.filter((e) => !(isObject(e) && isSvcHookCommand(e.command)));
+    if (kept.length > 0 || kept.length === entries.length || CURSOR_HOOKS.some((h) => h.event === event)) next[event] = kept;
+  }
+  for (const spec of CURSOR_HOOKS) {
+    next[spec.event] = [...((next[spec.event] as unknown[] | undefined) ?? []), { command: hookCommand(spec.hook, home) }];
+  }
+  out.hooks = next;
+  return out;
+}
+
+function badShape(file: string, what: string) {
+  return invalid(`${file}: ${what}; fix it by hand and run again: nothing was changed`);
+}

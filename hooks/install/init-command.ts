@@ -1,0 +1,242 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { invalid } from '../../engine/errors.js';
+import { checkScope } from '../../engine/model/scope.js';
+import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
+import { applyPlan, formatJson, isObject, readJsonObject, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
+import { withClaudeHooks, withCursorHooks, withMcpServer } from './host-config.js';
+import { svcYamlWith } from './svc-yaml.js';
+import { CURSOR_STATIC_RULES_TEXT } from './cursor-rules.js';
+import {
+  CLAUDE_HOOKS,
+  CURSOR_DYNAMIC_RULES_GLOB,
+  CURSOR_HOOKS,
+  CURSOR_MCP_ENV,
+  MCP_SERVER_KEY,
+  claudePaths,
+  cursorPaths,
+  desktopConfigDir,
+  desktopConfigPath,
+  isSvcHookCommand,
+  mcpEntry,
+  shimPath,
+  shimScript,
+  thisCliPath,
+} from './wiring.js';
+
+const HELP = `
+  Usage
+    svc init [flags]
+
+  Wires svc into the agent host (Claude Code), the desktop assistant (Claude Desktop) and, when
+  asked or when a .cursor/ folder exists, the editor (Cursor). Safe to re-run: it replaces only
+  its own entries and keeps everything else in those files.
+
+  Flags
+    --project          hooks in ./.claude/settings.json, MCP server in ./.mcp.json (default)
+    --global           hooks in ~/.claude/settings.json, MCP server in ~/.claude.json (all projects)
+    --no-desktop       do not register in the desktop assistant's config
+    --scope <s>        write scope into ./.svc.yaml (other keys kept)
+    --domain <d>       write domain into ./.svc.yaml (other keys kept)
+    --cursor           set up Cursor here (.cursor/mcp.json, hooks.json, rules)
+    --no-cursor        skip Cursor even when .cursor/ exists
+
+  Init does not repair storage: run svc doctor.`;
+
+export interface InitSummary {
+  scope: 'project' | 'global';
+  cwd: string;
+  files: { path: string; role: string; status: string }[];
+  written: string[];
+  skipped: { what: string; reason: string }[];
+  notes: string[];
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const cli = parseArgs(argv, HELP, {
+    global: { type: 'boolean' },
+    project: { type: 'boolean' },
+    desktop: { type: 'boolean' },
+    domain: { type: 'string' },
+    scope: { type: 'string' },
+    cursor: { type: 'boolean' },
+  });
+  const out = makeOutput(cli.flags);
+  const f = cli.flags;
+  if (cli.input.length > 0) throw invalid(`svc init takes no arguments (got "${cli.input.join(' ')}")`);
+  if (f.global && f.project) throw invalid('--global and --project exclude each other');
+  if (f.scope !== undefined) {
+    const problem = checkScope(f.scope.trim());
+    if (problem) throw invalid(`--${problem}`);
+  }
+  if (f.domain !== undefined && (f.domain.trim() === '' || /\s/.test(f.domain.trim()))) {
+    throw invalid(`--domain must be a non-empty word without spaces (got "${f.domain}")`);
+  }
+
+  const home = homedir();
+  const cwd = process.cwd();
+  const scope: 'project' | 'global' = f.global ? 'global' : 'project';
+  const storePath = f.path ?? process.env.SVC_PATH;
+  const ctx: PlanContext = {
+    home,
+    cwd,
+    scope,
+    storePath: storePath ? resolve(storePath) : undefined,
+    desktop: f.desktop !== false,
+    cursor: f.cursor === true || (f.cursor !== false && isDir(join(cwd, '.cursor'))),
+    cursorAuto: f.cursor === undefined,
+    svcYaml: { scope: f.scope?.trim(), domain: f.domain?.trim() },
+  };
+
+  // Every file is read and checked before anything is written: a malformed one stops the run
+  // with every file as it was.
+  const plan = await planInit(ctx);
+  const written = applyPlan(plan.files);
+  const summary: InitSummary = {
+    scope,
+    cwd,
+    files: written,
+    written: written.filter((w) => w.status !== 'unchanged').map((w) => w.path),
+    skipped: plan.skipped,
+    notes: plan.notes,
+  };
+  out.result(summary, () => render(summary, home));
+  return 0;
+}
+
+interface PlanContext {
+  home: string;
+  cwd: string;
+  scope: 'project' | 'global';
+  storePath?: string;
+  desktop: boolean;
+  cursor: boolean;
+  cursorAuto: boolean;
+  svcYaml: { scope?: string; domain?: string };
+}
+
+async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipped: InitSummary['skipped']; notes: string[] }> {
+  const files: PlannedFile[] = [];
+  const skipped: InitSummary['skipped'] = [];
+  const notes: string[] = [];
+  const { home, cwd, scope } = ctx;
+
+  // The shim: every hook and MCP entry calls it, so moving the install only needs `svc init`.
+  const shim = shimPath(home);
+  const cli = thisCliPath();
+  files.push({ path: shim, role: `hook shim -> ${process.execPath} ${cli}`, content: shimScript(process.execPath, cli, ctx.storePath), mode: 0o755, forceMode: true });
+
+  // Claude Code: hooks in settings.json, the MCP server in .mcp.json (project) or ~/.claude.json (user scope).
+  const paths = claudePaths(scope, cwd, home);
+  const settings = readJsonObject(paths.claudeSettings);
+  const events = [...new Set(CLAUDE_HOOKS.map((h) => h.event))];
+  files.push({
+    path: paths.claudeSettings,
+    role: `Claude Code hooks (${events.join(', ')})`,
+    content: formatJson(withClaudeHooks(settings.data, paths.claudeSettings, home)),
+  });
+  const mcp = readJsonObject(paths.claudeMcp);
+  files.push({
+    path: paths.claudeMcp,
+    role: `Claude Code MCP server "${MCP_SERVER_KEY}" (${scope === 'project' ? 'project scope' : 'user scope'})`,
+    content: formatJson(withMcpServer(mcp.data, paths.claudeMcp, MCP_SERVER_KEY, mcpEntry({ home, storePath: ctx.storePath, stdioType: true }))),
+    // ~/.claude.json holds Claude Code's private state: never widen its mode.
+    mode: scope === 'global' ? 0o600 : 0o644,
+  });
+  if (scope === 'global') {
+    notes.push('Claude Code rewrites ~/.claude.json while it runs: if it was open, restart it (and re-run svc init if the server is missing).');
+  }
+  if (scope === 'project') {
+    notes.push(`Claude Code asks once to approve the "${MCP_SERVER_KEY}" server from .mcp.json; approve it (or run /mcp) in this project.`);
+  }
+  const other = claudePaths(scope === 'project' ? 'global' : 'project', cwd, home).claudeSettings;
+  if (other !== paths.claudeSettings && hasSvcHooks(other)) {
+    notes.push(`svc hooks are also installed in ${other}: each hook would run twice; remove svc's entries from one of the two files.`);
+  }
+
+  // The desktop assistant: only where the app has its config folder (it creates it on first start),
+  // so a machine without it gets no stray folder; run `svc init` again after installing it.
+  if (!ctx.desktop) {
+    skipped.push({ what: 'Claude Desktop', reason: '--no-desktop' });
+  } else if (!isDir(desktopConfigDir(home))) {
+    skipped.push({ what: 'Claude Desktop', reason: `not installed (no ${desktopConfigDir(home)}); run svc init again after installing it` });
+  } else {
+    const path = desktopConfigPath(home);
+    const desktop = readJsonObject(path);
+    files.push({
+      path,
+      role: `Claude Desktop MCP server "${MCP_SERVER_KEY}"`,
+      content: formatJson(withMcpServer(desktop.data, path, MCP_SERVER_KEY, mcpEntry({ home, storePath: ctx.storePath }))),
+    });
+    notes.push('Restart Claude Desktop to load the MCP server.');
+  }
+
+  // The editor (experimental): MCP with the lean tool profile, four lifecycle hooks, a static rules file.
+  if (ctx.cursor) {
+    const c = cursorPaths(cwd);
+    const cursorMcp = readJsonObject(c.mcp);
+    files.push({
+      path: c.mcp,
+      role: `Cursor MCP server "${MCP_SERVER_KEY}" (lean tool profile)`,
+      content: formatJson(withMcpServer(cursorMcp.data, c.mcp, MCP_SERVER_KEY, mcpEntry({ home, storePath: ctx.storePath, extraEnv: { ...CURSOR_MCP_ENV } }))),
+    });
+    const cursorHooks = readJsonObject(c.hooks);
+    files.push({
+      path: c.hooks,
+      role: `Cursor hooks (${CURSOR_HOOKS.map((h) => h.event).join(', ')})`,
+      content: formatJson(withCursorHooks(cursorHooks.data, c.hooks, home)),
+    });
+    files.push({ path: c.rules, role: 'Cursor rules: how to use svc memory', content: CURSOR_STATIC_RULES_TEXT });
+    files.push({
+      path: c.gitignore,
+      role: `.gitignore: ${CURSOR_DYNAMIC_RULES_GLOB} (written at run time)`,
+      content: withGitignoreLine(readTextOrNull(c.gitignore), CURSOR_DYNAMIC_RULES_GLOB),
+    });
+  } else {
+    skipped.push({ what: 'Cursor', reason: ctx.cursorAuto ? 'no .cursor/ folder here (use --cursor to set it up)' : '--no-cursor' });
+  }
+
+  // Sessions started here default to this scope and domain.
+  if (ctx.svcYaml.scope !== undefined || ctx.svcYaml.domain !== undefined) {
+    const path = join(cwd, '.svc.yaml');
+    files.push({
+      path,
+      role: `.svc.yaml: ${[ctx.svcYaml.scope && `scope ${ctx.svcYaml.scope}`, ctx.svcYaml.domain && `domain ${ctx.svcYaml.domain}`].filter(Boolean).join(', ')}`,
+      content: await svcYamlWith(path, { scope: ctx.svcYaml.scope, domain: ctx.svcYaml.domain }),
+    });
+  }
+  notes.push('Run svc doctor to check the wiring.');
+  return { files, skipped, notes };
+}
+
+function hasSvcHooks(settingsPath: string): boolean {
+  try {
+    const text = readFileSync(settingsPath, 'utf8');
+    const data = JSON.parse(text) as unknown;
+    if (!isObject(data) || !isObject(data.hooks)) return false;
+    return Object.values(data.hooks).some(
+      (groups) => Array.isArray(groups) && groups.some((g) => isObject(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isObject(h) && isSvcHookCommand(h.command))),
+    );
+  } catch {
+    return false;
+  }
+}
+
+function isDir(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function render(s: InitSummary, home: string): string {
+  const short = (p: string) => (p.startsWith(home + '/') ? '~' + p.slice(home.length) : p);
+  const width = Math.max(...s.files.map((f) => short(f.path).length));
+  const lines = [`svc init (${s.scope === 'project' ? `project ${s.cwd}` : 'global'})`];
+  for (const f of s.files) lines.push(`  ${f.status.padEnd(9)}  ${short(f.path).padEnd(width)}  ${f.role}`);
+  for (const k of s.skipped) lines.push(`  ${'skipped'.padEnd(9)}  ${k.what}: ${k.reason}`);
+  for (const n of s.notes) lines.push(`Note: ${n}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,184 @@
+import { dirname, join } from 'node:path';
+import { invalid, SvcError } from '../../engine/errors.js';
+import { findProjectConfigPath, loadProjectConfig } from '../../engine/config/project-config.js';
+import { makeOutput, parseArgs, splitList } from '../../engine/cli/cli-kit.js';
+import { applyPlan, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
+import { svcYamlWith } from './svc-yaml.js';
+
+const HELP = `
+  Usage
+    svc init-remote --url <url> --token <key> [--scopes a,b] [--no-gitignore]
+    svc init-remote --verify
+
+  Opts this project into recall from the server: tests the token against GET <url>/api/v1/me,
+  then writes remote_url, remote_token and remote_scopes into .svc.yaml (the nearest one, up to
+  the repository root, else a new one here). A rejected token or an unreachable server writes nothing.
+
+  Flags
+    --url <url>        server base address
+    --token <key>      API key (stored in plaintext: .svc.yaml is added to .gitignore)
+    --scopes <list>    comma-separated scope whitelist (default: every readable scope;
+                       --scopes "" removes a whitelist written before)
+    --no-gitignore     do not add .svc.yaml to .gitignore (not recommended)
+    --verify           test the nearest .svc.yaml's server and token; exit 2 on failure`;
+
+/** How long the token test may take before the server counts as unreachable. */
+const ME_TIMEOUT_MS = 10_000;
+
+export async function run(argv: string[]): Promise<number> {
+  const cli = parseArgs(argv, HELP, {
+    url: { type: 'string' },
+    token: { type: 'string' },
+    scopes: { type: 'string' },
+    gitignore: { type: 'boolean' },
+    verify: { type: 'boolean' },
+  });
+  const out = makeOutput(cli.flags);
+  const f = cli.flags;
+  if (cli.input.length > 0) throw invalid(`svc init-remote takes no arguments (got "${cli.input.join(' ')}")`);
+
+  if (f.verify) {
+    if (f.url !== undefined || f.token !== undefined || f.scopes !== undefined) {
+      throw invalid('--verify reads .svc.yaml: do not combine it with --url, --token or --scopes');
+    }
+    return verify(out);
+  }
+
+  if (!f.url) throw invalid('--url is required (the server base address)');
+  if (!f.token || f.token.trim() === '') throw invalid('--token is required (an API key from the server)');
+  const url = normalizeUrl(f.url);
+  const token = f.token.trim();
+  const scopes = f.scopes === undefined ? undefined : splitList(f.scopes)!;
+
+  const me = await checkToken(url, token);
+  if (!me.ok) throw new SvcError('invalid', `${me.error}; .svc.yaml was not written`);
+
+  const cwd = process.cwd();
+  const path = findProjectConfigPath(cwd) ?? join(cwd, '.svc.yaml');
+  const files: PlannedFile[] = [
+    {
+      path,
+      role: 'remote_url, remote_token' + (scopes?.length ? ', remote_scopes' : ''),
+      content: await svcYamlWith(path, {
+        remote_url: url,
+        remote_token: token,
+        remote_scopes: scopes === undefined ? undefined : scopes.length > 0 ? scopes : null,
+      }),
+      // It holds a credential in plaintext.
+      mode: 0o600,
+      forceMode: true,
+    },
+  ];
+  if (f.gitignore !== false) {
+    const gitignore = join(dirname(path), '.gitignore');
+    files.push({ path: gitignore, role: '.svc.yaml (a credential file)', content: withGitignoreLine(readTextOrNull(gitignore), '.svc.yaml') });
+  } else {
+    out.warn('.svc.yaml holds the token in plaintext and is not gitignored: do not commit it');
+  }
+  const unknownScopes = scopes && me.scopes ? scopes.filter((s) => !me.scopes!.includes(s)) : [];
+  if (unknownScopes.length > 0) out.warn(`the server does not list ${unknownScopes.join(', ')} among this token's readable scopes`);
+
+  const written = applyPlan(files);
+  const result = { path, remote_url: url, remote_scopes: scopes ?? null, identity: me.identity, files: written };
+  out.result(result, () =>
+    [
+      `Token accepted by ${url}${me.identity ? ` (${me.identity})` : ''}.`,
+      ...written.map((w) => `  ${w.status.padEnd(9)}  ${w.path}  ${w.role}`),
+      `Recall in this project now also queries ${scopes?.length ? scopes.join(', ') : 'every readable scope'} on the server.`,
+    ].join('\n'),
+  );
+  return 0;
+}
+
+async function verify(out: ReturnType<typeof makeOutput>): Promise<number> {
+  const cwd = process.cwd();
+  const fail = (path: string | null, error: string): number => {
+    if (out.json) out.result({ ok: false, path, error }, () => '');
+    else process.stderr.write(`svc: remote check failed: ${error}\n`);
+    return 2;
+  };
+  let config;
+  try {
+    config = await loadProjectConfig(cwd);
+  } catch (err) {
+    return fail(findProjectConfigPath(cwd), (err as Error).message);
+  }
+  if (!config) return fail(null, `no .svc.yaml in ${cwd} or above it (up to the repository root); run svc init-remote --url <url> --token <key>`);
+  if (!config.remote_url || !config.remote_token) {
+    return fail(config.path, `${config.path} has no remote_url and remote_token; run svc init-remote --url <url> --token <key>`);
+  }
+  let url: string;
+  try {
+    url = normalizeUrl(config.remote_url);
+  } catch (err) {
+    return fail(config.path, `${config.path}: ${(err as Error).message}`);
+  }
+  const me = await checkToken(url, config.remote_token);
+  if (!me.ok) return fail(config.path, me.error);
+  out.result({ ok: true, path: config.path, remote_url: url, identity: me.identity, remote_scopes: config.remote_scopes ?? null }, () =>
+    `ok: ${url} accepts the token in ${config.path}${me.identity ? ` (${me.identity})` : ''}`,
+  );
+  return 0;
+}
+
+function normalizeUrl(raw: string): string {
+  const text = raw.trim().replace(/\/+$/, '');
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw invalid(`--url must be an http(s) address (got "${raw}")`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(`--url must be an http(s) address (got "${raw}")`);
+  return text;
+}
+
+type MeResult = { ok: true; identity?: string; scopes?: string[] } | { ok: false; error: string };
+
+/** `GET {url}/api/v1/me` with the token: 2xx accepts it; anything else names why not. */
+export async function checkToken(url: string, token: string): Promise<MeResult> {
+  const endpoint = `${url}/api/v1/me`;
+  let res: Response;
+  try {
+    res = await fetch(endpoint, {
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+      signal: AbortSignal.timeout(ME_TIMEOUT_MS),
+      redirect: 'error',
+    });
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    const why = e.name === 'TimeoutError' ? `no answer within ${ME_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    return { ok: false, error: `cannot reach ${endpoint}: ${why}` };
+  }
+  const body = await res.text().catch(() => '');
+  if (res.status === 401 || res.status === 403) {
+    return { ok: false, error: `the server rejected the token (HTTP ${res.status} from ${endpoint})` };
+  }
+  if (!res.ok) return { ok: false, error: `${endpoint} answered HTTP ${res.status}` };
+  let data: unknown;
+  try {
+    data = JSON.parse(body);
+  } catch {
+    return { ok: false, error: `${endpoint} did not answer JSON: is ${url} an svc server?` };
+  }
+  return { ok: true, identity: identityOf(data), scopes: scopesOf(data) };
+}
+
+function identityOf(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const d = data as Record<string, unknown>;
+  const user = (typeof d.user === 'object' && d.user !== null ? d.user : d) as Record<string, unknown>;
+  for (const key of ['email', 'username', 'name', 'id']) {
+    if (typeof user[key] === 'string' && user[key]) return user[key] as string;
+  }
+  return undefined;
+}
+
+function scopesOf(data: unknown): string[] | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const d = data as Record<string, unknown>;
+  const list = d.scopes ?? d.readable_scopes;
+  if (!Array.isArray(list)) return undefined;
+  const names = list.map((s) => (typeof s === 'string' ? s : typeof s === 'object' && s !== null ? (s as Record<string, unknown>).scope ?? (s as Record<string, unknown>).name : undefined));
+  return names.every((n) => typeof n === 'string') ? (names as string[]) : undefined;
+}

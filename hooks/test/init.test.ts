@@ -1,0 +1,387 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { CLI, svc, type SvcRun } from '../../tui/test/run-svc.js';
+
+// `svc init` and `svc init-remote` as real processes, in a temporary HOME and project folder.
+
+interface Sandbox {
+  home: string;
+  project: string;
+  shim: string;
+  run(args: string[], opts?: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<SvcRun>;
+  json(args: string[], opts?: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<{ run: SvcRun; data: any }>;
+}
+
+function sandbox(): Sandbox {
+  const root = mkdtempSync(join(tmpdir(), 'svc-init-'));
+  const home = join(root, 'home');
+  const project = join(root, 'project');
+  mkdirSync(home);
+  mkdirSync(project);
+  const env = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+    HOME: home,
+    SVC_PATH: '',
+    XDG_CONFIG_HOME: '',
+    SVC_EMBED: '',
+    SVC_EMBED_MODEL: '',
+    ...extra,
+  });
+  const run = (args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) => svc(args, { cwd: opts.cwd ?? project, env: env(opts.env) });
+  return {
+    home,
+    project,
+    shim: join(home, '.svc', 'bin', 'svc-hook'),
+    run,
+    async json(args, opts) {
+      const r = await run([...args, '--json'], opts);
+      let data: any;
+      try {
+        data = JSON.parse(r.stdout);
+      } catch {
+        throw new Error(`svc ${args.join(' ')} printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
+      }
+      return { run: r, data };
+    },
+  };
+}
+
+const readJson = (path: string): any => JSON.parse(readFileSync(path, 'utf8'));
+const write = (path: string, text: string): void => {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, text);
+};
+
+/** Every file under the given folders: relative path -> bytes and mode. */
+function snapshot(...dirs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (base: string, dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, entry.name);
+      if (entry.isDirectory()) walk(base, p);
+      else out[`${base}:${relative(base, p)}`] = `${(statSync(p).mode & 0o777).toString(8)} ${readFileSync(p, 'utf8')}`;
+    }
+  };
+  for (const d of dirs) walk(d, d);
+  return out;
+}
+
+const EXPECTED_CLAUDE = {
+  SessionStart: ['hook-session-guard', 'hook-session-remind', 'hook-session-mark'],
+  UserPromptSubmit: ['hook-inject', 'hook-correction-detect'],
+  PostToolUse: ['hook-observe', 'hook-revert-detect'],
+  Stop: ['hook-learn-check'],
+  PreCompact: ['hook-session-remind'],
+  SessionEnd: ['hook-session-mark'],
+};
+
+/** The svc hook names wired on each event, read back from settings.json. */
+function svcHooksByEvent(settings: any): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [event, groups] of Object.entries<any[]>(settings.hooks ?? {})) {
+    const names = groups.flatMap((g) => g.hooks ?? []).filter((h: any) => /svc-hook/.test(h.command)).map((h: any) => h.command.split(' ').pop());
+    if (names.length) out[event] = names;
+  }
+  return out;
+}
+
+describe('svc init', () => {
+  it('wires Claude Code in the project: shim, hooks with the async inject, MCP server', async () => {
+    const s = sandbox();
+    const { run, data } = await s.json(['init']);
+    expect(run.code, run.stderr).toBe(0);
+
+    // The shim: executable sh that execs this node with this install's cli.js.
+    const shim = readFileSync(s.shim, 'utf8');
+    expect(shim.startsWith('#!/bin/sh\n')).toBe(true);
+    expect(shim).toContain(`exec ${process.execPath} ${CLI} "$@"`);
+    expect(statSync(s.shim).mode & 0o111).toBe(0o111);
+
+    const settings = readJson(join(s.project, '.claude', 'settings.json'));
+    expect(svcHooksByEvent(settings)).toEqual(EXPECTED_CLAUDE);
+    const inject = settings.hooks.UserPromptSubmit[0].hooks[0];
+    expect(inject).toEqual({ type: 'command', command: `${s.shim} hook-inject`, timeout: 90, async: true });
+    expect(settings.hooks.PostToolUse[0].matcher).toBe('*');
+    for (const h of settings.hooks.SessionStart[0].hooks) expect(h.async).toBeUndefined();
+
+    const mcp = readJson(join(s.project, '.mcp.json'));
+    expect(mcp.mcpServers.svc).toEqual({ type: 'stdio', command: s.shim, args: ['mcp'] });
+
+    // Nothing user-global in project mode, no desktop (not installed), no editor (no .cursor/).
+    expect(existsSync(join(s.home, '.claude.json'))).toBe(false);
+    expect(existsSync(join(s.home, '.claude', 'settings.json'))).toBe(false);
+    expect(existsSync(join(s.project, '.cursor'))).toBe(false);
+    expect(data.written.sort()).toEqual([s.shim, join(s.project, '.claude', 'settings.json'), join(s.project, '.mcp.json')].sort());
+    expect(data.skipped.map((k: any) => k.what).sort()).toEqual(['Claude Desktop', 'Cursor']);
+
+    const text = await s.run(['init', '--no-json']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/unchanged\s+~\/\.svc\/bin\/svc-hook/);
+    expect(text.stdout).toMatch(/skipped\s+Claude Desktop: not installed/);
+  });
+
+  it('is idempotent: a second run leaves every file byte-identical and writes nothing', async () => {
+    const s = sandbox();
+    mkdirSync(join(s.home, '.config', 'Claude'), { recursive: true });
+    mkdirSync(join(s.project, '.cursor'));
+    write(join(s.project, '.gitignore'), 'node_modules\ndist');
+    expect((await s.run(['init', '--scope', 'project:demo', '--domain', 'lang.ts'])).code).toBe(0);
+    const first = snapshot(s.home, s.project);
+    const again = await s.json(['init', '--scope', 'project:demo', '--domain', 'lang.ts']);
+    expect(again.run.code).toBe(0);
+    expect(again.data.written).toEqual([]);
+    expect(again.data.files.every((f: any) => f.status === 'unchanged')).toBe(true);
+    expect(snapshot(s.home, s.project)).toEqual(first);
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('node_modules\ndist\n.cursor/rules/svc-dynamic*.mdc\n');
+  });
+
+  it('keeps every entry the user had and migrates older svc entries', async () => {
+    const s = sandbox();
+    const userSettings = {
+      model: 'opus',
+      permissions: { allow: ['Bash(npm test:*)'] },
+      hooks: {
+        UserPromptSubmit: [
+          {
+            hooks: [
+              { type: 'command', command: 'echo prompt >> /tmp/log' },
+              { type: 'command', command: 'svc hook-inject', timeout: 30 }, // an older svc install
+            ],
+          },
+        ],
+        PostToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'npx prettier --write .' }] }],
+        Notification: [{ hooks: [{ type: 'command', command: 'notify-send claude' }] }],
+        SubagentStop: [{ hooks: [{ type: 'command', command: 'npx svc hook-observe' }] }], // older svc, event no longer used
+      },
+      env: { FOO: '1' },
+    };
+    write(join(s.project, '.claude', 'settings.json'), JSON.stringify(userSettings, null, 4));
+    write(join(s.project, '.mcp.json'), JSON.stringify({ mcpServers: { github: { command: 'npx', args: ['-y', 'gh-mcp'] }, svc: { command: 'svc', args: ['mcp'] } } }));
+    mkdirSync(join(s.home, '.config', 'Claude'), { recursive: true });
+    write(join(s.home, '.config', 'Claude', 'claude_desktop_config.json'), JSON.stringify({ mcpServers: { files: { command: 'fs-mcp' } }, globalShortcut: 'Ctrl+Space' }));
+
+    expect((await s.run(['init'])).code).toBe(0);
+    const settings = readJson(join(s.project, '.claude', 'settings.json'));
+    expect(Object.keys(settings)).toEqual(['model', 'permissions', 'hooks', 'env']);
+    expect(settings.model).toBe('opus');
+    expect(settings.permissions).toEqual(userSettings.permissions);
+    expect(settings.env).toEqual({ FOO: '1' });
+    expect(settings.hooks.UserPromptSubmit[0]).toEqual({ hooks: [{ type: 'command', command: 'echo prompt >> /tmp/log' }] });
+    expect(settings.hooks.PostToolUse[0]).toEqual(userSettings.hooks.PostToolUse[0]);
+    expect(settings.hooks.Notification).toEqual(userSettings.hooks.Notification);
+    expect(settings.hooks.SubagentStop).toBeUndefined();
+    expect(svcHooksByEvent(settings)).toEqual(EXPECTED_CLAUDE);
+    expect(JSON.stringify(settings)).not.toMatch(/"svc hook-|npx svc/);
+    // Two-space JSON, whatever the user's file used.
+    expect(readFileSync(join(s.project, '.claude', 'settings.json'), 'utf8')).toBe(JSON.stringify(settings, null, 2) + '\n');
+
+    const mcp = readJson(join(s.project, '.mcp.json'));
+    expect(Object.keys(mcp.mcpServers)).toEqual(['github', 'svc']);
+    expect(mcp.mcpServers.github).toEqual({ command: 'npx', args: ['-y', 'gh-mcp'] });
+    expect(mcp.mcpServers.svc.command).toBe(s.shim);
+
+    const desktop = readJson(join(s.home, '.config', 'Claude', 'claude_desktop_config.json'));
+    expect(desktop.globalShortcut).toBe('Ctrl+Space');
+    expect(desktop.mcpServers.files).toEqual({ command: 'fs-mcp' });
+    expect(desktop.mcpServers.svc).toEqual({ command: s.shim, args: ['mcp'] });
+  });
+
+  it('--global writes the user-level settings and ~/.claude.json, keeping their other keys', async () => {
+    const s = sandbox();
+    write(join(s.home, '.claude.json'), JSON.stringify({ numStartups: 4, projects: { '/x': { allowedTools: [] } } }, null, 2));
+    chmodSync(join(s.home, '.claude.json'), 0o600);
+    const { run } = await s.json(['init', '--global', '--no-desktop']);
+    expect(run.code, run.stderr).toBe(0);
+    const settings = readJson(join(s.home, '.claude', 'settings.json'));
+    expect(svcHooksByEvent(settings)).toEqual(EXPECTED_CLAUDE);
+    const state = readJson(join(s.home, '.claude.json'));
+    expect(state.numStartups).toBe(4);
+    expect(state.projects).toEqual({ '/x': { allowedTools: [] } });
+    expect(state.mcpServers.svc).toEqual({ type: 'stdio', command: s.shim, args: ['mcp'] });
+    expect(statSync(join(s.home, '.claude.json')).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(s.project, '.claude'))).toBe(false);
+    expect(existsSync(join(s.project, '.mcp.json'))).toBe(false);
+    expect((await s.run(['init', '--global', '--project'])).code).toBe(1);
+  });
+
+  it('registers in the desktop assistant when it is installed, unless --no-desktop; SVC_PATH goes into env', async () => {
+    const s = sandbox();
+    const desktopConfig = join(s.home, '.config', 'Claude', 'claude_desktop_config.json');
+    mkdirSync(join(s.home, '.config', 'Claude'), { recursive: true });
+    const skipped = await s.json(['init', '--no-desktop']);
+    expect(skipped.data.skipped).toContainEqual({ what: 'Claude Desktop', reason: '--no-desktop' });
+    expect(existsSync(desktopConfig)).toBe(false);
+
+    const store = join(s.home, 'elsewhere', 'store');
+    const { run } = await s.json(['init'], { env: { SVC_PATH: store } });
+    expect(run.code).toBe(0);
+    expect(readJson(desktopConfig).mcpServers.svc).toEqual({ command: s.shim, args: ['mcp'], env: { SVC_PATH: store } });
+    expect(readJson(join(s.project, '.mcp.json')).mcpServers.svc.env).toEqual({ SVC_PATH: store });
+    // Hooks get the same store by default (the host's own SVC_PATH still wins).
+    expect(readFileSync(s.shim, 'utf8')).toContain(`[ -n "$SVC_PATH" ] || SVC_PATH=${store}\nexport SVC_PATH\n`);
+  });
+
+  it('sets up Cursor with --cursor, when .cursor/ exists, and not with --no-cursor', async () => {
+    const s = sandbox();
+    const cursor = join(s.project, '.cursor');
+
+    // Auto-detection off: no .cursor/ folder.
+    await s.run(['init', '--no-desktop']);
+    expect(existsSync(cursor)).toBe(false);
+
+    // --no-cursor wins over an existing folder.
+    mkdirSync(cursor);
+    write(join(cursor, 'hooks.json'), JSON.stringify({ version: 1, hooks: { afterFileEdit: [{ command: './format.sh' }], beforeShellExecution: [{ command: './guard.sh' }] } }));
+    await s.run(['init', '--no-cursor', '--no-desktop']);
+    expect(existsSync(join(cursor, 'mcp.json'))).toBe(false);
+    expect(readJson(join(cursor, 'hooks.json')).hooks.sessionStart).toBeUndefined();
+
+    // Auto-detected.
+    const { run, data } = await s.json(['init', '--no-desktop']);
+    expect(run.code).toBe(0);
+    expect(readJson(join(cursor, 'mcp.json')).mcpServers.svc).toEqual({ command: s.shim, args: ['mcp'], env: { SVC_TOOL_PROFILE: 'lean' } });
+    const hooks = readJson(join(cursor, 'hooks.json'));
+    expect(hooks.version).toBe(1);
+    expect(hooks.hooks.beforeShellExecution).toEqual([{ command: './guard.sh' }]);
+    expect(hooks.hooks.afterFileEdit).toEqual([{ command: './format.sh' }, { command: `${s.shim} hook-cursor-after-edit` }]);
+    expect(hooks.hooks.sessionStart).toEqual([{ command: `${s.shim} hook-cursor-session-start` }]);
+    expect(hooks.hooks.beforeSubmitPrompt).toEqual([{ command: `${s.shim} hook-cursor-prompt` }]);
+    expect(hooks.hooks.stop).toEqual([{ command: `${s.shim} hook-cursor-stop` }]);
+    const rules = readFileSync(join(cursor, 'rules', 'svc.mdc'), 'utf8');
+    expect(rules).toMatch(/^---\ndescription: .+\nalwaysApply: true\n---\n/);
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('.cursor/rules/svc-dynamic*.mdc\n');
+    expect(data.written).toContain(join(cursor, 'rules', 'svc.mdc'));
+
+    // --cursor creates the folder where there was none.
+    const t = sandbox();
+    expect((await t.run(['init', '--cursor', '--no-desktop'])).code).toBe(0);
+    expect(existsSync(join(t.project, '.cursor', 'hooks.json'))).toBe(true);
+    expect(existsSync(join(t.project, '.cursor', 'mcp.json'))).toBe(true);
+  });
+
+  it('--scope and --domain write .svc.yaml here, keeping the keys and comments already there', async () => {
+    const s = sandbox();
+    const path = join(s.project, '.svc.yaml');
+    write(path, '# team settings\nremote_url: https://hub.example\nscope: project:old\n');
+    const { run } = await s.json(['init', '--no-desktop', '--scope', 'project:new', '--domain', 'lang.typescript']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(path, 'utf8')).toBe('# team settings\nremote_url: https://hub.example\nscope: project:new\ndomain: lang.typescript\n');
+
+    const bad = await s.run(['init', '--scope', 'has space']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/scope/);
+  });
+
+  it('a malformed settings file is a clear error: exit 1, that file and every other untouched', async () => {
+    const s = sandbox();
+    const path = join(s.project, '.claude', 'settings.json');
+    const broken = '{\n  "hooks": {\n    "Stop": [\n';
+    write(path, broken);
+    const r = await s.run(['init', '--no-json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(path);
+    expect(r.stderr).toMatch(/not valid JSON/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(readFileSync(path, 'utf8')).toBe(broken);
+    expect(existsSync(s.shim)).toBe(false);
+    expect(existsSync(join(s.project, '.mcp.json'))).toBe(false);
+
+    write(path, JSON.stringify({ hooks: { Stop: { command: 'x' } } }));
+    const shape = await s.run(['init', '--no-json']);
+    expect(shape.code).toBe(1);
+    expect(shape.stderr).toMatch(/hooks\.Stop" must be an array/);
+  });
+});
+
+describe('svc init-remote', () => {
+  const GOOD = 'svc_sk_good';
+  let server: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === '/api/v1/me' && req.headers.authorization === `Bearer ${GOOD}`) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ user: { email: 'ada@example.com' }, scopes: ['global', 'group:eng'] }));
+        return;
+      }
+      res.writeHead(401, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'unauthorized', status: 401 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('tests the token, then writes remote_url, remote_token and remote_scopes and gitignores .svc.yaml', async () => {
+    const s = sandbox();
+    write(join(s.project, '.svc.yaml'), 'scope: project:demo\n');
+    write(join(s.project, '.gitignore'), 'dist/\n');
+    const { run, data } = await s.json(['init-remote', '--url', `${url}/`, '--token', GOOD, '--scopes', 'global,group:eng']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(data.identity).toBe('ada@example.com');
+    const yaml = readFileSync(join(s.project, '.svc.yaml'), 'utf8');
+    expect(yaml).toBe(`scope: project:demo\nremote_url: ${url}\nremote_token: ${GOOD}\nremote_scopes:\n  - global\n  - group:eng\n`);
+    expect(statSync(join(s.project, '.svc.yaml')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('dist/\n.svc.yaml\n');
+    expect(run.stdout).not.toContain(GOOD);
+  });
+
+  it('a rejected token or an unreachable server exits 1 and writes nothing', async () => {
+    const s = sandbox();
+    const bad = await s.run(['init-remote', '--url', url, '--token', 'svc_sk_wrong', '--no-json']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/rejected the token \(HTTP 401/);
+    expect(readdirSync(s.project)).toEqual([]);
+
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const down = await s.run(['init-remote', '--url', `http://127.0.0.1:${port}`, '--token', GOOD, '--no-json']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach/);
+    expect(readdirSync(s.project)).toEqual([]);
+
+    expect((await s.run(['init-remote', '--token', GOOD])).code).toBe(1);
+  });
+
+  it('--no-gitignore leaves .gitignore alone', async () => {
+    const s = sandbox();
+    const r = await s.run(['init-remote', '--url', url, '--token', GOOD, '--no-gitignore']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(s.project, '.svc.yaml'))).toBe(true);
+    expect(existsSync(join(s.project, '.gitignore'))).toBe(false);
+    expect(r.stderr).toMatch(/not gitignored/);
+  });
+
+  it('--verify reads the nearest .svc.yaml up to the repository root: exit 0 when the server accepts, 2 when not', async () => {
+    const s = sandbox();
+    mkdirSync(join(s.project, '.git'));
+    const sub = join(s.project, 'src', 'deep');
+    mkdirSync(sub, { recursive: true });
+
+    const none = await s.run(['init-remote', '--verify'], { cwd: sub });
+    expect(none.code).toBe(2);
+
+    expect((await s.run(['init-remote', '--url', url, '--token', GOOD])).code).toBe(0);
+    const ok = await s.json(['init-remote', '--verify'], { cwd: sub });
+    expect(ok.run.code).toBe(0);
+    expect(ok.data).toMatchObject({ ok: true, path: join(s.project, '.svc.yaml'), remote_url: url });
+
+    // Running it again from the subfolder updates the same file rather than shadowing it.
+    expect((await s.run(['init-remote', '--url', url, '--token', GOOD], { cwd: sub })).code).toBe(0);
+    expect(existsSync(join(sub, '.svc.yaml'))).toBe(false);
+
+    writeFileSync(join(s.project, '.svc.yaml'), `remote_url: ${url}\nremote_token: svc_sk_revoked\n`);
+    const rejected = await s.run(['init-remote', '--verify', '--no-json'], { cwd: sub });
+    expect(rejected.code).toBe(2);
+    expect(rejected.stderr).toMatch(/rejected the token/);
+
+    writeFileSync(join(s.project, '.svc.yaml'), `remote_url: http://127.0.0.1:1\nremote_token: ${GOOD}\n`);
+    expect((await s.run(['init-remote', '--verify'], { cwd: sub })).code).toBe(2);
+  });
+});

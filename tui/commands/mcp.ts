@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { invalid } from '../../engine/errors.js';
+import { LocalStore } from '../../engine/store/local-store.js';
+import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { loadProjectConfig } from '../../engine/config/project-config.js';
+import { parseArgs } from '../../engine/cli/cli-kit.js';
+
+const HELP = `
+  Usage
+    svc mcp [--profile full|lean] [--path <dir>]
+
+  Runs the stdio MCP server on the store ($SVC_PATH, --path, else ~/.svc). stdout carries
+  only the protocol; notes and warnings go to stderr.
+
+  Flags
+    --profile <p>   full (39 tools, default) or lean (11 tools, for editors that cap tool
+                    counts; svc_admin reaches the others). Default: $SVC_TOOL_PROFILE, else full.`;
+
+/** Notes for the operator; stdout belongs to the protocol. */
+const log = (message: string): void => {
+  process.stderr.write(`svc mcp: ${message}\n`);
+};
+
+export async function run(argv: string[]): Promise<number> {
+  const cli = parseArgs(argv, HELP, { profile: { type: 'string' } });
+  if (cli.input.length) throw invalid(`svc mcp takes no arguments (got "${cli.input.join(' ')}")`);
+  // Any library that logs with console.log must not corrupt the protocol stream.
+  for (const level of ['log', 'info', 'debug'] as const) console[level] = (...args: unknown[]) => console.error(...args);
+
+  // The MCP SDK and zod load only here: no other command pays for them.
+  const [{ createSvcServer, resolveProfile }, { localEmbedderProvider }, { StdioServerTransport }] = await Promise.all([
+    import('../../engine/mcp/server.js'),
+    import('../../engine/mcp/embedder-provider.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+  ]);
+  const profile = resolveProfile(cli.flags.profile ?? process.env.SVC_TOOL_PROFILE);
+  const project = await loadProjectConfig(process.cwd());
+  const store = await LocalStore.open(resolveStoreRoot(cli.flags.path), 'fast');
+  for (const w of store.warnings.splice(0)) log(`warning: ${w}`);
+
+  const { server, idle } = createSvcServer({
+    profile,
+    version: version(),
+    context: (client) => ({
+      backend: store,
+      embedder: localEmbedderProvider(store.root, { log }),
+      now: () => new Date(),
+      local: store,
+      project: project ? { scope: project.scope, domain: project.domain, remote_url: project.remote_url } : undefined,
+      agent: client.name,
+      log,
+    }),
+    afterCall: () => {
+      for (const w of store.warnings.splice(0)) log(`warning: ${w}`);
+    },
+  });
+
+  const transport = new StdioServerTransport();
+  const finished = new Promise<void>((resolve) => {
+    let closing = false;
+    const shutdown = async (): Promise<void> => {
+      if (closing) return;
+      closing = true;
+      // Let running calls finish their writes (bounded), then close the index.
+      await Promise.race([idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      await new Promise((r) => setImmediate(r)); // the SDK sends a result just after its handler returns
+      await server.close().catch(() => undefined);
+      store.close();
+      resolve();
+    };
+    process.stdin.once('end', () => void shutdown());
+    process.stdin.once('close', () => void shutdown());
+    process.once('SIGINT', () => void shutdown());
+    process.once('SIGTERM', () => void shutdown());
+    server.onclose = () => void shutdown();
+  });
+  await server.connect(transport);
+  if (process.env.SVC_DEBUG) log(`ready: profile ${profile}, store ${store.root}`);
+  await finished;
+  return 0;
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
