@@ -35,6 +35,11 @@ export interface EngineFigures {
   embed_backlog_ms: number;
   recall_cli_ms: number;
   node_baseline_ms: number;
+  /** `svc hook-inject` as a whole process on this store (what each prompt pays). */
+  hook_inject_ms: number;
+  hook_inject_ratio: number;
+  /** Spawning `svc mcp` to a completed initialize + tools/list. */
+  mcp_ready_ms: number;
   recall_cli_ratio: number;
   peak_rss_mb: number;
   recall_cli_rss_mb: number | null;
@@ -54,6 +59,8 @@ const TARGETS: Target[] = [
   { key: 'recall_p50_ms', text: '< 5 ms', met: (f) => f.recall_p50_ms < 5 },
   { key: 'recall_cli_ratio', text: '< 2.5 x', met: (f) => f.recall_cli_ratio < 2.5 },
   { key: 'rebuild_ms', text: '< 5000 ms', met: (f) => f.rebuild_ms < 5000 },
+  { key: 'hook_inject_ratio', text: '< 3 x', met: (f) => f.hook_inject_ratio < 3 },
+  { key: 'mcp_ready_ms', text: '< 1000 ms', met: (f) => f.mcp_ready_ms < 1000 },
 ];
 
 const log = (text: string): void => void process.stderr.write(`bench: ${text}\n`);
@@ -143,6 +150,11 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
   const coldOpenMs = performance.now() - t2;
   store.close();
 
+  // 5. Hooks as the agent host runs them, and the MCP server's start-up (hooks/ owns the probe).
+  log('timing svc hook-inject and svc mcp start-up');
+  const { benchHooks } = await import('../../hooks/install/bench-hooks.js');
+  const hooks = await benchHooks(root);
+
   // 4. `svc recall` as a whole process against `node -e 0`, interleaved so noise hits both.
   log(`timing svc recall and node -e 0 (${PROCESS_RUNS} runs each after ${PROCESS_WARMUP} warm-ups)`);
   const env = { ...process.env, SVC_PATH: root };
@@ -189,6 +201,9 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
     learn_cli_per_s: round(CLI_LEARNS / (learnCliMs / 1000), 1),
     recall_p50_ms: round(median(recallMs), 3),
     recall_p95_ms: round(percentile(recallMs, 95), 3),
+    hook_inject_ms: round(hooks.hook_inject_ms, 1),
+    hook_inject_ratio: round(hooks.ratio, 2),
+    mcp_ready_ms: round(hooks.mcp_ready_ms, 1),
     hybrid_tiny_p50_ms: round(median(hybridMs), 3),
     hybrid_tiny_p95_ms: round(percentile(hybridMs, 95), 3),
     embed_backlog_ms: Math.round(embedBacklogMs),
@@ -226,6 +241,9 @@ const ROWS: Array<[keyof EngineFigures, string, string]> = [
   ['recall_cli_ms', `svc recall process, median of ${PROCESS_RUNS}`, 'ms'],
   ['node_baseline_ms', `node -e 0, median of ${PROCESS_RUNS}`, 'ms'],
   ['recall_cli_ratio', 'svc recall / node -e 0', 'x'],
+  ['hook_inject_ms', 'svc hook-inject process, median', 'ms'],
+  ['hook_inject_ratio', 'svc hook-inject / node -e 0', 'x'],
+  ['mcp_ready_ms', 'svc mcp spawn to tools/list, median', 'ms'],
   ['peak_rss_mb', 'peak RSS, bench process', 'MB'],
   ['recall_cli_rss_mb', 'peak RSS, svc recall process', 'MB'],
   ['rebuild_ms', 'index rebuild', 'ms'],
