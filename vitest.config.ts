@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // compiled `dist/tui/cli.js`, which `npm test` builds first.
 export default defineConfig({
   test: {
-    include: ['{engine,tui,hooks,hub}/test/**/*.test.ts'],
+    include: ['{engine,tui,hooks,hub}/test/**/*.test.{ts,tsx}'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
