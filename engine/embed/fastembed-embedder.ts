@@ -114,21 +114,38 @@ async function open(model: EmbeddingModelName, folder: string): Promise<Embedder
       maxLength: MAX_TOKENS,
       showDownloadProgress: false,
     });
-    return { state: 'ready', model, embedder: await wrap(flag, model) };
+    return { state: 'ready', model, embedder: await wrap(flag, model, folder) };
   } catch (error) {
     return unavailable(model, `model ${model} in ${folder} could not be loaded: ${oneLine(error)}`);
   }
 }
 
-async function wrap(flag: FlagEmbedding, model: EmbeddingModelName): Promise<Embedder> {
+/**
+ * fastembed pads every input to maxLength (128 tokens), so a ten-word query costs as much as a
+ * 128-token passage. Queries go through a twin that shares the ONNX session but whose tokenizer
+ * does not pad: one query is one row, so its own length is all the model needs. (Passages keep
+ * fixed padding: fastembed stacks a batch into one tensor and needs equal rows.) This reaches
+ * fastembed's private fields, so fastembed is pinned to the version it was written against.
+ */
+async function queryTwin(flag: FlagEmbedding, folder: string): Promise<FlagEmbedding> {
+  type Internals = { session: unknown; model: unknown };
+  const cls = flag.constructor as unknown as { loadTokenizer(dir: string, maxLength: number): { disablePadding(): void } };
+  const tokenizer = cls.loadTokenizer(folder, MAX_TOKENS);
+  tokenizer.disablePadding();
+  const { session, model } = flag as unknown as Internals;
+  return Object.assign(Object.create(Object.getPrototypeOf(flag) as object), { tokenizer, session, model }) as FlagEmbedding;
+}
+
+async function wrap(flag: FlagEmbedding, model: EmbeddingModelName, folder: string): Promise<Embedder> {
+  const queries = await queryTwin(flag, folder);
   // One probe run proves the graph actually produces vectors (a model can load yet fail to run)
   // and tells the dimensions.
-  const probe = toVector(await flag.queryEmbed('probe'));
+  const probe = toVector(await queries.queryEmbed('probe'));
   return {
     model,
     dimensions: probe.length || 384,
     async embedQuery(text: string): Promise<Float32Array> {
-      return toVector(await flag.queryEmbed(text));
+      return toVector(await queries.queryEmbed(text));
     },
     async embedPassages(texts: string[]): Promise<Float32Array[]> {
       const out: Float32Array[] = [];
@@ -173,7 +190,7 @@ async function download(storeRoot: string, model: EmbeddingModelName, progress: 
     stopWatch = watch.stop;
     const flag = await Promise.race([init, watch.stalled]);
     stopWatch();
-    const embedder = await wrap(flag, model);
+    const embedder = await wrap(flag, model, join(staging, name));
     install(join(staging, name), folder, storeRoot, model);
     rmSync(join(dir, FAILURE_MARKER), { force: true });
     return { state: 'ready', model, embedder };
