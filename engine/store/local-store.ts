@@ -160,15 +160,19 @@ export class LocalStore implements EngramBackend {
   }
 
   vectorStats(model: string): { vectors: number; pending: number } {
-    return { vectors: this.index.countVectors(), pending: this.index.countPendingEmbeddings(model) };
+    if (this.index.vectorModel() === model) return { vectors: this.index.countVectors(), pending: this.index.countPendingEmbeddings() };
+    // Vectors of another model (or none yet): every live engram waits for this one.
+    const { retired = 0, ...live } = this.index.countByStatus();
+    return { vectors: 0, pending: Object.values(live).reduce((a, b) => a + b, 0) };
   }
 
   async embedPending(embedder: Embedder, onProgress?: (done: number, total: number) => void): Promise<number> {
-    const total = this.index.countPendingEmbeddings(embedder.model);
+    if (this.index.vectorModel() !== embedder.model) await this.exclusive(() => this.index.useModel(embedder.model));
+    const total = this.index.countPendingEmbeddings();
     let done = 0;
     while (done < total) {
       // Embed outside the lock (slow), store under it; putVector skips engrams edited meanwhile.
-      const batch = this.index.pendingEmbeddings(embedder.model, EMBED_BATCH);
+      const batch = this.index.pendingEmbeddings(EMBED_BATCH);
       if (batch.length === 0) break;
       const vectors = await embedder.embedPassages(batch.map((b) => b.statement));
       await this.exclusive(() => batch.forEach((item, i) => this.index.putVector(item, vectors[i]!, embedder.model)));

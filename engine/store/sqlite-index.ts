@@ -10,7 +10,7 @@ import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
 // YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
 // counters. Everything here can be rebuilt from the YAML files.
 
-export const INDEX_SCHEMA_VERSION = '4';
+export const INDEX_SCHEMA_VERSION = '5';
 export const VECTOR_DIMENSIONS = 384;
 
 const BM25_WEIGHTS = BM25_COLUMN_WEIGHTS.join(', ');
@@ -77,6 +77,8 @@ CREATE TABLE IF NOT EXISTS engrams (
 CREATE INDEX IF NOT EXISTS engrams_hash ON engrams (content_hash);
 CREATE INDEX IF NOT EXISTS engrams_scope ON engrams (scope, status);
 CREATE INDEX IF NOT EXISTS engrams_learned ON engrams (learned_at);
+-- Engrams whose vector is missing or stale: hybrid recall asks on every call, so keep it cheap.
+CREATE INDEX IF NOT EXISTS engrams_unembedded ON engrams (rowid) WHERE vec_hash IS NOT content_hash;
 CREATE VIRTUAL TABLE IF NOT EXISTS engram_fts USING fts5(
   statement, tags, domain, rationale,
   tokenize = 'porter unicode61 remove_diacritics 2'
@@ -248,21 +250,33 @@ export class SqliteIndex {
     this.stmt('DELETE FROM engram_vec WHERE rowid = ?').run(BigInt(rowid));
   }
 
-  /** Live engrams with no vector from `model` for their current content. */
-  pendingEmbeddings(model: string, limit: number): PendingEmbedding[] {
+  /** Live engrams with no vector for their current content (vectors are all of one model: see useModel). */
+  pendingEmbeddings(limit: number): PendingEmbedding[] {
     const rows = this.stmt(
       `SELECT rowid, doc, content_hash FROM engrams
-        WHERE status != 'retired' AND (vec_model IS NOT ? OR vec_hash IS NOT content_hash)
-        ORDER BY rowid LIMIT ?`,
-    ).all(model, limit) as { rowid: number; doc: string; content_hash: string }[];
+        WHERE vec_hash IS NOT content_hash AND status != 'retired' ORDER BY rowid LIMIT ?`,
+    ).all(limit) as { rowid: number; doc: string; content_hash: string }[];
     return rows.map((r) => ({ rowid: r.rowid, statement: (JSON.parse(r.doc) as EngramDoc).statement, content_hash: r.content_hash }));
   }
 
-  countPendingEmbeddings(model: string): number {
-    const row = this.stmt(
-      `SELECT count(*) AS n FROM engrams WHERE status != 'retired' AND (vec_model IS NOT ? OR vec_hash IS NOT content_hash)`,
-    ).get(model) as { n: number };
+  countPendingEmbeddings(): number {
+    const row = this.stmt(`SELECT count(*) AS n FROM engrams WHERE vec_hash IS NOT content_hash AND status != 'retired'`).get() as {
+      n: number;
+    };
     return row.n;
+  }
+
+  /** The model the stored vectors came from. */
+  vectorModel(): string | undefined {
+    return this.getMeta('vec_model');
+  }
+
+  /** Switches the index to another model's vectors: the old ones cannot be compared, so they go. Under the write lock. */
+  useModel(model: string): void {
+    if (this.getMeta('vec_model') === model) return;
+    this.useVectors();
+    this.db.exec('DELETE FROM engram_vec; UPDATE engrams SET vec_model = NULL, vec_hash = NULL;');
+    this.setMeta('vec_model', model);
   }
 
   /** Stores a vector if the engram still has the content it was computed from. */

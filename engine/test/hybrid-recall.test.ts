@@ -2,7 +2,7 @@
 // onnxruntime, vectors in sqlite-vec, fused with BM25.
 
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -119,5 +119,23 @@ describe('hybrid recall', () => {
     const r = await inject(store, 'lock the automobile', { embedder: state });
     expect(r.legs.vector).toBe('ran');
     expect(r.blocks.constraints.map((e) => e.statement)).toEqual(['Never leave the car unlocked']);
+  });
+
+  it('switching models re-embeds everything: vectors of two models are never compared', async () => {
+    const { state } = await withModel();
+    await learn(store, { statement: 'The car is parked outside' }, systemContext, { embedder: state });
+    await learn(store, { statement: 'Invoices go out monthly' }, systemContext, { embedder: state });
+    expect(store.vectorStats('bge-small-en-v1.5')).toEqual({ vectors: 2, pending: 0 });
+    const mini = modelFolder(root, 'all-MiniLM-L6-v2');
+    writeTinyModel(mini, { synonyms: SYNONYMS });
+    copyFileSync(join(mini, 'model_optimized.onnx'), join(mini, 'model.onnx'));
+    const other = await loadEmbedder(root, { download: false, progress: false, env: { SVC_EMBED_MODEL: 'all-MiniLM-L6-v2' } });
+    if (other.state !== 'ready') throw new Error(other.reason);
+    expect(store.vectorStats('all-MiniLM-L6-v2')).toEqual({ vectors: 0, pending: 2 });
+    const r = await recall(store, 'automobile', { embedder: other });
+    expect(r.legs.model).toBe('all-MiniLM-L6-v2');
+    expect(r.hits[0]!.engram.statement).toBe('The car is parked outside');
+    expect(store.vectorStats('all-MiniLM-L6-v2')).toEqual({ vectors: 2, pending: 0 });
+    expect(store.vectorStats('bge-small-en-v1.5').vectors).toBe(0);
   });
 });
