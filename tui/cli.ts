@@ -43,6 +43,16 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   promote: () => import('./commands/promote.js'),
   status: () => import('./commands/status.js'),
   sync: () => import('./commands/sync.js'),
+  packs: () => import('./commands/packs.js'),
+  stores: () => import('./commands/stores.js'),
+  ingest: () => import('./commands/ingest.js'),
+  import: () => import('./commands/import.js'),
+  tensions: () => import('./commands/tensions.js'),
+  audit: () => import('./commands/audit.js'),
+  session: () => import('./commands/session.js'),
+  browse: () => import('./commands/browse.js'),
+  migrate: () => import('./commands/migrate.js'),
+  'rerank-eval': () => import('./commands/rerank-eval.js'),
 };
 
 const USAGE = `svc: memory for AI agents and teams
@@ -66,7 +76,17 @@ const USAGE = `svc: memory for AI agents and teams
     capture <summary>        record an episode (what happened); text may come from stdin
     timeline [query]         episode history, newest first
     status                   counts, storage root, index health
-    sync --full              rebuild the index from the YAML files (and embed)
+    session start|end|show   agent sessions with attached learnings
+    sync [remote]            pull and push the store through git (--full: rebuild the index)
+    stores list|add          the stores recall and inject span (--shared, --readonly)
+    packs <subcommand>       list, preview, install, uninstall, export engram packs
+    ingest <text>            extract rules, decisions, definitions from text (no LLM)
+    import --from <source>   bring memories from files or another memory system
+    tensions                 conflicting engrams: list, --scan, confirm, dismiss, resolve
+    audit                    classify an agent host's working memory against the store
+    migrate [up|status|down] store layout migrations, with a backup first
+    rerank-eval              advisory gate: does the reranker help on this store?
+    browse                   interactive terminal browser (also: bare svc on a terminal)
 
   Run "svc <command> --help" for a command's flags.
   Global flags: --json --path <dir> --fast --quiet --help --version
@@ -79,6 +99,8 @@ function version(): string {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  // Bare `svc` on a terminal opens the browser; piped or redirected, it prints the usage.
+  if (name === undefined && process.stdin.isTTY && process.stdout.isTTY) return (await COMMANDS.browse!()).run([]);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(USAGE);
     return 0;

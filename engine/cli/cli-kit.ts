@@ -1,7 +1,9 @@
 import meow, { type AnyFlags, type Result } from 'meow';
 import { invalid } from '../errors.js';
-import { LocalStore, type ReconcileMode } from '../store/local-store.js';
+import type { LocalStore, ReconcileMode } from '../store/local-store.js';
 import { resolveStoreRoot } from '../store/store-root.js';
+import { openStoreSpan } from '../store/open-store.js';
+import type { StoreSpan } from '../store/multi-store.js';
 
 // What every command shares: flag parsing (meow) with the global flags, JSON-or-text output,
 // reading stdin, and opening the store.
@@ -77,8 +79,14 @@ export function parseArgs<F extends AnyFlags>(argv: string[], help: string, flag
   return cli;
 }
 
-export async function openStore(flags: { path?: string }, reconcile: ReconcileMode, out: Output): Promise<LocalStore> {
-  const store = await LocalStore.open(resolveStoreRoot(flags.path), reconcile);
+/** Opens the store the flags name (see openStoreSpan) and prints its warnings. */
+export async function openStore(
+  flags: { path?: string },
+  reconcile: ReconcileMode,
+  out: Output,
+  opts: { span?: StoreSpan } = {},
+): Promise<LocalStore> {
+  const store = await openStoreSpan(resolveStoreRoot(flags.path), reconcile, opts.span);
   for (const w of store.warnings.splice(0)) out.warn(w);
   return store;
 }

@@ -7,6 +7,7 @@ import { FEEDBACK_SIGNALS } from '../ops/feedback.js';
 // message that names it, so a refused call tells the agent exactly what to fix.
 
 export const text = (description: string) => z.string().trim().min(1, { error: 'must not be empty' }).describe(description);
+export const optionalText = (description: string) => z.string().trim().min(1, { error: 'must not be empty' }).optional().describe(description);
 
 export const engramId = (description = 'Engram id, e.g. ENG-KQ7M-2026-0101-001.') =>
   z

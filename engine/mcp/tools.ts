@@ -2,7 +2,11 @@ import { z } from 'zod/v4';
 import { invokeTool, ToolFailure } from './dispatch.js';
 import { batchDecayTool, HEALTH_TOOLS, MEMORY_TOOLS } from './memory-tools.js';
 import { RECORD_TOOLS, SESSION_TOOLS } from './session-tools.js';
-import { INGEST_TOOLS, PACK_TOOLS, STORE_TOOLS, SYNC_TOOLS, TENSION_TOOLS } from './pending-tools.js';
+import { PENDING_TOOLS } from './pending-tools.js';
+import { PACK_TOOLS } from './pack-tools.js';
+import { INGEST_TOOLS } from './ingest-tools.js';
+import { TENSION_TOOLS } from './tension-tools.js';
+import { storesAddTool, storesListTool, syncStatusTool, syncTool } from './store-tools.js';
 import { defineTool, type AnyToolDef } from './types.js';
 
 // The MCP tool surface. Names are a contract: clients call them verbatim.
@@ -17,8 +21,14 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...HEALTH_TOOLS,
   ...RECORD_TOOLS,
   ...PACK_TOOLS,
-  ...STORE_TOOLS,
-  ...SYNC_TOOLS,
+  storesAddTool,
+  storesListTool,
+  PENDING_TOOLS.scopesDiscover,
+  PENDING_TOOLS.suggestScope,
+  PENDING_TOOLS.rescope,
+  syncTool,
+  syncStatusTool,
+  PENDING_TOOLS.outbox,
   ...TENSION_TOOLS,
   ...INGEST_TOOLS,
   batchDecayTool,

@@ -11,13 +11,15 @@ import { invalid, SvcError } from '../errors.js';
 import { SqliteIndex, type FileStamp, type ListFilter, type SearchHit, type VectorHit } from './sqlite-index.js';
 import type { Embedder } from '../embed/embedder.js';
 import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable } from './durable-write.js';
+import { assertStoreWritable, LATEST_STORE_VERSION, storeVersionNotice } from './migrations.js';
 
 // The local backend: one YAML file per engram under `engrams/` (the source of truth, in a
 // git repository) and the derived SQLite index beside it. Every write holds the index's
 // `BEGIN IMMEDIATE` lock, which is the cross-process lock for id allocation, the YAML write
 // and the index update. Reads see the index; on open it is reconciled with the files.
 
-export const STORE_LAYOUT_VERSION = 1;
+/** The layout a new store gets (store migrations in ./migrations.ts move older ones up). */
+export const STORE_LAYOUT_VERSION = LATEST_STORE_VERSION;
 const ENGRAM_EXT = '.yaml';
 /** Engrams embedded per model call while catching up. */
 const EMBED_BATCH = 32;
@@ -110,6 +112,8 @@ export class LocalStore implements EngramBackend {
         });
       }
       if (!existsSync(join(root, 'local.yaml'))) await store.exclusive(() => store.initLayout());
+      const notice = storeVersionNotice(root);
+      if (notice) store.warnings.push(notice);
       await store.reconcile(reconcile);
     } catch (err) {
       store.close();
@@ -193,7 +197,10 @@ export class LocalStore implements EngramBackend {
   }
 
   async appendEpisodes(episodes: Episode[]): Promise<void> {
-    await this.exclusive(() => this.appendLogLocked('episodes', episodes));
+    await this.exclusive(() => {
+      assertStoreWritable(this.root);
+      this.appendLogLocked('episodes', episodes);
+    });
   }
 
   async queryEpisodes(filter: TimelineFilter): Promise<Episode[]> {
@@ -207,7 +214,10 @@ export class LocalStore implements EngramBackend {
   }
 
   async appendEvents(events: EngramEvent[]): Promise<void> {
-    await this.exclusive(() => this.appendLogLocked('events', events));
+    await this.exclusive(() => {
+      assertStoreWritable(this.root);
+      this.appendLogLocked('events', events);
+    });
   }
 
   async listEvents(filter: EventFilter): Promise<EngramEvent[]> {
@@ -219,6 +229,7 @@ export class LocalStore implements EngramBackend {
     const { stringify } = await import('yaml');
     const dir = join(this.root, 'sessions');
     await this.exclusive(() => {
+      assertStoreWritable(this.root);
       mkdirSync(dir, { recursive: true });
       writeFileDurable(join(dir, `${session.id}.yaml`), stringify(session, { lineWidth: 0 }));
     });
@@ -266,6 +277,7 @@ export class LocalStore implements EngramBackend {
    */
   async write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
+      assertStoreWritable(this.root);
       const dirWasKnown = this.dirMtime() === this.index.getMeta('dir_mtime');
       const pending = new Map<string, EngramDoc>();
       const notes = new Map<string, EventNote>();

@@ -39,7 +39,7 @@ describe('layout', () => {
     expect(existsSync(join(root, '.git', 'HEAD'))).toBe(true);
     const ignore = readFileSync(join(root, '.gitignore'), 'utf8');
     for (const entry of ['index.db', 'local.yaml', 'quarantine/', '.tmp-*']) expect(ignore).toContain(entry);
-    expect(readFileSync(join(root, 'config.yaml'), 'utf8')).toMatch(/^store_version: 1/m);
+    expect(readFileSync(join(root, 'config.yaml'), 'utf8')).toMatch(/^store_version: 2/m);
     expect(store.idPrefix()).toMatch(/^[A-Z][A-Z0-9]{3}$/);
   });
 

@@ -112,8 +112,8 @@ export function storeReady(root: string): boolean {
 
 /** Opens the store for a hook (cheap reconcile). Throws like LocalStore.open; callers fail open. */
 export async function openStore(root: string): Promise<LocalStore> {
-  const { LocalStore } = await import('../../engine/store/local-store.js');
-  return LocalStore.open(root, 'fast');
+  const { openStoreSpan } = await import('../../engine/store/open-store.js');
+  return openStoreSpan(root, 'fast');
 }
 
 /** Runs `fn` on the store, closing it afterwards; undefined when the store is absent or fails. */

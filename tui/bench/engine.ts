@@ -45,6 +45,12 @@ export interface EngineFigures {
   recall_cli_rss_mb: number | null;
   rebuild_ms: number;
   cold_open_ms: number;
+  /** `svc browse` in a child process: start to the first frame showing the list, 80×24. */
+  tui_first_paint_ms: number;
+  /** `svc import --from generic` of 10,000 JSONL rows into a fresh store. */
+  import_rows_per_s: number;
+  pack_export_1000_ms: number;
+  pack_install_1000_ms: number;
   engrams: number;
 }
 
@@ -61,7 +67,17 @@ const TARGETS: Target[] = [
   { key: 'rebuild_ms', text: '< 5000 ms', met: (f) => f.rebuild_ms < 5000 },
   { key: 'hook_inject_ratio', text: '< 3 x', met: (f) => f.hook_inject_ratio < 3 },
   { key: 'mcp_ready_ms', text: '< 1000 ms', met: (f) => f.mcp_ready_ms < 1000 },
+  { key: 'tui_first_paint_ms', text: '< 1000 ms', met: (f) => f.tui_first_paint_ms < 1000 },
 ];
+
+/** Run by `node -e` with the store as argv[1]: prints the first-paint milliseconds, timed from process start. */
+const FIRST_PAINT_SCRIPT = `
+const t0 = performance.timeOrigin;
+const { benchFirstPaint } = await import(${JSON.stringify(new URL('../browse/run.js', import.meta.url).href)});
+await benchFirstPaint(process.argv[1]);
+process.stdout.write(String(Date.now() - t0) + '\\n');
+process.exit(0);
+`;
 
 const log = (text: string): void => void process.stderr.write(`bench: ${text}\n`);
 
@@ -150,6 +166,19 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
   const coldOpenMs = performance.now() - t2;
   store.close();
 
+  // 7. The terminal UI's first paint on this store, in a fresh process (imports included).
+  log('timing the terminal UI first paint');
+  const paint = timeNode(['--input-type=module', '-e', FIRST_PAINT_SCRIPT, root], { cwd: dir });
+  if (paint.code !== 0) throw new Error(`first paint failed (exit ${paint.code}): ${paint.stderr}`);
+  const firstPaintMs = Number(paint.stdout.trim());
+
+  // 8. Import of 10,000 JSONL rows, and pack export and install of 1,000 engrams.
+  log('importing 10,000 JSONL rows; exporting and installing a 1,000-engram pack');
+  const { benchImport } = await import('../../engine/ops/import.js');
+  const imported = await benchImport(join(dir, 'import'));
+  const { benchPacks } = await import('../../engine/packs/bench.js');
+  const packs = await benchPacks(join(dir, 'packs'));
+
   // 5. Hooks as the agent host runs them, and the MCP server's start-up (hooks/ owns the probe).
   log('timing svc hook-inject and svc mcp start-up');
   const { benchHooks } = await import('../../hooks/install/bench-hooks.js');
@@ -214,6 +243,10 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
     recall_cli_rss_mb: childRss === null ? null : round(childRss, 1),
     rebuild_ms: round(rebuildMs, 0),
     cold_open_ms: round(coldOpenMs, 0),
+    tui_first_paint_ms: round(firstPaintMs, 1),
+    import_rows_per_s: imported.rows_per_s,
+    pack_export_1000_ms: round(packs.export_1000_ms, 0),
+    pack_install_1000_ms: round(packs.install_1000_ms, 0),
     engrams: count,
   };
   return { figures, notes };
@@ -248,6 +281,10 @@ const ROWS: Array<[keyof EngineFigures, string, string]> = [
   ['recall_cli_rss_mb', 'peak RSS, svc recall process', 'MB'],
   ['rebuild_ms', 'index rebuild', 'ms'],
   ['cold_open_ms', 'cold open, index.db deleted', 'ms'],
+  ['tui_first_paint_ms', 'terminal UI first paint (process)', 'ms'],
+  ['import_rows_per_s', 'import of 10,000 JSONL rows', 'rows/s'],
+  ['pack_export_1000_ms', 'pack export, 1,000 engrams', 'ms'],
+  ['pack_install_1000_ms', 'pack install, 1,000 engrams', 'ms'],
 ];
 
 function formatTable(f: EngineFigures, notes: string[]): string {

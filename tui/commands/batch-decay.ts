@@ -15,7 +15,7 @@ const HELP = `
 export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, { contextScope: { type: 'string' } });
   const out = makeOutput(cli.flags);
-  const store = await openStore(cli.flags, 'full', out);
+  const store = await openStore(cli.flags, 'full', out, { span: 'writable' });
   try {
     const report = await batchDecay(store, { contextScope: cli.flags.contextScope }, systemContext);
     out.result(report, () =>

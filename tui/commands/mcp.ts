@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { invalid } from '../../engine/errors.js';
-import { LocalStore } from '../../engine/store/local-store.js';
+import { openStoreSpan } from '../../engine/store/open-store.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { parseArgs } from '../../engine/cli/cli-kit.js';
@@ -35,7 +35,7 @@ export async function run(argv: string[]): Promise<number> {
   ]);
   const profile = resolveProfile(cli.flags.profile ?? process.env.SVC_TOOL_PROFILE);
   const project = await loadProjectConfig(process.cwd());
-  const store = await LocalStore.open(resolveStoreRoot(cli.flags.path), 'fast');
+  const store = await openStoreSpan(resolveStoreRoot(cli.flags.path), 'fast');
   for (const w of store.warnings.splice(0)) log(`warning: ${w}`);
 
   const { server, idle } = createSvcServer({

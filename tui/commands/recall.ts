@@ -17,6 +17,8 @@ const HELP = `
     --limit <n>   results to return (default ${DEFAULT_RECALL_LIMIT})
     --fast        BM25 only
 
+  With SVC_RERANKER set (see svc rerank-eval), the top hits are reranked by that model.
+
   Exit code 2 when nothing matches.`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -27,13 +29,20 @@ export async function run(argv: string[]): Promise<number> {
   const store = await openStore(cli.flags, 'fast', out);
   try {
     const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });
-    const result = await recall(store, query, { limit, fast: cli.flags.fast, embedder });
-    const results = result.hits.map(recallHitJson);
+    // SVC_RERANKER: recall a deeper pool, rerank its head, then cut (the module loads only then).
+    const rerankWanted = Boolean(process.env.SVC_RERANKER) && !cli.flags.fast;
+    const rr = rerankWanted ? await import('../../engine/rerank/reranker.js') : undefined;
+    const pool = rr ? rr.recallPoolSize(limit) : limit;
+    const fused = await recall(store, query, { limit: pool, fast: cli.flags.fast, embedder });
+    const result = rr ? await rr.rerankRecall(fused, { storeRoot: store.root, limit }) : { ...fused, reranker: undefined };
+    const results = result.hits.map((h) => ({ ...recallHitJson(h), ...('rerank_score' in h ? { rerank_score: h.rerank_score } : {}) }));
+    const body = { query, legs: result.legs, ...(result.reranker ? { reranker: result.reranker } : {}), results };
+    if (result.reranker?.state === 'unavailable') out.warn(`reranker not used: ${result.reranker.reason}`);
     if (results.length === 0) {
-      if (out.json) out.result({ query, legs: result.legs, results }, () => '');
+      if (out.json) out.result(body, () => '');
       throw new SvcError('no_results', `no engram matches "${query}"`);
     }
-    out.result({ query, legs: result.legs, results }, () =>
+    out.result(body, () =>
       result.hits
         .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`)
         .join('\n'),

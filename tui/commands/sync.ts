@@ -1,21 +1,99 @@
-import { SvcError } from '../../engine/errors.js';
-import { makeOutput, openStore, parseArgs } from '../../engine/cli/cli-kit.js';
+import { SvcError, invalid } from '../../engine/errors.js';
+import { makeOutput, openStore, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
+import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { embedderFor } from '../embedding.js';
 
 const HELP = `
   Usage
+    svc sync [remote]
     svc sync --full
+    svc sync --status
 
-  --full drops the derived index and rebuilds it from the YAML files, then embeds every
-  engram when the model is available. (Git pull and push between machines arrive later.)`;
+  Git-based sync between machines (git over HTTP or HTTPS).
+    svc sync <remote>   sets the remote (first time; a new address replaces the old one),
+                        then pulls and pushes
+    svc sync            commits this store's changes, pulls (merging what other machines
+                        pushed) and pushes; registered stores with a git remote of their own
+                        are synced too (read-only ones are only pulled)
+    svc sync --full     drops the derived index and rebuilds it from the YAML files, then
+                        embeds every engram when the model is available (no network)
+    svc sync --status   the remote, commits ahead and behind, last sync, uncommitted changes
+
+  Engrams of scope local never leave the machine (they are never committed); private
+  engrams are pushed. An engram changed on both machines in the same field is a conflict:
+  the local version stays, the remote version is written to <store>/quarantine/ (listed by
+  svc status) and reported. Logs (episodes, events) keep the lines of both machines.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const cli = parseArgs(argv, HELP, { full: { type: 'boolean', default: false } });
+  const cli = parseArgs(argv, HELP, { full: { type: 'boolean', default: false }, status: { type: 'boolean', default: false } });
   const out = makeOutput(cli.flags);
-  if (!cli.flags.full || cli.input.length > 0) {
-    throw new SvcError('invalid', 'git sync (pull and push) is not available yet in this version; svc sync --full rebuilds the index');
+  if (cli.input.length > 1) throw invalid('usage: svc sync [remote] [--full]');
+  const remote = cli.input[0];
+  const root = resolveStoreRoot(cli.flags.path);
+
+  if (cli.flags.status) {
+    if (remote !== undefined || cli.flags.full) throw invalid('--status takes no remote and no --full');
+    const { syncStatus } = await import('../../engine/store/git-sync.js');
+    const s = await syncStatus(root);
+    out.result(s, () =>
+      [
+        `Store        ${s.root}`,
+        `Remote       ${s.remote ?? 'none (svc sync <address> sets one)'}`,
+        `Branch       ${s.branch}${s.head ? ` at ${s.head.slice(0, 7)}` : ' (no commits yet)'}`,
+        `Ahead        ${s.ahead} commit(s)`,
+        `Behind       ${s.behind} commit(s) (as of the last fetch)`,
+        `Last sync    ${s.last_sync ?? 'never'}${s.last_result ? ` (${s.last_result})` : ''}`,
+        `Uncommitted  ${s.uncommitted.engrams} engram file(s), ${s.uncommitted.other} other file(s)`,
+        `Local only   ${s.local_only} engram(s) of scope local (never pushed)`,
+      ].join('\n'),
+    );
+    return 0;
   }
-  const store = await openStore(cli.flags, 'fast', out);
+
+  let synced: Record<string, unknown> | undefined;
+  if (remote !== undefined || !cli.flags.full) {
+    const { syncStores, describeSync, describeConflicts } = await import('../../engine/store/git-sync.js');
+    const all = await syncStores(root, { remote });
+    for (const w of all.warnings) out.warn(w);
+    const text: string[] = [];
+    let conflicts = 0;
+    if (all.primary) {
+      text.push(...describeSync(all.primary));
+      for (const c of describeConflicts(all.primary)) out.warn(c);
+      conflicts += all.primary.conflicts.length;
+    }
+    for (const s of all.stores) {
+      if (s.report) {
+        text.push(...describeSync(s.report).map((l, i) => (i === 0 ? `${l} [scope ${s.scope}${s.readonly ? ', read-only: pulled only' : ''}]` : l)));
+        for (const c of describeConflicts(s.report)) out.warn(c);
+        conflicts += s.report.conflicts.length;
+      } else if (s.skipped && !cli.flags.quiet) {
+        text.push(`Not synced: ${s.path} [scope ${s.scope}]: ${s.skipped}`);
+      }
+    }
+    synced = { ...(all.primary ?? { root, remote: null }), stores: all.stores, conflict_count: conflicts };
+    if (!cli.flags.full) {
+      const counts = await countAfter(cli.flags, out);
+      out.result({ ...synced, engrams: counts }, () => [...text, `Engrams now: ${counts}`].join('\n'));
+      return 0;
+    }
+    if (!out.json) process.stdout.write(text.join('\n') + '\n');
+  }
+  return rebuild(cli.flags, out, synced);
+}
+
+async function countAfter(flags: { path?: string }, out: Output): Promise<number> {
+  const store = await openStore(flags, 'full', out);
+  try {
+    return (await store.stats()).engrams;
+  } finally {
+    store.close();
+  }
+}
+
+/** --full: drop the derived index and rebuild it from the YAML files (of every registered store). */
+async function rebuild(flags: { path?: string; fast?: boolean }, out: Output, synced?: Record<string, unknown>): Promise<number> {
+  const store = await openStore(flags, 'fast', out);
   try {
     try {
       await store.rebuild();
@@ -25,12 +103,11 @@ export async function run(argv: string[]): Promise<number> {
     }
     for (const w of store.warnings.splice(0)) out.warn(w);
     const stats = await store.stats();
-    const dense = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });
+    const dense = await embedderFor(store, out, { fast: flags.fast ?? false, download: true, warn: true });
     const embedded = dense?.state === 'ready' ? await store.embedPending(dense.embedder) : 0;
     const vector = dense?.state === 'ready' ? `embedded ${embedded} engrams` : `vectors unavailable: ${dense?.reason ?? 'skipped (--fast)'}`;
-    out.result({ rebuilt: true, engrams: stats.engrams, episodes: stats.episodes, quarantined: store.quarantined().length, embedded, vector }, () =>
-      `Rebuilt the index: ${stats.engrams} engrams, ${stats.episodes} episodes; ${vector}`,
-    );
+    const result = { rebuilt: true, engrams: stats.engrams, episodes: stats.episodes, quarantined: store.quarantined().length, embedded, vector };
+    out.result(synced ? { ...synced, ...result } : result, () => `Rebuilt the index: ${stats.engrams} engrams, ${stats.episodes} episodes; ${vector}`);
     return 0;
   } finally {
     store.close();

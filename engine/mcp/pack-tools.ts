@@ -1,0 +1,117 @@
+import { z } from 'zod/v4';
+import { SvcError } from '../errors.js';
+import {
+  discoverPacks,
+  exportPack,
+  FilePackRegistry,
+  installPack,
+  listPacks,
+  previewPack,
+  uninstallPack,
+  type PackRegistry,
+} from '../ops/packs.js';
+import * as f from './fields.js';
+import { opContext } from './memory-tools.js';
+import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
+
+// The pack tools over engine/ops/packs.ts.
+// Installed-pack records live beside the store: on the local store in <store>/packs/. A context
+// may bring its own registry (the hub, in its tables) as `packs`.
+
+
+/** The context's pack registry: its own (hub), else the local store's `packs/` folder. */
+export function packRegistry(ctx: ToolContext): PackRegistry {
+  const own = (ctx as ToolContext & { packs?: PackRegistry }).packs;
+  if (own) return own;
+  if (ctx.local) return new FilePackRegistry(ctx.local.root);
+  throw new SvcError('invalid', 'packs need a local store or a pack registry; this server has neither');
+}
+
+export const packsListTool = defineTool({
+  name: 'svc_packs_list',
+  title: 'List packs',
+  description: 'Installed packs (named bundles of engrams with a manifest and an integrity hash): name, version, engram count, install date.',
+  input: z.strictObject({}),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx) {
+    return listPacks(packRegistry(ctx));
+  },
+});
+
+export const packsPreviewTool = defineTool({
+  name: 'svc_packs_preview',
+  title: 'Preview pack',
+  description: 'Inspect a pack folder without installing it: its manifest, its engrams, the integrity check, the security-scan results and warnings.',
+  input: z.strictObject({ path: f.text('Folder of the pack (holding its manifest).') }),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx, { path }) {
+    return previewPack(ctx.backend, packRegistry(ctx), path);
+  },
+});
+
+export const packsInstallTool = defineTool({
+  name: 'svc_packs_install',
+  title: 'Install pack',
+  description:
+    'Install a pack from a folder: verifies its integrity hash, runs a security scan and reports conflicts with existing engrams (the pack still installs). Its engrams get scope pack:<name>.',
+  input: z.strictObject({ path: f.text('Folder of the pack (holding its manifest).') }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, { path }) {
+    return installPack(ctx.backend, packRegistry(ctx), path, opContext(ctx));
+  },
+});
+
+export const packsUninstallTool = defineTool({
+  name: 'svc_packs_uninstall',
+  title: 'Uninstall pack',
+  description: 'Remove an installed pack and its engrams from the store.',
+  input: z.strictObject({ name: f.text('Name of the installed pack (see svc_packs_list).') }),
+  destructive: true,
+  readOnly: false,
+  async handler(ctx, { name }) {
+    return uninstallPack(ctx.backend, packRegistry(ctx), name, opContext(ctx));
+  },
+});
+
+export const packsExportTool = defineTool({
+  name: 'svc_packs_export',
+  title: 'Export pack',
+  description:
+    'Bundle matching engrams into a pack folder (default ~/svc-packs/<name>) with a manifest and an integrity hash. Engrams holding secrets and private-visibility engrams are left out and reported.',
+  input: z.strictObject({
+    name: f.text('Name of the new pack.'),
+    domain: f.domain('Only engrams of this domain and its sub-domains.').optional(),
+    scope: f.scope('Only engrams of this scope.').optional(),
+    tags: f.tags('Only engrams carrying one of these tags.').optional(),
+    type: f.engramType().optional(),
+    description: f.optionalText('What the pack is for, written to the manifest.'),
+    creator: f.optionalText('Who made it, written to the manifest.'),
+    output: f.optionalText('Folder to write the pack into (default ~/svc-packs/<name>).'),
+  }),
+  destructive: false,
+  readOnly: false,
+  async handler(ctx, args) {
+    return exportPack(ctx.backend, args, opContext(ctx));
+  },
+});
+
+export const packsDiscoverTool = defineTool({
+  name: 'svc_packs_discover',
+  title: 'Discover packs',
+  description:
+    'Packs available to install that are not installed here (or only in an older version): pack folders under ~/svc-packs, and the packs of configured remote stores once those are available; optionally matching a query.',
+  input: z.strictObject({
+    query: f.optionalText('Words to match against pack names and descriptions.'),
+    limit: f.limit(20, 200, 'packs'),
+  }),
+  destructive: false,
+  readOnly: true,
+  async handler(ctx, { query, limit }) {
+    return discoverPacks(packRegistry(ctx), { query, limit, remote: ctx.project?.remote_url });
+  },
+});
+
+export const PACK_TOOLS: AnyToolDef[] = [packsListTool, packsPreviewTool, packsInstallTool, packsUninstallTool, packsExportTool, packsDiscoverTool];

@@ -1,0 +1,601 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramBackend, EngramWriter, EventNote, StoreStats } from '../backend.js';
+import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
+import type { IdKind } from '../model/ids.js';
+import type { Embedder } from '../embed/embedder.js';
+import { contentHash } from '../model/content-hash.js';
+import { SvcError, invalid } from '../errors.js';
+import { checkScope } from '../model/scope.js';
+import { LocalStore, type QuarantinedFile, type ReconcileMode } from './local-store.js';
+import type { ListFilter, SearchHit, VectorHit } from './sqlite-index.js';
+import { addToRegistry, readRegistry, removeFromRegistry, storeKey, type AddOutcome, type StoreEntry } from './store-registry.js';
+
+// A composite backend over the primary store and the stores registered in its local.yaml
+// (see store-registry.ts). Reads span every store: search hits merged by score, lists by
+// learned_at, a get finds the engram wherever it lives. Writes are routed:
+//   - an engram that exists is written back to the store that holds it;
+//   - a new engram goes to the store registered for its scope, else to the primary;
+//   - a read-only store is never written: a write aimed at it fails, naming the store.
+// A new engram's id is allocated by the store it lands in, with that store's own prefix, so ids
+// never collide across stores. Because the scope is only known when the engram is put, the
+// composite hands out a placeholder id first and swaps in the real one before anything is
+// written (in the engram, in every other engram put in the same unit of work, and in the
+// caller's object).
+// Episodes and sessions belong to the primary store. Change events are written by the store
+// that holds the engram; `listEvents` reads them from every store.
+
+/** Everything a LocalStore offers its callers: the CLI treats both alike. */
+export type LocalStoreSurface = { [K in keyof LocalStore]: LocalStore[K] };
+
+/** Which stores a composite spans: every registered one, only the writable ones, or none. */
+export type StoreSpan = 'all' | 'writable' | 'primary';
+
+export interface StoreMember {
+  store: LocalStore;
+  /** null for the primary store. */
+  entry: StoreEntry | null;
+}
+
+export interface MissingStore {
+  entry: StoreEntry;
+  reason: string;
+}
+
+/** Fields learn updates on other engrams as a side effect; never a reason to fail on a read-only store. */
+const INCIDENTAL_FIELDS = new Set(['recurrence_count', 'relations']);
+
+const PLACEHOLDER = /^(ENG|ABS|META)-SVCPENDING[0-9a-f]{16}$/;
+
+export class MultiStore implements LocalStoreSurface, EngramBackend {
+  readonly primary: LocalStore;
+  private readonly added: StoreMember[] = [];
+  /** Registered stores that could not be opened (folder gone, unreadable): reads skip them, writes to their scope fail. */
+  readonly missing: MissingStore[] = [];
+  private readonly ownWarnings: string[] = [];
+
+  private constructor(primary: LocalStore) {
+    this.primary = primary;
+  }
+
+  /** Opens the primary store at `root` and the stores its registry names (per `span`). */
+  static async open(root: string, reconcile: ReconcileMode = 'full', span: StoreSpan = 'all'): Promise<MultiStore> {
+    const primary = await LocalStore.open(root, reconcile);
+    const multi = new MultiStore(primary);
+    try {
+      if (span !== 'primary') {
+        for (const entry of await readRegistry(primary.root)) {
+          if (span === 'writable' && entry.readonly) continue;
+          await multi.attach(entry, reconcile);
+        }
+      }
+    } catch (err) {
+      multi.close();
+      throw err;
+    }
+    return multi;
+  }
+
+  /** Wraps stores that are already open (tests, servers). The composite closes them on close(). */
+  static of(primary: LocalStore, added: Array<{ store: LocalStore; entry: StoreEntry }>): MultiStore {
+    const multi = new MultiStore(primary);
+    for (const m of added) multi.added.push(m);
+    return multi;
+  }
+
+  /** Opens one more registered store and spans it from now on (e.g. right after `stores add`). */
+  async attach(entry: StoreEntry, reconcile: ReconcileMode = 'fast'): Promise<StoreMember | null> {
+    const key = storeKey(entry.path);
+    const known = this.added.find((m) => storeKey(m.store.root) === key);
+    if (known) return known;
+    if (!existsSync(entry.path)) {
+      this.noteMissing(entry, 'the folder does not exist');
+      return null;
+    }
+    try {
+      const store = await LocalStore.open(entry.path, reconcile);
+      const member = { store, entry };
+      this.added.push(member);
+      return member;
+    } catch (err) {
+      this.noteMissing(entry, (err as Error).message);
+      return null;
+    }
+  }
+
+  private noteMissing(entry: StoreEntry, reason: string): void {
+    this.missing.push({ entry, reason });
+    this.ownWarnings.push(`the store registered for scope ${entry.scope} at ${entry.path} is unavailable (${reason}); skipped`);
+  }
+
+  /** The primary first, then the registered stores in registration order. */
+  members(): StoreMember[] {
+    return [{ store: this.primary, entry: null }, ...this.added];
+  }
+
+  private stores(): LocalStore[] {
+    return this.members().map((m) => m.store);
+  }
+
+  /** The store a new engram of `scope` goes to. Throws for a read-only or unavailable store. */
+  storeForScope(scope: string): StoreMember {
+    const member = this.added.find((m) => m.entry?.scope === scope);
+    if (member) {
+      if (member.entry?.readonly) {
+        throw new SvcError(
+          'conflict',
+          `scope ${scope} belongs to the read-only store at ${member.store.root}: svc never writes there (learn it with another scope, or re-add the store without --readonly)`,
+        );
+      }
+      return member;
+    }
+    const gone = this.missing.find((m) => m.entry.scope === scope);
+    if (gone) throw new SvcError('storage', `scope ${scope} belongs to the store at ${gone.entry.path}, which is unavailable (${gone.reason})`);
+    return { store: this.primary, entry: null };
+  }
+
+  /** The store that holds engram `id`, or null. */
+  async ownerOf(id: string): Promise<StoreMember | null> {
+    for (const m of this.members()) if (await m.store.get(id)) return m;
+    return null;
+  }
+
+  // ------------------------------------------------------------- LocalStore surface
+
+  get root(): string {
+    return this.primary.root;
+  }
+
+  get engramsDir(): string {
+    return this.primary.engramsDir;
+  }
+
+  get quarantineDir(): string {
+    return this.primary.quarantineDir;
+  }
+
+  /** Warnings of every member (moved here as they are read), then the composite's own. */
+  get warnings(): string[] {
+    for (const s of this.stores()) {
+      const w = s.warnings.splice(0);
+      for (const line of w) this.ownWarnings.push(s === this.primary ? line : `${s.root}: ${line}`);
+    }
+    return this.ownWarnings;
+  }
+
+  close(): void {
+    for (const s of this.stores()) s.close();
+  }
+
+  idPrefix(): string {
+    return this.primary.idPrefix();
+  }
+
+  quarantined(): QuarantinedFile[] {
+    return this.stores().flatMap((s) => s.quarantined());
+  }
+
+  vectorStats(model: string): { vectors: number; pending: number } {
+    let vectors = 0;
+    let pending = 0;
+    for (const s of this.stores()) {
+      const v = s.vectorStats(model);
+      vectors += v.vectors;
+      pending += v.pending;
+    }
+    return { vectors, pending };
+  }
+
+  /** Rebuilds the index of every store from its YAML files. */
+  async rebuild(): Promise<void> {
+    for (const s of this.stores()) await s.rebuild();
+  }
+
+  async refresh(): Promise<void> {
+    for (const s of this.stores()) await s.refresh();
+  }
+
+  // ------------------------------------------------------------- reads
+
+  async get(id: string): Promise<EngramDoc | null> {
+    for (const s of this.stores()) {
+      const e = await s.get(id);
+      if (e) return e;
+    }
+    return null;
+  }
+
+  async findByHash(hash: string): Promise<EngramDoc[]> {
+    return dedupe((await Promise.all(this.stores().map((s) => s.findByHash(hash)))).flat());
+  }
+
+  async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
+    const hits = (await Promise.all(this.stores().map((s) => s.searchText(query, limit, mode)))).flat();
+    return dedupeHits(hits.sort((a, b) => b.score - a.score)).slice(0, limit);
+  }
+
+  async searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]> {
+    const hits = (await Promise.all(this.stores().map((s) => s.searchVector(vector, limit, model)))).flat();
+    return dedupeHits(hits.sort((a, b) => b.cosine - a.cosine)).slice(0, limit);
+  }
+
+  async list(filter: ListFilter): Promise<EngramDoc[]> {
+    const all = dedupe((await Promise.all(this.stores().map((s) => s.list(filter)))).flat());
+    all.sort(byLearnedAtDesc);
+    return filter.limit ? all.slice(0, filter.limit) : all;
+  }
+
+  async stats(): Promise<StoreStats> {
+    const parts = await Promise.all(this.stores().map((s) => s.stats()));
+    const total: StoreStats = { engrams: 0, by_status: {}, episodes: 0, sessions: 0, packs: 0, injection_events: 0 };
+    for (const p of parts) {
+      total.engrams += p.engrams;
+      total.episodes += p.episodes;
+      total.sessions += p.sessions;
+      total.packs += p.packs;
+      total.injection_events += p.injection_events;
+      for (const [k, v] of Object.entries(p.by_status)) total.by_status[k] = (total.by_status[k] ?? 0) + v;
+    }
+    return total;
+  }
+
+  /** Vectors are derived data in each store's index, so read-only stores are embedded too. */
+  async embedPending(embedder: Embedder, onProgress?: (done: number, total: number) => void): Promise<number> {
+    let done = 0;
+    for (const s of this.stores()) done += await s.embedPending(embedder, onProgress);
+    return done;
+  }
+
+  // ------------------------------------------------------------- records
+
+  recordId(kind: 'EP' | 'SES', now: Date): string {
+    return this.primary.recordId(kind, now);
+  }
+
+  async appendEpisodes(episodes: Episode[]): Promise<void> {
+    await this.primary.appendEpisodes(episodes);
+  }
+
+  async queryEpisodes(filter: TimelineFilter): Promise<Episode[]> {
+    return this.primary.queryEpisodes(filter);
+  }
+
+  async getEpisode(id: string): Promise<Episode | null> {
+    for (const s of this.stores()) {
+      const e = await s.getEpisode(id);
+      if (e) return e;
+    }
+    return null;
+  }
+
+  async putSession(session: Session): Promise<void> {
+    await this.primary.putSession(session);
+  }
+
+  async getSession(id: string): Promise<Session | null> {
+    return this.primary.getSession(id);
+  }
+
+  /** An event about one engram goes to the (writable) store that holds it; others to the primary. */
+  async appendEvents(events: EngramEvent[]): Promise<void> {
+    const groups = new Map<LocalStore, EngramEvent[]>();
+    for (const ev of events) {
+      let target = this.primary;
+      if (ev.engram_id) {
+        const owner = await this.ownerOf(ev.engram_id);
+        if (owner && !owner.entry?.readonly) target = owner.store;
+      }
+      groups.set(target, [...(groups.get(target) ?? []), ev]);
+    }
+    for (const [store, group] of groups) await store.appendEvents(group);
+  }
+
+  async listEvents(filter: EventFilter): Promise<EngramEvent[]> {
+    const all = (await Promise.all(this.stores().map((s) => s.listEvents(filter)))).flat();
+    all.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    return filter.limit ? all.slice(Math.max(0, all.length - filter.limit)) : all;
+  }
+
+  // ------------------------------------------------------------- writes
+
+  /**
+   * Runs `fn` holding the write lock of every writable store (taken in path order, so two
+   * processes never wait on each other in a cycle), then writes each engram to its store.
+   * Every store's part commits when `fn` returns; if `fn` or the routing throws, nothing is
+   * written. (Each store commits on its own: a crash between two commits can leave one store
+   * written and not the other, never a half-written file.)
+   */
+  async write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T> {
+    const writable = this.members()
+      .filter((m) => !m.entry?.readonly)
+      .sort((a, b) => (a.store.root < b.store.root ? -1 : a.store.root > b.store.root ? 1 : 0));
+    const txs = new Map<LocalStore, EngramWriter>();
+    const lockAll = async (i: number): Promise<T> => {
+      if (i === writable.length) return this.runUnit(fn, txs);
+      const { store } = writable[i]!;
+      return store.write(async (tx) => {
+        txs.set(store, tx);
+        return lockAll(i + 1);
+      });
+    };
+    return lockAll(0);
+  }
+
+  private async runUnit<T>(fn: (tx: EngramWriter) => Promise<T>, txs: Map<LocalStore, EngramWriter>): Promise<T> {
+    const readers = this.members().map((m) => ({ member: m, read: txs.get(m.store) ?? m.store }));
+    const pending = new Map<string, { doc: EngramDoc; note?: EventNote; original: EngramDoc }>();
+    const placeholders = new Map<string, { kind: IdKind; now: Date }>();
+
+    const findStored = async (id: string): Promise<{ member: StoreMember; doc: EngramDoc } | null> => {
+      for (const r of readers) {
+        const doc = await r.read.get(id);
+        if (doc) return { member: r.member, doc };
+      }
+      return null;
+    };
+
+    const tx: EngramWriter = {
+      get: async (id) => pending.get(id)?.doc ?? (await findStored(id))?.doc ?? null,
+      findByHash: async (hash) => {
+        const found = new Map<string, EngramDoc>();
+        for (const r of readers) for (const e of await r.read.findByHash(hash)) if (!found.has(e.id)) found.set(e.id, e);
+        for (const p of pending.values()) if (contentHash(p.doc.statement) === hash) found.set(p.doc.id, p.doc);
+        return [...found.values()];
+      },
+      allocateId: async (kind, now) => {
+        const id = `${kind}-SVCPENDING${randomBytes(8).toString('hex')}`;
+        placeholders.set(id, { kind, now });
+        return id;
+      },
+      put: async (engram, note) => {
+        pending.set(engram.id, { doc: structuredClone(engram), note: note && structuredClone(note), original: engram });
+      },
+    };
+
+    const result = await fn(tx);
+    if (pending.size === 0) return result;
+
+    // Where each engram goes: back to the store that holds it, else by scope.
+    const targets = new Map<string, StoreMember>();
+    const skip = new Set<string>();
+    for (const [id, p] of pending) {
+      if (placeholders.has(id)) {
+        targets.set(id, this.storeForScope(p.doc.scope));
+        continue;
+      }
+      const stored = await findStored(id);
+      if (stored) {
+        if (stored.member.entry?.readonly) {
+          const changed = changedFields(stored.doc, p.doc);
+          if (changed.every((k) => INCIDENTAL_FIELDS.has(k))) {
+            // Bookkeeping another write does on the side (a recurrence count, a back-link): the
+            // read-only store keeps its version; the write itself goes on.
+            if (changed.length) this.ownWarnings.push(`left ${id} in the read-only store at ${stored.member.store.root} unchanged (${changed.join(', ')} not updated)`);
+            skip.add(id);
+            continue;
+          }
+          throw new SvcError(
+            'conflict',
+            `engram ${id} lives in the read-only store at ${stored.member.store.root} (scope ${stored.member.entry.scope}): svc never writes there`,
+          );
+        }
+        targets.set(id, stored.member);
+      } else {
+        targets.set(id, this.storeForScope(p.doc.scope));
+      }
+    }
+
+    // Real ids, allocated by the destination store with its own prefix.
+    const real = new Map<string, string>();
+    for (const [placeholder, { kind, now }] of placeholders) {
+      const target = targets.get(placeholder);
+      if (!target) continue; // allocated, never put
+      const writer = txs.get(target.store);
+      if (!writer) throw new SvcError('storage', `internal: no write lock on ${target.store.root}`);
+      let id: string;
+      do id = await writer.allocateId(kind, now);
+      while ([...real.values()].includes(id) || (await findStored(id)) !== null);
+      real.set(placeholder, id);
+    }
+
+    const swap = <V>(value: V): V => {
+      if (real.size === 0 || value === undefined) return value;
+      let text = JSON.stringify(value);
+      for (const [from, to] of real) text = text.split(from).join(to);
+      return JSON.parse(text) as V;
+    };
+    for (const [id, p] of pending) {
+      if (skip.has(id)) continue;
+      const doc = swap(p.doc);
+      const target = targets.get(id)!;
+      if (PLACEHOLDER.test(doc.id)) throw new SvcError('storage', `internal: engram ${doc.id} got no id`);
+      await txs.get(target.store)!.put(doc, swap(p.note));
+      // The caller keeps the object it put (learn returns it): give it the real id too.
+      const newId = real.get(p.original.id);
+      if (newId) p.original.id = newId;
+      if (p.original.relations) p.original.relations = swap(p.original.relations);
+    }
+    return result;
+  }
+}
+
+function changedFields(before: EngramDoc, after: EngramDoc): string[] {
+  const a = before as unknown as Record<string, unknown>;
+  const b = after as unknown as Record<string, unknown>;
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+}
+
+function dedupe(docs: EngramDoc[]): EngramDoc[] {
+  const seen = new Set<string>();
+  return docs.filter((d) => (seen.has(d.id) ? false : (seen.add(d.id), true)));
+}
+
+function dedupeHits<H extends { engram: EngramDoc }>(hits: H[]): H[] {
+  const seen = new Set<string>();
+  return hits.filter((h) => (seen.has(h.engram.id) ? false : (seen.add(h.engram.id), true)));
+}
+
+function learnedAt(e: EngramDoc): string {
+  return (e.temporal as { learned_at?: string } | undefined)?.learned_at ?? '';
+}
+
+function byLearnedAtDesc(a: EngramDoc, b: EngramDoc): number {
+  const la = learnedAt(a);
+  const lb = learnedAt(b);
+  if (la !== lb) return la < lb ? 1 : -1;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+// ------------------------------------------------------------------------------ administration
+// What `svc stores` and the svc_stores_* tools do, shared by both.
+
+/** `stores discover` asks a hub which scopes the user may use; a local-only engine has none. */
+export const DISCOVER_NEEDS_HUB =
+  'stores discover needs a hub (svc init-remote --url <hub> --token <key>): it asks the hub which scopes you are authorized for. ' +
+  'Local stores are registered with svc stores add <path> <scope>';
+
+export interface StoreRow {
+  /** The scope the store serves; `*` for the primary store (every scope no other store serves). */
+  scope: string;
+  path: string;
+  role: 'primary' | 'added';
+  /** Engrams in the store (any status); null when it cannot be opened. */
+  engrams: number | null;
+  shared: boolean;
+  readonly: boolean;
+  available: boolean;
+  id_prefix: string | null;
+  added_at?: string;
+  /** Why it is unavailable (not part of the JSON rows). */
+  warning?: string;
+}
+
+async function rowOf(store: LocalStore, entry: StoreEntry | null): Promise<StoreRow> {
+  const stats = await store.stats();
+  return {
+    scope: entry?.scope ?? '*',
+    path: store.root,
+    role: entry ? 'added' : 'primary',
+    engrams: stats.engrams,
+    shared: entry?.shared ?? false,
+    readonly: entry?.readonly ?? false,
+    available: true,
+    id_prefix: store.idPrefix(),
+    ...(entry?.added_at ? { added_at: entry.added_at } : {}),
+  };
+}
+
+/** The primary store and every registered store, with engram counts. */
+export async function listStores(root: string): Promise<StoreRow[]> {
+  const multi = await MultiStore.open(root, 'fast');
+  try {
+    const rows: StoreRow[] = [];
+    for (const m of multi.members()) rows.push(await rowOf(m.store, m.entry));
+    for (const gone of multi.missing) {
+      rows.push({
+        scope: gone.entry.scope,
+        path: gone.entry.path,
+        role: 'added',
+        engrams: null,
+        shared: gone.entry.shared,
+        readonly: gone.entry.readonly,
+        available: false,
+        id_prefix: null,
+        ...(gone.entry.added_at ? { added_at: gone.entry.added_at } : {}),
+        warning: `the store for scope ${gone.entry.scope} at ${gone.entry.path} is unavailable: ${gone.reason}`,
+      });
+    }
+    return rows;
+  } finally {
+    multi.close();
+  }
+}
+
+/** Does `path` look like a folder svc may turn into (or use as) a store? */
+function checkStoreFolder(path: string, readonly: boolean): void {
+  if (!existsSync(path)) {
+    if (readonly) throw new SvcError('not_found', `${path} does not exist: a read-only store must be an existing store (e.g. a clone of a team repository)`);
+    return; // created empty
+  }
+  if (!statSync(path).isDirectory()) throw invalid(`${path} is not a folder`);
+  const entries = readdirSync(path);
+  const looksLikeStore = ['engrams', 'local.yaml', 'config.yaml'].some((f) => entries.includes(f));
+  if (!looksLikeStore && entries.length > 0) {
+    throw invalid(`${path} is neither empty nor an svc store (it has no engrams/ folder): give an empty or new folder, or an existing store`);
+  }
+}
+
+export interface AddStoreResult {
+  outcome: AddOutcome;
+  row: StoreRow | null;
+  warnings: string[];
+  json: Record<string, unknown>;
+  text: string;
+}
+
+/**
+ * Registers a store (creating an empty one when the folder is new). Adding a path that is
+ * registered already changes nothing and says so. Holds the primary store's write lock while
+ * it edits local.yaml.
+ */
+export async function addStore(
+  root: string,
+  request: { path: string; scope: string; shared?: boolean; readonly?: boolean },
+  now: Date = new Date(),
+): Promise<AddStoreResult> {
+  const bad = checkScope(request.scope);
+  if (bad) throw invalid(bad);
+  const key = storeKey(request.path);
+  const primary = await LocalStore.open(root, 'fast');
+  const warnings: string[] = [];
+  try {
+    const entries = await readRegistry(primary.root);
+    const registered = entries.find((e) => storeKey(e.path) === key);
+    const owner = entries.find((e) => e.scope === request.scope);
+    if (!registered && owner) throw new SvcError('conflict', `scope ${request.scope} is already served by the store at ${owner.path}; one scope has one store`);
+    if (!registered && key !== storeKey(primary.root)) checkStoreFolder(key, request.readonly ?? false);
+    let added: LocalStore | undefined;
+    try {
+      if (!registered && key !== storeKey(primary.root)) {
+        // Open (and so initialise) it first: a folder svc cannot use is never registered.
+        added = await LocalStore.open(key, 'full');
+        warnings.push(...added.warnings.splice(0).map((w) => `${key}: ${w}`));
+      }
+      const outcome = await primary.write(() => addToRegistry(primary.root, request, now));
+      const row = added && outcome.action === 'added' ? await rowOf(added, outcome.entry) : null;
+      const e = outcome.entry;
+      if (outcome.action === 'added') {
+        return {
+          outcome,
+          row,
+          warnings,
+          json: { action: 'added', store: { ...e, engrams: row?.engrams ?? null, id_prefix: row?.id_prefix ?? null } },
+          text:
+            `Added ${e.path} for scope ${e.scope}${e.readonly ? ' (read-only)' : ''}${e.shared ? ' (shared)' : ''}: ${row?.engrams ?? 0} engram(s). ` +
+            (e.readonly ? 'recall, inject and list read it; svc never writes to it.' : `Engrams learned with --scope ${e.scope} are written there.`),
+        };
+      }
+      return {
+        outcome,
+        row: null,
+        warnings,
+        json: { action: 'unchanged', reason: outcome.reason, store: e, requested: outcome.requested },
+        text: `Nothing changed: ${outcome.reason}.`,
+      };
+    } finally {
+      added?.close();
+    }
+  } finally {
+    primary.close();
+  }
+}
+
+export async function removeStore(root: string, path: string): Promise<StoreEntry | null> {
+  const primary = await LocalStore.open(root, 'fast');
+  try {
+    return await primary.write(() => removeFromRegistry(primary.root, path));
+  } finally {
+    primary.close();
+  }
+}
