@@ -145,7 +145,8 @@ export async function learn(
   return result;
 }
 
-function buildEngram(
+/** A new engram document from a learn input (id still a placeholder): learn uses it, bulk seeding (benchmarks) too. */
+export function buildEngram(
   input: LearnInput & { scope: string; visibility: Visibility },
   now: string,
   source: { scope: string; session_id: string | null; stored_at: string },
