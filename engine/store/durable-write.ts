@@ -34,19 +34,32 @@ export function fsyncDir(dir: string): void {
 }
 
 export function writeFileDurable(target: string, data: string): void {
-  const tmp = tempPath(target);
-  try {
-    writeAndSync(tmp, data);
-    renameSync(tmp, target);
-  } catch (err) {
+  writeFilesDurable([[target, data]]);
+}
+
+/**
+ * Writes several files durably with one folder fsync per folder instead of one per file: each
+ * file is written to a temp name and fsynced, renamed into place, and the folders are fsynced
+ * once at the end. A crash before that leaves each file either old or new, never torn.
+ */
+export function writeFilesDurable(files: ReadonlyArray<readonly [target: string, data: string]>): void {
+  const dirs = new Set<string>();
+  for (const [target, data] of files) {
+    const tmp = tempPath(target);
     try {
-      unlinkSync(tmp);
-    } catch {
-      /* already gone */
+      writeAndSync(tmp, data);
+      renameSync(tmp, target);
+    } catch (err) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* already gone */
+      }
+      throw err;
     }
-    throw err;
+    dirs.add(dirname(target));
   }
-  fsyncDir(dirname(target));
+  for (const dir of dirs) fsyncDir(dir);
 }
 
 /** Creates `target` only if it does not exist yet; returns false when another writer won. */

@@ -10,7 +10,7 @@ import { contentHash } from '../model/content-hash.js';
 import { invalid, SvcError } from '../errors.js';
 import { SqliteIndex, type FileStamp, type ListFilter, type SearchHit, type VectorHit } from './sqlite-index.js';
 import type { Embedder } from '../embed/embedder.js';
-import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable } from './durable-write.js';
+import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable, writeFilesDurable } from './durable-write.js';
 import { assertStoreWritable, LATEST_STORE_VERSION, storeVersionNotice } from './migrations.js';
 
 // The local backend: one YAML file per engram under `engrams/` (the source of truth, in a
@@ -315,13 +315,12 @@ export class LocalStore implements EngramBackend {
       const check = validateEngram(doc);
       if (!check.ok) throw invalid(`engram ${doc.id} is invalid`, check.errors);
     }
+    writeFilesDurable(docs.map((doc) => [join(this.engramsDir, doc.id + ENGRAM_EXT), stringifyEngram(doc)] as const));
     const events: EngramEvent[] = [];
     for (const doc of docs) {
       const file = doc.id + ENGRAM_EXT;
-      const path = join(this.engramsDir, file);
       const before = this.index.get(doc.id);
-      writeFileDurable(path, stringifyEngram(doc));
-      this.index.upsert(doc, file, stampOf(path));
+      this.index.upsert(doc, file, stampOf(join(this.engramsDir, file)));
       const event = changeEvent(before, doc, notes.get(doc.id));
       if (event) events.push(event);
     }
