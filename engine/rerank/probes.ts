@@ -5,6 +5,7 @@
 
 import { isStopWord } from '../search/stop-words.js';
 import type { EngramDoc } from '../model/engram-schema.js';
+import { seededRandom } from '../seeded-random.js';
 
 export const MIN_PROBE_WORDS = 2;
 export const MAX_PROBE_WORDS = 6;
@@ -62,7 +63,7 @@ export function synthesizeProbe(statement: string, df: ReadonlyMap<string, numbe
 export function sampleProbes(engrams: EngramDoc[], sample: number, seed: number): { probes: Probe[]; passedOver: number } {
   const df = documentFrequencies(engrams.map((e) => e.statement));
   const order = [...engrams].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const rand = mulberry32(seed);
+  const rand = seededRandom(seed);
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [order[i], order[j]] = [order[j]!, order[i]!];
@@ -78,13 +79,3 @@ export function sampleProbes(engrams: EngramDoc[], sample: number, seed: number)
   return { probes, passedOver };
 }
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -1,21 +1,10 @@
 import type { EngramType } from '../../engine/model/engram-schema.js';
 import type { LearnInput } from '../../engine/ops/learn.js';
+import { seededRandom } from '../../engine/seeded-random.js';
 
 // A deterministic generator of realistic engrams (coding conventions, tool choices,
 // prohibitions, architecture decisions, terminology, procedures) and of recall queries drawn
 // from the same vocabulary. Same seed, same output; no dependency.
-
-/** mulberry32: a tiny seeded PRNG returning floats in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Domain {
   path: string;
@@ -118,7 +107,7 @@ const TEMPLATES: Array<(p: Pick, d: Domain, r: () => number) => Draft> = [
 
 /** `count` distinct engrams (distinct statements, so none is deduplicated by learn). */
 export function syntheticEngrams(count: number, seed = 42): LearnInput[] {
-  const r = prng(seed);
+  const r = seededRandom(seed);
   const pick: Pick = (xs) => xs[Math.floor(r() * xs.length)]!;
   const seen = new Set<string>();
   const out: LearnInput[] = [];
@@ -150,7 +139,7 @@ const QUESTIONS: Array<(p: Pick, d: Domain) => string> = [
 
 /** Recall queries: 1-6 vocabulary words, about a third of them short questions. */
 export function syntheticQueries(count: number, seed = 7): string[] {
-  const r = prng(seed);
+  const r = seededRandom(seed);
   const pick: Pick = (xs) => xs[Math.floor(r() * xs.length)]!;
   const out: string[] = [];
   while (out.length < count) {

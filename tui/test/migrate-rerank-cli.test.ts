@@ -1,57 +1,16 @@
-// `svc migrate` and `svc rerank-eval` as real processes. Until tui/cli.ts registers the two
-// commands, the compiled command modules are run through a stand-in for the dispatcher (same
-// argv, same error reporting and exit codes); once registered, the real `svc` runs.
+// `svc migrate` and `svc rerank-eval` (and recall with SVC_RERANKER) as real processes.
 
-import { describe, it, expect, beforeAll } from 'vitest';
-import { spawn } from 'node:child_process';
+import { describe, it, expect } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CLI, svc, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { svc, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { rerankerFolder } from '../../engine/rerank/reranker.js';
 import { writeTinyReranker } from '../../engine/rerank/tiny-reranker.js';
 
-const COMMANDS = fileURLToPath(new URL('../../dist/tui/commands/', import.meta.url));
-const ERRORS = fileURLToPath(new URL('../../dist/engine/errors.js', import.meta.url));
-
-let registered = false;
-beforeAll(() => {
-  const cli = readFileSync(CLI, 'utf8');
-  registered = cli.includes("'./commands/migrate.js'") && cli.includes("'./commands/rerank-eval.js'");
-});
-
-/** Runs `svc <command> ...args`: the real CLI when it knows the command, else the module directly. */
-function run(args: string[], opts: RunOptions = {}): Promise<SvcRun> {
-  if (registered) return svc(args, opts);
-  const [command, ...rest] = args;
-  const script = `
-    const { SvcError } = await import(${JSON.stringify(ERRORS)});
-    const mod = await import(${JSON.stringify(join(COMMANDS, `${command}.js`))});
-    try {
-      process.exitCode = await mod.run(process.argv.slice(1));
-    } catch (err) {
-      if (!(err instanceof SvcError)) throw err;
-      process.stderr.write('svc: ' + err.message + '\\n');
-      process.exitCode = err.kind === 'no_results' ? 2 : 1;
-    }`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, '--', ...rest], {
-      env: { ...process.env, ...(opts.store ? { SVC_PATH: opts.store } : {}), ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    child.stdin.on('error', () => {}); // a child that exits before reading stdin
-    child.stdin.end(opts.input ?? '');
-  });
-}
+const run = (args: string[], opts: RunOptions = {}): Promise<SvcRun> => svc(args, opts);
 
 async function runJson(args: string[], opts: RunOptions = {}): Promise<{ run: SvcRun; data: any }> {
   const r = await run(args, opts);
