@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EngramBackend, EngramWriter, EventNote, StoreStats } from '../backend.js';
-import type { EngramEvent, EngramEventAction, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
+import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
 import { appendLines, readLinesFrom } from './jsonl-log.js';
 import { formatId, idDay, idStem, newStorePrefix, parseId, type IdKind } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
@@ -11,6 +11,7 @@ import { invalid, SvcError } from '../errors.js';
 import { SqliteIndex, type FileStamp, type ListFilter, type SearchHit, type VectorHit } from './sqlite-index.js';
 import type { Embedder } from '../embed/embedder.js';
 import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable, writeFilesDurable } from './durable-write.js';
+import { changeEvent } from '../model/change-event.js';
 import { assertStoreWritable, LATEST_STORE_VERSION, storeVersionNotice } from './migrations.js';
 
 // The local backend: one YAML file per engram under `engrams/` (the source of truth, in a
@@ -544,28 +545,6 @@ export class LocalStore implements EngramBackend {
     this.index.setMeta('dir_mtime', this.dirMtime());
     this.index.setMeta('full_scan_at', String(Date.now()));
   }
-}
-
-/** What a write did to an engram, for its history: named by the operation, else inferred. */
-function changeEvent(before: EngramDoc | null, after: EngramDoc, note: EventNote | undefined): EngramEvent | null {
-  const changed = before
-    ? [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
-    : [];
-  let action: EngramEventAction | undefined = note?.action;
-  if (!action) {
-    if (!before) action = 'created';
-    else if (after.status === 'retired' && before.status !== 'retired') action = 'retired';
-    else if (changed.length === 0) return null;
-    else action = 'updated';
-  }
-  return {
-    at: note?.at ?? new Date().toISOString(),
-    action,
-    engram_id: after.id,
-    ...(note?.session ? { session: note.session } : {}),
-    ...(changed.length ? { changed } : {}),
-    ...(note?.details ? { details: note.details } : {}),
-  };
 }
 
 function stampOf(path: string): FileStamp {

@@ -1,0 +1,58 @@
+import type { EngramBackend } from '../engine/backend.js';
+import type { EmbedderProvider } from '../engine/mcp/types.js';
+
+// The shapes the hub's parts agree on: the database handle (PostgreSQL through `pg`, or PGlite),
+// an organization, the caller a request runs as, and the per-request Koa state.
+
+/** Something that runs SQL with $1-style parameters: the database, or one transaction. */
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  /** Runs a script of several statements, no parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** pgvector is installed in this database (PGlite always; a server only when the extension exists). */
+  readonly hasVector: boolean;
+  /** Runs fn in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface Org {
+  id: string;
+  slug: string;
+  /** The PostgreSQL schema holding the organization's data, e.g. `org_acme`. Always a safe identifier. */
+  schema: string;
+}
+
+export type Role = 'viewer' | 'editor' | 'admin';
+
+/** Who a request runs as, resolved from its bearer token. */
+export interface Principal {
+  org: Org;
+  userId: string;
+  userName: string;
+  role: Role;
+  /** The API key's id, or the JWT's `jti`: rate limits and audit rows are per token. */
+  tokenId: string;
+  via: 'api_key' | 'jwt';
+  /** Scopes the caller may read, resolved on the server (user, groups and parents, org, global). */
+  readable: string[];
+  /** The writable subset of `readable`. */
+  writable: string[];
+}
+
+/** Koa `ctx.state` on authenticated routes. */
+export interface HubState {
+  principal: Principal;
+  /** The engine backend of the caller's organization, restricted to its readable scopes. */
+  backend: EngramBackend;
+  /** The hub's dense leg (fastembed in the data folder's models/); BM25 only when it cannot load. */
+  embedder: EmbedderProvider;
+  /** What the audit row of this request names: `engram:ENG-...`, `session:SES-...`, `api_key:...`. */
+  auditResource?: string;
+  /** Extra facts for the audit row (never secrets). */
+  auditDetails?: Record<string, unknown>;
+}

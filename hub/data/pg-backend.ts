@@ -1,0 +1,383 @@
+import { randomBytes } from 'node:crypto';
+import type { EngramBackend, EngramWriter, EventNote, ListFilter, SearchHit, StoreStats, VectorHit } from '../../engine/backend.js';
+import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../../engine/model/records.js';
+import type { Embedder } from '../../engine/embed/embedder.js';
+import { contentHash } from '../../engine/model/content-hash.js';
+import { changeEvent } from '../../engine/model/change-event.js';
+import { formatId, idDay, idStem } from '../../engine/model/ids.js';
+import { validateEngram } from '../../engine/model/validate-engram.js';
+import { queryTerms } from '../../engine/search/fts-query.js';
+import { invalid } from '../../engine/errors.js';
+import type { Database, Org, Queryable } from '../contracts.js';
+import { ident } from './migrate.js';
+import { documentTerms, parseQuery } from './fts-tokens.js';
+
+// The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
+// recall, inject, forget, ...) run on it unchanged. Nothing that matters is kept in memory:
+// several hub processes share the database. Writes of one organization are serialized by a
+// transaction-scoped advisory lock (content-hash dedup and id allocation stay race-free across
+// processes). With `readable`, every read sees only engrams in those scopes: a hidden engram
+// looks exactly like a missing one.
+
+export interface OrgBackendOptions {
+  /** Scopes the caller may read; null or absent: all. */
+  readable?: readonly string[] | null;
+}
+
+const EMBED_BATCH = 64;
+const K1 = 1.2;
+const B = 0.75;
+
+export function openOrgBackend(db: Database, org: Org & { idPrefix: string }, opts: OrgBackendOptions = {}): PgBackend {
+  return new PgBackend(db, org, opts.readable ?? null);
+}
+
+export class PgBackend implements EngramBackend {
+  private readonly s: string;
+
+  constructor(
+    readonly db: Database,
+    readonly org: Org & { idPrefix: string },
+    readonly readable: readonly string[] | null,
+  ) {
+    this.s = ident(org.schema);
+  }
+
+  /** `AND <col> = ANY($n)` when reads are restricted, with its parameter appended to `params`. */
+  private scopeClause(col: string, params: unknown[]): string {
+    if (!this.readable) return '';
+    params.push([...this.readable]);
+    return ` AND ${col} = ANY($${params.length}::text[])`;
+  }
+
+  private visible(e: EngramDoc | null): EngramDoc | null {
+    return e && (!this.readable || this.readable.includes(e.scope)) ? e : null;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async get(id: string): Promise<EngramDoc | null> {
+    return this.visible(await getDoc(this.db, this.s, id));
+  }
+
+  async findByHash(hash: string): Promise<EngramDoc[]> {
+    const params: unknown[] = [hash];
+    const where = this.scopeClause('scope', params);
+    const r = await this.db.query<{ doc: EngramDoc }>(`SELECT doc FROM ${this.s}.engrams WHERE content_hash = $1${where} ORDER BY seq`, params);
+    return r.rows.map((x) => x.doc);
+  }
+
+  async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
+    const parsed = parseQuery(query, mode);
+    if (!parsed) return [];
+    const phrases = parsed.phrases.map((tokens, ord) => ({ ord, tokens }));
+    const params: unknown[] = [JSON.stringify(phrases)];
+    const where = this.scopeClause('e.scope', params);
+    params.push(mode === 'all' ? null : limit);
+    // FTS5's bm25(): per phrase, freq = sum of column weights over its instances in the row;
+    // idf = ln((N - n + 0.5) / (n + 0.5)), 1e-6 when not positive; D = the row's tokens.
+    // A phrase of several tokens (CJK text) counts where all its tokens occur, with the least
+    // frequent token's count: adjacency is not checked (FTS5 checks it).
+    const r = await this.db.query<{ doc: EngramDoc; score: number; ords: number[] }>(
+      `WITH ph AS (SELECT ord, tokens FROM jsonb_to_recordset($1::jsonb) AS x(ord int, tokens text[])),
+       pf AS (
+         SELECT ph.ord, t.engram_id, min(t.wtf) AS freq
+           FROM ph JOIN ${this.s}.engram_terms t ON t.term = ANY (ph.tokens)
+          GROUP BY ph.ord, ph.tokens, t.engram_id
+         HAVING count(*) = cardinality(ph.tokens)),
+       st AS (SELECT n_rows::float8 AS n, CASE WHEN n_rows = 0 THEN 1 ELSE n_tokens::float8 / n_rows END AS avgdl FROM ${this.s}.fts_stats),
+       idf AS (
+         SELECT pf.ord, CASE WHEN ln((st.n - count(*) + 0.5) / (count(*) + 0.5)) <= 0 THEN 1e-6
+                             ELSE ln((st.n - count(*) + 0.5) / (count(*) + 0.5)) END AS idf
+           FROM pf, st GROUP BY pf.ord, st.n)
+       SELECT doc, score, ords FROM (
+         SELECT e.doc, e.seq, sum(idf.idf * (pf.freq * ${K1 + 1}) / (pf.freq + ${K1} * (${1 - B} + ${B} * e.ntok / st.avgdl))) AS score,
+                array_agg(pf.ord) AS ords
+           FROM pf JOIN idf USING (ord) JOIN ${this.s}.engrams e ON e.id = pf.engram_id, st
+          WHERE e.status <> 'retired'${where}
+          GROUP BY e.id, e.doc, e.seq) r
+        -- Equal scores (up to float summation order) keep insertion order, as FTS5's rowid order does.
+        ORDER BY round(score::numeric, 9) DESC, seq
+        LIMIT $${params.length}`,
+      params,
+    );
+    let rows = r.rows;
+    if (parsed.groups) {
+      const groups = parsed.groups;
+      rows = rows.filter((row) => groups.every((g) => g.some((ord) => row.ords.includes(ord)))).slice(0, limit);
+    }
+    return rows.map((row) => ({ engram: row.doc, score: Number(row.score) }));
+  }
+
+  async list(filter: ListFilter): Promise<EngramDoc[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(sql.replace('?', `$${params.length}`));
+    };
+    if (filter.scope) add('scope = ?', filter.scope);
+    if (filter.domain) {
+      add('(domain = ?', filter.domain);
+      params.push(filter.domain.replace(/[\\%_]/g, '\\$&') + '.%');
+      where[where.length - 1] += ` OR domain LIKE $${params.length})`;
+    }
+    if (filter.type) add('type = ?', filter.type);
+    if (filter.status) add('status = ?', filter.status);
+    else if (!filter.includeRetired) where.push("status <> 'retired'");
+    if (filter.pinned !== undefined) add('pinned = ?', filter.pinned);
+    if (filter.idPrefix) add('starts_with(id, ?)', filter.idPrefix);
+    const scope = this.scopeClause('scope', params);
+    let sql = `SELECT doc FROM ${this.s}.engrams WHERE true${where.map((w) => ' AND ' + w).join('')}${scope}
+      ORDER BY doc->'temporal'->>'learned_at' DESC NULLS LAST, id DESC`;
+    if (filter.limit) {
+      params.push(filter.limit);
+      sql += ` LIMIT $${params.length}`;
+    }
+    return (await this.db.query<{ doc: EngramDoc }>(sql, params)).rows.map((r) => r.doc);
+  }
+
+  async stats(): Promise<StoreStats> {
+    const params: unknown[] = [];
+    const scope = this.scopeClause('scope', params);
+    const by = await this.db.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM ${this.s}.engrams WHERE true${scope} GROUP BY status`,
+      params,
+    );
+    const counts = await this.db.query<{ episodes: number; sessions: number; packs: number; injections: number }>(
+      `SELECT (SELECT count(*)::int FROM ${this.s}.episodes) AS episodes, (SELECT count(*)::int FROM ${this.s}.sessions) AS sessions,
+              (SELECT count(*)::int FROM ${this.s}.packs) AS packs,
+              (SELECT count(*)::int FROM ${this.s}.engram_events WHERE action = 'injected') AS injections`,
+    );
+    const byStatus = Object.fromEntries(by.rows.map((r) => [r.status, Number(r.n)]));
+    const c = counts.rows[0]!;
+    return {
+      engrams: Object.values(byStatus).reduce((a, b) => a + b, 0),
+      by_status: byStatus,
+      episodes: Number(c.episodes),
+      sessions: Number(c.sessions),
+      packs: Number(c.packs),
+      injection_events: Number(c.injections),
+    };
+  }
+
+  async searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]> {
+    // Exhaustive cosine in the hub process: correct on any PostgreSQL, pgvector or not.
+    const params: unknown[] = [model];
+    const scope = this.scopeClause('e.scope', params);
+    const r = await this.db.query<{ doc: EngramDoc; embedding: number[] }>(
+      `SELECT e.doc, v.embedding FROM ${this.s}.engram_vectors v JOIN ${this.s}.engrams e ON e.id = v.engram_id
+        WHERE v.model = $1 AND v.content_hash = e.content_hash AND e.status <> 'retired'${scope}`,
+      params,
+    );
+    const hits = r.rows.map((row) => ({ engram: row.doc, cosine: cosine(vector, row.embedding) }));
+    hits.sort((a, b) => b.cosine - a.cosine);
+    return hits.slice(0, limit);
+  }
+
+  async embedPending(embedder: Embedder, onProgress?: (done: number, total: number) => void): Promise<number> {
+    const pendingSql = `FROM ${this.s}.engrams e LEFT JOIN ${this.s}.engram_vectors v ON v.engram_id = e.id
+      WHERE e.status <> 'retired' AND (v.engram_id IS NULL OR v.model <> $1 OR v.content_hash <> e.content_hash)`;
+    const total = Number((await this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${pendingSql}`, [embedder.model])).rows[0]?.n ?? 0);
+    let done = 0;
+    while (done < total) {
+      const batch = (await this.db.query<{ id: string; statement: string; content_hash: string }>(
+        `SELECT e.id, e.doc->>'statement' AS statement, e.content_hash ${pendingSql} ORDER BY e.seq LIMIT ${EMBED_BATCH}`,
+        [embedder.model],
+      )).rows;
+      if (batch.length === 0) break;
+      const vectors = await embedder.embedPassages(batch.map((b) => b.statement));
+      // Only if the statement is still the one embedded: an edit meanwhile leaves it pending.
+      await this.db.query(
+        `INSERT INTO ${this.s}.engram_vectors (engram_id, model, content_hash, embedding)
+         SELECT x.id, $1, x.hash, x.emb::real[] FROM jsonb_to_recordset($2::jsonb) AS x(id text, hash text, emb float8[])
+           JOIN ${this.s}.engrams e ON e.id = x.id AND e.content_hash = x.hash
+         ON CONFLICT (engram_id) DO UPDATE SET model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding`,
+        [embedder.model, JSON.stringify(batch.map((b, i) => ({ id: b.id, hash: b.content_hash, emb: Array.from(vectors[i]!) })))],
+      );
+      done += batch.length;
+      onProgress?.(Math.min(done, total), total);
+    }
+    return done;
+  }
+
+  async refresh(): Promise<void> {
+    // Every read goes to the database: there is nothing to catch up with.
+  }
+
+  recordId(kind: 'EP' | 'SES', now: Date): string {
+    return `${kind}-${this.org.idPrefix}-${idDay(now)}-${randomBytes(4).toString('hex')}`;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  async write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (q) => {
+      await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:write:${this.org.schema}`]);
+      const tx: EngramWriter = {
+        get: async (id) => this.visible(await getDoc(q, this.s, id)),
+        findByHash: async (hash) => {
+          const params: unknown[] = [hash];
+          const where = this.scopeClause('scope', params);
+          return (await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${this.s}.engrams WHERE content_hash = $1${where} ORDER BY seq`, params)).rows.map((r) => r.doc);
+        },
+        allocateId: async (kind, now) => {
+          const day = idDay(now);
+          const stem = idStem(kind, this.org.idPrefix, day);
+          const r = await q.query<{ last: number }>(
+            `INSERT INTO ${this.s}.id_counters (stem, last) VALUES ($1, 1)
+             ON CONFLICT (stem) DO UPDATE SET last = ${this.s}.id_counters.last + 1 RETURNING last`,
+            [stem],
+          );
+          return formatId(kind, this.org.idPrefix, day, Number(r.rows[0]!.last));
+        },
+        put: (engram, note) => this.putEngram(q, engram, note),
+      };
+      return fn(tx);
+    });
+  }
+
+  private async putEngram(q: Queryable, engram: EngramDoc, note: EventNote | undefined): Promise<void> {
+    const check = validateEngram(engram);
+    if (!check.ok) throw invalid(`engram ${engram.id} is invalid`, check.errors);
+    const before = await getDoc(q, this.s, engram.id);
+    const { terms, ntok } = documentTerms(engram);
+    const hash = engram.content_hash ?? contentHash(engram.statement);
+    await q.query(
+      `INSERT INTO ${this.s}.engrams (id, scope, status, type, domain, content_hash, pinned, ntok, doc, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, now())
+       ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, status = excluded.status, type = excluded.type,
+         domain = excluded.domain, content_hash = excluded.content_hash, pinned = excluded.pinned, ntok = excluded.ntok,
+         doc = excluded.doc, updated_at = now()`,
+      [engram.id, engram.scope, engram.status, engram.type, engram.domain ?? null, hash, engram.pinned === true, ntok, JSON.stringify(engram)],
+    );
+    await q.query(`DELETE FROM ${this.s}.engram_terms WHERE engram_id = $1`, [engram.id]);
+    if (terms.size > 0) {
+      await q.query(
+        `INSERT INTO ${this.s}.engram_terms (term, engram_id, wtf) SELECT t, $1, w FROM unnest($2::text[], $3::float8[]) AS x(t, w)`,
+        [engram.id, [...terms.keys()], [...terms.values()]],
+      );
+    }
+    const beforeTok = before ? documentTerms(before).ntok : 0;
+    await q.query(`UPDATE ${this.s}.fts_stats SET n_rows = n_rows + $1, n_tokens = n_tokens + $2`, [before ? 0 : 1, ntok - beforeTok]);
+    const event = changeEvent(before, engram, note);
+    if (event) await insertEvents(q, this.s, [event]);
+  }
+
+  // ---------------------------------------------------------------- records
+
+  async appendEpisodes(episodes: Episode[]): Promise<void> {
+    if (episodes.length === 0) return;
+    await this.db.query(
+      `INSERT INTO ${this.s}.episodes (id, at, agent, channel, session, summary, doc)
+       SELECT x.doc->>'id', (x.doc->>'at')::timestamptz, x.doc->>'agent', x.doc->>'channel', x.doc->>'session', x.doc->>'summary', x.doc
+         FROM jsonb_array_elements($1::jsonb) AS x(doc)
+       ON CONFLICT (id) DO NOTHING`,
+      [JSON.stringify(episodes)],
+    );
+  }
+
+  async queryEpisodes(f: TimelineFilter): Promise<Episode[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(sql.replace('?', `$${params.length}`));
+    };
+    let rank = '';
+    if (f.query) {
+      const terms = queryTerms(f.query);
+      if (terms.length === 0) return [];
+      // PostgreSQL's English stemming over the summaries, any of the query's terms.
+      params.push(terms.map((t) => t.replace(/[^\p{L}\p{N}\s]/gu, ' ').trim()).filter(Boolean).join(' or '));
+      const tsq = `websearch_to_tsquery('english', $${params.length})`;
+      where.push(`to_tsvector('english', summary) @@ ${tsq}`);
+      rank = `ts_rank(to_tsvector('english', summary), ${tsq}) DESC, `;
+    }
+    if (f.agent !== undefined) add('agent = ?', f.agent);
+    if (f.channel !== undefined) add('channel = ?', f.channel);
+    if (f.session !== undefined) add('session = ?', f.session);
+    if (f.from) add('at >= ?::timestamptz', f.from);
+    if (f.to) add('at <= ?::timestamptz', f.to);
+    params.push(f.limit ?? 20);
+    const r = await this.db.query<{ doc: Episode }>(
+      `SELECT doc FROM ${this.s}.episodes WHERE true${where.map((w) => ' AND ' + w).join('')} ORDER BY ${rank}at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return r.rows.map((x) => x.doc);
+  }
+
+  async getEpisode(id: string): Promise<Episode | null> {
+    return (await this.db.query<{ doc: Episode }>(`SELECT doc FROM ${this.s}.episodes WHERE id = $1`, [id])).rows[0]?.doc ?? null;
+  }
+
+  async putSession(session: Session): Promise<void> {
+    await this.db.query(
+      `INSERT INTO ${this.s}.sessions (id, doc, updated_at) VALUES ($1, $2::jsonb, now())
+       ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, updated_at = now()`,
+      [session.id, JSON.stringify(session)],
+    );
+  }
+
+  async getSession(id: string): Promise<Session | null> {
+    return (await this.db.query<{ doc: Session }>(`SELECT doc FROM ${this.s}.sessions WHERE id = $1`, [id])).rows[0]?.doc ?? null;
+  }
+
+  async appendEvents(events: EngramEvent[]): Promise<void> {
+    await insertEvents(this.db, this.s, events);
+  }
+
+  async listEvents(f: EventFilter): Promise<EngramEvent[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (f.engram_id) {
+      params.push(f.engram_id);
+      // Injections name their engrams inside the document.
+      where.push(`(engram_id = $${params.length} OR (action = 'injected' AND doc->'engram_ids' ? $${params.length}))`);
+    }
+    if (f.session) {
+      params.push(f.session);
+      where.push(`session = $${params.length}`);
+    }
+    if (f.action) {
+      params.push(f.action);
+      where.push(`action = $${params.length}`);
+    }
+    const limit = f.limit ? `LIMIT ${Math.floor(f.limit)}` : '';
+    const r = await this.db.query<{ doc: EngramEvent }>(
+      `SELECT doc FROM (SELECT doc, at, seq FROM ${this.s}.engram_events WHERE true${where.map((w) => ' AND ' + w).join('')}
+        ORDER BY at DESC, seq DESC ${limit}) x ORDER BY at, seq`,
+      params,
+    );
+    return r.rows.map((x) => x.doc);
+  }
+}
+
+async function getDoc(q: Queryable, s: string, id: string): Promise<EngramDoc | null> {
+  return (await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${s}.engrams WHERE id = $1`, [id])).rows[0]?.doc ?? null;
+}
+
+async function insertEvents(q: Queryable, s: string, events: EngramEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await q.query(
+    `INSERT INTO ${s}.engram_events (at, action, engram_id, session, doc)
+     SELECT (x.doc->>'at')::timestamptz, x.doc->>'action', x.doc->>'engram_id', x.doc->>'session', x.doc
+       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(doc, n) ORDER BY n`,
+    [JSON.stringify(events)],
+  );
+}
+
+function cosine(a: Float32Array, b: number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
