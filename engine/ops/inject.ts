@@ -42,6 +42,8 @@ export interface InjectResult {
 
 export interface InjectOptions {
   budget?: number;
+  /** At most this many engrams (the most relevant first); the rest count as omitted. */
+  maxEngrams?: number;
   withProtocol?: boolean;
   fast?: boolean;
   embedder?: EmbedderState;
@@ -102,7 +104,12 @@ export async function inject(backend: EngramBackend, task: string, opts: InjectO
   const blocks: InjectResult['blocks'] = { directives: [], constraints: [], also_consider: [] };
   const protocol = opts.withProtocol !== false && estimateTokens(LEARNING_PROTOCOL) <= budget / 2;
   let omitted = 0;
+  let placed = 0;
   for (const { engram, score } of ordered) {
+    if (opts.maxEngrams !== undefined && placed >= opts.maxEngrams) {
+      omitted += 1;
+      continue;
+    }
     const block: Block =
       polarityOf(engram) === 'dont' ? 'constraints' : score === null || score >= DIRECTIVE_FLOOR ? 'directives' : 'also_consider';
     const item: InjectedEngram = { id: engram.id, statement: engram.statement, score, pinned: engram.pinned === true };
@@ -110,6 +117,8 @@ export async function inject(backend: EngramBackend, task: string, opts: InjectO
     if (estimateTokens(render(blocks, protocol)) > budget) {
       blocks[block].pop();
       omitted += 1;
+    } else {
+      placed += 1;
     }
   }
   const text = render(blocks, protocol);

@@ -17,7 +17,7 @@ interface Migration {
 }
 
 /** The package root (holding package.json): this file runs from hub/data or dist/hub/data. */
-function packageRoot(): string {
+export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {
     const up = dirname(dir);

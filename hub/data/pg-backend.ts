@@ -138,6 +138,34 @@ export class PgBackend implements EngramBackend {
     return (await this.db.query<{ doc: EngramDoc }>(sql, params)).rows.map((r) => r.doc);
   }
 
+  /** A page of engrams, newest first, after the cursor (a `seq`); `next` continues it, null at the end. */
+  async page(
+    f: { scope?: string; status?: string; type?: string; domain?: string },
+    after: number | undefined,
+    limit: number,
+  ): Promise<{ items: EngramDoc[]; next: number | null }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(sql.replaceAll('?', `$${params.length}`));
+    };
+    if (f.scope) add('scope = ?', f.scope);
+    if (f.status) add('status = ?', f.status);
+    if (f.type) add('type = ?', f.type);
+    if (f.domain) add("(domain = ? OR starts_with(domain, ? || '.'))", f.domain);
+    if (after !== undefined) add('seq < ?', after);
+    const scope = this.scopeClause('scope', params);
+    params.push(limit + 1);
+    const r = await this.db.query<{ doc: EngramDoc; seq: number }>(
+      `SELECT doc, seq FROM ${this.s}.engrams WHERE true${where.map((w) => ' AND ' + w).join('')}${scope} ORDER BY seq DESC LIMIT $${params.length}`,
+      params,
+    );
+    const more = r.rows.length > limit;
+    const rows = r.rows.slice(0, limit);
+    return { items: rows.map((x) => x.doc), next: more ? Number(rows[rows.length - 1]!.seq) : null };
+  }
+
   async stats(): Promise<StoreStats> {
     const params: unknown[] = [];
     const scope = this.scopeClause('scope', params);

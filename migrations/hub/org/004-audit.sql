@@ -1,7 +1,8 @@
 -- The audit log: append-only, each row HMAC-signed over its predecessor's hash.
 CREATE TABLE audit_log (
   seq         bigint PRIMARY KEY,
-  at          timestamptz NOT NULL,
+  -- ISO 8601 text, exactly as signed.
+  at          text NOT NULL,
   actor       text NOT NULL,
   token_id    text,
   action      text NOT NULL,

@@ -1,0 +1,155 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Database, HubState } from '../contracts.js';
+import type { EmbedderProvider } from '../../engine/mcp/types.js';
+import { openOrgBackend } from '../data/pg-backend.js';
+import { AuditWriter } from '../audit/audit-log.js';
+import { sweepRateLimits, takeToken } from '../limits/rate-limit.js';
+import { openApiText } from '../openapi/spec.js';
+import { loadConfig, type ConfigOptions, type HubConfig } from './config.js';
+import { authenticate } from './auth.js';
+import { HubProblem, PROBLEM_CONTENT_TYPE, problemDocument, toProblem } from './problem.js';
+import { registerEngramRoutes } from './routes/engram-routes.js';
+import { registerSearchRoutes } from './routes/search-routes.js';
+import { registerRecordRoutes } from './routes/record-routes.js';
+import { registerIdentityRoutes } from './routes/identity-routes.js';
+
+// The hub's Koa application. Order of the middleware, outermost first:
+//   problem documents for every error (and for unknown routes), with no internals shown;
+//   public routes (the OpenAPI description);
+//   authentication (401), rate limiting (429), the audit row of the call (written after the
+//   response, off the request path);
+//   the REST routes under /api/v1.
+
+export interface HubOptions extends ConfigOptions {
+  db: Database;
+  /** The dense leg; absent: BM25 only, and recall says so. */
+  embedder?: EmbedderProvider;
+  /** Operator messages (audit retries, internal errors). */
+  log?: (message: string) => void;
+}
+
+export interface Hub {
+  app: Koa<HubState>;
+  config: HubConfig;
+  audit: AuditWriter;
+}
+
+const BM25_ONLY: EmbedderProvider = {
+  load: async () => ({ state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'this hub has no embedding model configured' }),
+  peek: () => undefined,
+  probe: async () => ({ state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'this hub has no embedding model configured' }),
+};
+
+const WRITE_METHODS = new Set(['POST', 'PATCH']);
+
+export async function createHub(opts: HubOptions): Promise<Hub> {
+  const { db } = opts;
+  const config = await loadConfig(db, opts);
+  const log = opts.log ?? ((m: string) => process.stderr.write(`svc hub: ${m}\n`));
+  const audit = new AuditWriter(db, config.auditKey, log);
+  const embedder = opts.embedder ?? BM25_ONLY;
+  const app = new Koa<HubState>();
+  app.proxy = false;
+  app.silent = true;
+
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new HubProblem(404, 'not-found', 'Not found', `no route ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      const problem = toProblem(fromKoaError(err));
+      if (problem.status >= 500) log(`internal error on ${ctx.method} ${ctx.path}: ${(err as Error)?.stack ?? String(err)}`);
+      ctx.status = problem.status;
+      for (const [k, v] of Object.entries(problem.headers ?? {})) ctx.set(k, v);
+      ctx.type = PROBLEM_CONTENT_TYPE;
+      ctx.body = JSON.stringify(problemDocument(problem, config.docsUrl, ctx.path));
+    }
+  });
+
+  app.use(async (ctx, next) => {
+    // A body that is not JSON is refused before parsing (the REST API speaks JSON only).
+    if (ctx.request.length && !ctx.is('application/json')) {
+      throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'send the body as application/json');
+    }
+    await next();
+  });
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: config.bodyLimit,
+      onError: (err) => {
+        const status = (err as { status?: number }).status;
+        if (status === 413) throw new HubProblem(413, 'payload-too-large', 'Payload too large', `the body is larger than ${config.bodyLimit}`);
+        throw new HubProblem(400, 'malformed-json', 'Malformed JSON', `the body is not valid JSON: ${(err as Error).message.split('\n')[0]}`);
+      },
+    }),
+  );
+
+  const publicRouter = new Router();
+  publicRouter.get('/api/v1/openapi.yaml', async (ctx) => {
+    ctx.type = 'application/yaml';
+    ctx.body = await openApiText();
+  });
+  publicRouter.get('/health', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  app.use(publicRouter.routes());
+
+  let lastSweep = 0;
+  const api = new Router<HubState>({ prefix: '/api/v1' });
+  api.use(async (ctx, next) => {
+    const principal = await authenticate(db, config.jwt, ctx.get('authorization') || undefined);
+    const decision = await takeToken(db, `${principal.org.id}:${principal.tokenId}`, WRITE_METHODS.has(ctx.method), config.rateLimits);
+    ctx.set('RateLimit-Limit', String(decision.limit));
+    ctx.set('RateLimit-Remaining', String(decision.remaining));
+    ctx.set('RateLimit-Reset', String(decision.reset));
+    if (Date.now() - lastSweep > 60_000) {
+      lastSweep = Date.now();
+      void sweepRateLimits(db).catch(() => undefined);
+    }
+    const record = (outcome: number) =>
+      audit.record(principal.org, {
+        at: new Date().toISOString(),
+        actor: principal.userName,
+        token_id: principal.tokenId,
+        action: `${ctx.method} ${ctx._matchedRoute ?? ctx.path}`,
+        resource: ctx.state.auditResource ?? null,
+        outcome,
+        details: ctx.state.auditDetails ?? {},
+      });
+    if (!decision.allowed) {
+      record(429);
+      throw new HubProblem(429, 'rate-limited', 'Too many requests', `this token may make ${decision.limit} ${decision.limit === config.rateLimits.writesPerMinute && WRITE_METHODS.has(ctx.method) ? 'writes' : 'requests'} per minute; retry in ${decision.reset} s`, {
+        headers: { 'Retry-After': String(decision.reset) },
+      });
+    }
+    ctx.state.principal = principal;
+    ctx.state.backend = openOrgBackend(db, principal.org as typeof principal.org & { idPrefix: string }, { readable: principal.readable });
+    ctx.state.embedder = embedder;
+    try {
+      await next();
+      record(ctx.status);
+    } catch (err) {
+      record(toProblem(fromKoaError(err)).status);
+      throw err;
+    }
+  });
+  registerIdentityRoutes(api, db);
+  registerEngramRoutes(api, db);
+  registerSearchRoutes(api);
+  registerRecordRoutes(api);
+  app.use(api.routes());
+  app.use(api.allowedMethods({ throw: true }));
+  return { app, config, audit };
+}
+
+/** Koa's and the router's own errors (405, 501) carry a status; keep it, hide their text otherwise. */
+function fromKoaError(err: unknown): unknown {
+  if (err instanceof HubProblem || !(err instanceof Error)) return err;
+  const status = (err as { status?: number }).status;
+  if (status === 405) return new HubProblem(405, 'method-not-allowed', 'Method not allowed', err.message);
+  if (status === 501) return new HubProblem(501, 'not-implemented', 'Not implemented', err.message);
+  return err;
+}

@@ -1,0 +1,152 @@
+import type Router from '@koa/router';
+import type { Database, HubState } from '../../contracts.js';
+import type { EngramDoc, EngramType, Visibility } from '../../../engine/model/engram-schema.js';
+import { learn } from '../../../engine/ops/learn.js';
+import { forget } from '../../../engine/ops/forget.js';
+import { feedback, type FeedbackSignal } from '../../../engine/ops/feedback.js';
+import { promote } from '../../../engine/ops/promote.js';
+import { pin } from '../../../engine/ops/pin.js';
+import { contentHash } from '../../../engine/model/content-hash.js';
+import { findSecrets } from '../../../engine/model/secret-guard.js';
+import { detectPolarity } from '../../../engine/model/polarity.js';
+import type { PgBackend } from '../../data/pg-backend.js';
+import { validBody } from '../../openapi/spec.js';
+import { badRequest, notFoundProblem } from '../problem.js';
+import { decodeCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireReadable, requireWritable, type Ctx } from './route-kit.js';
+
+// /api/v1/engrams: list, learn, read, update, retire, feedback, promote, pin. Every write goes
+// through the engine's operations on the organization's backend; a hidden engram is a 404
+// exactly like a missing one; writing needs the engram's scope in the caller's writable set.
+
+interface CreateBody {
+  statement: string;
+  type?: EngramType;
+  scope?: string;
+  domain?: string;
+  tags?: string[];
+  rationale?: string;
+  source?: string;
+  visibility?: Visibility;
+  status?: 'active' | 'candidate';
+  supersedes?: string[];
+}
+
+type PatchBody = Partial<Pick<EngramDoc, 'statement' | 'type' | 'scope' | 'tags' | 'visibility' | 'commitment' | 'summary' | 'contraindications'>> & {
+  domain?: string | null;
+  rationale?: string | null;
+  status?: 'active' | 'dormant';
+};
+
+/** The hub never stores what looks like a secret: refused before anything is written. */
+export function refuseSecrets(texts: Array<string | undefined>): void {
+  const found = findSecrets(texts.filter((t): t is string => typeof t === 'string').join('\n'));
+  if (found.length > 0) {
+    const what = found.map((s) => s.kind).join(', ');
+    throw badRequest(`the engram looks like it holds a secret (${what}); the hub does not store secrets`, [`statement: holds a secret (${what})`]);
+  }
+}
+
+async function visibleEngram(ctx: Ctx, id: string): Promise<EngramDoc> {
+  const e = await ctx.state.backend.get(id);
+  if (!e) throw notFoundProblem(`no engram ${id}`);
+  ctx.state.auditResource = `engram:${id}`;
+  return e;
+}
+
+export function registerEngramRoutes(router: Router<HubState>, _db: Database): void {
+  router.get('/engrams', async (ctx: Ctx) => {
+    const limit = pageLimit(ctx);
+    const cursor = decodeCursor(ctx);
+    const after = cursor === undefined ? undefined : Number(cursor);
+    if (after !== undefined && !Number.isInteger(after)) throw badRequest('cursor is not one this API gave out', ['cursor: invalid']);
+    const scope = queryText(ctx, 'scope');
+    if (scope) requireReadable(ctx.state.principal, scope);
+    const status = queryText(ctx, 'status');
+    if (status && !['active', 'dormant', 'retired', 'candidate'].includes(status)) throw badRequest(`status must be one of active, dormant, retired, candidate (got "${status}")`, ['status: unknown']);
+    const type = queryText(ctx, 'type');
+    if (type && !['behavioral', 'terminological', 'procedural', 'architectural'].includes(type)) throw badRequest(`type must be one of behavioral, terminological, procedural, architectural (got "${type}")`, ['type: unknown']);
+    const page = await (ctx.state.backend as PgBackend).page({ scope, status, type, domain: queryText(ctx, 'domain') }, after, limit);
+    ctx.body = { items: page.items, next_cursor: page.next === null ? null : encodeCursor(page.next) };
+  });
+
+  router.post('/engrams', async (ctx: Ctx) => {
+    const body = await validBody<CreateBody>('CreateEngram', ctx.request.body);
+    const p = ctx.state.principal;
+    const scope = body.scope ?? `user:${p.userName}`;
+    requireWritable(p, scope);
+    refuseSecrets([body.statement, body.rationale, body.source, ...(body.tags ?? [])]);
+    const r = await learn(ctx.state.backend, { ...body, scope }, opContext());
+    ctx.state.auditResource = `engram:${r.engram.id}`;
+    ctx.state.auditDetails = { learn: r.action };
+    ctx.set('SVC-Learn-Action', r.action);
+    ctx.status = r.action === 'deduplicated' ? 200 : 201;
+    ctx.body = r.engram;
+  });
+
+  router.get('/engrams/:id', async (ctx: Ctx) => {
+    ctx.body = await visibleEngram(ctx, ctx.params.id!);
+  });
+
+  router.patch('/engrams/:id', async (ctx: Ctx) => {
+    const body = await validBody<PatchBody>('PatchEngram', ctx.request.body);
+    const p = ctx.state.principal;
+    const id = ctx.params.id!;
+    await visibleEngram(ctx, id);
+    refuseSecrets([body.statement, body.rationale ?? undefined, ...(body.tags ?? [])]);
+    const updated = await ctx.state.backend.write(async (tx) => {
+      const e = await tx.get(id);
+      if (!e) throw notFoundProblem(`no engram ${id}`);
+      requireWritable(p, e.scope);
+      if (body.scope !== undefined && body.scope !== e.scope) requireWritable(p, body.scope);
+      if (e.status === 'retired') throw badRequest(`${id} is retired; learn the statement again to bring it back`, ['id: retired']);
+      const now = new Date().toISOString();
+      const next: EngramDoc = { ...e };
+      for (const [k, v] of Object.entries(body)) {
+        if (v === null) delete (next as Record<string, unknown>)[k];
+        else (next as Record<string, unknown>)[k] = v;
+      }
+      if (body.statement !== undefined && body.statement.trim() !== e.statement) {
+        next.statement = body.statement.trim();
+        next.content_hash = contentHash(next.statement);
+        next.polarity = detectPolarity(next.statement);
+        next.engram_version = (e.engram_version ?? 1) + 1;
+        next.previous_version_ref = { event_id: `${id}@${e.engram_version ?? 1}`, changed_at: now };
+      }
+      if (body.commitment === 'locked' && e.commitment !== 'locked') next.locked_at = now;
+      await tx.put(next, { action: 'updated', at: now });
+      return next;
+    });
+    ctx.body = updated;
+  });
+
+  router.delete('/engrams/:id', async (ctx: Ctx) => {
+    const e = await visibleEngram(ctx, ctx.params.id!);
+    requireWritable(ctx.state.principal, e.scope);
+    await forget(ctx.state.backend, { target: e.id, reason: `retired through the hub by ${ctx.state.principal.userName}` }, opContext());
+    ctx.body = await ctx.state.backend.get(e.id);
+  });
+
+  router.post('/engrams/:id/feedback', async (ctx: Ctx) => {
+    const body = await validBody<{ signal: FeedbackSignal }>('Feedback', ctx.request.body);
+    const e = await visibleEngram(ctx, ctx.params.id!);
+    // Feedback is a reader's verdict: any caller who can read the engram may give it.
+    const [after] = await feedback(ctx.state.backend, [{ id: e.id, signal: body.signal }], opContext());
+    ctx.state.auditDetails = { signal: body.signal };
+    ctx.body = after;
+  });
+
+  router.post('/engrams/:id/promote', async (ctx: Ctx) => {
+    await validBody('Empty', ctx.request.body ?? {});
+    const e = await visibleEngram(ctx, ctx.params.id!);
+    requireWritable(ctx.state.principal, e.scope);
+    ctx.body = await promote(ctx.state.backend, e.id, opContext());
+  });
+
+  router.post('/engrams/:id/pin', async (ctx: Ctx) => {
+    const body = await validBody<{ pinned: boolean }>('Pin', ctx.request.body ?? {});
+    const e = await visibleEngram(ctx, ctx.params.id!);
+    requireAdmin(ctx.state.principal);
+    ctx.state.auditDetails = { pinned: body.pinned };
+    ctx.body = await pin(ctx.state.backend, e.id, body.pinned, opContext());
+  });
+}

@@ -1,0 +1,37 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHub, type HubOptions, type Hub } from './app.js';
+
+// Listening: one HTTP server on one port; close() stops accepting, waits for the audit queue,
+// and leaves the database to its owner.
+
+export interface RunningHub {
+  url: string;
+  port: number;
+  hub: Hub;
+  close(): Promise<void>;
+}
+
+export async function startHub(opts: HubOptions & { port?: number; host?: string }): Promise<RunningHub> {
+  const hub = await createHub(opts);
+  const server: Server = createServer(hub.app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    hub,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await hub.audit.drain();
+    },
+  };
+}
