@@ -53,6 +53,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   browse: () => import('./commands/browse.js'),
   migrate: () => import('./commands/migrate.js'),
   'rerank-eval': () => import('./commands/rerank-eval.js'),
+  // The team server lives in hub/; like hooks/, reached only by dynamic import.
+  hub: () => import('../hub/cli/hub-command.js'),
 };
 
 const USAGE = `svc: memory for AI agents and teams
@@ -87,6 +89,7 @@ const USAGE = `svc: memory for AI agents and teams
     migrate [up|status|down] store layout migrations, with a backup first
     rerank-eval              advisory gate: does the reranker help on this store?
     browse                   interactive terminal browser (also: bare svc on a terminal)
+    hub                      run the team server; hub org create, hub audit verify
 
   Run "svc <command> --help" for a command's flags.
   Global flags: --json --path <dir> --fast --quiet --help --version
