@@ -1,0 +1,62 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+// `svc hub` as a real child process (the compiled CLI), for tests that need two hub processes
+// on one database or the command itself.
+
+export const CLI = fileURLToPath(new URL('../../../dist/tui/cli.js', import.meta.url));
+
+export interface HubProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<number | null>;
+}
+
+export function startHubProcess(env: NodeJS.ProcessEnv, args: string[] = []): Promise<HubProcess> {
+  const child = spawn(process.execPath, [CLI, 'hub', '--port', '0', '--json', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`svc hub did not start in 30 s: ${out}${err}`)), 30_000);
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (!line) return;
+      clearTimeout(timer);
+      const { url } = JSON.parse(line) as { url: string };
+      resolve({
+        url,
+        child,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done(child.exitCode);
+            child.once('exit', (code) => done(code));
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`svc hub exited (${code}) before listening: ${out}${err}`));
+    });
+  });
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Waits out the end of a rate-limit minute when less than `margin` seconds of it are left. */
+export async function awayFromMinuteEdge(margin = 15): Promise<void> {
+  const left = 60 - (Math.floor(Date.now() / 1000) % 60);
+  if (left < margin) await new Promise((r) => setTimeout(r, left * 1000 + 200));
+}
