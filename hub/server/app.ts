@@ -87,6 +87,14 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     }),
   );
 
+  app.use(async (ctx, next) => {
+    // PostgreSQL text cannot hold NUL: refuse it up front, wherever it hides.
+    if (ctx.querystring.includes('%00') || ctx.path.includes('\u0000') || hasNul(ctx.request.body)) {
+      throw new HubProblem(400, 'validation-error', 'Invalid request', 'text must not contain NUL (\\u0000) characters', { errors: ['body: contains \\u0000'] });
+    }
+    await next();
+  });
+
   const publicRouter = new Router();
   publicRouter.get('/api/v1/openapi.yaml', async (ctx) => {
     ctx.type = 'application/yaml';
@@ -143,6 +151,13 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: true }));
   return { app, config, audit };
+}
+
+function hasNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 64 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((v) => hasNul(v, depth + 1));
+  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v, depth + 1));
 }
 
 /** Koa's and the router's own errors (405, 501) carry a status; keep it, hide their text otherwise. */

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EngramBackend } from '../../engine/backend.js';
+import { LocalStore } from '../../engine/store/local-store.js';
+import { learn } from '../../engine/ops/learn.js';
+import { recall } from '../../engine/ops/recall.js';
+import { inject } from '../../engine/ops/inject.js';
+import { forget } from '../../engine/ops/forget.js';
+import { feedback } from '../../engine/ops/feedback.js';
+import { promote } from '../../engine/ops/promote.js';
+import { pin } from '../../engine/ops/pin.js';
+import { batchDecay } from '../../engine/ops/decay.js';
+import { capture, timeline } from '../../engine/ops/episodes.js';
+import { endSession, startSession } from '../../engine/ops/sessions.js';
+import { history } from '../../engine/ops/history.js';
+import { createOrg } from '../data/organizations.js';
+import { openOrgBackend } from '../data/pg-backend.js';
+import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
+
+// One engine, two backends: the same operations, the same assertions, on the local store (YAML +
+// SQLite) and on an organization's PostgreSQL schema (PGlite and a PostgreSQL server).
+
+const ctx = (iso = '2026-03-01T10:00:00.000Z') => ({ now: () => new Date(iso), sessionId: null });
+
+describe.each(['local', ...DATABASES] as const)('the engine on the %s backend', (kind) => {
+  let backend: EngramBackend;
+  let close: () => Promise<void>;
+
+  beforeAll(async () => {
+    if (kind === 'local') {
+      const store = await LocalStore.open(join(mkdtempSync(join(tmpdir(), 'svc-accept-')), 'store'));
+      backend = store;
+      close = async () => store.close();
+    } else {
+      const t: TestDatabase = await freshDatabase(kind);
+      backend = openOrgBackend(t.db, await createOrg(t.db, 'accept'));
+      close = () => t.close();
+    }
+  }, 60_000);
+  afterAll(async () => close?.());
+
+  it('learns with content-hash dedup: reference count at one scope, recurrence across scopes', async () => {
+    const a = await learn(backend, { statement: 'Use pnpm, never npm', scope: 'project:web', tags: ['build'] }, ctx());
+    expect(a.action).toBe('created');
+    const again = await learn(backend, { statement: '  use PNPM, never npm. ', scope: 'project:web' }, ctx());
+    expect(again).toMatchObject({ action: 'deduplicated', engram: { id: a.engram.id, reference_count: 2 } });
+    const other = await learn(backend, { statement: 'Use pnpm, never npm', scope: 'project:api' }, ctx());
+    expect(other.action).toBe('created');
+    expect(other.recurrences).toEqual([a.engram.id]);
+    expect((await backend.get(a.engram.id))!.recurrence_count).toBe(1);
+    expect((await backend.findByHash(a.engram.content_hash!)).map((e) => e.id).sort()).toEqual([a.engram.id, other.engram.id].sort());
+  });
+
+  it('moves secrets aimed at a shared scope to local, and links supersessions both ways', async () => {
+    const s = await learn(backend, { statement: 'The staging token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', scope: 'project:web' }, ctx());
+    expect(s.engram.scope).toBe('local');
+    expect(s.warnings.join()).toMatch(/secret/);
+    const old = await learn(backend, { statement: 'Deploy with the old script', scope: 'project:web' }, ctx());
+    const next = await learn(backend, { statement: 'Deploy with the pipeline', scope: 'project:web', supersedes: [old.engram.id] }, ctx());
+    expect((await backend.get(old.engram.id))!.relations?.superseded_by).toEqual([next.engram.id]);
+    expect(next.engram.relations?.supersedes).toEqual([old.engram.id]);
+  });
+
+  it('recalls by BM25 with the lifecycle applied, and injects within a budget', async () => {
+    await learn(backend, { statement: 'Run the database migrations before each deploy', scope: 'project:web', domain: 'db' }, ctx());
+    const r = await recall(backend, 'database migrations deploy', { limit: 5, fast: true, now: new Date('2026-03-02T00:00:00Z') });
+    expect(r.legs.bm25).toBe('ran');
+    expect(r.hits[0]!.engram.statement).toBe('Run the database migrations before each deploy');
+    const inj = await inject(backend, 'deploy the database migrations', { budget: 200, fast: true, now: new Date('2026-03-02T00:00:00Z') });
+    expect(inj.tokens).toBeLessThanOrEqual(200);
+    expect(inj.text).toContain('Run the database migrations before each deploy');
+  });
+
+  it('retires without deleting, counts feedback, promotes candidates (never retired ones), pins', async () => {
+    const c = await learn(backend, { statement: 'Prefer table-driven tests', scope: 'project:web', status: 'candidate' }, ctx());
+    expect((await promote(backend, c.engram.id, ctx())).status).toBe('active');
+    const [fb] = await feedback(backend, [{ id: c.engram.id, signal: 'positive' }], ctx());
+    expect(fb!.feedback_signals).toMatchObject({ positive: 1, negative: 0 });
+    expect((await pin(backend, c.engram.id, true, ctx())).pinned).toBe(true);
+    const f = await forget(backend, { target: c.engram.id, reason: 'obsolete' }, ctx());
+    expect(f.action).toBe('retired');
+    const retired = await backend.get(c.engram.id);
+    expect(retired).toMatchObject({ status: 'retired', reference_count: 0 });
+    await expect(promote(backend, c.engram.id, ctx())).rejects.toThrow(/retired/);
+    expect((await recall(backend, 'table-driven tests', { fast: true })).hits.map((h) => h.engram.id)).not.toContain(c.engram.id);
+    const h = await history(backend, c.engram.id);
+    expect(h.map((e) => e.action)).toEqual(['created', 'promoted', 'feedback', 'pinned', 'retired']);
+  });
+
+  it('decays unused engrams to dormant, once per period', async () => {
+    const d = await learn(backend, { statement: 'An old habit nobody uses', scope: 'project:old' }, ctx('2024-01-01T00:00:00.000Z'));
+    const first = await batchDecay(backend, {}, ctx('2026-06-01T00:00:00.000Z'));
+    expect(first.decayed).toBeGreaterThan(0);
+    expect((await backend.get(d.engram.id))!.status).toBe('dormant');
+    const second = await batchDecay(backend, {}, ctx('2026-06-01T00:00:00.000Z'));
+    expect(second.decayed).toBe(0);
+  });
+
+  it('captures episodes, filters the timeline, and runs sessions with their learnings', async () => {
+    const e1 = await capture(backend, { summary: 'Moved CI to the new runners', agent: 'claude', channel: 'ci' }, ctx('2026-03-01T10:00:00.000Z'));
+    await capture(backend, { summary: 'Reviewed the pricing page', agent: 'cursor' }, ctx('2026-03-02T10:00:00.000Z'));
+    expect((await timeline(backend, { query: 'runners' })).map((e) => e.id)).toEqual([e1.id]);
+    expect((await timeline(backend, { agent: 'cursor' })).map((e) => e.summary)).toEqual(['Reviewed the pricing page']);
+    expect(await timeline(backend, { from: '2026-03-02T00:00:00.000Z' })).toHaveLength(1);
+    const s = await startSession(backend, { task: 'deploy the database', agent: 'claude', scope: 'project:web', fast: true }, ctx());
+    expect(s.session.status).toBe('open');
+    const end = await endSession(backend, s.session.id, { summary: 'done', learnings: [{ statement: 'Snapshot the database before deploys', scope: 'project:web' }] }, ctx());
+    expect(end.session.status).toBe('ended');
+    expect(end.learned[0]!.engram.sources?.[0]?.session_id).toBe(s.session.id);
+    expect((await backend.getSession(s.session.id))!.engram_ids).toContain(end.learned[0]!.engram.id);
+  });
+
+  it('counts what it holds', async () => {
+    const st = await backend.stats();
+    expect(st.engrams).toBeGreaterThan(8);
+    expect(st.by_status.retired).toBeGreaterThanOrEqual(1);
+    // Two captured, and the session's start and end.
+    expect(st.episodes).toBe(4);
+    expect(st.sessions).toBe(1);
+  });
+});

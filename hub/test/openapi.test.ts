@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { createHub } from '../server/app.js';
+import { openApiDocument } from '../openapi/spec.js';
+import { freshDatabase } from './support/databases.js';
+import { startTestHub } from './support/hub-fixture.js';
+
+// The OpenAPI description covers every route the app registers, and it is served in public.
+
+describe('the OpenAPI description', () => {
+  it('describes every registered route, and nothing that is not registered', async () => {
+    const t = await freshDatabase('pglite');
+    try {
+      const { app } = await createHub({ db: t.db, log: () => undefined });
+      const registered = new Set<string>();
+      for (const mw of app.middleware as Array<{ router?: { stack: Array<{ path: string; methods: string[] }> } }>) {
+        for (const layer of mw.router?.stack ?? []) {
+          for (const m of layer.methods) {
+            if (m === 'HEAD' || !layer.path.startsWith('/api/v1/')) continue;
+            registered.add(`${m} ${layer.path.replace('/api/v1', '').replace(/:(\w+)/g, '{$1}')}`);
+          }
+        }
+      }
+      const doc = await openApiDocument();
+      const described = new Set<string>();
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        for (const m of Object.keys(ops)) if (['get', 'post', 'patch', 'delete', 'put'].includes(m)) described.add(`${m.toUpperCase()} ${path}`);
+      }
+      expect([...registered].filter((r) => !described.has(r)).sort()).toEqual([]);
+      expect([...described].filter((d) => !registered.has(d)).sort()).toEqual([]);
+      expect(registered.size).toBeGreaterThan(25);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('is served without a token at /api/v1/openapi.yaml', async () => {
+    const hub = await startTestHub('pglite');
+    try {
+      const r = await hub.request('GET', '/openapi.yaml');
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/yaml/);
+      expect(r.text).toMatch(/^openapi: 3\.1\.0/);
+    } finally {
+      await hub.close();
+    }
+  });
+});
