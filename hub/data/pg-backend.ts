@@ -11,7 +11,7 @@ import { queryTerms } from '../../engine/search/fts-query.js';
 import { invalid } from '../../engine/errors.js';
 import type { Database, Org, Queryable } from '../contracts.js';
 import { ident } from './migrate.js';
-import { documentTerms, parseQuery } from './fts-tokens.js';
+import { documentTerms, parseQuery, type ParsedQuery } from './fts-tokens.js';
 
 // The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
 // recall, inject, forget, ...) run on it unchanged. Nothing that matters is kept in memory:
@@ -71,43 +71,27 @@ export class PgBackend implements EngramBackend {
   async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
     const parsed = parseQuery(query, mode);
     if (!parsed) return [];
-    const phrases = parsed.phrases.map((tokens, ord) => ({ ord, tokens }));
-    const params: unknown[] = [JSON.stringify(phrases)];
-    const where = this.scopeClause('e.scope', params);
-    params.push(mode === 'all' ? null : limit);
-    // FTS5's bm25(): per phrase, freq = sum of column weights over its instances in the row;
-    // idf = ln((N - n + 0.5) / (n + 0.5)), 1e-6 when not positive; D = the row's tokens.
-    // A phrase of several tokens (CJK text) counts where all its tokens occur, with the least
-    // frequent token's count: adjacency is not checked (FTS5 checks it).
-    const r = await this.db.query<{ doc: EngramDoc; score: number; ords: number[] }>(
-      `WITH ph AS (SELECT ord, tokens FROM jsonb_to_recordset($1::jsonb) AS x(ord int, tokens text[])),
-       pf AS (
-         SELECT ph.ord, t.engram_id, min(t.wtf) AS freq
-           FROM ph JOIN ${this.s}.engram_terms t ON t.term = ANY (ph.tokens)
-          GROUP BY ph.ord, ph.tokens, t.engram_id
-         HAVING count(*) = cardinality(ph.tokens)),
-       st AS (SELECT n_rows::float8 AS n, CASE WHEN n_rows = 0 THEN 1 ELSE n_tokens::float8 / n_rows END AS avgdl FROM ${this.s}.fts_stats),
-       idf AS (
-         SELECT pf.ord, CASE WHEN ln((st.n - count(*) + 0.5) / (count(*) + 0.5)) <= 0 THEN 1e-6
-                             ELSE ln((st.n - count(*) + 0.5) / (count(*) + 0.5)) END AS idf
-           FROM pf, st GROUP BY pf.ord, st.n)
-       SELECT doc, score, ords FROM (
-         SELECT e.doc, e.seq, sum(idf.idf * (pf.freq * ${K1 + 1}) / (pf.freq + ${K1} * (${1 - B} + ${B} * e.ntok / st.avgdl))) AS score,
-                array_agg(pf.ord) AS ords
-           FROM pf JOIN idf USING (ord) JOIN ${this.s}.engrams e ON e.id = pf.engram_id, st
-          WHERE e.status <> 'retired'${where}
-          GROUP BY e.id, e.doc, e.seq) r
-        -- Equal scores (up to float summation order) keep insertion order, as FTS5's rowid order does.
-        ORDER BY round(score::numeric, 9) DESC, seq
-        LIMIT $${params.length}`,
-      params,
+    // The database hands over the postings of the query's terms (one index range each, every
+    // engram: FTS5 counts retired and hidden ones in N and document frequency); the arithmetic
+    // of bm25() happens here, then the top documents are fetched.
+    const terms = [...new Set(parsed.phrases.flat())];
+    const rows = (
+      await this.db.query<Posting>(
+        `SELECT t.term, t.engram_id, t.wtf, t.ntok, t.live, t.scope, t.seq, s.n_rows, s.n_tokens
+           FROM ${this.s}.engram_terms t, ${this.s}.fts_stats s WHERE s.id = 1 AND t.term = ANY ($1::text[])`,
+        [terms],
+      )
+    ).rows;
+    if (rows.length === 0) return [];
+    const top = rankBm25(parsed, rows, limit, this.readable);
+    if (top.length === 0) return [];
+    const docs = new Map(
+      (await this.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${this.s}.engrams WHERE id = ANY ($1::text[])`, [top.map((t) => t.id)])).rows.map((r) => [r.id, r.doc]),
     );
-    let rows = r.rows;
-    if (parsed.groups) {
-      const groups = parsed.groups;
-      rows = rows.filter((row) => groups.every((g) => g.some((ord) => row.ords.includes(ord)))).slice(0, limit);
-    }
-    return rows.map((row) => ({ engram: row.doc, score: Number(row.score) }));
+    return top.flatMap((t) => {
+      const doc = docs.get(t.id);
+      return doc ? [{ engram: doc, score: t.score }] : [];
+    });
   }
 
   async list(filter: ListFilter): Promise<EngramDoc[]> {
@@ -283,7 +267,9 @@ export class PgBackend implements EngramBackend {
     await q.query(`DELETE FROM ${this.s}.engram_terms WHERE engram_id = $1`, [engram.id]);
     if (terms.size > 0) {
       await q.query(
-        `INSERT INTO ${this.s}.engram_terms (term, engram_id, wtf) SELECT t, $1, w FROM unnest($2::text[], $3::float8[]) AS x(t, w)`,
+        `INSERT INTO ${this.s}.engram_terms (term, engram_id, wtf, ntok, live, scope, seq)
+         SELECT t, e.id, w, e.ntok, e.status <> 'retired', e.scope, e.seq
+           FROM unnest($2::text[], $3::float8[]) AS x(t, w), ${this.s}.engrams e WHERE e.id = $1`,
         [engram.id, [...terms.keys()], [...terms.values()]],
       );
     }
@@ -380,6 +366,75 @@ export class PgBackend implements EngramBackend {
     );
     return r.rows.map((x) => x.doc);
   }
+}
+
+interface Posting {
+  term: string;
+  engram_id: string;
+  wtf: number;
+  ntok: number;
+  live: boolean;
+  scope: string;
+  seq: number;
+  n_rows: number;
+  n_tokens: number;
+}
+
+/**
+ * FTS5's bm25() over postings. Per phrase: freq = the column-weighted count in the row (a
+ * phrase of several tokens, as CJK text gives, counts where all its tokens occur, with the least
+ * frequent one's count: adjacency is not checked, FTS5 checks it); idf = ln((N - n + 0.5) /
+ * (n + 0.5)), 1e-6 when not positive; score = sum of idf * freq * (k1 + 1) / (freq + k1 * (1 - b
+ * + b * D / avgdl)) in phrase order, D the row's tokens. Retired rows count in N and n but are
+ * never returned. Equal scores keep insertion order, as FTS5's rowid order does.
+ */
+function rankBm25(parsed: ParsedQuery, rows: Posting[], limit: number, readable: readonly string[] | null): Array<{ id: string; score: number }> {
+  const n = Number(rows[0]!.n_rows);
+  const avgdl = n === 0 ? 1 : Number(rows[0]!.n_tokens) / n;
+  const byTerm = new Map<string, Map<string, Posting>>();
+  for (const r of rows) {
+    let m = byTerm.get(r.term);
+    if (!m) byTerm.set(r.term, (m = new Map()));
+    m.set(r.engram_id, r);
+  }
+  const scores = new Map<string, { score: number; seq: number; matched: Set<number> }>();
+  parsed.phrases.forEach((tokens, ord) => {
+    const lists = tokens.map((t) => byTerm.get(t));
+    if (lists.some((l) => !l)) return;
+    const [first, ...others] = lists as Array<Map<string, Posting>>;
+    const hits: Array<{ p: Posting; freq: number }> = [];
+    for (const [id, p] of first!) {
+      let freq = p.wtf;
+      let all = true;
+      for (const o of others) {
+        const q = o.get(id);
+        if (!q) {
+          all = false;
+          break;
+        }
+        freq = Math.min(freq, q.wtf);
+      }
+      if (all) hits.push({ p, freq });
+    }
+    const raw = Math.log((n - hits.length + 0.5) / (hits.length + 0.5));
+    const idf = raw <= 0 ? 1e-6 : raw;
+    for (const { p, freq } of hits) {
+      if (!p.live || (readable && !readable.includes(p.scope))) continue;
+      const part = (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * p.ntok) / avgdl));
+      const cur = scores.get(p.engram_id);
+      if (cur) {
+        cur.score += part;
+        cur.matched.add(ord);
+      } else scores.set(p.engram_id, { score: part, seq: Number(p.seq), matched: new Set([ord]) });
+    }
+  });
+  let ranked = [...scores.entries()].map(([id, v]) => ({ id, ...v, key: Math.round(v.score * 1e9) }));
+  if (parsed.groups) {
+    const groups = parsed.groups;
+    ranked = ranked.filter((r) => groups.every((g) => g.some((ord) => r.matched.has(ord))));
+  }
+  ranked.sort((a, b) => b.key - a.key || a.seq - b.seq);
+  return ranked.slice(0, limit).map((r) => ({ id: r.id, score: r.score }));
 }
 
 async function getDoc(q: Queryable, s: string, id: string): Promise<EngramDoc | null> {

@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
-import type { Database, HubState } from '../contracts.js';
+import type { Database, HubState, Principal } from '../contracts.js';
 import type { EmbedderProvider } from '../../engine/mcp/types.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { AuditWriter } from '../audit/audit-log.js';
@@ -43,6 +43,7 @@ const BM25_ONLY: EmbedderProvider = {
 };
 
 const WRITE_METHODS = new Set(['POST', 'PATCH']);
+export const PRINCIPAL_TTL_MS = 5000;
 
 export async function createHub(opts: HubOptions): Promise<Hub> {
   const { db } = opts;
@@ -106,9 +107,22 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(publicRouter.routes());
 
   let lastSweep = 0;
+  // Resolved principals, briefly: a token's identity and scopes cost four queries, and a client
+  // sends many requests in a row. Admin writes in this process clear it at once; in another hub
+  // process a revoked key or a changed membership takes effect within PRINCIPAL_TTL_MS.
+  const principals = new Map<string, { principal: Principal; until: number }>();
+  const principalFor = async (header: string | undefined): Promise<Principal> => {
+    const hit = header ? principals.get(header) : undefined;
+    if (hit && hit.until > Date.now()) return hit.principal;
+    const principal = await authenticate(db, config.jwt, header);
+    if (principals.size >= 10_000) principals.clear();
+    principals.set(header!, { principal, until: Date.now() + PRINCIPAL_TTL_MS });
+    return principal;
+  };
   const api = new Router<HubState>({ prefix: '/api/v1' });
   api.use(async (ctx, next) => {
-    const principal = await authenticate(db, config.jwt, ctx.get('authorization') || undefined);
+    const principal = await principalFor(ctx.get('authorization') || undefined);
+    const adminWrite = ctx.path.startsWith('/api/v1/admin/') && ctx.method !== 'GET';
     const decision = await takeToken(db, `${principal.org.id}:${principal.tokenId}`, WRITE_METHODS.has(ctx.method), config.rateLimits);
     ctx.set('RateLimit-Limit', String(decision.limit));
     ctx.set('RateLimit-Remaining', String(decision.remaining));
@@ -142,6 +156,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     } catch (err) {
       record(toProblem(fromKoaError(err)).status);
       throw err;
+    } finally {
+      if (adminWrite) principals.clear();
     }
   });
   registerIdentityRoutes(api, db);

@@ -7,11 +7,14 @@ type Bench = { run(argv: string[]): Promise<number> };
 const BENCHES: Record<string, () => Promise<Bench>> = {
   engine: () => import('./engine.js'),
   locomo: () => import('./locomo.js'),
+  hub: () => import('./hub.js'),
 };
 
 const USAGE = `Usage: npm run bench -- [${Object.keys(BENCHES).join('|')}] [--json] [flags]
   engine (default)   learn, recall, RSS, rebuild on a synthetic store; --engrams N (default 10000)
   locomo FILE...     retrieval quality on LoCoMo conversations (R@k, MRR, latency); --fast for BM25 only
+  hub                the hub under load from a separate process (autocannon): recall and create
+                     on PGlite and PostgreSQL; --sizes 10000,100000 --databases pglite,postgres --duration 10
   --json             print one JSON object as the last line of output
 `;
 

@@ -19,11 +19,18 @@ CREATE INDEX engrams_scope ON engrams (scope, status);
 -- BM25 postings, as SQLite FTS5's bm25() sees them: per term and engram, the column-weighted
 -- count (statement 4, tags 2, domain 2, rationale 1). Every engram is indexed, retired ones too
 -- (FTS5 counts them in N and in document frequency), and filtered at query time.
+-- The columns recall filters and scores on are copied into each posting (rewritten with the
+-- engram on every write), so ranking reads postings only, then fetches the top documents.
 CREATE TABLE engram_terms (
   term      text NOT NULL,
   engram_id text NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
   wtf       double precision NOT NULL,
-  PRIMARY KEY (term, engram_id)
+  ntok      integer NOT NULL,
+  live      boolean NOT NULL,
+  scope     text NOT NULL,
+  seq       bigint NOT NULL,
+  -- Covering: ranking reads the index only.
+  PRIMARY KEY (term, engram_id) INCLUDE (wtf, ntok, live, scope, seq)
 );
 CREATE INDEX engram_terms_engram ON engram_terms (engram_id);
 CREATE TABLE fts_stats (

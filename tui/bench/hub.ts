@@ -1,0 +1,258 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { buildEngram } from '../../engine/ops/learn.js';
+import { syntheticEngrams, syntheticQueries } from './synthetic-engrams.js';
+import { round } from './stats.js';
+import { CLI } from './proc.js';
+
+// `npm run bench -- hub`: the hub under load. For each database (PGlite in a data folder, and the
+// PostgreSQL server when DATABASE_URL or SVC_TEST_DATABASE_URL reaches one) and each store size,
+// seed one organization in bulk, start `svc hub` as its own process, then drive it from this
+// process with autocannon over loopback: recall (POST /api/v1/recall/bm25 and /recall) and create
+// (POST /api/v1/engrams). Rate limits are raised for the run. Hub modules are imported lazily,
+// like the dispatcher does, so the other benchmarks never load them.
+
+const DURATION_S = 10;
+const CONNECTIONS = 16;
+const SEED_BATCH = 500;
+
+export interface HubFigures {
+  database: 'pglite' | 'postgres';
+  engrams: number;
+  seed_s: number;
+  recall_bm25_rps: number;
+  recall_bm25_p50_ms: number;
+  recall_bm25_p99_ms: number;
+  recall_rps: number;
+  recall_p50_ms: number;
+  recall_p99_ms: number;
+  create_rps: number;
+  create_p50_ms: number;
+  create_p99_ms: number;
+  errors: number;
+}
+
+const log = (text: string): void => void process.stderr.write(`bench hub: ${text}\n`);
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { json: { type: 'boolean' }, sizes: { type: 'string' }, databases: { type: 'string' }, duration: { type: 'string' } },
+  });
+  const sizes = (values.sizes ?? '10000,100000').split(',').map(Number);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes must be positive integers (got ${values.sizes})`);
+  const duration = values.duration === undefined ? DURATION_S : Number(values.duration);
+  const pgUrl = process.env.DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const wanted = (values.databases ?? 'pglite,postgres').split(',');
+  const results: HubFigures[] = [];
+  const notes: string[] = [];
+  for (const database of wanted) {
+    if (database !== 'pglite' && database !== 'postgres') throw new Error(`--databases: unknown database "${database}" (pglite, postgres)`);
+    if (database === 'postgres' && !(await reachable(pgUrl))) {
+      notes.push(`PostgreSQL at ${redact(pgUrl)} is unreachable: skipped`);
+      continue;
+    }
+    for (const size of sizes) results.push(await benchOne(database, size, pgUrl, duration));
+  }
+  const table = formatTable(results, notes, duration);
+  if (values.json) {
+    process.stderr.write(table);
+    process.stdout.write(JSON.stringify({ hub: results, notes }) + '\n');
+  } else {
+    process.stdout.write(table);
+  }
+  return 0;
+}
+
+async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: string, duration: number): Promise<HubFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-hub-'));
+  const dbName = `svc_bench_${process.pid}_${size}`;
+  const url = database === 'postgres' ? withDatabase(pgUrl, dbName) : undefined;
+  if (database === 'postgres') await adminQuery(pgUrl, `CREATE DATABASE ${dbName}`);
+  let hub: ChildProcess | undefined;
+  try {
+    log(`${database}, ${size} engrams: seeding`);
+    const t0 = performance.now();
+    const { apiKey } = await seed(url, join(dir, 'hub'), size);
+    const seedS = (performance.now() - t0) / 1000;
+    log(`  seeded in ${round(seedS, 1)} s; starting svc hub`);
+    const started = await startHubProcess(url, join(dir, 'hub'));
+    hub = started.child;
+    const base = started.url;
+    const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const queries = syntheticQueries(500, 11);
+    const bodyOf = (i: number) => JSON.stringify({ query: queries[i % queries.length], limit: 10 });
+
+    // Warm-up: the hub's first requests pay for module loading and plan caches.
+    await load(`${base}/api/v1/recall/bm25`, auth, bodyOf, 2);
+    log('  recall/bm25');
+    const bm25 = await load(`${base}/api/v1/recall/bm25`, auth, bodyOf, duration);
+    log('  recall');
+    const hybrid = await load(`${base}/api/v1/recall`, auth, bodyOf, duration);
+    log('  create');
+    const fresh = syntheticEngrams(50_000, 4242);
+    const create = await load(
+      `${base}/api/v1/engrams`,
+      auth,
+      (i) => JSON.stringify({ ...fresh[i % fresh.length], statement: `${fresh[i % fresh.length]!.statement} [load ${i}]`, scope: 'org:bench' }),
+      duration,
+    );
+    return {
+      database,
+      engrams: size,
+      seed_s: round(seedS, 1),
+      recall_bm25_rps: round(bm25.rps, 0),
+      recall_bm25_p50_ms: bm25.p50,
+      recall_bm25_p99_ms: bm25.p99,
+      recall_rps: round(hybrid.rps, 0),
+      recall_p50_ms: hybrid.p50,
+      recall_p99_ms: hybrid.p99,
+      create_rps: round(create.rps, 0),
+      create_p50_ms: create.p50,
+      create_p99_ms: create.p99,
+      errors: bm25.errors + hybrid.errors + create.errors,
+    };
+  } finally {
+    if (hub) await stop(hub);
+    if (database === 'postgres') await adminQuery(pgUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Creates the organization and its admin, then writes `size` engrams in bulk transactions. */
+async function seed(url: string | undefined, dataDir: string, size: number): Promise<{ apiKey: string }> {
+  const [{ openDatabase }, { migrateHub }, { createOrgWithAdmin }, { openOrgBackend }] = await Promise.all([
+    import('../../hub/data/database.js'),
+    import('../../hub/data/migrate.js'),
+    import('../../hub/admin/provision.js'),
+    import('../../hub/data/pg-backend.js'),
+  ]);
+  const db = await openDatabase(url ? { url } : { dataDir });
+  try {
+    await migrateHub(db);
+    const { org, apiKey } = await createOrgWithAdmin(db, 'bench', 'alice');
+    const backend = openOrgBackend(db, org, { readable: null });
+    const inputs = syntheticEngrams(size);
+    const now = new Date();
+    const at = now.toISOString();
+    for (let i = 0; i < inputs.length; i += SEED_BATCH) {
+      await backend.write(async (tx) => {
+        for (const input of inputs.slice(i, i + SEED_BATCH)) {
+          const doc = buildEngram({ ...input, scope: 'org:bench', visibility: 'private' }, at, { scope: 'org:bench', session_id: null, stored_at: at });
+          await tx.put({ ...doc, id: await tx.allocateId('ENG', now) });
+        }
+      });
+      if ((i / SEED_BATCH) % 20 === 19) log(`    ${i + SEED_BATCH} written`);
+    }
+    // What autovacuum does soon after a bulk load: statistics and the visibility map.
+    for (const table of ['engrams', 'engram_terms', 'fts_stats']) await db.exec(`VACUUM ANALYZE ${org.schema}.${table}`);
+    return { apiKey };
+  } finally {
+    await db.close();
+  }
+}
+
+/** `svc hub` as its own process on an ephemeral port, rate limits raised; resolves with its URL. */
+function startHubProcess(url: string | undefined, dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HUB_RATE_LIMIT: '100000000', SVC_HUB_WRITE_RATE_LIMIT: '100000000' };
+  if (url) env.DATABASE_URL = url;
+  else delete env.DATABASE_URL;
+  const child = spawn(process.execPath, [CLI, 'hub', '--port', '0', '--host', '127.0.0.1', '--data', dataDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`svc hub did not print its URL within 60 s: ${out}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[0] });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`svc hub exited (${code}) before listening: ${out}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/** autocannon against one POST route, each request with its own body. */
+async function load(url: string, headers: Record<string, string>, body: (i: number) => string, duration: number): Promise<Load> {
+  const { default: autocannon } = await import('autocannon');
+  let n = 0;
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers,
+    connections: CONNECTIONS,
+    duration,
+    requests: [{ method: 'POST', setupRequest: (req) => ({ ...req, body: body(n++) }) }],
+  });
+  const non2xx = result.non2xx ?? 0;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + non2xx };
+}
+
+async function reachable(url: string): Promise<boolean> {
+  try {
+    await adminQuery(url, 'SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+const redact = (url: string): string => url.replace(/\/\/[^@/]*@/, '//');
+
+function formatTable(rows: HubFigures[], notes: string[], duration: number): string {
+  const head = `Hub benchmark: autocannon, ${CONNECTIONS} connections, ${duration} s per route, from a separate process on loopback`;
+  const cols = `  ${'database'.padEnd(9)} ${'engrams'.padStart(8)}  ${'route'.padEnd(13)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}`;
+  const lines = rows.flatMap((r) => [
+    ['recall/bm25', r.recall_bm25_rps, r.recall_bm25_p50_ms, r.recall_bm25_p99_ms],
+    ['recall', r.recall_rps, r.recall_p50_ms, r.recall_p99_ms],
+    ['create', r.create_rps, r.create_p50_ms, r.create_p99_ms],
+  ].map(([route, rps, p50, p99]) => `  ${r.database.padEnd(9)} ${String(r.engrams).padStart(8)}  ${String(route).padEnd(13)} ${String(rps).padStart(7)} ${String(p50).padStart(7)} ${String(p99).padStart(7)}`));
+  const target = rows
+    .filter((r) => r.database === 'postgres' && r.engrams === 10_000)
+    .map((r) => `  target (PostgreSQL, 10,000): recall > 500 req/s with p99 < 50 ms: ${r.recall_rps > 500 && r.recall_p99_ms < 50 ? 'met' : 'MISSED'}`);
+  const errors = rows.filter((r) => r.errors > 0).map((r) => `  note: ${r.database} ${r.engrams}: ${r.errors} failed or non-2xx requests`);
+  return [head, cols, ...lines, ...target, ...errors, ...notes.map((n) => `  note: ${n}`), ''].join('\n');
+}
