@@ -7,6 +7,7 @@ import { ident } from '../data/migrate.js';
 // (not read-only) member of; admins also write the organization's scope and global. A parent
 // group is readable through a child's membership but not writable. Admins administer every
 // group, so they read and write every group scope; other users' own scopes stay private.
+// Installed packs (pack:<name>) are readable by everyone in the organization.
 
 export interface ResolvedScopes {
   readable: string[];
@@ -25,13 +26,15 @@ export async function resolveScopes(q: Queryable, org: Org, user: { id: string; 
     [user.id],
   );
   const own = `user:${user.name}`;
+  // Installed packs are the organization's: everyone reads them, admins (who install) write.
+  const packs = (await q.query<{ name: string }>(`SELECT name FROM ${s}.packs ORDER BY name`)).rows.map((p) => `pack:${p.name}`);
   if (user.role === 'admin') {
     const all = (await q.query<{ path: string }>(`SELECT path FROM ${s}.groups ORDER BY path`)).rows.map((g) => `group:${g.path}`);
-    const scopes = [own, ...all, `org:${org.slug}`, 'global'];
+    const scopes = [own, ...all, `org:${org.slug}`, 'global', ...packs];
     return { readable: scopes, writable: [...scopes] };
   }
   const groups = r.rows.map((g) => `group:${g.path}`);
-  const readable = [own, ...groups, `org:${org.slug}`, 'global'];
+  const readable = [own, ...groups, `org:${org.slug}`, 'global', ...packs];
   const writable: string[] = [];
   if (user.role !== 'viewer') {
     writable.push(own, ...r.rows.filter((g) => g.direct && !g.read_only).map((g) => `group:${g.path}`));

@@ -14,6 +14,7 @@ import { registerEngramRoutes } from './routes/engram-routes.js';
 import { registerSearchRoutes } from './routes/search-routes.js';
 import { registerRecordRoutes } from './routes/record-routes.js';
 import { registerIdentityRoutes } from './routes/identity-routes.js';
+import { registerPackRoutes } from './routes/pack-routes.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
 //   problem documents for every error (and for unknown routes), with no internals shown;
@@ -70,8 +71,10 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   });
 
   app.use(async (ctx, next) => {
-    // A body that is not JSON is refused before parsing (the REST API speaks JSON only).
-    if (ctx.request.length && !ctx.is('application/json')) {
+    // A body that is not JSON is refused before parsing (the REST API speaks JSON; pack uploads
+    // are the one multipart route and read their own body).
+    const packUpload = ctx.method === 'POST' && ctx.path === '/api/v1/packs';
+    if (ctx.request.length && !ctx.is('application/json') && !packUpload) {
       throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'send the body as application/json');
     }
     await next();
@@ -122,7 +125,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   const api = new Router<HubState>({ prefix: '/api/v1' });
   api.use(async (ctx, next) => {
     const principal = await principalFor(ctx.get('authorization') || undefined);
-    const adminWrite = ctx.path.startsWith('/api/v1/admin/') && ctx.method !== 'GET';
+    // Writes that change who may see what (users, groups, keys, installed packs).
+    const adminWrite = /^\/api\/v1\/(admin|packs)(\/|$)/.test(ctx.path) && ctx.method !== 'GET';
     const decision = await takeToken(db, `${principal.org.id}:${principal.tokenId}`, WRITE_METHODS.has(ctx.method), config.rateLimits);
     ctx.set('RateLimit-Limit', String(decision.limit));
     ctx.set('RateLimit-Remaining', String(decision.remaining));
@@ -164,6 +168,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   registerEngramRoutes(api, db);
   registerSearchRoutes(api);
   registerRecordRoutes(api);
+  registerPackRoutes(api, db);
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: true }));
   return { app, config, audit };

@@ -71,6 +71,7 @@ describe.each(DATABASES)('fuzzing the write routes (%s)', (kind) => {
       ['POST', '/admin/users', { name: 'fuzzer', role: 'viewer' }],
       ['POST', '/admin/groups', { path: 'fuzz' }],
       ['POST', '/admin/api-keys', { user_id: acme.adminId }],
+      ['POST', '/packs/export', { name: 'fuzzpack', scope: 'org:acme' }],
     ];
     const s = ident(acme.org.schema);
     const counts = async () =>

@@ -1,9 +1,6 @@
--- Installed packs: the manifest as installed and the engrams it brought.
+-- Installed packs: the record the engine keeps per pack (manifest, source, engram ids).
 CREATE TABLE packs (
   name         text PRIMARY KEY,
-  version      text NOT NULL,
-  manifest     jsonb NOT NULL,
-  engram_ids   text[] NOT NULL,
-  installed_at timestamptz NOT NULL DEFAULT now(),
-  installed_by text NOT NULL
+  record       jsonb NOT NULL,
+  installed_at timestamptz NOT NULL DEFAULT now()
 );

@@ -1,0 +1,35 @@
+import type { InstalledPack, PackRegistry } from '../../engine/packs/registry.js';
+import type { Database, Org } from '../contracts.js';
+import { ident } from './migrate.js';
+
+/** The engine's record of installed packs, in the organization's `packs` table. */
+export class PgPackRegistry implements PackRegistry {
+  private readonly s: string;
+
+  constructor(
+    private readonly db: Database,
+    org: Org,
+  ) {
+    this.s = ident(org.schema);
+  }
+
+  async list(): Promise<{ packs: InstalledPack[]; problems: string[] }> {
+    const r = await this.db.query<{ record: InstalledPack }>(`SELECT record FROM ${this.s}.packs ORDER BY name`);
+    return { packs: r.rows.map((x) => x.record), problems: [] };
+  }
+
+  async get(name: string): Promise<InstalledPack | null> {
+    return (await this.db.query<{ record: InstalledPack }>(`SELECT record FROM ${this.s}.packs WHERE name = $1`, [name])).rows[0]?.record ?? null;
+  }
+
+  async put(record: InstalledPack): Promise<void> {
+    await this.db.query(
+      `INSERT INTO ${this.s}.packs (name, record) VALUES ($1, $2::jsonb) ON CONFLICT (name) DO UPDATE SET record = excluded.record, installed_at = now()`,
+      [record.name, JSON.stringify(record)],
+    );
+  }
+
+  async remove(name: string): Promise<boolean> {
+    return (await this.db.query(`DELETE FROM ${this.s}.packs WHERE name = $1 RETURNING name`, [name])).rows.length > 0;
+  }
+}

@@ -1,0 +1,112 @@
+import type Router from '@koa/router';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Database, HubState } from '../../contracts.js';
+import type { EngramType } from '../../../engine/model/engram-schema.js';
+import { SvcError } from '../../../engine/errors.js';
+import { exportPack, installPack, listPacks, uninstallPack } from '../../../engine/ops/packs.js';
+import { peekManifest } from '../../../engine/packs/format.js';
+import { openOrgBackend, type PgBackend } from '../../data/pg-backend.js';
+import { PgPackRegistry } from '../../data/pack-registry.js';
+import { validBody } from '../../openapi/spec.js';
+import { badRequest, HubProblem } from '../problem.js';
+import { opContext, requireAdmin, requireReadable, type Ctx } from './route-kit.js';
+
+// Packs on the hub: the engine's pack operations, with the registry in the organization's
+// tables. A pack travels as its files: export answers them as JSON ({path, content}), install
+// takes them as a multipart upload where each part's field name is the file's path in the pack
+// (pack.yaml, engrams/<id>.yaml). Installing and uninstalling need the admin role.
+
+const MAX_FILES = 20_000;
+const MAX_BYTES = 20 * 1024 * 1024;
+const PACK_PATH = /^(pack\.yaml|engrams\/[A-Za-z0-9._-]+\.yaml)$/;
+
+async function readUpload(ctx: Ctx, into: string): Promise<number> {
+  if (!ctx.is('multipart/form-data')) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'upload the pack as multipart/form-data, one part per file named by its path (pack.yaml, engrams/<id>.yaml)');
+  const { default: Busboy } = await import('busboy');
+  return new Promise<number>((resolve, reject) => {
+    let files = 0;
+    let failed: Error | undefined;
+    const fail = (e: Error) => (failed ??= e);
+    const bb = Busboy({ headers: ctx.req.headers, limits: { files: MAX_FILES, fileSize: MAX_BYTES, fieldSize: MAX_BYTES } });
+    const take = (name: string, data: Buffer) => {
+      if (!PACK_PATH.test(name)) return fail(badRequest(`"${name}" is not a pack file: parts are named pack.yaml or engrams/<id>.yaml`, [`${name}: not a pack file`]));
+      mkdirSync(dirname(join(into, name)), { recursive: true });
+      writeFileSync(join(into, name), data);
+      files++;
+    };
+    bb.on('file', (name, stream) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('limit', () => fail(new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack file is larger than ${MAX_BYTES} bytes`)));
+      stream.on('end', () => take(name, Buffer.concat(chunks)));
+    });
+    bb.on('field', (name, value) => take(name, Buffer.from(value)));
+    bb.on('filesLimit', () => fail(new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack has at most ${MAX_FILES} files`)));
+    bb.on('error', (e: Error) => reject(badRequest(`the upload is not valid multipart: ${e.message}`)));
+    bb.on('close', () => (failed ? reject(failed) : resolve(files)));
+    ctx.req.pipe(bb);
+  });
+}
+
+/** Engine messages name the temporary folder; callers know it as "the uploaded pack". */
+function hidePath<T>(dir: string, run: () => Promise<T>): Promise<T> {
+  return run().catch((err: unknown) => {
+    if (err instanceof SvcError) throw new SvcError(err.kind, err.message.split(dir).join('the uploaded pack'), err.details.map((d) => d.split(dir).join('the uploaded pack')));
+    throw err;
+  });
+}
+
+export function registerPackRoutes(router: Router<HubState>, db: Database): void {
+  router.get('/packs', async (ctx: Ctx) => {
+    const r = await listPacks(new PgPackRegistry(db, ctx.state.principal.org));
+    ctx.body = { items: r.packs, next_cursor: null };
+  });
+
+  router.post('/packs', async (ctx: Ctx) => {
+    const p = ctx.state.principal;
+    requireAdmin(p);
+    const dir = mkdtempSync(join(tmpdir(), 'svc-hub-pack-'));
+    try {
+      const files = await readUpload(ctx, dir);
+      if (files === 0) throw badRequest('the upload holds no files: send pack.yaml and engrams/<id>.yaml parts');
+      const name = (await peekManifest(dir))?.name;
+      // The admin's view plus the pack's own scope, so its engrams are seen as they are written.
+      const backend = openOrgBackend(db, p.org as typeof p.org & { idPrefix: string }, { readable: [...p.readable, ...(typeof name === 'string' ? [`pack:${name}`] : [])] });
+      const r = await hidePath(dir, () => installPack(backend, new PgPackRegistry(db, p.org), dir, opContext()));
+      ctx.state.auditResource = `pack:${r.name}`;
+      ctx.state.auditDetails = { version: r.version, created: r.created.length, updated: r.updated.length };
+      ctx.status = r.action === 'installed' ? 201 : 200;
+      const { path: _path, ...rest } = r;
+      ctx.body = rest;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  router.delete('/packs/:name', async (ctx: Ctx) => {
+    const p = ctx.state.principal;
+    requireAdmin(p);
+    const name = ctx.params.name!;
+    const backend = openOrgBackend(db, (ctx.state.backend as PgBackend).org, { readable: [...p.readable, `pack:${name}`] });
+    ctx.state.auditResource = `pack:${name}`;
+    ctx.body = await uninstallPack(backend, new PgPackRegistry(db, p.org), name, opContext());
+  });
+
+  router.post('/packs/export', async (ctx: Ctx) => {
+    const body = await validBody<{ name: string; scope?: string; domain?: string; tags?: string[]; type?: EngramType; description?: string; creator?: string }>('ExportPack', ctx.request.body);
+    if (body.scope) requireReadable(ctx.state.principal, body.scope);
+    const dir = join(mkdtempSync(join(tmpdir(), 'svc-hub-export-')), body.name);
+    try {
+      const r = await hidePath(dir, () => exportPack(ctx.state.backend, { ...body, creator: body.creator ?? ctx.state.principal.userName, output: dir }, opContext()));
+      const files = [{ path: 'pack.yaml', content: readFileSync(join(dir, 'pack.yaml'), 'utf8') }];
+      for (const f of readdirSync(join(dir, 'engrams')).sort()) files.push({ path: `engrams/${f}`, content: readFileSync(join(dir, 'engrams', f), 'utf8') });
+      ctx.state.auditResource = `pack:${r.name}`;
+      const { path: _path, ...rest } = r;
+      ctx.body = { ...rest, files };
+    } finally {
+      rmSync(dirname(dir), { recursive: true, force: true });
+    }
+  });
+}
