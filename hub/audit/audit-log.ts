@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Database, Org } from '../contracts.js';
 import { ident } from '../data/migrate.js';
+import { SqlWhere } from '../data/sql-where.js';
 
 // The audit log: one row per call, per organization, append-only. Each row's hash is
 // HMAC-SHA256(key, previous hash ‖ canonical row), so editing, inserting or removing any row
@@ -116,23 +117,17 @@ export interface AuditQuery {
 }
 
 export async function queryAudit(db: Database, org: Org, f: AuditQuery): Promise<AuditRow[]> {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  const add = (sql: string, v: unknown) => {
-    params.push(v);
-    where.push(sql.replace('?', `$${params.length}`));
-  };
-  if (f.actor) add('actor = ?', f.actor);
-  if (f.action) add('action = ?', f.action);
-  if (f.resource) add('resource = ?', f.resource);
-  if (f.from) add('at >= ?', f.from);
-  if (f.to) add('at <= ?', f.to);
-  if (f.after !== undefined) add('seq > ?', f.after);
-  params.push(f.limit);
+  const w = new SqlWhere();
+  if (f.actor) w.add('actor = ?', f.actor);
+  if (f.action) w.add('action = ?', f.action);
+  if (f.resource) w.add('resource = ?', f.resource);
+  if (f.from) w.add('at >= ?', f.from);
+  if (f.to) w.add('at <= ?', f.to);
+  if (f.after !== undefined) w.add('seq > ?', f.after);
   const r = await db.query<AuditRow>(
     `SELECT seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash FROM ${ident(org.schema)}.audit_log
-      WHERE true${where.map((w) => ' AND ' + w).join('')} ORDER BY seq LIMIT $${params.length}`,
-    params,
+      WHERE true${w.sql} ORDER BY seq LIMIT ${w.param(f.limit)}`,
+    w.params,
   );
   return r.rows.map((x) => ({ ...x, seq: Number(x.seq), outcome: Number(x.outcome) }));
 }

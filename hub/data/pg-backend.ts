@@ -11,6 +11,7 @@ import { queryTerms } from '../../engine/search/fts-query.js';
 import { invalid } from '../../engine/errors.js';
 import type { Database, Org, Queryable } from '../contracts.js';
 import { ident } from './migrate.js';
+import { SqlWhere } from './sql-where.js';
 import { documentTerms, parseQuery, type ParsedQuery } from './fts-tokens.js';
 
 // The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
@@ -95,31 +96,21 @@ export class PgBackend implements EngramBackend {
   }
 
   async list(filter: ListFilter): Promise<EngramDoc[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, value: unknown) => {
-      params.push(value);
-      where.push(sql.replace('?', `$${params.length}`));
-    };
-    if (filter.scope) add('scope = ?', filter.scope);
-    if (filter.domain) {
-      add('(domain = ?', filter.domain);
-      params.push(filter.domain.replace(/[\\%_]/g, '\\$&') + '.%');
-      where[where.length - 1] += ` OR domain LIKE $${params.length})`;
-    }
-    if (filter.type) add('type = ?', filter.type);
-    if (filter.status) add('status = ?', filter.status);
-    else if (!filter.includeRetired) where.push("status <> 'retired'");
-    if (filter.pinned !== undefined) add('pinned = ?', filter.pinned);
-    if (filter.idPrefix) add('starts_with(id, ?)', filter.idPrefix);
-    const scope = this.scopeClause('scope', params);
-    let sql = `SELECT doc FROM ${this.s}.engrams WHERE true${where.map((w) => ' AND ' + w).join('')}${scope}
-      ORDER BY doc->'temporal'->>'learned_at' DESC NULLS LAST, id DESC`;
-    if (filter.limit) {
-      params.push(filter.limit);
-      sql += ` LIMIT $${params.length}`;
-    }
-    return (await this.db.query<{ doc: EngramDoc }>(sql, params)).rows.map((r) => r.doc);
+    const w = new SqlWhere();
+    if (filter.scope) w.add('scope = ?', filter.scope);
+    if (filter.domain) w.add("(domain = ? OR starts_with(domain, ? || '.'))", filter.domain);
+    if (filter.type) w.add('type = ?', filter.type);
+    if (filter.status) w.add('status = ?', filter.status);
+    else if (!filter.includeRetired) w.raw("status <> 'retired'");
+    if (filter.pinned !== undefined) w.add('pinned = ?', filter.pinned);
+    if (filter.idPrefix) w.add('starts_with(id, ?)', filter.idPrefix);
+    const scope = this.scopeClause('scope', w.params);
+    const limit = filter.limit ? ` LIMIT ${w.param(filter.limit)}` : '';
+    const r = await this.db.query<{ doc: EngramDoc }>(
+      `SELECT doc FROM ${this.s}.engrams WHERE true${w.sql}${scope} ORDER BY doc->'temporal'->>'learned_at' DESC NULLS LAST, id DESC${limit}`,
+      w.params,
+    );
+    return r.rows.map((x) => x.doc);
   }
 
   /** A page of engrams, newest first, after the cursor (a `seq`); `next` continues it, null at the end. */
@@ -128,22 +119,16 @@ export class PgBackend implements EngramBackend {
     after: number | undefined,
     limit: number,
   ): Promise<{ items: EngramDoc[]; next: number | null }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, value: unknown) => {
-      params.push(value);
-      where.push(sql.replaceAll('?', `$${params.length}`));
-    };
-    if (f.scope) add('scope = ?', f.scope);
-    if (f.status) add('status = ?', f.status);
-    if (f.type) add('type = ?', f.type);
-    if (f.domain) add("(domain = ? OR starts_with(domain, ? || '.'))", f.domain);
-    if (after !== undefined) add('seq < ?', after);
-    const scope = this.scopeClause('scope', params);
-    params.push(limit + 1);
+    const w = new SqlWhere();
+    if (f.scope) w.add('scope = ?', f.scope);
+    if (f.status) w.add('status = ?', f.status);
+    if (f.type) w.add('type = ?', f.type);
+    if (f.domain) w.add("(domain = ? OR starts_with(domain, ? || '.'))", f.domain);
+    if (after !== undefined) w.add('seq < ?', after);
+    const scope = this.scopeClause('scope', w.params);
     const r = await this.db.query<{ doc: EngramDoc; seq: number }>(
-      `SELECT doc, seq FROM ${this.s}.engrams WHERE true${where.map((w) => ' AND ' + w).join('')}${scope} ORDER BY seq DESC LIMIT $${params.length}`,
-      params,
+      `SELECT doc, seq FROM ${this.s}.engrams WHERE true${w.sql}${scope} ORDER BY seq DESC LIMIT ${w.param(limit + 1)}`,
+      w.params,
     );
     const more = r.rows.length > limit;
     const rows = r.rows.slice(0, limit);
@@ -293,31 +278,24 @@ export class PgBackend implements EngramBackend {
   }
 
   async queryEpisodes(f: TimelineFilter): Promise<Episode[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, value: unknown) => {
-      params.push(value);
-      where.push(sql.replace('?', `$${params.length}`));
-    };
+    const w = new SqlWhere();
     let rank = '';
     if (f.query) {
       const terms = queryTerms(f.query);
       if (terms.length === 0) return [];
       // PostgreSQL's English stemming over the summaries, any of the query's terms.
-      params.push(terms.map((t) => t.replace(/[^\p{L}\p{N}\s]/gu, ' ').trim()).filter(Boolean).join(' or '));
-      const tsq = `websearch_to_tsquery('english', $${params.length})`;
-      where.push(`to_tsvector('english', summary) @@ ${tsq}`);
+      const tsq = `websearch_to_tsquery('english', ${w.param(terms.map((t) => t.replace(/[^\p{L}\p{N}\s]/gu, ' ').trim()).filter(Boolean).join(' or '))})`;
+      w.raw(`to_tsvector('english', summary) @@ ${tsq}`);
       rank = `ts_rank(to_tsvector('english', summary), ${tsq}) DESC, `;
     }
-    if (f.agent !== undefined) add('agent = ?', f.agent);
-    if (f.channel !== undefined) add('channel = ?', f.channel);
-    if (f.session !== undefined) add('session = ?', f.session);
-    if (f.from) add('at >= ?::timestamptz', f.from);
-    if (f.to) add('at <= ?::timestamptz', f.to);
-    params.push(f.limit ?? 20);
+    if (f.agent !== undefined) w.add('agent = ?', f.agent);
+    if (f.channel !== undefined) w.add('channel = ?', f.channel);
+    if (f.session !== undefined) w.add('session = ?', f.session);
+    if (f.from) w.add('at >= ?::timestamptz', f.from);
+    if (f.to) w.add('at <= ?::timestamptz', f.to);
     const r = await this.db.query<{ doc: Episode }>(
-      `SELECT doc FROM ${this.s}.episodes WHERE true${where.map((w) => ' AND ' + w).join('')} ORDER BY ${rank}at DESC, id DESC LIMIT $${params.length}`,
-      params,
+      `SELECT doc FROM ${this.s}.episodes WHERE true${w.sql} ORDER BY ${rank}at DESC, id DESC LIMIT ${w.param(f.limit ?? 20)}`,
+      w.params,
     );
     return r.rows.map((x) => x.doc);
   }

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Database, HubState } from '../../contracts.js';
-import type { EngramDoc, EngramType, Visibility } from '../../../engine/model/engram-schema.js';
-import { learn } from '../../../engine/ops/learn.js';
+import type { EngramDoc } from '../../../engine/model/engram-schema.js';
+import { learn, type LearnInput } from '../../../engine/ops/learn.js';
 import { forget } from '../../../engine/ops/forget.js';
 import { feedback, type FeedbackSignal } from '../../../engine/ops/feedback.js';
 import { promote } from '../../../engine/ops/promote.js';
@@ -18,18 +18,8 @@ import { decodeCursor, encodeCursor, opContext, pageLimit, queryText, requireAdm
 // through the engine's operations on the organization's backend; a hidden engram is a 404
 // exactly like a missing one; writing needs the engram's scope in the caller's writable set.
 
-interface CreateBody {
-  statement: string;
-  type?: EngramType;
-  scope?: string;
-  domain?: string;
-  tags?: string[];
-  rationale?: string;
-  source?: string;
-  visibility?: Visibility;
-  status?: 'active' | 'candidate';
-  supersedes?: string[];
-}
+/** The learn fields a client may send (the OpenAPI CreateEngram schema checks them first). */
+type CreateBody = Pick<LearnInput, 'statement' | 'type' | 'scope' | 'domain' | 'tags' | 'rationale' | 'source' | 'visibility' | 'status' | 'supersedes'>;
 
 type PatchBody = Partial<Pick<EngramDoc, 'statement' | 'type' | 'scope' | 'tags' | 'visibility' | 'commitment' | 'summary' | 'contraindications'>> & {
   domain?: string | null;
