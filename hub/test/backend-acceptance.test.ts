@@ -15,6 +15,8 @@ import { batchDecay } from '../../engine/ops/decay.js';
 import { capture, timeline } from '../../engine/ops/episodes.js';
 import { endSession, startSession } from '../../engine/ops/sessions.js';
 import { history } from '../../engine/ops/history.js';
+import { writeTinyModel } from '../../engine/embed/tiny-model.js';
+import { loadEmbedder, modelFolder } from '../../engine/embed/fastembed-embedder.js';
 import { createOrg } from '../data/organizations.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
@@ -110,6 +112,28 @@ describe.each(['local', ...DATABASES] as const)('the engine on the %s backend', 
     expect(end.session.status).toBe('ended');
     expect(end.learned[0]!.engram.sources?.[0]?.session_id).toBe(s.session.id);
     expect((await backend.getSession(s.session.id))!.engram_ids).toContain(end.learned[0]!.engram.id);
+  });
+
+  it('runs the dense leg: embeds what is pending, finds by meaning, fuses with BM25', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'svc-accept-model-'));
+    writeTinyModel(modelFolder(root, 'bge-small-en-v1.5'), { synonyms: [['automobile', 'car'], ['physician', 'doctor']] });
+    const state = await loadEmbedder(root, { download: false, progress: false, env: {} });
+    expect(state.state).toBe('ready');
+    if (state.state !== 'ready') return;
+    const car = await learn(backend, { statement: 'Park the car in the back lot', scope: 'project:dense' }, ctx());
+    await learn(backend, { statement: 'Ask a doctor before changing the dose', scope: 'project:dense' }, ctx());
+    expect(await backend.embedPending(state.embedder)).toBeGreaterThan(2);
+    expect(await backend.embedPending(state.embedder)).toBe(0);
+    const vector = await state.embedder.embedQuery('automobile');
+    const [top] = await backend.searchVector(vector, 3, state.model);
+    expect(top!.engram.id).toBe(car.engram.id);
+    const r = await recall(backend, 'automobile', { limit: 3, embedder: state });
+    expect(r.legs.vector).toBe('ran');
+    expect(r.hits[0]!.engram.id).toBe(car.engram.id);
+    expect(r.hits[0]!.found_by).toEqual(['vector']);
+    // A retired engram is never a vector hit.
+    await forget(backend, { target: car.engram.id }, ctx());
+    expect((await backend.searchVector(vector, 10, state.model)).map((h) => h.engram.id)).not.toContain(car.engram.id);
   });
 
   it('counts what it holds', async () => {
