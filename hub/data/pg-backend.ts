@@ -27,6 +27,8 @@ export interface OrgBackendOptions {
 }
 
 const EMBED_BATCH = 64;
+/** Per database and schema, fixed once its migrations ran: whether vectors have a pgvector column. */
+const VECTOR_PATHS = new WeakMap<Database, Map<string, 'pgvector' | 'array'>>();
 const K1 = 1.2;
 const B = 0.75;
 
@@ -159,13 +161,41 @@ export class PgBackend implements EngramBackend {
     };
   }
 
+  /** 'pgvector' when this schema has the pgvector column (see migration 006), else 'array'. */
+  async vectorPath(): Promise<'pgvector' | 'array'> {
+    let paths = VECTOR_PATHS.get(this.db);
+    if (!paths) VECTOR_PATHS.set(this.db, (paths = new Map()));
+    let known = paths.get(this.org.schema);
+    if (!known) {
+      const r = await this.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'engram_vectors' AND column_name = 'embedding_v'`,
+        [this.org.schema],
+      );
+      known = Number(r.rows[0]!.n) > 0 ? 'pgvector' : 'array';
+      paths.set(this.org.schema, known);
+    }
+    return known;
+  }
+
   async searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]> {
-    // Exhaustive cosine in the hub process: correct on any PostgreSQL, pgvector or not.
     const params: unknown[] = [model];
     const scope = this.scopeClause('e.scope', params);
+    const live = `v.model = $1 AND v.content_hash = e.content_hash AND e.status <> 'retired'${scope}`;
+    if ((await this.vectorPath()) === 'pgvector') {
+      params.push(`[${Array.from(vector).join(',')}]`);
+      const q = `$${params.length}::public.vector`;
+      params.push(limit);
+      const r = await this.db.query<{ doc: EngramDoc; cosine: number }>(
+        `SELECT e.doc, 1 - (v.embedding_v OPERATOR(public.<=>) ${q}) AS cosine
+           FROM ${this.s}.engram_vectors v JOIN ${this.s}.engrams e ON e.id = v.engram_id
+          WHERE ${live} ORDER BY v.embedding_v OPERATOR(public.<=>) ${q} LIMIT $${params.length}`,
+        params,
+      );
+      return r.rows.map((row) => ({ engram: row.doc, cosine: Number(row.cosine) }));
+    }
+    // Exhaustive cosine in the hub process: correct on any PostgreSQL.
     const r = await this.db.query<{ doc: EngramDoc; embedding: number[] }>(
-      `SELECT e.doc, v.embedding FROM ${this.s}.engram_vectors v JOIN ${this.s}.engrams e ON e.id = v.engram_id
-        WHERE v.model = $1 AND v.content_hash = e.content_hash AND e.status <> 'retired'${scope}`,
+      `SELECT e.doc, v.embedding FROM ${this.s}.engram_vectors v JOIN ${this.s}.engrams e ON e.id = v.engram_id WHERE ${live}`,
       params,
     );
     const hits = r.rows.map((row) => ({ engram: row.doc, cosine: cosine(vector, row.embedding) }));
@@ -186,11 +216,12 @@ export class PgBackend implements EngramBackend {
       if (batch.length === 0) break;
       const vectors = await embedder.embedPassages(batch.map((b) => b.statement));
       // Only if the statement is still the one embedded: an edit meanwhile leaves it pending.
+      const pgv = (await this.vectorPath()) === 'pgvector';
       await this.db.query(
-        `INSERT INTO ${this.s}.engram_vectors (engram_id, model, content_hash, embedding)
-         SELECT x.id, $1, x.hash, x.emb::real[] FROM jsonb_to_recordset($2::jsonb) AS x(id text, hash text, emb float8[])
+        `INSERT INTO ${this.s}.engram_vectors (engram_id, model, content_hash, embedding${pgv ? ', embedding_v' : ''})
+         SELECT x.id, $1, x.hash, x.emb::real[]${pgv ? ', x.emb::real[]::public.vector' : ''} FROM jsonb_to_recordset($2::jsonb) AS x(id text, hash text, emb float8[])
            JOIN ${this.s}.engrams e ON e.id = x.id AND e.content_hash = x.hash
-         ON CONFLICT (engram_id) DO UPDATE SET model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding`,
+         ON CONFLICT (engram_id) DO UPDATE SET model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding${pgv ? ', embedding_v = excluded.embedding_v' : ''}`,
         [embedder.model, JSON.stringify(batch.map((b, i) => ({ id: b.id, hash: b.content_hash, emb: Array.from(vectors[i]!) })))],
       );
       done += batch.length;

@@ -122,6 +122,13 @@ describe.each(['local', ...DATABASES] as const)('the engine on the %s backend', 
     if (state.state !== 'ready') return;
     const car = await learn(backend, { statement: 'Park the car in the back lot', scope: 'project:dense' }, ctx());
     await learn(backend, { statement: 'Ask a doctor before changing the dose', scope: 'project:dense' }, ctx());
+    if (kind !== 'local') {
+      const { PgBackend } = await import('../data/pg-backend.js');
+      const path = await (backend as InstanceType<typeof PgBackend>).vectorPath();
+      // PGlite has pgvector; this machine's PostgreSQL server does not (either path must be right).
+      if (kind === 'pglite') expect(path).toBe('pgvector');
+      console.log(`hub backend on ${kind}: vectors through ${path}`);
+    }
     expect(await backend.embedPending(state.embedder)).toBeGreaterThan(2);
     expect(await backend.embedPending(state.embedder)).toBe(0);
     const vector = await state.embedder.embedQuery('automobile');
