@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
+import { EVERY_ROUTE } from './support/every-route.js';
 
 // An organization never reads or writes another's data, by any route: a token of `beta` (even
 // its admin's) sees 404 for every resource of `acme`, and its lists and searches never show one.
@@ -26,6 +27,16 @@ describe.each(DATABASES)('cross-organization isolation (%s)', (kind) => {
     ids.key = (await hub.request('POST', '/admin/api-keys', { token: a, body: { user_id: u.body.id } })).body.id;
   }, 60_000);
   afterAll(async () => hub?.close());
+
+  it('answers 401 with a problem document on every route without a valid token', async () => {
+    for (const [method, path, body] of EVERY_ROUTE) {
+      for (const token of [undefined, 'svc_sk_' + 'A'.repeat(43), 'not-a-token']) {
+        const r = await hub.request(method, path, { token, body });
+        expect(r.status, `${method} ${path} ${token}`).toBe(401);
+        expect(r.body.type, `${method} ${path}`).toMatch(/invalid-token$/);
+      }
+    }
+  });
 
   it('answers 404 for every resource of another organization, on every route', async () => {
     const b = beta.adminKey;

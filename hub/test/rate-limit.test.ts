@@ -3,6 +3,7 @@ import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { awayFromMinuteEdge, startHubProcess, type HubProcess } from './support/hub-process.js';
 import { startHub, type RunningHub } from '../server/start.js';
+import { EVERY_ROUTE } from './support/every-route.js';
 
 describe.each(DATABASES)('rate limits (%s)', (kind) => {
   let hub: TestHub;
@@ -35,6 +36,28 @@ describe.each(DATABASES)('rate limits (%s)', (kind) => {
     // Another token has its own budget.
     expect((await hub.request('GET', '/me', { token: acme.adminKey })).status).toBe(200);
   });
+});
+
+describe.each(DATABASES)('rate limits on every route (%s)', (kind) => {
+  let hub: TestHub;
+  let acme: TestOrg;
+  beforeAll(async () => {
+    hub = await startTestHub(kind, { rateLimits: { perMinute: 2, writesPerMinute: 1 } });
+    acme = await hub.newOrg('acme');
+  }, 60_000);
+  afterAll(async () => hub?.close());
+
+  it('answers 429 with a problem document once a token is over its limit, whatever the route', async () => {
+    await awayFromMinuteEdge();
+    for (const [i, [method, path, body]] of EVERY_ROUTE.entries()) {
+      const { key } = await acme.user(`u${i}`, 'admin');
+      let last;
+      for (let n = 0; n < 3; n++) last = await hub.request(method, path, { token: key, body });
+      expect(last!.status, `${method} ${path}`).toBe(429);
+      expect(last!.body.type, `${method} ${path}`).toMatch(/rate-limited$/);
+      expect(Number(last!.headers.get('retry-after')), `${method} ${path}`).toBeGreaterThan(0);
+    }
+  }, 120_000);
 });
 
 describe.runIf(DATABASES.includes('postgres'))('two hub processes on one PostgreSQL database', () => {

@@ -1,0 +1,14 @@
+// One call to every authenticated route of the REST API, with a plausible body: for the checks
+// that must hold on all of them (401 without a token, 429 over the limit).
+export const EVERY_ROUTE: Array<[method: string, path: string, body?: unknown]> = [
+  ['GET', '/me'], ['GET', '/engrams'], ['POST', '/engrams', { statement: 'x' }], ['GET', '/engrams/ENG-X-2026-0101-001'],
+  ['PATCH', '/engrams/ENG-X-2026-0101-001', { tags: [] }], ['DELETE', '/engrams/ENG-X-2026-0101-001'],
+  ['POST', '/engrams/ENG-X-2026-0101-001/feedback', { signal: 'positive' }], ['POST', '/engrams/ENG-X-2026-0101-001/promote'],
+  ['POST', '/engrams/ENG-X-2026-0101-001/pin'], ['POST', '/recall', { query: 'x' }], ['POST', '/recall/bm25', { query: 'x' }],
+  ['POST', '/inject', { task: 'x' }], ['GET', '/episodes'], ['POST', '/episodes', { summary: 'x' }], ['GET', '/episodes/EP-X'],
+  ['POST', '/sessions', {}], ['GET', '/sessions/SES-X'], ['POST', '/sessions/SES-X/end', {}], ['GET', '/packs'],
+  ['POST', '/packs/export', { name: 'p' }], ['DELETE', '/packs/p'], ['GET', '/admin/users'], ['POST', '/admin/users', { name: 'u' }],
+  ['GET', '/admin/groups'], ['POST', '/admin/groups', { path: 'g' }], ['POST', '/admin/groups/g/members', { user_id: 'x' }],
+  ['GET', '/admin/api-keys'], ['POST', '/admin/api-keys', { user_id: 'x' }], ['DELETE', '/admin/api-keys/x'],
+  ['GET', '/admin/audit'], ['GET', '/admin/insights'],
+];
