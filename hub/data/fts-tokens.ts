@@ -78,6 +78,24 @@ function phraseTokens(text: string): Phrase {
  * backends can never drift apart on query rules.
  */
 export function parseQuery(text: string, mode: 'any' | 'all'): ParsedQuery | null {
+  // Agents repeat their queries; tokenizing costs a few SQLite statements each time.
+  const key = `${mode}\u0000${text}`;
+  const cached = parsedQueries.get(key);
+  if (cached !== undefined) {
+    parsedQueries.delete(key);
+    parsedQueries.set(key, cached);
+    return cached;
+  }
+  const parsed = parseUncached(text, mode);
+  if (parsedQueries.size >= PARSED_QUERY_CACHE) parsedQueries.delete(parsedQueries.keys().next().value!);
+  parsedQueries.set(key, parsed);
+  return parsed;
+}
+
+const PARSED_QUERY_CACHE = 2000;
+const parsedQueries = new Map<string, ParsedQuery | null>();
+
+function parseUncached(text: string, mode: 'any' | 'all'): ParsedQuery | null {
   const expr = ftsQuery(text, mode);
   if (!expr) return null;
   const phrases: Phrase[] = [];
