@@ -1,5 +1,5 @@
-import type { EngramBackend } from '../engine/backend.js';
 import type { EmbedderProvider } from '../engine/mcp/types.js';
+import type { PgBackend } from './data/pg-backend.js';
 
 // The shapes the hub's parts agree on: the database handle (PostgreSQL through `pg`, or PGlite),
 // an organization, the caller a request runs as, and the per-request Koa state.
@@ -25,6 +25,8 @@ export interface Org {
   slug: string;
   /** The PostgreSQL schema holding the organization's data, e.g. `org_acme`. Always a safe identifier. */
   schema: string;
+  /** Engram ids it mints: ENG-{idPrefix}-YYYY-MMDD-NNN. */
+  idPrefix: string;
 }
 
 export type Role = 'viewer' | 'editor' | 'admin';
@@ -48,7 +50,7 @@ export interface Principal {
 export interface HubState {
   principal: Principal;
   /** The engine backend of the caller's organization, restricted to its readable scopes. */
-  backend: EngramBackend;
+  backend: PgBackend;
   /** The hub's dense leg (fastembed in the data folder's models/); BM25 only when it cannot load. */
   embedder: EmbedderProvider;
   /** What the audit row of this request names: `engram:ENG-...`, `session:SES-...`, `api_key:...`. */

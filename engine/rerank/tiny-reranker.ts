@@ -16,9 +16,9 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildVocab, SPECIALS, tokenizerJson } from '../embed/tiny-model.js';
+import { buildVocab, SPECIALS, writeTokenizerFiles } from '../embed/tiny-model.js';
 import { STOP_WORDS } from '../search/stop-words.js';
-import { FLOAT, INT64, float32s, int64s, intAttr, intsAttr, namedNode, onnxModelProto, tensor, valueInfo, bytesField } from './onnx-encoder.js';
+import { FLOAT, INT64, float32s, int64s, intAttr, intsAttr, namedNode, onnxModelProto, tensor, valueInfo, bytesField } from '../embed/onnx-encoder.js';
 import { RERANKER_ONNX, RERANKER_TOKENIZER } from './reranker.js';
 
 export interface TinyRerankerOptions {
@@ -54,16 +54,7 @@ export function writeTinyReranker(dir: string, opts: TinyRerankerOptions = {}): 
 
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, RERANKER_ONNX), rerankerGraph(table, vocab.length, concepts, weight, opts));
-  writeFileSync(join(dir, RERANKER_TOKENIZER), JSON.stringify(tokenizerJson(vocab)));
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'bert', vocab_size: vocab.length, pad_token_id: 0, num_labels: 1 }));
-  writeFileSync(
-    join(dir, 'tokenizer_config.json'),
-    JSON.stringify({ do_lower_case: true, model_max_length: opts.modelMaxLength ?? 128, pad_token: '[PAD]', unk_token: '[UNK]', cls_token: '[CLS]', sep_token: '[SEP]', mask_token: '[MASK]' }),
-  );
-  writeFileSync(
-    join(dir, 'special_tokens_map.json'),
-    JSON.stringify({ pad_token: '[PAD]', unk_token: '[UNK]', cls_token: '[CLS]', sep_token: '[SEP]', mask_token: '[MASK]' }),
-  );
+  writeTokenizerFiles(dir, RERANKER_TOKENIZER, vocab, opts.modelMaxLength ?? 128, { num_labels: 1 });
 }
 
 function salience(token: string): number {

@@ -7,7 +7,7 @@ export async function createOrgWithAdmin(
   db: Database,
   slug: string,
   adminName: string,
-): Promise<{ org: Org & { idPrefix: string }; userId: string; apiKey: string; keyId: string }> {
+): Promise<{ org: Org; userId: string; apiKey: string; keyId: string }> {
   const org = await createOrg(db, slug);
   const user = await createUser(db, org, { name: adminName, role: 'admin' });
   const { key, info } = await issueApiKey(db, org, user.id, `${adminName} (created with the organization)`);

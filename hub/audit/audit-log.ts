@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Database, Org } from '../contracts.js';
+import { canonicalJson } from '../../engine/packs/format.js';
 import { ident } from '../data/migrate.js';
 import { SqlWhere } from '../data/sql-where.js';
 
@@ -26,22 +27,9 @@ export interface AuditRow extends AuditEntry {
 
 export const GENESIS = '0'.repeat(64);
 
-/** JSON with object keys sorted at every level: the same row always hashes the same. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 export function rowHash(key: string, prevHash: string, seq: number, e: AuditEntry): string {
-  const body = canonical({ seq, at: e.at, actor: e.actor, token_id: e.token_id, action: e.action, resource: e.resource, outcome: e.outcome, details: e.details });
+  // Keys sorted at every level: the same row always hashes the same.
+  const body = canonicalJson({ seq, at: e.at, actor: e.actor, token_id: e.token_id, action: e.action, resource: e.resource, outcome: e.outcome, details: e.details });
   return createHmac('sha256', key).update(prevHash).update(body).digest('hex');
 }
 

@@ -21,10 +21,10 @@ interface OrgRow {
   id_prefix: string;
 }
 
-const toOrg = (r: OrgRow): Org & { idPrefix: string } => ({ id: r.id, slug: r.slug, schema: r.schema_name, idPrefix: r.id_prefix });
+const toOrg = (r: OrgRow): Org => ({ id: r.id, slug: r.slug, schema: r.schema_name, idPrefix: r.id_prefix });
 
 /** Creates an organization and its schema (migrated). A taken slug is a conflict. */
-export async function createOrg(db: Database, slug: string): Promise<Org & { idPrefix: string }> {
+export async function createOrg(db: Database, slug: string): Promise<Org> {
   checkSlug(slug);
   const schema = `org_${slug.replace(/-/g, '_')}`;
   const row: OrgRow = { id: randomUUID(), slug, schema_name: schema, id_prefix: newStorePrefix(randomBytes) };
@@ -38,22 +38,22 @@ export async function createOrg(db: Database, slug: string): Promise<Org & { idP
   return toOrg(row);
 }
 
-export async function findOrg(db: Database, slug: string): Promise<(Org & { idPrefix: string }) | null> {
+export async function findOrg(db: Database, slug: string): Promise<Org | null> {
   const r = await db.query<OrgRow>(`SELECT id, slug, schema_name, id_prefix FROM ${CONTROL_SCHEMA}.organizations WHERE slug = $1`, [slug]);
   return r.rows[0] ? toOrg(r.rows[0]) : null;
 }
 
-export async function getOrg(db: Database, slug: string): Promise<Org & { idPrefix: string }> {
+export async function getOrg(db: Database, slug: string): Promise<Org> {
   const org = await findOrg(db, slug);
   if (!org) throw notFound(`no organization "${slug}"`);
   return org;
 }
 
-export async function orgById(db: Database, id: string): Promise<(Org & { idPrefix: string }) | null> {
+export async function orgById(db: Database, id: string): Promise<Org | null> {
   const r = await db.query<OrgRow>(`SELECT id, slug, schema_name, id_prefix FROM ${CONTROL_SCHEMA}.organizations WHERE id = $1`, [id]);
   return r.rows[0] ? toOrg(r.rows[0]) : null;
 }
 
-export async function listOrgs(db: Database): Promise<Array<Org & { idPrefix: string }>> {
+export async function listOrgs(db: Database): Promise<Org[]> {
   return (await db.query<OrgRow>(`SELECT id, slug, schema_name, id_prefix FROM ${CONTROL_SCHEMA}.organizations ORDER BY slug`)).rows.map(toOrg);
 }

@@ -32,7 +32,7 @@ const VECTOR_PATHS = new WeakMap<Database, Map<string, 'pgvector' | 'array'>>();
 const K1 = 1.2;
 const B = 0.75;
 
-export function openOrgBackend(db: Database, org: Org & { idPrefix: string }, opts: OrgBackendOptions = {}): PgBackend {
+export function openOrgBackend(db: Database, org: Org, opts: OrgBackendOptions = {}): PgBackend {
   return new PgBackend(db, org, opts.readable ?? null);
 }
 
@@ -41,7 +41,7 @@ export class PgBackend implements EngramBackend {
 
   constructor(
     readonly db: Database,
-    readonly org: Org & { idPrefix: string },
+    readonly org: Org,
     readonly readable: readonly string[] | null,
   ) {
     this.s = ident(org.schema);
@@ -269,7 +269,8 @@ export class PgBackend implements EngramBackend {
   private async putEngram(q: Queryable, engram: EngramDoc, note: EventNote | undefined): Promise<void> {
     const check = validateEngram(engram);
     if (!check.ok) throw invalid(`engram ${engram.id} is invalid`, check.errors);
-    const before = await getDoc(q, this.s, engram.id);
+    const prior = (await q.query<{ doc: EngramDoc; ntok: number }>(`SELECT doc, ntok FROM ${this.s}.engrams WHERE id = $1`, [engram.id])).rows[0];
+    const before = prior?.doc ?? null;
     const { terms, ntok } = documentTerms(engram);
     const hash = engram.content_hash ?? contentHash(engram.statement);
     await q.query(
@@ -289,8 +290,7 @@ export class PgBackend implements EngramBackend {
         [engram.id, [...terms.keys()], [...terms.values()]],
       );
     }
-    const beforeTok = before ? documentTerms(before).ntok : 0;
-    await q.query(`UPDATE ${this.s}.fts_stats SET n_rows = n_rows + $1, n_tokens = n_tokens + $2`, [before ? 0 : 1, ntok - beforeTok]);
+    await q.query(`UPDATE ${this.s}.fts_stats SET n_rows = n_rows + $1, n_tokens = n_tokens + $2`, [prior ? 0 : 1, ntok - Number(prior?.ntok ?? 0)]);
     const event = changeEvent(before, engram, note);
     if (event) await insertEvents(q, this.s, [event]);
   }

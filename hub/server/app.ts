@@ -152,7 +152,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
       });
     }
     ctx.state.principal = principal;
-    ctx.state.backend = openOrgBackend(db, principal.org as typeof principal.org & { idPrefix: string }, { readable: principal.readable });
+    ctx.state.backend = openOrgBackend(db, principal.org, { readable: principal.readable });
     ctx.state.embedder = embedder;
     try {
       await next();
@@ -165,8 +165,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     }
   });
   registerIdentityRoutes(api, db);
-  registerEngramRoutes(api, db);
-  registerSearchRoutes(api);
+  registerEngramRoutes(api);
+  registerSearchRoutes(api, db);
   registerRecordRoutes(api);
   registerPackRoutes(api, db);
   app.use(api.routes());

@@ -51,7 +51,7 @@ async function fromApiKey(db: Database, key: string): Promise<Principal> {
   return principal(db, org, row, row.key_id, 'api_key');
 }
 
-async function principal(db: Database, org: Org & { idPrefix: string }, user: UserRow | undefined, tokenId: string, via: Principal['via']): Promise<Principal> {
+async function principal(db: Database, org: Org, user: UserRow | undefined, tokenId: string, via: Principal['via']): Promise<Principal> {
   if (!user || !user.active) throw unauthorized('invalid token: its user is unknown or deactivated');
   const scopes = await resolveScopes(db, org, user);
   return { org, userId: user.id, userName: user.name, role: user.role, tokenId, via, ...scopes };

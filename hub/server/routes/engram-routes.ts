@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Database, HubState } from '../../contracts.js';
+import type { HubState } from '../../contracts.js';
 import type { EngramDoc } from '../../../engine/model/engram-schema.js';
 import { learn, type LearnInput } from '../../../engine/ops/learn.js';
 import { forget } from '../../../engine/ops/forget.js';
@@ -9,7 +9,6 @@ import { pin } from '../../../engine/ops/pin.js';
 import { contentHash } from '../../../engine/model/content-hash.js';
 import { findSecrets } from '../../../engine/model/secret-guard.js';
 import { detectPolarity } from '../../../engine/model/polarity.js';
-import type { PgBackend } from '../../data/pg-backend.js';
 import { validBody } from '../../openapi/spec.js';
 import { badRequest, notFoundProblem } from '../problem.js';
 import { decodeCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireReadable, requireWritable, type Ctx } from './route-kit.js';
@@ -43,7 +42,7 @@ async function visibleEngram(ctx: Ctx, id: string): Promise<EngramDoc> {
   return e;
 }
 
-export function registerEngramRoutes(router: Router<HubState>, _db: Database): void {
+export function registerEngramRoutes(router: Router<HubState>): void {
   router.get('/engrams', async (ctx: Ctx) => {
     const limit = pageLimit(ctx);
     const cursor = decodeCursor(ctx);
@@ -55,7 +54,7 @@ export function registerEngramRoutes(router: Router<HubState>, _db: Database): v
     if (status && !['active', 'dormant', 'retired', 'candidate'].includes(status)) throw badRequest(`status must be one of active, dormant, retired, candidate (got "${status}")`, ['status: unknown']);
     const type = queryText(ctx, 'type');
     if (type && !['behavioral', 'terminological', 'procedural', 'architectural'].includes(type)) throw badRequest(`type must be one of behavioral, terminological, procedural, architectural (got "${type}")`, ['type: unknown']);
-    const page = await (ctx.state.backend as PgBackend).page({ scope, status, type, domain: queryText(ctx, 'domain') }, after, limit);
+    const page = await ctx.state.backend.page({ scope, status, type, domain: queryText(ctx, 'domain') }, after, limit);
     ctx.body = { items: page.items, next_cursor: page.next === null ? null : encodeCursor(page.next) };
   });
 

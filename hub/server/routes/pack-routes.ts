@@ -7,7 +7,7 @@ import type { EngramType } from '../../../engine/model/engram-schema.js';
 import { SvcError } from '../../../engine/errors.js';
 import { exportPack, installPack, listPacks, uninstallPack } from '../../../engine/ops/packs.js';
 import { peekManifest } from '../../../engine/packs/format.js';
-import { openOrgBackend, type PgBackend } from '../../data/pg-backend.js';
+import { openOrgBackend } from '../../data/pg-backend.js';
 import { PgPackRegistry } from '../../data/pack-registry.js';
 import { validBody } from '../../openapi/spec.js';
 import { badRequest, HubProblem } from '../problem.js';
@@ -73,7 +73,7 @@ export function registerPackRoutes(router: Router<HubState>, db: Database): void
       if (files === 0) throw badRequest('the upload holds no files: send pack.yaml and engrams/<id>.yaml parts');
       const name = (await peekManifest(dir))?.name;
       // The admin's view plus the pack's own scope, so its engrams are seen as they are written.
-      const backend = openOrgBackend(db, p.org as typeof p.org & { idPrefix: string }, { readable: [...p.readable, ...(typeof name === 'string' ? [`pack:${name}`] : [])] });
+      const backend = openOrgBackend(db, p.org, { readable: [...p.readable, ...(typeof name === 'string' ? [`pack:${name}`] : [])] });
       const r = await hidePath(dir, () => installPack(backend, new PgPackRegistry(db, p.org), dir, opContext()));
       ctx.state.auditResource = `pack:${r.name}`;
       ctx.state.auditDetails = { version: r.version, created: r.created.length, updated: r.updated.length };
@@ -89,7 +89,7 @@ export function registerPackRoutes(router: Router<HubState>, db: Database): void
     const p = ctx.state.principal;
     requireAdmin(p);
     const name = ctx.params.name!;
-    const backend = openOrgBackend(db, (ctx.state.backend as PgBackend).org, { readable: [...p.readable, `pack:${name}`] });
+    const backend = openOrgBackend(db, p.org, { readable: [...p.readable, `pack:${name}`] });
     ctx.state.auditResource = `pack:${name}`;
     ctx.body = await uninstallPack(backend, new PgPackRegistry(db, p.org), name, opContext());
   });

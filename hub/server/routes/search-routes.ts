@@ -1,9 +1,8 @@
 import type Router from '@koa/router';
-import type { HubState } from '../../contracts.js';
+import type { Database, HubState } from '../../contracts.js';
 import { recall } from '../../../engine/ops/recall.js';
 import { inject } from '../../../engine/ops/inject.js';
 import { recallHitJson } from '../../../engine/ops/result-json.js';
-import type { PgBackend } from '../../data/pg-backend.js';
 import { openOrgBackend } from '../../data/pg-backend.js';
 import { validBody } from '../../openapi/spec.js';
 import { requireReadable, type Ctx } from './route-kit.js';
@@ -23,7 +22,7 @@ interface InjectBody {
   protocol: boolean;
 }
 
-export function registerSearchRoutes(router: Router<HubState>): void {
+export function registerSearchRoutes(router: Router<HubState>, db: Database): void {
   const recallRoute = (fast: boolean) => async (ctx: Ctx) => {
     const body = await validBody<RecallBody>('RecallRequest', ctx.request.body);
     const embedder = fast ? undefined : await ctx.state.embedder.load();
@@ -39,8 +38,7 @@ export function registerSearchRoutes(router: Router<HubState>): void {
     if (body.scope) {
       // One scope: the same backend, narrowed to it.
       requireReadable(ctx.state.principal, body.scope);
-      const pg = backend as PgBackend;
-      backend = openOrgBackend(pg.db, pg.org, { readable: [body.scope] });
+      backend = openOrgBackend(db, ctx.state.principal.org, { readable: [body.scope] });
     }
     const embedder = await ctx.state.embedder.load();
     const r = await inject(backend, body.task, { budget: body.budget, maxEngrams: body.max_engrams, withProtocol: body.protocol, embedder });

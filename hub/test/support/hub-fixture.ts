@@ -17,7 +17,7 @@ export interface Reply {
 }
 
 export interface TestOrg {
-  org: Org & { idPrefix: string };
+  org: Org;
   adminKey: string;
   adminId: string;
   /** A user of this organization with a role, optional groups (created on demand), and a key. */
