@@ -3,7 +3,7 @@ import { verifyAudit } from '../audit/audit-log.js';
 import { ident } from '../data/migrate.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
-import { runCli } from './support/hub-process.js';
+import { svc } from '../../tui/test/run-svc.js';
 
 describe.each(DATABASES)('the audit chain (%s)', (kind) => {
   let hub: TestHub;
@@ -56,13 +56,13 @@ describe.each(DATABASES)('the audit chain (%s)', (kind) => {
 
     if (kind === 'postgres') {
       const env = { DATABASE_URL: hub.database.url! };
-      const bad = await runCli(['hub', 'audit', 'verify', '--org', 'edited', '--no-json'], env);
+      const bad = await svc(['hub', 'audit', 'verify', '--org', 'edited', '--no-json'], { env });
       expect(bad.code).toBe(1);
       expect(bad.stdout).toMatch(/Audit chain of edited BROKEN at row 3: its content does not match its signature/);
-      const good = await runCli(['hub', 'audit', 'verify', '--org', 'chain', '--json'], env);
+      const good = await svc(['hub', 'audit', 'verify', '--org', 'chain', '--json'], { env });
       expect(good.code).toBe(0);
       expect(JSON.parse(good.stdout)).toMatchObject({ ok: true, rows: 7 });
-      const none = await runCli(['hub', 'audit', 'verify', '--org', 'nobody', '--no-json'], env);
+      const none = await svc(['hub', 'audit', 'verify', '--org', 'nobody', '--no-json'], { env });
       expect(none.code).toBe(1);
       expect(none.stderr).toMatch(/no organization "nobody"/);
     }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, startHubProcess } from './support/hub-process.js';
+import { startHubProcess } from './support/hub-process.js';
+import { svc } from '../../tui/test/run-svc.js';
 
 // `svc hub` as a user runs it: create an organization, start the server, call it, stop it.
 
@@ -10,18 +11,18 @@ describe('svc hub', () => {
   it('creates an organization, serves it on PGlite, answers with the admin key, and stops on SIGTERM', async () => {
     const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-cli-')), 'hub');
     const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store') };
-    const made = await runCli(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], env);
+    const made = await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env });
     expect(made.code, made.stderr).toBe(0);
     const created = JSON.parse(made.stdout);
     expect(created).toMatchObject({ org: { slug: 'acme', schema: 'org_acme' }, admin: { name: 'alice' }, api_key: expect.stringMatching(/^svc_sk_/) });
-    const dup = await runCli(['hub', 'org', 'create', 'acme', '--admin', 'bob', '--data', data, '--no-json'], env);
+    const dup = await svc(['hub', 'org', 'create', 'acme', '--admin', 'bob', '--data', data, '--no-json'], { env });
     expect(dup.code).toBe(1);
     expect(dup.stderr).toBe('svc: organization "acme" exists already\n');
-    expect((await runCli(['hub', 'org', 'create', 'Bad_Slug', '--admin', 'x', '--data', data, '--no-json'], env)).stderr).toMatch(/slug "Bad_Slug" is invalid/);
-    expect((await runCli(['hub', 'org', 'create', 'nobody', '--data', data, '--no-json'], env)).stderr).toMatch(/--admin <name> is required/);
-    expect((await runCli(['hub', 'frobnicate', '--data', data, '--no-json'], env)).stderr).toMatch(/unknown hub subcommand "frobnicate"/);
-    expect((await runCli(['hub', '--port', '70000', '--data', data, '--no-json'], env)).stderr).toMatch(/--port must be a port number/);
-    const listed = await runCli(['hub', 'org', 'list', '--data', data, '--json'], env);
+    expect((await svc(['hub', 'org', 'create', 'Bad_Slug', '--admin', 'x', '--data', data, '--no-json'], { env })).stderr).toMatch(/slug "Bad_Slug" is invalid/);
+    expect((await svc(['hub', 'org', 'create', 'nobody', '--data', data, '--no-json'], { env })).stderr).toMatch(/--admin <name> is required/);
+    expect((await svc(['hub', 'frobnicate', '--data', data, '--no-json'], { env })).stderr).toMatch(/unknown hub subcommand "frobnicate"/);
+    expect((await svc(['hub', '--port', '70000', '--data', data, '--no-json'], { env })).stderr).toMatch(/--port must be a port number/);
+    const listed = await svc(['hub', 'org', 'list', '--data', data, '--json'], { env });
     expect(JSON.parse(listed.stdout).orgs.map((o: { slug: string }) => o.slug)).toEqual(['acme']);
 
     const hub = await startHubProcess(env, ['--data', data]);
@@ -39,7 +40,7 @@ describe('svc hub', () => {
       expect(await hub.stop()).toBe(0);
     }
     // The audit rows written while serving verify once it has stopped.
-    const verified = await runCli(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], env);
+    const verified = await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env });
     expect(verified.code).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 2 });
   }, 120_000);

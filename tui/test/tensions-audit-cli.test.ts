@@ -590,10 +590,12 @@ npm test
   const auditIn = (w: { project: string; home: string; store: string }, args: string[] = [], opts: RunOptions = {}) =>
     ok(w.store, ['audit', '--fast', ...args], { cwd: w.project, env: { HOME: w.home, CLAUDE_CONFIG_DIR: '' }, ...opts });
 
+  /** The one finding whose text matches (exactly one must), with its class and next step. */
   const classOf = (r: Json, text: RegExp): Json => {
-    const f = r.findings.find((x: Json) => text.test(x.text));
-    expect(f, `no finding for ${text}`).toBeDefined();
-    return f;
+    const found = r.findings.filter((x: Json) => text.test(x.text));
+    expect(found.map((x: Json) => x.text), `findings matching ${text}`).toHaveLength(1);
+    expect(found[0]).toMatchObject({ class: expect.stringMatching(/^(conflict|duplicate|snapshot|orphan|durable)$/), action: expect.any(String) });
+    return found[0];
   };
 
   it("classifies each entry of Claude Code's memory files with a next step", async () => {

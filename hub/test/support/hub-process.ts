@@ -1,10 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { CLI } from '../../../tui/test/run-svc.js';
 
 // `svc hub` as a real child process (the compiled CLI), for tests that need two hub processes
-// on one database or the command itself.
-
-export const CLI = fileURLToPath(new URL('../../../dist/tui/cli.js', import.meta.url));
+// on one database or the server command itself. One-shot commands run through tui/test/run-svc.
 
 export interface HubProcess {
   url: string;
@@ -40,18 +38,6 @@ export function startHubProcess(env: NodeJS.ProcessEnv, args: string[] = []): Pr
       clearTimeout(timer);
       reject(new Error(`svc hub exited (${code}) before listening: ${out}${err}`));
     });
-  });
-}
-
-export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
