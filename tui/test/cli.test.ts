@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
 
 // End-to-end tests of the compiled CLI (dist/tui/cli.js, built before vitest runs): every
 // call is a real child process with its own temp store. stdout is a pipe, so JSON is the
@@ -18,27 +18,9 @@ const GITHUB_TOKEN = 'ghp_' + 'aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5';
 
 // ------------------------------------------------------------------ helpers
 
-/** A fresh folder with a `.git` marker, so no `.svc.yaml` above it can route scopes. */
-function projectDir(svcYaml?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-project-'));
-  mkdirSync(join(dir, '.git'));
-  if (svcYaml !== undefined) writeFileSync(join(dir, '.svc.yaml'), svcYaml);
-  return dir;
-}
 
-const NEUTRAL_CWD = projectDir();
 
-/** Runs svc against `store` from a neutral working directory (unless told otherwise). */
-function run(store: string, args: string[], opts: RunOptions = {}): Promise<SvcRun> {
-  return svc(args, { store, cwd: NEUTRAL_CWD, ...opts });
-}
 
-/** Runs svc, expects exit 0 and returns the parsed JSON output. */
-async function ok(store: string, args: string[], opts: RunOptions = {}): Promise<Json> {
-  const { run: r, data } = await svcJson(args, { store, cwd: NEUTRAL_CWD, ...opts });
-  expect(r.code, `svc ${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return data;
-}
 
 /** `svc learn <statement> ...flags`, expected to succeed. */
 function learn(store: string, statement: string, ...flags: string[]): Promise<Json> {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
 
 // `svc ingest` and `svc import` as real processes (dist/tui/cli.js). stdout is a pipe, so JSON
 // is the default; --no-json gives the text a person reads.
@@ -14,24 +14,8 @@ type Json = any;
 const DATA = fileURLToPath(new URL('../../engine/test/data/', import.meta.url));
 const data = (name: string): string => join(DATA, name);
 
-/** A folder with a `.git` marker so no `.svc.yaml` above it applies. */
-function projectDir(svcYaml?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-ingest-cli-'));
-  mkdirSync(join(dir, '.git'));
-  if (svcYaml !== undefined) writeFileSync(join(dir, '.svc.yaml'), svcYaml);
-  return dir;
-}
-const NEUTRAL = projectDir();
 
-function run(store: string, args: string[], opts: RunOptions = {}): Promise<SvcRun> {
-  return svc(args, { store, cwd: NEUTRAL, ...opts });
-}
 
-async function ok(store: string, args: string[], opts: RunOptions = {}): Promise<Json> {
-  const { run: r, data: out } = await svcJson(args, { store, cwd: NEUTRAL, ...opts });
-  expect(r.code, `svc ${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return out;
-}
 
 /** Exit 1 with exactly one clean JSON error line on stderr (no stack trace). */
 async function fails(store: string, args: string[], opts: RunOptions = {}): Promise<{ message: string; details: string[]; run: SvcRun }> {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,4 +53,28 @@ export async function svcJson<T = any>(args: string[], opts: RunOptions = {}): P
 
 export function tempStore(label = 'store'): string {
   return join(mkdtempSync(join(tmpdir(), `svc-${label}-`)), 'store');
+}
+
+/** A fresh folder with a `.git` marker, so no `.svc.yaml` above it can route scopes. */
+export function projectDir(svcYaml?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-project-'));
+  mkdirSync(join(dir, '.git'));
+  if (svcYaml !== undefined) writeFileSync(join(dir, '.svc.yaml'), svcYaml);
+  return dir;
+}
+
+let neutral: string | undefined;
+/** One neutral project folder per test file: commands run there unless told otherwise. */
+export const neutralCwd = (): string => (neutral ??= projectDir());
+
+/** Runs svc against `store` from the neutral folder (unless opts.cwd says otherwise). */
+export function runIn(store: string, args: string[], opts: RunOptions = {}): Promise<SvcRun> {
+  return svc(args, { store, cwd: neutralCwd(), ...opts });
+}
+
+/** Runs svc against `store`, expects exit 0 and returns the parsed JSON output. */
+export async function okIn<T = any>(store: string, args: string[], opts: RunOptions = {}): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const { run, data } = await svcJson<T>(args, { store, cwd: neutralCwd(), ...opts });
+  if (run.code !== 0) throw new Error(`svc ${args.join(' ')} exited ${run.code}\n${run.stderr}`);
+  return data;
 }

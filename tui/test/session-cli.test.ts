@@ -3,31 +3,16 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions } from './run-svc.js';
 
 // `svc session start|end|show` end to end, over the engine's sessions (engine/ops/sessions.ts).
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-function projectDir(svcYaml?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-project-'));
-  mkdirSync(join(dir, '.git'));
-  if (svcYaml !== undefined) writeFileSync(join(dir, '.svc.yaml'), svcYaml);
-  return dir;
-}
 
-const NEUTRAL_CWD = projectDir();
 const SES_ID = /^SES-[A-Z][A-Z0-9]+-\d{4}-\d{4}-[0-9a-f]{8}$/;
 
-function run(store: string, args: string[], opts: RunOptions = {}): Promise<SvcRun> {
-  return svc(args, { store, cwd: NEUTRAL_CWD, ...opts });
-}
 
-async function ok(store: string, args: string[], opts: RunOptions = {}): Promise<Json> {
-  const { run: r, data } = await svcJson(args, { store, cwd: NEUTRAL_CWD, ...opts });
-  expect(r.code, `svc ${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return data;
-}
 
 async function fails(store: string, args: string[], opts: RunOptions = {}): Promise<{ kind: string; message: string }> {
   const r = await run(store, args, opts);

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { okIn as ok, runIn as run, svcJson, neutralCwd, tempStore } from './run-svc.js';
 import { startGitHttpServer, type GitHttpServer } from '../../engine/test/git-http-server.js';
 
 // `svc stores` and `svc sync` through real processes (the compiled CLI), with a real git
@@ -12,21 +12,8 @@ import { startGitHttpServer, type GitHttpServer } from '../../engine/test/git-ht
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const NEUTRAL_CWD = (() => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-project-'));
-  mkdirSync(join(dir, '.git'));
-  return dir;
-})();
 
-function run(store: string, args: string[], opts: RunOptions = {}): Promise<SvcRun> {
-  return svc(args, { store, cwd: NEUTRAL_CWD, ...opts });
-}
 
-async function ok(store: string, args: string[]): Promise<Json> {
-  const { run: r, data } = await svcJson(args, { store, cwd: NEUTRAL_CWD });
-  expect(r.code, `svc ${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return data;
-}
 
 async function fails(store: string, args: string[], code = 1): Promise<string> {
   const r = await run(store, args);
@@ -161,7 +148,7 @@ describe('svc sync between two machines', () => {
     await ok(b, ['capture', 'Machine B upgraded the build image']);
     const fromB = await ok(b, ['learn', 'Machine B: the build image is pinned by digest']);
     await ok(a, ['sync']);
-    const conflicted = await svcJson(['sync'], { store: b, cwd: NEUTRAL_CWD });
+    const conflicted = await svcJson(['sync'], { store: b, cwd: neutralCwd() });
     expect(conflicted.run.code, conflicted.run.stderr).toBe(0);
     expect(conflicted.data.conflicts).toHaveLength(1);
     expect(conflicted.data.conflicts[0]).toMatchObject({ engram_id: shared.id, kind: 'edited-on-both', fields: ['rationale'] });
@@ -207,7 +194,7 @@ describe('svc sync between two machines', () => {
 
     const next = await ok(publisher, ['learn', 'Team rule: every service exposes /healthz', '--scope', 'group:platform']);
     await ok(publisher, ['sync']);
-    const r = await svcJson(['sync'], { store: mine, cwd: NEUTRAL_CWD });
+    const r = await svcJson(['sync'], { store: mine, cwd: neutralCwd() });
     expect(r.run.code, r.run.stderr).toBe(0);
     expect(r.run.stderr).toMatch(/has no remote .* syncing the registered stores only/);
     expect(r.data.stores[0]).toMatchObject({ scope: 'group:platform', readonly: true, report: { pushed: false, pulled: { engrams: 1 } } });

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { okIn, runIn, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
 import { claudeProjectKey } from '../../engine/ops/audit.js';
@@ -156,23 +156,15 @@ afterAll(async () => {
 
 // ------------------------------------------------------------------ helpers
 
-const NEUTRAL_CWD = (() => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-project-'));
-  mkdirSync(join(dir, '.git'));
-  return dir;
-})();
-
 /** No LLM settings leak in from the machine running the tests. */
 const CLEAN_ENV = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '', SVC_LLM_API_KEY: '', SVC_LLM_BASE_URL: '', SVC_LLM_MODEL: '', SVC_LLM_MAX_RETRIES: '' };
 
 function run(store: string, args: string[], opts: RunOptions = {}): Promise<SvcRun> {
-  return svc(args, { store, cwd: NEUTRAL_CWD, ...opts, env: { ...CLEAN_ENV, ...opts.env } });
+  return runIn(store, args, { ...opts, env: { ...CLEAN_ENV, ...opts.env } });
 }
 
-async function ok(store: string, args: string[], opts: RunOptions = {}): Promise<Json> {
-  const { run: r, data } = await svcJson(args, { store, cwd: NEUTRAL_CWD, ...opts, env: { ...CLEAN_ENV, ...opts.env } });
-  expect(r.code, `svc ${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return data;
+function ok(store: string, args: string[], opts: RunOptions = {}): Promise<Json> {
+  return okIn(store, args, { ...opts, env: { ...CLEAN_ENV, ...opts.env } });
 }
 
 async function fails(store: string, args: string[], opts: RunOptions = {}): Promise<{ kind: string; message: string; run: SvcRun }> {
