@@ -37,7 +37,15 @@ export interface StoreStats {
   injection_events: number;
 }
 
+/**
+ * What a backend does with content that looks like a secret: keep it on this machine in scope
+ * `local` (the local store), or refuse it (the hub, which must never hold one).
+ */
+export type SecretPolicy = 'keep-local' | 'refuse';
+
 export interface EngramBackend extends EngramReader {
+  /** Absent: 'keep-local'. */
+  readonly secretPolicy?: SecretPolicy;
   write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T>;
   searchText(query: string, limit: number, mode?: 'any' | 'all'): Promise<SearchHit[]>;
   list(filter: ListFilter): Promise<EngramDoc[]>;

@@ -1,7 +1,7 @@
 import type { EngramBackend } from '../backend.js';
 import type { DualCoding, EngramDoc, EngramType, KnowledgeAnchor, Visibility } from '../model/engram-schema.js';
 import { contentHash } from '../model/content-hash.js';
-import { findSecrets } from '../model/secret-guard.js';
+import { findSecrets, type SecretFinding } from '../model/secret-guard.js';
 import { DEFAULT_SCOPE, PRIVATE_FALLBACK_SCOPE, isSharedScope } from '../model/scope.js';
 import { invalid } from '../errors.js';
 import type { OpContext } from './context.js';
@@ -62,9 +62,10 @@ export async function learn(
   let scope = input.scope ?? DEFAULT_SCOPE;
   let visibility = input.visibility ?? 'private';
 
-  const secrets = findSecrets(allText(input));
+  const secrets = secretsIn(input);
   if (secrets.length > 0) {
     const what = secrets.map((s) => `${s.kind} (${s.sample})`).join(', ');
+    if (backend.secretPolicy === 'refuse') assertNoSecrets(input);
     if (isSharedScope(scope)) {
       warnings.push(`content looks like it holds a secret: ${what}; stored in scope "${PRIVATE_FALLBACK_SCOPE}" instead of "${scope}"`);
       scope = PRIVATE_FALLBACK_SCOPE;
@@ -182,8 +183,21 @@ export function buildEngram(
   return e as EngramDoc;
 }
 
+/** What the secret guard finds in every piece of text a learn input would store. */
+export function secretsIn(input: Partial<LearnInput>): SecretFinding[] {
+  return findSecrets(allText(input));
+}
+
+/** Throws (invalid) when a learn input holds what looks like a secret: for stores that keep none. */
+export function assertNoSecrets(input: Partial<LearnInput>): void {
+  const found = secretsIn(input);
+  if (found.length === 0) return;
+  const kinds = [...new Set(found.map((s) => s.kind))].join(', ');
+  throw invalid(`the engram looks like it holds a secret (${kinds}); this store does not keep secrets`, [`statement: holds a secret (${kinds})`]);
+}
+
 /** Every piece of text the engram will carry, for the secret guard. */
-function allText(input: LearnInput): string {
+function allText(input: Partial<LearnInput>): string {
   const parts = [input.statement, input.rationale, input.source, input.domain, ...(input.tags ?? [])];
   if (input.dual_coding) parts.push(JSON.stringify(input.dual_coding));
   if (input.knowledge_anchors) parts.push(JSON.stringify(input.knowledge_anchors));

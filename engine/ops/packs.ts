@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, write
 import { homedir, userInfo } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { EngramBackend, EngramWriter } from '../backend.js';
+import type { EngramBackend, SecretPolicy, EngramWriter } from '../backend.js';
 import type { EngramDoc, EngramType } from '../model/engram-schema.js';
 import { contentHash } from '../model/content-hash.js';
 import { detectPolarity } from '../model/polarity.js';
@@ -153,7 +153,7 @@ export async function previewPack(backend: EngramBackend, registry: PackRegistry
   const warnings = folder.integrity.ok
     ? []
     : [`integrity check failed, install will refuse this pack: ${folder.integrity.problems.join('; ')}`];
-  warnings.push(...scanWarnings(engrams, findings, name), ...conflictWarnings(conflicts));
+  warnings.push(...scanWarnings(engrams, findings, name, backend.secretPolicy), ...conflictWarnings(conflicts));
   return {
     path: folder.dir,
     manifest: folder.manifest,
@@ -245,6 +245,10 @@ export async function installPack(backend: EngramBackend, registry: PackRegistry
       const found = flagged.get(p.id) ?? [];
       const secret = hasKind(found, 'secret');
       const injection = hasKind(found, 'injection');
+      if (secret && backend.secretPolicy === 'refuse') {
+        skipped.push({ id: p.id, reason: 'holds a secret, and this store does not keep secrets' });
+        continue;
+      }
       const fresh = !existing || existing.status === 'retired';
       const doc = installedDoc(p, name, now, { secret, injection, sessionId: ctx.sessionId ?? null }, existing, twins.length);
       const check = validateEngram(doc);
@@ -285,7 +289,7 @@ export async function installPack(backend: EngramBackend, registry: PackRegistry
 
   const record: InstalledPack = { ...manifest, installed_at: now, source: folder.dir, ids: result.keep };
   await registry.put(record);
-  const warnings = [...scanWarnings(all, findings, name), ...conflictWarnings(conflicts)];
+  const warnings = [...scanWarnings(all, findings, name, backend.secretPolicy), ...conflictWarnings(conflicts)];
   for (const s of skipped) warnings.push(`skipped ${s.id}: ${s.reason}`);
   const { keep: _keep, ...lists } = result;
   return {
@@ -367,7 +371,7 @@ async function liveOutside(backend: EngramBackend, name: string): Promise<Engram
   return (await backend.list({})).filter((e) => e.pack !== name);
 }
 
-function scanWarnings(engrams: EngramDoc[], findings: ScanFinding[], name: string): string[] {
+function scanWarnings(engrams: EngramDoc[], findings: ScanFinding[], name: string, policy: SecretPolicy = 'keep-local'): string[] {
   const warnings: string[] = [];
   const byId = new Map<string, ScanFinding[]>();
   for (const f of findings) byId.set(f.id, [...(byId.get(f.id) ?? []), f]);
@@ -377,7 +381,8 @@ function scanWarnings(engrams: EngramDoc[], findings: ScanFinding[], name: strin
     const secrets = found.filter((f) => f.kind === 'secret');
     const injection = found.filter((f) => f.kind === 'injection');
     if (secrets.length) {
-      warnings.push(`${e.id} looks like it holds a secret: ${describeFindings(secrets)}; it goes to scope "${PRIVATE_FALLBACK_SCOPE}" instead of "${packScope(name)}"`);
+      const fate = policy === 'refuse' ? 'this store does not keep secrets: it is skipped' : `it goes to scope "${PRIVATE_FALLBACK_SCOPE}" instead of "${packScope(name)}"`;
+      warnings.push(`${e.id} looks like it holds a secret: ${describeFindings(secrets)}; ${fate}`);
     }
     if (injection.length) {
       warnings.push(`${e.id} holds text aimed at the agent (prompt injection?): ${describeFindings(injection)}; it installs as a candidate, never injected until you promote it`);

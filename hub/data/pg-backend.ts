@@ -37,6 +37,8 @@ export function openOrgBackend(db: Database, org: Org, opts: OrgBackendOptions =
 }
 
 export class PgBackend implements EngramBackend {
+  /** The hub never stores what looks like a secret: learn and pack install refuse it. */
+  readonly secretPolicy = 'refuse' as const;
   private readonly s: string;
 
   constructor(

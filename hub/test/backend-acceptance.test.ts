@@ -55,10 +55,19 @@ describe.each(['local', ...DATABASES] as const)('the engine on the %s backend', 
     expect((await backend.findByHash(a.engram.content_hash!)).map((e) => e.id).sort()).toEqual([a.engram.id, other.engram.id].sort());
   });
 
-  it('moves secrets aimed at a shared scope to local, and links supersessions both ways', async () => {
-    const s = await learn(backend, { statement: 'The staging token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', scope: 'project:web' }, ctx());
-    expect(s.engram.scope).toBe('local');
-    expect(s.warnings.join()).toMatch(/secret/);
+  it('guards secrets by the backend\'s policy, and links supersessions both ways', async () => {
+    const secret = { statement: 'The staging token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', scope: 'project:web' };
+    if (kind === 'local') {
+      // The local store keeps it, on this machine only.
+      const s = await learn(backend, secret, ctx());
+      expect(s.engram.scope).toBe('local');
+      expect(s.warnings.join()).toMatch(/secret/);
+    } else {
+      // The hub keeps none: refused, nothing written.
+      const before = (await backend.stats()).engrams;
+      await expect(learn(backend, secret, ctx())).rejects.toThrow(/holds a secret \(github-token|this store does not keep secrets/);
+      expect((await backend.stats()).engrams).toBe(before);
+    }
     const old = await learn(backend, { statement: 'Deploy with the old script', scope: 'project:web' }, ctx());
     const next = await learn(backend, { statement: 'Deploy with the pipeline', scope: 'project:web', supersedes: [old.engram.id] }, ctx());
     expect((await backend.get(old.engram.id))!.relations?.superseded_by).toEqual([next.engram.id]);

@@ -1,13 +1,12 @@
 import type Router from '@koa/router';
 import type { HubState } from '../../contracts.js';
 import type { EngramDoc } from '../../../engine/model/engram-schema.js';
-import { learn, type LearnInput } from '../../../engine/ops/learn.js';
+import { assertNoSecrets, learn, type LearnInput } from '../../../engine/ops/learn.js';
 import { forget } from '../../../engine/ops/forget.js';
 import { feedback, type FeedbackSignal } from '../../../engine/ops/feedback.js';
 import { promote } from '../../../engine/ops/promote.js';
 import { pin } from '../../../engine/ops/pin.js';
 import { contentHash } from '../../../engine/model/content-hash.js';
-import { findSecrets } from '../../../engine/model/secret-guard.js';
 import { detectPolarity } from '../../../engine/model/polarity.js';
 import { validBody } from '../../openapi/spec.js';
 import { badRequest, notFoundProblem } from '../problem.js';
@@ -25,15 +24,6 @@ type PatchBody = Partial<Pick<EngramDoc, 'statement' | 'type' | 'scope' | 'tags'
   rationale?: string | null;
   status?: 'active' | 'dormant';
 };
-
-/** The hub never stores what looks like a secret: refused before anything is written. */
-export function refuseSecrets(texts: Array<string | undefined>): void {
-  const found = findSecrets(texts.filter((t): t is string => typeof t === 'string').join('\n'));
-  if (found.length > 0) {
-    const what = found.map((s) => s.kind).join(', ');
-    throw badRequest(`the engram looks like it holds a secret (${what}); the hub does not store secrets`, [`statement: holds a secret (${what})`]);
-  }
-}
 
 async function visibleEngram(ctx: Ctx, id: string): Promise<EngramDoc> {
   const e = await ctx.state.backend.get(id);
@@ -63,7 +53,6 @@ export function registerEngramRoutes(router: Router<HubState>): void {
     const p = ctx.state.principal;
     const scope = body.scope ?? `user:${p.userName}`;
     requireWritable(p, scope);
-    refuseSecrets([body.statement, body.rationale, body.source, ...(body.tags ?? [])]);
     const r = await learn(ctx.state.backend, { ...body, scope }, opContext());
     ctx.state.auditResource = `engram:${r.engram.id}`;
     ctx.state.auditDetails = { learn: r.action };
@@ -81,7 +70,8 @@ export function registerEngramRoutes(router: Router<HubState>): void {
     const p = ctx.state.principal;
     const id = ctx.params.id!;
     await visibleEngram(ctx, id);
-    refuseSecrets([body.statement, body.rationale ?? undefined, ...(body.tags ?? [])]);
+    // Not a learn: the secret guard is applied here, as learn does on this backend.
+    assertNoSecrets({ statement: body.statement, rationale: body.rationale ?? undefined, tags: body.tags, domain: body.domain ?? undefined });
     const updated = await ctx.state.backend.write(async (tx) => {
       const e = await tx.get(id);
       if (!e) throw notFoundProblem(`no engram ${id}`);

@@ -2,10 +2,9 @@ import type Router from '@koa/router';
 import type { HubState } from '../../contracts.js';
 import { capture, timeline } from '../../../engine/ops/episodes.js';
 import { endSession, startSession } from '../../../engine/ops/sessions.js';
-import type { LearnInput } from '../../../engine/ops/learn.js';
+import { assertNoSecrets, type LearnInput } from '../../../engine/ops/learn.js';
 import { validBody } from '../../openapi/spec.js';
 import { notFoundProblem } from '../problem.js';
-import { refuseSecrets } from './engram-routes.js';
 import { isoQuery, opContext, pageLimit, queryText, requireWritable, type Ctx } from './route-kit.js';
 
 // Episodes (the timeline) and sessions. A session's learnings are learned like POST /engrams:
@@ -68,7 +67,8 @@ export function registerRecordRoutes(router: Router<HubState>): void {
     const learnings = (body.learnings ?? []).map((l) => ({ ...l, scope: l.scope ?? session.scope ?? `user:${p.userName}` }));
     for (const l of learnings) {
       requireWritable(p, l.scope);
-      refuseSecrets([l.statement, l.rationale, l.source, ...(l.tags ?? [])]);
+      // Checked for the whole batch first, so a refused learning leaves nothing half-written.
+      assertNoSecrets(l);
     }
     const r = await endSession(ctx.state.backend, id, { summary: body.summary, learnings }, { ...opContext(), sessionId: id });
     ctx.body = { session: r.session, learned: r.learned.map((x) => x.engram), suggested: r.suggested };
