@@ -1,7 +1,6 @@
 import type { EngramDoc } from './model/engram-schema.js';
 import type { IdKind } from './model/ids.js';
-import type { ListFilter, SearchHit, VectorHit } from './store/sqlite-index.js';
-import type { Embedder } from './embed/embedder.js';
+import type { Embedder, EmbedderState } from './embed/embedder.js';
 import type { EngramEvent, EngramEventAction, Episode, EventFilter, Session, TimelineFilter } from './model/records.js';
 
 /** What an operation says about a change, for the engram's history (else it is inferred). */
@@ -12,8 +11,41 @@ export interface EventNote {
   details?: Record<string, unknown>;
 }
 
-// The engine's logic is written once against these interfaces; the local store (YAML +
-// SQLite) implements them now, the hub's PostgreSQL backend implements them later.
+// The engine's contract: its logic is written once against these interfaces, and two backends
+// implement them (the local store: YAML + SQLite; the hub: PostgreSQL).
+
+export interface SearchHit {
+  engram: EngramDoc;
+  /** BM25 relevance, higher is better (FTS5's bm25() negated). */
+  score: number;
+}
+
+export interface VectorHit {
+  engram: EngramDoc;
+  /** Cosine similarity to the query, -1..1. */
+  cosine: number;
+}
+
+export interface ListFilter {
+  scope?: string;
+  domain?: string;
+  type?: string;
+  status?: string;
+  includeRetired?: boolean;
+  pinned?: boolean;
+  idPrefix?: string;
+  limit?: number;
+}
+
+/** The dense leg, loaded on first need and cached by the provider. */
+export interface EmbedderProvider {
+  /** Loads the model (downloading it when allowed); never throws for a missing model. */
+  load(): Promise<EmbedderState>;
+  /** The state if the model was already loaded in this process, without loading anything. */
+  peek(): EmbedderState | undefined;
+  /** Probes the model without downloading (status, doctor). */
+  probe(): Promise<EmbedderState>;
+}
 
 export interface EngramReader {
   get(id: string): Promise<EngramDoc | null>;
@@ -23,7 +55,8 @@ export interface EngramReader {
 
 /** A unit of work holding the backend's write lock. */
 export interface EngramWriter extends EngramReader {
-  allocateId(kind: IdKind, now: Date): Promise<string>;
+  /** A fresh id for an engram that will live in `scope` (a store spanning several routes it by scope). */
+  allocateId(kind: IdKind, now: Date, scope: string): Promise<string>;
   /** Creates or replaces an engram when the unit of work commits, recording a change event. */
   put(engram: EngramDoc, note?: EventNote): Promise<void>;
 }
@@ -66,5 +99,3 @@ export interface EngramBackend extends EngramReader {
   appendEvents(events: EngramEvent[]): Promise<void>;
   listEvents(filter: EventFilter): Promise<EngramEvent[]>;
 }
-
-export type { ListFilter, SearchHit, VectorHit };

@@ -1,5 +1,6 @@
-import type { EmbedderProvider } from '../engine/mcp/types.js';
-import type { PgBackend } from './data/pg-backend.js';
+import type { EmbedderProvider, EngramBackend } from '../engine/backend.js';
+import type { EngramDoc } from '../engine/model/engram-schema.js';
+import type { RerankSetting } from '../engine/ops/recall.js';
 
 // The shapes the hub's parts agree on: the database handle (PostgreSQL through `pg`, or PGlite),
 // an organization, the caller a request runs as, and the per-request Koa state.
@@ -17,7 +18,16 @@ export interface Database extends Queryable {
   readonly hasVector: boolean;
   /** Runs fn in one transaction on one connection: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /** A transaction the caller ends: for work that spans a whole request. */
+  begin(): Promise<OpenTransaction>;
+  /** Calls `onPayload` for each NOTIFY on `channel` (any process on the database); resolves to what stops it. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+export interface OpenTransaction extends Queryable {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
 }
 
 export interface Org {
@@ -40,19 +50,44 @@ export interface Principal {
   /** The API key's id, or the JWT's `jti`: rate limits and audit rows are per token. */
   tokenId: string;
   via: 'api_key' | 'jwt';
+  /** A JWT's expiry (seconds since the epoch): a cached principal is dropped once it passes. */
+  expiresAt?: number;
+  /** The organization's authorization epoch this principal was resolved at. */
+  epoch: number;
   /** Scopes the caller may read, resolved on the server (user, groups and parents, org, global). */
   readable: string[];
   /** The writable subset of `readable`. */
   writable: string[];
 }
 
+/** Filters of the REST engram list. */
+export interface EngramPageFilter {
+  scope?: string;
+  status?: string;
+  type?: string;
+  domain?: string;
+}
+
+/** The engine backend of one organization, with what the hub adds to the engine's contract. */
+export interface OrgBackend extends EngramBackend {
+  readonly org: Org;
+  /** A page of engrams, newest first, after the cursor (a `seq`); `next` continues it, null at the end. */
+  page(filter: EngramPageFilter, after: number | undefined, limit: number): Promise<{ items: EngramDoc[]; next: number | null }>;
+  /** Of these engram ids, the ones the caller may read. */
+  readableIds(ids: readonly string[]): Promise<string[]>;
+}
+
 /** Koa `ctx.state` on authenticated routes. */
 export interface HubState {
   principal: Principal;
+  /** The database as this request sees it: for a write, one transaction with its audit row. */
+  db: Database;
   /** The engine backend of the caller's organization, restricted to its readable scopes. */
-  backend: PgBackend;
+  backend: OrgBackend;
   /** The hub's dense leg (fastembed in the data folder's models/); BM25 only when it cannot load. */
   embedder: EmbedderProvider;
+  /** Set when the deployment enables a reranker. */
+  reranker?: RerankSetting;
   /** What the audit row of this request names: `engram:ENG-...`, `session:SES-...`, `api_key:...`. */
   auditResource?: string;
   /** Extra facts for the audit row (never secrets). */

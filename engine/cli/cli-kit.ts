@@ -1,6 +1,8 @@
 import meow, { type AnyFlags, type Result } from 'meow';
 import { invalid } from '../errors.js';
-import type { LocalStore, ReconcileMode } from '../store/local-store.js';
+import { editDistance, terminalSafe } from '../text.js';
+import type { ReconcileMode } from '../store/local-store.js';
+import type { LocalBackend } from '../store/local-backend.js';
 import { resolveStoreRoot } from '../store/store-root.js';
 import { openStoreSpan } from '../store/open-store.js';
 import type { StoreSpan } from '../store/multi-store.js';
@@ -45,39 +47,69 @@ export function makeOutput(flags: { json?: boolean; quiet?: boolean }): Output {
     json,
     quiet,
     result(value, text) {
-      process.stdout.write(json ? JSON.stringify(value) + '\n' : text() + '\n');
+      process.stdout.write(json ? JSON.stringify(value) + '\n' : terminalSafe(text()) + '\n');
     },
     note(text) {
-      if (!quiet) process.stderr.write(text + '\n');
+      if (!quiet) process.stderr.write(terminalSafe(text) + '\n');
     },
     warn(text) {
-      if (!quiet) process.stderr.write(`svc: warning: ${text}\n`);
+      if (!quiet) process.stderr.write(`svc: warning: ${terminalSafe(text)}\n`);
     },
   };
 }
 
-/** Parses a command's argv with meow; unknown flags are a usage error (exit 1), not meow's exit 2. */
+/** A token that names a flag: --name, --name=value, --no-name, -x. Anything else is an argument. */
+const FLAG_TOKEN = /^(--[A-Za-z][A-Za-z0-9-]*(=.*)?|-[A-Za-z])$/s;
+
+/**
+ * Parses a command's argv with meow; unknown flags are a usage error (exit 1), named as the user
+ * typed them. An argument that starts with dashes but is no flag (`svc learn "--- x"`) stays an
+ * argument; `--` ends the flags (what follows is arguments, whatever it looks like).
+ */
 export function parseArgs<F extends AnyFlags>(argv: string[], help: string, flags: F): Result<F & typeof globalFlags> {
   const all = { ...globalFlags, ...flags } as F & typeof globalFlags;
+  // Hide dash-led arguments from the flag parser, and put them back afterwards.
+  const held: string[] = [];
+  const end = argv.indexOf('--');
+  const shielded = argv.map((a, i) => ((end === -1 || i < end) && a.startsWith('-') && a !== '--' && !FLAG_TOKEN.test(a) ? `\u0000${held.push(a) - 1}` : a));
   const cli = meow(help + '\n' + GLOBAL_HELP, {
     importMeta: import.meta,
-    argv,
+    argv: shielded,
     flags: all,
     allowUnknownFlags: true,
     booleanDefault: undefined,
     description: false,
   });
+  cli.input = cli.input.map((a) => (a.startsWith('\u0000') ? held[Number(a.slice(1))]! : a));
   const known = new Set<string>(['help', 'version']);
   for (const [name, spec] of Object.entries(all)) {
     known.add(name);
-    known.add(name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
+    known.add(kebab(name));
     for (const alias of (spec as { aliases?: string[] }).aliases ?? []) known.add(alias);
   }
   for (const raw of Object.keys(cli.unnormalizedFlags)) {
-    if (!known.has(raw)) throw invalid(`unknown flag --${raw} (see --help)`);
+    if (known.has(raw) || known.has(kebab(raw))) continue;
+    const typed = argv.find((a) => new RegExp(`^--?(no-)?${escapeRe(kebab(raw))}(=|$)`).test(a) || new RegExp(`^--?(no-)?${escapeRe(raw)}(=|$)`).test(a));
+    const name = typed ? typed.split('=')[0]! : `--${kebab(raw)}`;
+    const near = closest(kebab(raw), [...known].filter((k) => !/[A-Z]/.test(k)));
+    throw invalid(`unknown flag ${name}${near ? ` (did you mean --${near}?)` : ''} (see --help)`);
   }
   return cli;
 }
+
+const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The candidate nearest to `word` (edit distance at most 2, or a prefix), if any. */
+export function closest(word: string, candidates: string[]): string | undefined {
+  let best: { c: string; d: number } | undefined;
+  for (const c of candidates) {
+    const d = c.startsWith(word) && word.length >= 3 ? 1 : editDistance(word, c);
+    if (d <= 2 && (!best || d < best.d)) best = { c, d };
+  }
+  return best?.c;
+}
+
 
 /** Opens the store the flags name (see openStoreSpan) and prints its warnings. */
 export async function openStore(
@@ -85,28 +117,34 @@ export async function openStore(
   reconcile: ReconcileMode,
   out: Output,
   opts: { span?: StoreSpan } = {},
-): Promise<LocalStore> {
+): Promise<LocalBackend> {
   const store = await openStoreSpan(resolveStoreRoot(flags.path), reconcile, opts.span);
   for (const w of store.warnings.splice(0)) out.warn(w);
   return store;
 }
 
-/** The positional text, or stdin when there is none and stdin is not a terminal. */
+/** The positional text, or stdin when there is none and stdin is not a terminal; stdin must be UTF-8 text. */
 export async function textArgument(input: string[], what: string): Promise<string> {
   let text = input.join(' ');
   if (text.trim() === '' && !process.stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    text = Buffer.concat(chunks).toString('utf8');
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    } catch {
+      throw invalid(`${what} on stdin is not UTF-8 text (binary data?)`);
+    }
+    if (text.includes('\u0000')) throw invalid(`${what} on stdin holds NUL characters (binary data?)`);
   }
   text = text.trim();
   if (text === '') throw invalid(`${what} is missing: pass it as an argument or on stdin`);
   return text;
 }
 
-export function positiveInt(value: number | undefined, flag: string, fallback: number): number {
+/** Counts and limits: whole numbers from 1 to a million (larger ones mean a typo, and overflow SQLite). */
+export function positiveInt(value: number | undefined, flag: string, fallback: number, max = 1_000_000): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw invalid(`--${flag} must be a positive whole number`);
+  if (!Number.isInteger(value) || value < 1 || value > max) throw invalid(`--${flag} must be a whole number from 1 to ${max} (got ${value})`);
   return value;
 }
 
@@ -119,10 +157,35 @@ export function parseJsonFlag(value: string | undefined, flag: string): unknown 
   }
 }
 
-export function splitList(value: string | undefined): string[] | undefined {
+/**
+ * A comma-separated list, as in CSV: `a,"b,c"` is two items, `a` and `b,c` (a doubled quote
+ * inside quotes is a quote). Items holding line breaks or other control characters are refused.
+ */
+export function splitList(value: string | undefined, flag = 'tags'): string[] | undefined {
   if (value === undefined) return undefined;
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const items: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i]!;
+    if (quoted) {
+      if (ch === '"' && value[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cur += ch;
+    } else if (ch === '"' && cur.trim() === '') {
+      quoted = true;
+      cur = '';
+    } else if (ch === ',') {
+      items.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  if (quoted) throw invalid(`--${flag}: a quote is not closed in "${value}"`);
+  items.push(cur);
+  const out = items.map((s) => s.trim()).filter(Boolean);
+  const bad = out.find((s) => /[\u0000-\u001f\u007f-\u009f]/.test(s));
+  if (bad !== undefined) throw invalid(`--${flag}: an item holds a line break or another control character (${JSON.stringify(bad)})`);
+  return out;
 }

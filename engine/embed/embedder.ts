@@ -17,4 +17,10 @@ export interface Embedder {
 /** Whether the dense leg can run, and if not, why: recall and status report it verbatim. */
 export type EmbedderState =
   | { state: 'ready'; model: EmbeddingModelName; embedder: Embedder }
-  | { state: 'unavailable'; model: EmbeddingModelName; reason: string };
+  | {
+      state: 'unavailable';
+      model: EmbeddingModelName;
+      reason: string;
+      /** Set while a failed download waits for its next try (ISO time): callers need not repeat the warning. */
+      retryAt?: string;
+    };

@@ -82,7 +82,7 @@ export async function learnBatch(backend: EngramBackend, items: BatchItem[], ctx
           for (const id of pendingByHash.get(hash) ?? []) found.set(id, structuredClone(pending.get(id)!));
           return [...found.values()];
         },
-        allocateId: async (kind, now) => (tx ? tx.allocateId(kind, now) : `${DRY_RUN_ID_PREFIX}${String(++dryIds).padStart(6, '0')}`),
+        allocateId: async (kind, now, scope) => (tx ? tx.allocateId(kind, now, scope) : `${DRY_RUN_ID_PREFIX}${String(++dryIds).padStart(6, '0')}`),
         put: async (engram: EngramDoc, note?: EventNote) => {
           const action = note?.action;
           if ((action === 'deduplicated' || action === 'reactivated') && (opts.onDuplicate === 'skip' || action === 'reactivated')) {

@@ -1,6 +1,7 @@
 import type { z } from 'zod/v4';
 import { SvcError } from '../errors.js';
 import type { AnyToolDef, ToolContext } from './types.js';
+import { editDistance } from '../text.js';
 
 // Runs one tool call: look the tool up, validate the arguments against its schema, catch up with
 // other processes' writes, run it, and shape the answer. Every failure becomes a tool error
@@ -21,8 +22,6 @@ export class ToolFailure extends Error {
   }
 }
 
-export const notAvailableMessage = (name: string): string => `${name} is not available yet in this version`;
-
 /** Parses `args` with the tool's schema, or throws a ToolFailure naming each broken rule. */
 export function parseArguments(tool: AnyToolDef, args: unknown, via?: string): Record<string, unknown> {
   const result = tool.input.safeParse(args ?? {});
@@ -34,7 +33,6 @@ export function parseArguments(tool: AnyToolDef, args: unknown, via?: string): R
 /** Validates, then runs the handler; throws on any failure. */
 export async function invokeTool(tool: AnyToolDef, ctx: ToolContext, args: unknown, via?: string): Promise<unknown> {
   const parsed = parseArguments(tool, args, via);
-  if (!tool.handler) throw new ToolFailure(notAvailableMessage(tool.name));
   return tool.handler(ctx, parsed);
 }
 
@@ -57,8 +55,7 @@ export async function callTool(
     const tool = tools.get(name);
     if (!tool) throw new ToolFailure(opts.unknownHint?.(name) ?? unknownToolMessage(name, [...tools.keys()]));
     const parsed = parseArguments(tool, args);
-    if (!tool.handler) throw new ToolFailure(notAvailableMessage(tool.name));
-    if (opts.refresh !== false) await ctx.backend.refresh();
+      if (opts.refresh !== false) await ctx.backend.refresh();
     return toResult(await tool.handler(ctx, parsed));
   } catch (error) {
     return toErrorResult(error, ctx);
@@ -93,7 +90,7 @@ export function errorLine(error: unknown, ctx?: ToolContext): string {
 function unknownToolMessage(name: string, known: string[]): string {
   const wanted = name.startsWith('svc_') ? name : `svc_${name}`;
   const close = known
-    .map((k) => ({ k, d: distance(wanted, k) }))
+    .map((k) => ({ k, d: editDistance(wanted, k) }))
     .filter(({ d }) => d <= 2)
     .sort((a, b) => a.d - b.d)
     .map(({ k }) => k);
@@ -188,16 +185,3 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return node;
 }
 
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
-}

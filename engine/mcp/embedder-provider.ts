@@ -1,5 +1,5 @@
 import type { EmbedderState } from '../embed/embedder.js';
-import type { EmbedderProvider } from './types.js';
+import type { EmbedderProvider } from '../backend.js';
 
 /**
  * The dense leg of a local store for a long-lived server: fastembed is imported and the model

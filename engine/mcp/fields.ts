@@ -2,6 +2,7 @@ import { z } from 'zod/v4';
 import { ANCHOR_RELEVANCES, ENGRAM_STATUSES, ENGRAM_TYPES, VISIBILITIES } from '../model/engram-schema.js';
 import { checkScope } from '../model/scope.js';
 import { FEEDBACK_SIGNALS } from '../ops/feedback.js';
+import { MAX_STATEMENT_CHARS } from '../ops/edit.js';
 
 // Argument schemas shared by several tools. Every field says what it is; every rule has a
 // message that names it, so a refused call tells the agent exactly what to fix.
@@ -79,7 +80,12 @@ const dualCoding = z
 
 /** The fields of one learning: svc_learn, svc_learn_batch items, svc_session_end learnings. */
 export const learnFields = {
-  statement: text('The learned statement: one short, self-contained rule or fact, e.g. "Use pnpm, not npm, in this repo".'),
+  statement: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(MAX_STATEMENT_CHARS, { error: `at most ${MAX_STATEMENT_CHARS} characters: one assertion per engram, the detail in its rationale` })
+    .describe(`The learned statement: one short, self-contained rule or fact (at most ${MAX_STATEMENT_CHARS} characters), e.g. "Use pnpm, not npm, in this repo".`),
   type: engramType().optional(),
   scope: scope('Where it applies. Without it: the project scope (.svc.yaml), else global. Secrets aimed at a shared scope are moved to "local".').optional(),
   domain: domain().optional(),

@@ -3,8 +3,9 @@ import { SvcError } from '../errors.js';
 import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
 import type { OpContext } from '../ops/context.js';
 import { learn, type LearnResult } from '../ops/learn.js';
-import { DEFAULT_RECALL_LIMIT, recall } from '../ops/recall.js';
-import { DEFAULT_INJECT_BUDGET, inject } from '../ops/inject.js';
+import { DEFAULT_RECALL_LIMIT, recall, type TeamSource } from '../ops/recall.js';
+import { inject } from '../ops/inject.js';
+import { DEFAULT_INJECT_BUDGET, MAX_INJECT_BUDGET, MIN_INJECT_BUDGET } from '../ops/inject-budget.js';
 import { recordInjection } from '../ops/history.js';
 import { feedback } from '../ops/feedback.js';
 import { forget } from '../ops/forget.js';
@@ -15,6 +16,7 @@ import { batchDecay } from '../ops/decay.js';
 import * as f from './fields.js';
 import { engramSummary, learnSummary, recallHitJson } from '../ops/result-json.js';
 import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
+import { ToolFailure } from './dispatch.js';
 
 // The memory tools (learn, recall, inject, feedback, forget, promote, pin, similarity, list),
 // health (status, doctor) and maintenance (batch decay), over the engine's operations.
@@ -56,6 +58,26 @@ async function sessionDefaults(ctx: ToolContext, sessionId: string | undefined, 
 
 const denseLeg = async (ctx: ToolContext, fast: boolean) => (fast ? undefined : ctx.embedder.load());
 
+/** The hub as a recall source, when `svc mcp` runs in a project that names one. */
+export async function teamOf(ctx: ToolContext): Promise<{ team?: TeamSource }> {
+  if (!ctx.remote || !ctx.local) return {};
+  const { hubSource } = await import('../remote/team-recall.js');
+  return { team: hubSource(ctx.local.root, ctx.remote) };
+}
+
+/** A learn aimed at a team scope goes to the hub through the outbox (secrets never do: learn demotes them). */
+async function learnOnHubIfTeam(ctx: ToolContext, item: { statement: string; scope?: string; rationale?: string } & Record<string, unknown>, scope: string | undefined): Promise<Record<string, unknown> | null> {
+  if (!ctx.remote || !ctx.local || !scope) return null;
+  const [{ goesToHub, learnOnHub }, { secretsIn }] = await Promise.all([import('../remote/team-writes.js'), import('../model/secret-guard.js')]);
+  if (!(await goesToHub(ctx.local.root, ctx.remote, scope)) || secretsIn({ statement: item.statement, rationale: item.rationale }).length > 0) return null;
+  const body = Object.fromEntries(Object.entries({ ...item, scope }).filter(([, v]) => v !== undefined));
+  const r = await learnOnHub(ctx.local.root, ctx.remote, body);
+  if (r.outcome === 'refused') throw new ToolFailure(`not learned: ${r.error}`);
+  if (r.outcome === 'queued') return { queued: true, hub: ctx.remote.url, scope, outbox_key: r.entry.key, warnings: [`${r.error}; queued in the outbox (svc_outbox retry: true, or the next session start, sends it)`] };
+  const e = r.engram as Record<string, unknown>;
+  return { id: e.id, statement: e.statement, type: e.type, scope: e.scope, status: e.status, hub: ctx.remote.url, warnings: [] };
+}
+
 export const learnTool = defineTool({
   name: 'svc_learn',
   title: 'Learn',
@@ -69,9 +91,22 @@ export const learnTool = defineTool({
   async handler(ctx, { session, ...item }) {
     const warnings: string[] = [];
     const defaults = await sessionDefaults(ctx, session, warnings);
-    const result = await learnWith(ctx, item, defaults, session);
+    let scope = item.scope ?? defaults.scope ?? ctx.project?.scope;
+    let routed: Record<string, unknown> | undefined;
+    if (scope === undefined) {
+      // Route to the scope of the closest engrams when they agree (else the default, global).
+      const { suggestScope } = await import('../ops/suggest-scope.js');
+      const s = await suggestScope(ctx.backend, item.statement, { ...(item.domain ? { domain: item.domain } : {}), ...(await teamOf(ctx)) });
+      if (s.confident) {
+        scope = s.scope;
+        routed = { scope: s.scope, confidence: s.confidence, reason: s.reason };
+      }
+    }
+    const onHub = await learnOnHubIfTeam(ctx, item, scope);
+    if (onHub) return { ...onHub, ...(routed ? { routed } : {}) };
+    const result = await learnWith(ctx, { ...item, ...(scope ? { scope } : {}) }, defaults, session);
     result.warnings.unshift(...warnings);
-    return learnSummary(result);
+    return { ...learnSummary(result), ...(routed ? { routed } : {}) };
   },
 });
 
@@ -123,10 +158,12 @@ export const recallTool = defineTool({
   destructive: false,
   readOnly: true,
   async handler(ctx, { query, limit, fast }) {
-    const result = await recall(ctx.backend, query, { limit, fast, embedder: await denseLeg(ctx, fast), now: ctx.now() });
+    const result = await recall(ctx.backend, query, { limit, fast, embedder: await denseLeg(ctx, fast), reranker: ctx.reranker, now: ctx.now(), ...(await teamOf(ctx)) });
     return {
       query,
       legs: result.legs,
+      ...(result.reranker ? { reranker: result.reranker } : {}),
+      ...(result.sources ? { sources: result.sources } : {}),
       count: result.hits.length,
       results: result.hits.map(recallHitJson),
     };
@@ -144,8 +181,8 @@ export const injectTool = defineTool({
     task: f.text('The task about to be worked on, in a sentence.'),
     budget: z
       .int({ error: 'must be a whole number' })
-      .min(100, { error: 'must be at least 100 tokens' })
-      .max(100_000, { error: 'must be at most 100000 tokens' })
+      .min(MIN_INJECT_BUDGET, { error: `must be at least ${MIN_INJECT_BUDGET} tokens` })
+      .max(MAX_INJECT_BUDGET, { error: `must be at most ${MAX_INJECT_BUDGET} tokens` })
       .default(DEFAULT_INJECT_BUDGET)
       .describe(`Token budget of the text (default ${DEFAULT_INJECT_BUDGET}).`),
     with_protocol: z.boolean().default(true).describe('Append the Learning Protocol block (default true).'),
@@ -156,7 +193,7 @@ export const injectTool = defineTool({
   readOnly: false,
   async handler(ctx, { task, budget, with_protocol, fast, session }) {
     const now = ctx.now();
-    const result = await inject(ctx.backend, task, { budget, withProtocol: with_protocol, fast, embedder: await denseLeg(ctx, fast), now });
+    const result = await inject(ctx.backend, task, { budget, withProtocol: with_protocol, fast, embedder: await denseLeg(ctx, fast), reranker: ctx.reranker, now, ...(await teamOf(ctx)) });
     await recordInjection(ctx.backend, result, { session, agent: ctx.agent, at: now });
     return result;
   },
@@ -394,14 +431,9 @@ export const doctorTool = defineTool({
     });
 
     await run('remote_store', async () => {
-      const url = ctx.project?.remote_url;
-      if (url) {
-        return {
-          status: 'warn',
-          detail: `.svc.yaml names remote ${url}, but remote stores are not available in this version: recall uses the local store only`,
-        };
-      }
-      return { status: 'off', detail: 'no remote configured (local store only)' };
+      if (!ctx.remote) return { status: 'off', detail: 'no remote configured (local store only)' };
+      const { checkRemote } = await import('../remote/remote-check.js');
+      return checkRemote(ctx.local?.root, ctx.remote);
     });
 
     const worst = checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'ok';

@@ -3,12 +3,15 @@ import { SvcError } from '../errors.js';
 import {
   discoverPacks,
   exportPack,
+  FilePackKeys,
   FilePackRegistry,
   installPack,
   listPacks,
+  NO_TRUSTED_KEYS,
   previewPack,
   uninstallPack,
   type PackRegistry,
+  type PackTrust,
 } from '../ops/packs.js';
 import * as f from './fields.js';
 import { opContext } from './memory-tools.js';
@@ -16,8 +19,10 @@ import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
 
 // The pack tools over engine/ops/packs.ts.
 // Installed-pack records live beside the store: on the local store in <store>/packs/. A context
-// may bring its own registry (the hub, in its tables) as `packs`.
-
+// may bring its own registry (the hub, in its tables) as `packs`. Keys (the creator key that
+// signs exports, the keys the user trusts) are the local store's; without one, exports are
+// unsigned and no key is trusted. Trusting a key is the user's decision, made on the command
+// line (svc packs trust): no tool does it.
 
 /** The context's pack registry: its own (hub), else the local store's `packs/` folder. */
 export function packRegistry(ctx: ToolContext): PackRegistry {
@@ -25,6 +30,11 @@ export function packRegistry(ctx: ToolContext): PackRegistry {
   if (own) return own;
   if (ctx.local) return new FilePackRegistry(ctx.local.root);
   throw new SvcError('invalid', 'packs need a local store or a pack registry; this server has neither');
+}
+
+/** The keys the user trusts: the local store's, else none. */
+function packTrust(ctx: ToolContext): PackTrust {
+  return ctx.local ? new FilePackKeys(ctx.local.root) : NO_TRUSTED_KEYS;
 }
 
 export const packsListTool = defineTool({
@@ -42,12 +52,13 @@ export const packsListTool = defineTool({
 export const packsPreviewTool = defineTool({
   name: 'svc_packs_preview',
   title: 'Preview pack',
-  description: 'Inspect a pack folder without installing it: its manifest, its engrams, the integrity check, the security-scan results and warnings.',
+  description:
+    'Inspect a pack folder without installing it: its manifest, its engrams, the integrity check, who signed it and whether that key is trusted, the security-scan results and warnings.',
   input: z.strictObject({ path: f.text('Folder of the pack (holding its manifest).') }),
   destructive: false,
   readOnly: true,
   async handler(ctx, { path }) {
-    return previewPack(ctx.backend, packRegistry(ctx), path);
+    return previewPack(ctx.backend, packRegistry(ctx), path, packTrust(ctx));
   },
 });
 
@@ -55,12 +66,18 @@ export const packsInstallTool = defineTool({
   name: 'svc_packs_install',
   title: 'Install pack',
   description:
-    'Install a pack from a folder: verifies its integrity hash, runs a security scan and reports conflicts with existing engrams (the pack still installs). Its engrams get scope pack:<name>.',
-  input: z.strictObject({ path: f.text('Folder of the pack (holding its manifest).') }),
+    'Install a pack from a folder: verifies its integrity hash and its signature, runs a security scan and reports conflicts with existing engrams (the pack still installs). Refuses a pack whose signature fails; an unsigned pack or one signed by a key the user does not trust installs only with allow_untrusted. Its engrams get ids of this store and scope pack:<name>.',
+  input: z.strictObject({
+    path: f.text('Folder of the pack (holding its manifest).'),
+    allow_untrusted: z
+      .boolean()
+      .default(false)
+      .describe('Install even if the pack is unsigned or signed by a key the user does not trust. Only when the user asked for it.'),
+  }),
   destructive: false,
   readOnly: false,
-  async handler(ctx, { path }) {
-    return installPack(ctx.backend, packRegistry(ctx), path, opContext(ctx));
+  async handler(ctx, { path, allow_untrusted }) {
+    return installPack(ctx.backend, packRegistry(ctx), path, opContext(ctx), { trust: packTrust(ctx), allowUntrusted: allow_untrusted });
   },
 });
 
@@ -80,7 +97,7 @@ export const packsExportTool = defineTool({
   name: 'svc_packs_export',
   title: 'Export pack',
   description:
-    'Bundle matching engrams into a pack folder (default ~/svc-packs/<name>) with a manifest and an integrity hash. Engrams holding secrets and private-visibility engrams are left out and reported.',
+    'Bundle matching engrams into a pack folder (default ~/svc-packs/<name>) with a manifest, an integrity hash and the store\'s signature. Engrams holding secrets and private-visibility engrams are left out and reported.',
   input: z.strictObject({
     name: f.text('Name of the new pack.'),
     domain: f.domain('Only engrams of this domain and its sub-domains.').optional(),
@@ -94,7 +111,7 @@ export const packsExportTool = defineTool({
   destructive: false,
   readOnly: false,
   async handler(ctx, args) {
-    return exportPack(ctx.backend, args, opContext(ctx));
+    return exportPack(ctx.backend, args, opContext(ctx), ctx.local ? await new FilePackKeys(ctx.local.root).signer() : null);
   },
 });
 

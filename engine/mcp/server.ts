@@ -25,6 +25,22 @@ export interface SvcServerOptions {
   version: string;
   /** Runs after every tool call (e.g. to report store warnings such as quarantined files). */
   afterCall?: () => void;
+  /**
+   * Wraps every tool call: the hub's pipeline (allowed tools, argument and answer sanitizing,
+   * write checks, a transaction and an audit row per call) runs the call with a context of its
+   * own. Without it, calls run on `context`.
+   */
+  around?: (call: ToolCall, run: (ctx: ToolContext, args: unknown) => Promise<ToolResult>) => Promise<ToolResult>;
+}
+
+/** A tool call as the server received it, before anything ran. */
+export interface ToolCall {
+  name: string;
+  args: unknown;
+  /** The tool, when this server lists it. */
+  tool?: AnyToolDef;
+  /** The calling client, as it introduced itself. */
+  client: { name?: string; version?: string };
 }
 
 export interface SvcServer {
@@ -90,7 +106,10 @@ export function createSvcServer(opts: SvcServerOptions): SvcServer {
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<ToolResult> => {
     running += 1;
     try {
-      return await callTool(byName, contextFor(), request.params.name, request.params.arguments, { unknownHint });
+      const { name, arguments: args } = request.params;
+      const run = (ctx: ToolContext, a: unknown) => callTool(byName, ctx, name, a, { unknownHint });
+      if (!opts.around) return await run(contextFor(), args);
+      return await opts.around({ name, args, tool: byName.get(name), client: server.getClientVersion() ?? {} }, run);
     } finally {
       opts.afterCall?.();
       done();

@@ -2,11 +2,11 @@ import { z } from 'zod/v4';
 import { capture, DEFAULT_TIMELINE_LIMIT, episodeToEngram, timeline } from '../ops/episodes.js';
 import { endSession, sessionScope, startSession } from '../ops/sessions.js';
 import { history, receipts } from '../ops/history.js';
-import { DEFAULT_INJECT_BUDGET } from '../ops/inject.js';
+import { DEFAULT_INJECT_BUDGET, MAX_INJECT_BUDGET, MIN_INJECT_BUDGET } from '../ops/inject-budget.js';
 import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
 import * as f from './fields.js';
 import { learnSummary } from '../ops/result-json.js';
-import { opContext } from './memory-tools.js';
+import { opContext, teamOf } from './memory-tools.js';
 import { defineTool, type AnyToolDef } from './types.js';
 
 // Sessions (an agent's unit of work), episodes (what happened when), and an engram's history and
@@ -28,8 +28,8 @@ export const sessionStartTool = defineTool({
     domain: f.domain('Domain of the session; its learnings default to it.').optional(),
     budget: z
       .int({ error: 'must be a whole number' })
-      .min(100, { error: 'must be at least 100 tokens' })
-      .max(100_000, { error: 'must be at most 100000 tokens' })
+      .min(MIN_INJECT_BUDGET, { error: `must be at least ${MIN_INJECT_BUDGET} tokens` })
+      .max(MAX_INJECT_BUDGET, { error: `must be at most ${MAX_INJECT_BUDGET} tokens` })
       .default(DEFAULT_INJECT_BUDGET)
       .describe(`Token budget of the injection (default ${DEFAULT_INJECT_BUDGET}).`),
     fast: f.fast(),
@@ -37,7 +37,13 @@ export const sessionStartTool = defineTool({
   destructive: false,
   readOnly: false,
   async handler(ctx, { task, agent, scope, domain, budget, fast }) {
-    return startSession(
+    // Team writes queued in the outbox go to the hub first (svc mcp on a developer's machine).
+    let outbox: Record<string, unknown> | null = null;
+    if (ctx.remote && ctx.local) {
+      const { sendPending } = await import('../remote/team-writes.js');
+      outbox = await sendPending(ctx.local.root, ctx.remote).then((r) => (r ? { ...r } : null), (err: Error) => ({ error: err.message }));
+    }
+    const started = await startSession(
       ctx.backend,
       {
         task,
@@ -47,9 +53,12 @@ export const sessionStartTool = defineTool({
         budget,
         fast,
         embedder: fast ? undefined : await ctx.embedder.load(),
+        reranker: ctx.reranker,
+        ...(await teamOf(ctx)),
       },
       opContext(ctx),
     );
+    return outbox ? { ...started, outbox } : started;
   },
 });
 

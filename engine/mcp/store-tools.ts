@@ -60,7 +60,7 @@ export const storesListTool = defineTool({
   async handler(ctx) {
     const root = localRoot(ctx, 'svc_stores_list');
     const { listStores } = await import('../store/multi-store.js');
-    const rows = await listStores(root);
+    const rows = [...(await listStores(root)), ...(ctx.remote ? await (await import('../remote/discover.js')).remoteStoreRows(ctx.remote) : [])];
     return { count: rows.length, stores: rows.map(({ warning: _w, ...r }) => r), warnings: rows.flatMap((r) => (r.warning ? [r.warning] : [])) };
   },
 });

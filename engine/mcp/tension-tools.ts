@@ -4,18 +4,17 @@ import { ToolFailure } from './dispatch.js';
 import { opContext } from './memory-tools.js';
 import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
 import {
-  LocalTensionStore,
   confirmTension,
   dismissTension,
   listTensions,
-  llmJudge,
   purgeTensions,
   resolveTension,
   scanTensions,
   tensionConfig,
   withCurrentStatus,
-  type TensionStore,
 } from '../ops/tensions.js';
+import { LocalTensionStore, type TensionStore } from '../ops/tension-records.js';
+import { llmJudge } from '../ops/tension-judge.js';
 import { chatClientFor, resolveLlmSettings } from '../llm/settings.js';
 
 // svc_tensions and svc_tensions_purge over engine/ops/tensions.ts. Records live in

@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import { invokeTool, ToolFailure } from './dispatch.js';
 import { batchDecayTool, HEALTH_TOOLS, MEMORY_TOOLS } from './memory-tools.js';
 import { RECORD_TOOLS, SESSION_TOOLS } from './session-tools.js';
-import { PENDING_TOOLS } from './pending-tools.js';
+import { TEAM_TOOLS } from './team-tools.js';
 import { PACK_TOOLS } from './pack-tools.js';
 import { INGEST_TOOLS } from './ingest-tools.js';
 import { TENSION_TOOLS } from './tension-tools.js';
@@ -23,12 +23,12 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...PACK_TOOLS,
   storesAddTool,
   storesListTool,
-  PENDING_TOOLS.scopesDiscover,
-  PENDING_TOOLS.suggestScope,
-  PENDING_TOOLS.rescope,
+  TEAM_TOOLS.scopesDiscover,
+  TEAM_TOOLS.suggestScope,
+  TEAM_TOOLS.rescope,
   syncTool,
   syncStatusTool,
-  PENDING_TOOLS.outbox,
+  TEAM_TOOLS.outbox,
   ...TENSION_TOOLS,
   ...INGEST_TOOLS,
   batchDecayTool,

@@ -364,6 +364,7 @@ export const engramJsonSchema = {
         },
       },
     },
+    sources_omitted: int('Writes left out of sources, which keeps the first and the newest.'),
     recurrence_count: int('Times it came up again.', { default: 0 }),
     engram_version: int('Revision of this engram.', { minimum: 1, default: 1 }),
     previous_version_ref: {
@@ -530,6 +531,7 @@ export interface Engram {
   locked_reason?: string;
   reference_count?: number;
   sources?: EngramSource[];
+  sources_omitted?: number;
   recurrence_count?: number;
   engram_version?: number;
   previous_version_ref?: PreviousVersionRef;

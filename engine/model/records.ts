@@ -5,7 +5,12 @@ export interface Episode {
   id: string;
   at: string;
   summary: string;
+  /** The client that reported it (a label: claude, cursor, ci); the hub records the real author in `owner`. */
   agent: string;
+  /** Who wrote it, on the hub (the authenticated user). */
+  owner?: string;
+  /** Where it lives on the hub: who may read it (default the author's own scope). */
+  scope?: string;
   channel?: string;
   session?: string;
   engram_ids?: string[];
@@ -13,11 +18,14 @@ export interface Episode {
 
 export interface Session {
   id: string;
+  /** Who started it, on the hub; only they may end it. */
+  owner?: string;
   status: 'open' | 'ended';
   started_at: string;
   ended_at?: string;
   task?: string;
   agent?: string;
+  /** Where its learnings go by default; on the hub also who may read it. */
   scope?: string;
   domain?: string;
   summary?: string;

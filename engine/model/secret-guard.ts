@@ -1,3 +1,4 @@
+import { invalid } from '../errors.js';
 // Recognises text that carries a credential. Learn demotes such content from a shared scope
 // to `local` (never leaves the machine); pack export leaves it out. False positives only
 // demote, so the patterns lean towards catching.
@@ -53,4 +54,36 @@ export function findSecrets(text: string): SecretFinding[] {
     found.push({ kind, sample: mask(m[0]) });
   }
   return found;
+}
+
+/** The text fields of an engram or a learn input that the guard reads. */
+export interface SecretBearing {
+  statement?: string;
+  rationale?: string;
+  source?: string;
+  domain?: string;
+  tags?: string[];
+  dual_coding?: unknown;
+  knowledge_anchors?: unknown;
+}
+
+/** What the secret guard finds in every piece of text a learn input would store. */
+export function secretsIn(input: SecretBearing): SecretFinding[] {
+  return findSecrets(allText(input));
+}
+
+/** Throws (invalid) when a learn input holds what looks like a secret: for stores that keep none. */
+export function assertNoSecrets(input: SecretBearing): void {
+  const found = secretsIn(input);
+  if (found.length === 0) return;
+  const kinds = [...new Set(found.map((s) => s.kind))].join(', ');
+  throw invalid(`the engram looks like it holds a secret (${kinds}); this store does not keep secrets`, [`statement: holds a secret (${kinds})`]);
+}
+
+/** Every piece of text the engram will carry, for the secret guard. */
+function allText(input: SecretBearing): string {
+  const parts = [input.statement, input.rationale, input.source, input.domain, ...(input.tags ?? [])];
+  if (input.dual_coding) parts.push(JSON.stringify(input.dual_coding));
+  if (input.knowledge_anchors) parts.push(JSON.stringify(input.knowledge_anchors));
+  return parts.filter((p): p is string => typeof p === 'string').join('\n');
 }

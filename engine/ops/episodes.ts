@@ -10,6 +10,7 @@ const MAX_SUMMARY = 4000;
 export interface CaptureInput {
   summary: string;
   agent?: string;
+  scope?: string;
   channel?: string;
   session?: string;
   engram_ids?: string[];
@@ -26,6 +27,7 @@ export async function capture(backend: EngramBackend, input: CaptureInput, ctx: 
     at: now.toISOString(),
     summary,
     agent: input.agent?.trim() || 'cli',
+    ...(input.scope ? { scope: input.scope } : {}),
     ...(input.channel ? { channel: input.channel } : {}),
     ...((input.session ?? ctx.sessionId) ? { session: (input.session ?? ctx.sessionId)! } : {}),
     ...(input.engram_ids?.length ? { engram_ids: input.engram_ids } : {}),

@@ -2,6 +2,8 @@ import type { EngramBackend } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { invalid, notFound } from '../errors.js';
 import type { OpContext } from './context.js';
+import { round } from '../text.js';
+import { linkCoAccessed } from './associations.js';
 
 export const FEEDBACK_SIGNALS = ['positive', 'negative', 'neutral'] as const;
 export type FeedbackSignal = (typeof FEEDBACK_SIGNALS)[number];
@@ -51,12 +53,14 @@ export async function feedback(backend: EngramBackend, items: FeedbackItem[], ct
       const delta = signal === 'positive' ? STEP : signal === 'negative' ? -STEP : 0;
       engram.activation = {
         ...activation,
-        retrieval_strength: round(clamp(activation.retrieval_strength + delta)),
+        retrieval_strength: round(clamp(activation.retrieval_strength + delta), 3),
         last_accessed: ctx.now().toISOString(),
       };
       touched.set(id, engram);
     }
     const at = ctx.now().toISOString();
+    // Confirmed useful together: co-access links, which recall spreads activation along.
+    linkCoAccessed([...touched.values()].filter((e) => given[e.id]!.includes('positive')), at);
     for (const engram of touched.values()) {
       const mine = given[engram.id]!;
       await tx.put(engram, {
@@ -71,4 +75,3 @@ export async function feedback(backend: EngramBackend, items: FeedbackItem[], ct
 }
 
 const clamp = (x: number): number => Math.min(1, Math.max(0, x));
-const round = (x: number): number => Math.round(x * 1000) / 1000;

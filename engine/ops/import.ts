@@ -155,12 +155,23 @@ function checkInput(path: string): void {
   if (st.isDirectory()) throw invalid(`the input ${path} is a folder, not a file`);
 }
 
+/** The input as text: binary data (NUL bytes, invalid UTF-8) and an empty file are not data to import. */
 function readText(path: string): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (err) {
     throw invalid(`cannot read the input file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  if (bytes.includes(0)) throw invalid(`${basename(path)} is not a text file (binary data): import reads JSON, JSONL or CSV text`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw invalid(`${basename(path)} is not UTF-8 text: import reads JSON, JSONL or CSV encoded in UTF-8`);
+  }
+  if (text.trim() === '') throw invalid(`${basename(path)} is empty: nothing to import`);
+  return text;
 }
 
 function resolveMapping(mapping: ImportOptions['mapping']): ImportMapping | undefined {
@@ -322,36 +333,4 @@ export async function importIntoStore(root: string, opts: ImportOptions, ctx: Op
     store.close();
     if (throwaway) rmSync(throwaway, { recursive: true, force: true });
   }
-}
-
-/**
- * Generates 10,000 JSONL rows in `dir` and imports them into a fresh store there; returns the
- * rate (rows per second, reading and mapping included).
- */
-export async function benchImport(dir: string): Promise<{ rows: number; rows_per_s: number }> {
-  const { mkdirSync, writeFileSync } = await import('node:fs');
-  const rows = 10_000;
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'bench-import.jsonl');
-  const topics = ['build', 'tests', 'deploy', 'review', 'docs', 'release', 'style', 'security'];
-  const lines: string[] = [];
-  for (let i = 0; i < rows; i++) {
-    const topic = topics[i % topics.length]!;
-    lines.push(
-      JSON.stringify({
-        statement: `Rule ${i} for ${topic}: run the ${topic} check number ${i} before merging`,
-        type: i % 10 === 0 ? 'procedural' : 'behavioral',
-        domain: `bench.${topic}`,
-        tags: ['bench', topic],
-        created_at: new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString(),
-      }),
-    );
-  }
-  writeFileSync(file, lines.join('\n') + '\n');
-  const root = join(dir, `bench-store-${process.pid}-${Date.now()}`);
-  const started = performance.now();
-  const { report } = await importIntoStore(root, { from: 'generic', path: file, scope: 'project:bench' }, { now: () => new Date() });
-  const seconds = (performance.now() - started) / 1000;
-  if (report.imported !== rows) throw new Error(`benchImport: imported ${report.imported} of ${rows} rows (${report.error} errors)`);
-  return { rows, rows_per_s: Math.round((rows / seconds) * 10) / 10 };
 }

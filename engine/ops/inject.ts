@@ -2,9 +2,9 @@ import type { EngramBackend } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { polarityOf } from '../model/polarity.js';
-import { recall, type RecallResult } from './recall.js';
+import { recall, type RecallResult, type RecallSources, type RerankSetting, type TeamSource } from './recall.js';
+import { checkBudget, DEFAULT_INJECT_BUDGET } from './inject-budget.js';
 
-export const DEFAULT_INJECT_BUDGET = 2000;
 
 export const LEARNING_PROTOCOL = `## LEARNING PROTOCOL
 - When the user corrects you or states a convention, record it at once as one short statement: svc_learn (CLI: svc learn "<statement>").
@@ -33,11 +33,15 @@ export interface InjectResult {
   /** Estimated tokens of `text`; never above `budget`. */
   tokens: number;
   legs: RecallResult['legs'];
+  /** Present when a reranker was asked for. */
+  reranker?: RecallResult['reranker'];
   blocks: { directives: InjectedEngram[]; constraints: InjectedEngram[]; also_consider: InjectedEngram[] };
   protocol: boolean;
   /** Engrams that were relevant but did not fit the budget. */
   omitted: number;
   text: string;
+  /** Present with a team source: which sources answered. */
+  sources?: RecallSources;
 }
 
 export interface InjectOptions {
@@ -47,7 +51,11 @@ export interface InjectOptions {
   withProtocol?: boolean;
   fast?: boolean;
   embedder?: EmbedderState;
+  /** Rerank the head of recall's ranking (see recall). */
+  reranker?: RerankSetting;
   now?: Date;
+  /** The hub's engrams too (see recall). */
+  team?: TeamSource;
 }
 
 /** A conservative token estimate: ~4 ASCII characters per token, one per other character. */
@@ -71,21 +79,22 @@ const HEADINGS: Record<Block, string> = {
  * give way to what supersedes them; engrams outside their validity window are skipped.
  */
 export async function inject(backend: EngramBackend, task: string, opts: InjectOptions = {}): Promise<InjectResult> {
-  const budget = opts.budget ?? DEFAULT_INJECT_BUDGET;
+  const budget = checkBudget(opts.budget ?? DEFAULT_INJECT_BUDGET);
   const now = opts.now ?? new Date();
   // No task (a session starting cold): only pinned engrams qualify.
   const found: RecallResult =
     task.trim() === ''
       ? { query: task, legs: { bm25: 'ran', vector: 'skipped' }, hits: [] }
-      : await recall(backend, task, { limit: POOL, fast: opts.fast, embedder: opts.embedder, now });
+      : await recall(backend, task, { limit: POOL, fast: opts.fast, embedder: opts.embedder, reranker: opts.reranker, now, ...(opts.team ? { team: opts.team } : {}) });
 
-  const picked = new Map<string, { engram: EngramDoc; score: number | null }>();
-  for (const engram of await backend.list({ status: 'active', pinned: true })) picked.set(engram.id, { engram, score: null });
-  for (const h of found.hits) {
+  // `rank`: the place in recall's order (a reranker's, when one ran); pinned engrams come first.
+  const picked = new Map<string, { engram: EngramDoc; score: number | null; rank: number }>();
+  for (const engram of await backend.list({ status: 'active', pinned: true })) picked.set(engram.id, { engram, score: null, rank: -1 });
+  found.hits.forEach((h, rank) => {
     const vectorOnly = !h.bm25 && (h.vector?.cosine ?? 0) < VECTOR_ONLY_MIN_COSINE;
-    if (h.engram.status !== 'active' || h.score < RELEVANCE_FLOOR || vectorOnly || picked.has(h.engram.id)) continue;
-    picked.set(h.engram.id, { engram: h.engram, score: h.score });
-  }
+    if (h.engram.status !== 'active' || h.score < RELEVANCE_FLOOR || vectorOnly || picked.has(h.engram.id)) return;
+    picked.set(h.engram.id, { engram: h.engram, score: h.score, rank });
+  });
 
   // Superseded engrams step aside; what supersedes them takes their place.
   for (const [id, entry] of [...picked]) {
@@ -93,13 +102,13 @@ export async function inject(backend: EngramBackend, task: string, opts: InjectO
       const successor = picked.get(successorId)?.engram ?? (await backend.get(successorId));
       if (!successor || successor.status === 'retired') continue;
       picked.delete(id);
-      if (!picked.has(successor.id) && successor.status === 'active') picked.set(successor.id, { engram: successor, score: entry.score });
+      if (!picked.has(successor.id) && successor.status === 'active') picked.set(successor.id, { engram: successor, score: entry.score, rank: entry.rank });
       break;
     }
   }
 
   const ordered = [...picked.values()].filter(({ engram }) => inValidityWindow(engram, now));
-  ordered.sort((a, b) => (b.score ?? Infinity) - (a.score ?? Infinity));
+  ordered.sort((a, b) => a.rank - b.rank);
 
   const blocks: InjectResult['blocks'] = { directives: [], constraints: [], also_consider: [] };
   const protocol = opts.withProtocol !== false && estimateTokens(LEARNING_PROTOCOL) <= budget / 2;
@@ -122,7 +131,7 @@ export async function inject(backend: EngramBackend, task: string, opts: InjectO
     }
   }
   const text = render(blocks, protocol);
-  return { task, budget, tokens: estimateTokens(text), legs: found.legs, blocks, protocol, omitted, text };
+  return { task, budget, tokens: estimateTokens(text), legs: found.legs, ...(found.reranker ? { reranker: found.reranker } : {}), blocks, protocol, omitted, text, ...(found.sources ? { sources: found.sources } : {}) };
 }
 
 function inValidityWindow(e: EngramDoc, now: Date): boolean {

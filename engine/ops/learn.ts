@@ -1,12 +1,12 @@
 import type { EngramBackend } from '../backend.js';
 import type { DualCoding, EngramDoc, EngramType, KnowledgeAnchor, Visibility } from '../model/engram-schema.js';
-import { contentHash } from '../model/content-hash.js';
-import { findSecrets, type SecretFinding } from '../model/secret-guard.js';
+import { assertNoSecrets, secretsIn } from '../model/secret-guard.js';
 import { DEFAULT_SCOPE, PRIVATE_FALLBACK_SCOPE, isSharedScope } from '../model/scope.js';
 import { invalid } from '../errors.js';
 import type { OpContext } from './context.js';
 import type { EmbedderState } from '../embed/embedder.js';
-import { detectPolarity } from '../model/polarity.js';
+import { newStatementFields, statementProblem } from './edit.js';
+import { appendSource } from '../model/sources.js';
 import { readCosine } from './similarity.js';
 
 export interface LearnInput {
@@ -58,6 +58,8 @@ export async function learn(
   opts: LearnOptions = {},
 ): Promise<LearnResult> {
   const warnings: string[] = [];
+  const problem = statementProblem(input.statement);
+  if (problem) throw invalid(problem, [problem]);
   const statement = input.statement.trim();
   let scope = input.scope ?? DEFAULT_SCOPE;
   let visibility = input.visibility ?? 'private';
@@ -116,7 +118,7 @@ export async function learn(
         same.status = 'active';
         delete same.retirement;
       }
-      same.sources = [...(same.sources ?? []), source];
+      appendSource(same, source);
       same.tags = union(same.tags ?? [], input.tags ?? []);
       if (input.episode_ids?.length) same.episode_ids = union(same.episode_ids ?? [], input.episode_ids);
       await linkSuperseded(same);
@@ -124,7 +126,7 @@ export async function learn(
       return { action: revived ? 'reactivated' : 'deduplicated', engram: same, recurrences: [], warnings };
     }
 
-    const engram: EngramDoc = { ...draft, id: await tx.allocateId('ENG', ctx.now()) };
+    const engram: EngramDoc = { ...draft, id: await tx.allocateId('ENG', ctx.now(), scope) };
     const others = twins.filter((e) => e.status !== 'retired');
     for (const other of others) {
       other.recurrence_count = (other.recurrence_count ?? 0) + 1;
@@ -161,6 +163,7 @@ export function buildEngram(
     visibility: input.visibility,
     statement: input.statement,
   };
+  const derived = newStatementFields(input.statement);
   if (input.rationale !== undefined) e.rationale = input.rationale;
   if (input.domain !== undefined) e.domain = input.domain;
   e.tags = input.tags ?? [];
@@ -170,38 +173,17 @@ export function buildEngram(
   if (input.knowledge_anchors !== undefined) e.knowledge_anchors = input.knowledge_anchors;
   if (input.dual_coding !== undefined) e.dual_coding = input.dual_coding;
   if (input.episode_ids?.length) e.episode_ids = [...input.episode_ids];
-  e.polarity = detectPolarity(input.statement);
+  e.polarity = derived.polarity;
   e.activation = { retrieval_strength: 0.7, storage_strength: 1, frequency: 0, last_accessed: now };
   e.feedback_signals = { positive: 0, negative: 0, neutral: 0 };
   e.temporal = { learned_at: now };
-  e.content_hash = contentHash(input.statement);
+  e.content_hash = derived.content_hash;
   e.reference_count = 1;
   e.sources = [source];
   e.recurrence_count = 0;
-  e.engram_version = 1;
+  e.engram_version = derived.engram_version;
   e.pinned = false;
   return e as EngramDoc;
-}
-
-/** What the secret guard finds in every piece of text a learn input would store. */
-export function secretsIn(input: Partial<LearnInput>): SecretFinding[] {
-  return findSecrets(allText(input));
-}
-
-/** Throws (invalid) when a learn input holds what looks like a secret: for stores that keep none. */
-export function assertNoSecrets(input: Partial<LearnInput>): void {
-  const found = secretsIn(input);
-  if (found.length === 0) return;
-  const kinds = [...new Set(found.map((s) => s.kind))].join(', ');
-  throw invalid(`the engram looks like it holds a secret (${kinds}); this store does not keep secrets`, [`statement: holds a secret (${kinds})`]);
-}
-
-/** Every piece of text the engram will carry, for the secret guard. */
-function allText(input: Partial<LearnInput>): string {
-  const parts = [input.statement, input.rationale, input.source, input.domain, ...(input.tags ?? [])];
-  if (input.dual_coding) parts.push(JSON.stringify(input.dual_coding));
-  if (input.knowledge_anchors) parts.push(JSON.stringify(input.knowledge_anchors));
-  return parts.filter((p): p is string => typeof p === 'string').join('\n');
 }
 
 function union(a: string[], b: string[]): string[] {

@@ -1,7 +1,11 @@
 import type { EngramBackend } from '../backend.js';
+import { contentHash } from '../model/content-hash.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { activationStrength } from '../model/activation.js';
+import { round } from '../text.js';
+import type { RerankerName, RerankReport } from '../rerank/reranker.js';
+import { SPREAD_SOURCES, spreadActivation, type Via } from './spreading.js';
 
 export const DEFAULT_RECALL_LIMIT = 10;
 /** Reciprocal rank fusion constant (Cormack et al.): damps the head of each ranking. */
@@ -11,12 +15,37 @@ export interface RecallHit {
   engram: EngramDoc;
   /** Final score: relevance (best = 1; BM25 score alone, else reciprocal rank fusion) shaped by the lifecycle. */
   score: number;
-  /** Which rankings found it. */
-  found_by: Array<'bm25' | 'vector'>;
+  /** Which rankings found it; `association` alone: no ranking did, a hit's associations brought it (see `via`). */
+  found_by: Array<'bm25' | 'vector' | 'association'>;
   bm25?: { rank: number; score: number };
   vector?: { rank: number; cosine: number };
   /** Candidates are returned but marked: they are not yet trusted. */
   candidate: boolean;
+  /** The hit that spread activation to this one (its score includes the push), and the link's type and strength. */
+  via?: Via;
+  /** The cross-encoder's score, when a reranker reordered the head. */
+  rerank_score?: number;
+  /** With a team source: where it was found (the same content found in both is shown once). */
+  source?: 'local' | 'hub' | 'both';
+}
+
+/** The hub's ranking, merged into recall when the project names one (engine/remote/team-recall.ts). */
+export interface TeamSource {
+  url: string;
+  /** Never throws: a hub that fails or is late answers with its state and no hits. */
+  search(query: string, limit: number): Promise<TeamAnswer>;
+}
+
+export interface TeamAnswer {
+  state: 'ok' | 'cached' | 'unreachable' | 'refused';
+  detail?: string;
+  hits: RecallHit[];
+}
+
+/** Which sources answered a recall that had a team source. */
+export interface RecallSources {
+  local: 'ok';
+  hub: { url: string; state: TeamAnswer['state']; detail?: string; hits: number };
 }
 
 export type VectorLeg = 'ran' | 'skipped' | 'unavailable';
@@ -25,6 +54,18 @@ export interface RecallResult {
   query: string;
   legs: { bm25: 'ran'; vector: VectorLeg; vector_reason?: string; model?: string };
   hits: RecallHit[];
+  /** Present when a reranker was asked for: whether it ran, and if not, why. */
+  reranker?: RerankReport;
+  /** Present with a team source. */
+  sources?: RecallSources;
+}
+
+/** A cross-encoder to rerank recall's head with, loaded from `root`'s models/ (see rerank/reranker.ts). */
+export interface RerankSetting {
+  name: RerankerName;
+  root: string;
+  /** Give up on it (the order stays recall's) when loading and scoring take longer: hooks answer in time. */
+  budgetMs?: number;
 }
 
 export interface RecallOptions {
@@ -33,14 +74,53 @@ export interface RecallOptions {
   fast?: boolean;
   /** The dense leg; absent means it is skipped, `unavailable` means it was wanted and could not run. */
   embedder?: EmbedderState;
+  /** Rerank the head of the ranking (never with `fast`). */
+  reranker?: RerankSetting;
   now?: Date;
+  /** Also ask the hub, and merge its ranking with the local one (by reciprocal rank). */
+  team?: TeamSource;
 }
 
 /**
  * Hybrid recall: BM25 and vector rankings fused by reciprocal rank fusion, then shaped by the
- * lifecycle (activation with decay, feedback, pinning, dormancy). Retired engrams never return.
+ * lifecycle (activation with decay, feedback, pinning, dormancy); the top hits then spread
+ * activation to their associates (spreading.ts). Retired engrams never return.
  */
 export async function recall(backend: EngramBackend, query: string, opts: RecallOptions = {}): Promise<RecallResult> {
+  if (!opts.team) return localRecall(backend, query, opts);
+  const limit = opts.limit ?? DEFAULT_RECALL_LIMIT;
+  const remote = opts.team.search(query, limit);
+  const local = await localRecall(backend, query, opts);
+  const answer = await remote;
+  return {
+    ...local,
+    hits: mergeRankings(local.hits, answer.hits, limit),
+    sources: { local: 'ok', hub: { url: opts.team.url, state: answer.state, ...(answer.detail ? { detail: answer.detail } : {}), hits: answer.hits.length } },
+  };
+}
+
+/**
+ * The local and the hub's rankings as one, by reciprocal rank fusion; the same content found in
+ * both (same content hash) is one hit, kept as the local engram, marked `both`.
+ */
+export function mergeRankings(local: RecallHit[], hub: RecallHit[], limit: number): RecallHit[] {
+  const merged = new Map<string, { hit: RecallHit; fused: number }>();
+  const keyOf = (h: RecallHit) => h.engram.content_hash ?? contentHash(h.engram.statement);
+  local.forEach((h, i) => merged.set(keyOf(h), { hit: { ...h, source: 'local' }, fused: 1 / (RRF_K + i + 1) }));
+  hub.forEach((h, i) => {
+    const key = keyOf(h);
+    const seen = merged.get(key);
+    if (seen) {
+      seen.fused += 1 / (RRF_K + i + 1);
+      seen.hit = { ...seen.hit, source: 'both', score: Math.max(seen.hit.score, h.score) };
+    } else {
+      merged.set(key, { hit: { ...h, source: 'hub' }, fused: 1 / (RRF_K + i + 1) });
+    }
+  });
+  return [...merged.values()].sort((a, b) => b.fused - a.fused || b.hit.score - a.hit.score).slice(0, limit).map((m) => m.hit);
+}
+
+async function localRecall(backend: EngramBackend, query: string, opts: RecallOptions): Promise<RecallResult> {
   const limit = opts.limit ?? DEFAULT_RECALL_LIMIT;
   // Rank a deeper pool than asked for, so fusion and shaping can reorder past the cut.
   const pool = Math.max(50, limit * 3);
@@ -57,7 +137,8 @@ export async function recall(backend: EngramBackend, query: string, opts: Recall
 
   (await backend.searchText(query, pool)).forEach((r, i) => {
     const h = hit(r.engram);
-    h.bm25 = { rank: i + 1, score: round(r.score) };
+    // Significant digits: FTS5 gives a word found in half the store or more an IDF of ~0 (1e-6).
+    h.bm25 = { rank: i + 1, score: Number(r.score.toPrecision(4)) };
     h.found_by.push('bm25');
   });
 
@@ -67,7 +148,7 @@ export async function recall(backend: EngramBackend, query: string, opts: Recall
     const vector = await dense.embedder.embedQuery(query);
     (await backend.searchVector(vector, pool, dense.model)).forEach((r, i) => {
       const h = hit(r.engram);
-      h.vector = { rank: i + 1, cosine: round(r.cosine) };
+      h.vector = { rank: i + 1, cosine: round(r.cosine, 4) };
       h.found_by.push('vector');
     });
     legs.vector = 'ran';
@@ -87,12 +168,59 @@ export async function recall(backend: EngramBackend, query: string, opts: Recall
       : hits.map((h) => h.bm25?.score ?? 0);
   // FTS5 gives ~0 to terms found in nearly every engram (a tiny store): then all are equal.
   const best = Math.max(...fused, 0);
-  const factors = hits.map((h) => lifecycleFactor(h.engram, now));
-  hits.forEach((h, i) => (h.score = round((best > 1e-4 ? fused[i]! / best : 1) * factors[i]!)));
-  const order = hits.map((h, i) => ({ h, f: factors[i]! }));
-  order.sort((a, b) => b.h.score - a.h.score || b.f - a.f || a.h.engram.id.localeCompare(b.h.engram.id));
-  hits.splice(0, hits.length, ...order.map((o) => o.h));
-  return { query, legs, hits: hits.slice(0, limit) };
+  const relevance = new Map(hits.map((h, i) => [h.engram.id, best > 1e-4 ? fused[i]! / best : 1]));
+  const factors = new Map<string, number>();
+  shape(hits, relevance, factors, now);
+
+  // The top hits spread activation to their associates, which may join the results.
+  const sources = hits.slice(0, SPREAD_SOURCES).map((h) => ({ engram: h.engram, score: h.score }));
+  const spread = await spreadActivation(backend, sources, new Map(hits.map((h) => [h.engram.id, h.engram])));
+  if (spread.size > 0) {
+    for (const [id, s] of spread) {
+      const h = hit(s.engram);
+      if (h.found_by.length === 0) {
+        h.found_by.push('association');
+        hits.push(h);
+      }
+      h.via = s.via;
+      relevance.set(id, (relevance.get(id) ?? 0) + s.boost);
+    }
+    const top = Math.max(...relevance.values());
+    for (const [id, r] of relevance) relevance.set(id, r / top);
+    shape(hits, relevance, factors, now);
+  }
+  // BM25 only (fast) means no model at all: no reranking either.
+  if (!opts.reranker || opts.fast) return { query, legs, hits: hits.slice(0, limit) };
+  const reranked = await rerankHead(hits, query, limit, opts.reranker);
+  return { query, legs, hits: reranked.hits, reranker: reranked.reranker };
+}
+
+/** Scores hits (relevance, best = 1, times the lifecycle factor, kept in `factors`) and sorts them best first. */
+function shape(hits: RecallHit[], relevance: ReadonlyMap<string, number>, factors: Map<string, number>, now: number): void {
+  const factor = (e: EngramDoc): number => {
+    let f = factors.get(e.id);
+    if (f === undefined) factors.set(e.id, (f = lifecycleFactor(e, now)));
+    return f;
+  };
+  for (const h of hits) h.score = round(relevance.get(h.engram.id)! * factor(h.engram), 4);
+  hits.sort((a, b) => b.score - a.score || factor(b.engram) - factor(a.engram) || a.engram.id.localeCompare(b.engram.id));
+}
+
+/** The cross-encoder step: reorders the head (the module and the model load only when asked for). */
+async function rerankHead(hits: RecallHit[], query: string, limit: number, setting: RerankSetting): Promise<{ hits: RecallHit[]; reranker: RerankReport }> {
+  const rr = await import('../rerank/reranker.js');
+  const work = (async () => {
+    const state = await rr.loadReranker(setting.root, setting.name);
+    if (state.state === 'unavailable') return { hits, reranker: { state: 'unavailable' as const, model: setting.name, reason: state.reason } };
+    return rr.rerank(hits, query, { reranker: state.reranker });
+  })();
+  const late = setting.budgetMs === undefined ? undefined : new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), setting.budgetMs).unref());
+  const outcome = late ? await Promise.race([work, late]) : await work;
+  if (!outcome) {
+    work.catch(() => undefined);
+    return { hits: hits.slice(0, limit), reranker: { state: 'unavailable', model: setting.name, reason: `not ready within ${setting.budgetMs} ms` } };
+  }
+  return { hits: outcome.hits.slice(0, limit), reranker: outcome.reranker };
 }
 
 /**
@@ -110,4 +238,3 @@ export function lifecycleFactor(e: EngramDoc, now: number): number {
   return factor;
 }
 
-const round = (x: number): number => Math.round(x * 10_000) / 10_000;

@@ -44,6 +44,9 @@ export function recallHitJson(h: RecallHit): Record<string, unknown> {
     found_by: h.found_by,
     ...(h.bm25 ? { bm25: h.bm25 } : {}),
     ...(h.vector ? { vector: h.vector } : {}),
+    ...(h.via ? { via: h.via } : {}),
+    ...(h.rerank_score === undefined ? {} : { rerank_score: h.rerank_score }),
     candidate: h.candidate,
+    ...(h.source ? { source: h.source } : {}),
   };
 }

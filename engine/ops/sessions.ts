@@ -3,16 +3,20 @@ import type { Session } from '../model/records.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { DEFAULT_SCOPE, checkScope } from '../model/scope.js';
 import { contentHash } from '../model/content-hash.js';
+import { assertNoSecrets } from '../model/secret-guard.js';
 import { detectPolarity } from '../model/polarity.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import type { OpContext } from './context.js';
 import { capture } from './episodes.js';
 import { recordInjection } from './history.js';
 import { inject, type InjectResult } from './inject.js';
+import type { RerankSetting, TeamSource } from './recall.js';
 import { learn, type LearnInput, type LearnOptions, type LearnResult } from './learn.js';
+import { linkSessionLearnings } from './associations.js';
 
 // A session is one agent's unit of work: it starts with an injection for its task and ends
-// with a summary and the learnings it produced. Both ends are also episodes on the timeline.
+// with a summary and the learnings it produced, linking what it learned one after another
+// (temporal associations). Both ends are also episodes on the timeline.
 
 export interface StartSessionInput {
   task?: string;
@@ -22,6 +26,9 @@ export interface StartSessionInput {
   budget?: number;
   fast?: boolean;
   embedder?: EmbedderState;
+  reranker?: RerankSetting;
+  /** The hub's engrams too (see recall). */
+  team?: TeamSource;
 }
 
 export interface StartSessionResult {
@@ -38,7 +45,7 @@ export async function startSession(backend: EngramBackend, input: StartSessionIn
   }
   const now = ctx.now();
   const task = input.task?.trim() || undefined;
-  const injection = await inject(backend, task ?? '', { budget: input.budget, fast: input.fast, embedder: input.embedder, now });
+  const injection = await inject(backend, task ?? '', { budget: input.budget, fast: input.fast, embedder: input.embedder, reranker: input.reranker, now, ...(input.team ? { team: input.team } : {}) });
   const session: Session = {
     id: backend.recordId('SES', now),
     status: 'open',
@@ -51,7 +58,7 @@ export async function startSession(backend: EngramBackend, input: StartSessionIn
   };
   await backend.putSession(session);
   await recordInjection(backend, injection, { session: session.id, agent: input.agent, at: now });
-  await capture(backend, { summary: `Session started${task ? `: ${task}` : ''}`, agent: input.agent, channel: 'session', session: session.id }, ctx);
+  await capture(backend, { summary: `Session started${task ? `: ${task}` : ''}`, agent: input.agent, scope: input.scope, channel: 'session', session: session.id }, ctx);
   const writable = [input.scope ?? DEFAULT_SCOPE, DEFAULT_SCOPE, 'local'];
   return { session, injection, writable_scopes: [...new Set(writable)] };
 }
@@ -78,11 +85,16 @@ export async function endSession(
   const session = await backend.getSession(sessionId);
   if (!session) throw notFound(`no session ${sessionId}`);
   if (session.status === 'ended') throw conflict(`session ${sessionId} already ended at ${session.ended_at}`);
+  // A store that keeps no secrets checks the whole batch first: a refused learning leaves
+  // nothing half-written.
+  if (backend.secretPolicy === 'refuse') for (const l of input.learnings ?? []) assertNoSecrets(l);
   const inSession: OpContext = { ...ctx, sessionId };
   const learned: LearnResult[] = [];
   for (const l of input.learnings ?? []) {
     learned.push(await learn(backend, { scope: session.scope, domain: session.domain, ...l }, inSession, opts));
   }
+  // What the session learned one after another belongs together: temporal associations.
+  await linkSessionLearnings(backend, sessionId, ctx.now().toISOString());
   const summary = input.summary?.trim() || undefined;
   const suggested = await suggestLearnings(backend, sessionId, summary);
   const ended: Session = {
@@ -93,7 +105,7 @@ export async function endSession(
     engram_ids: [...new Set([...session.engram_ids, ...learned.map((l) => l.engram.id)])],
   };
   await backend.putSession(ended);
-  await capture(backend, { summary: `Session ended${summary ? `: ${summary}` : ''}`, agent: session.agent, channel: 'session', session: sessionId }, ctx);
+  await capture(backend, { summary: `Session ended${summary ? `: ${summary}` : ''}`, agent: session.agent, scope: session.scope, channel: 'session', session: sessionId }, ctx);
   return { session: ended, learned, suggested };
 }
 

@@ -1,14 +1,23 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngramBackend, EngramWriter } from '../backend.js';
+import type { EngramBackend } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
-import { idDay } from '../model/ids.js';
-import { isStopWord } from '../search/stop-words.js';
-import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable } from '../store/durable-write.js';
 import { conflict, invalid, notFound, SvcError } from '../errors.js';
-import type { ChatClient } from '../llm/chat.js';
 import type { OpContext } from './context.js';
 import { forget } from './forget.js';
+import { round } from '../text.js';
+import {
+  checkTensionId,
+  pairKey,
+  type TensionFinding,
+  type TensionRecord,
+  type TensionSide,
+  type TensionStatus,
+  type TensionStore,
+  type TensionTx,
+} from './tension-records.js';
+import { candidatePairs } from './tension-candidates.js';
+import type { TensionJudge } from './tension-judge.js';
 
 // Tensions: pairs of live engrams that contradict each other.
 //
@@ -32,8 +41,6 @@ import { forget } from './forget.js';
 // halves the confidence for every 90 days between them, so at the default threshold 0.7 a
 // judge's 0.95 survives about 40 days apart.
 
-export const TENSION_STATUSES = ['open', 'confirmed', 'dismissed', 'resolved'] as const;
-export type TensionStatus = (typeof TENSION_STATUSES)[number];
 /** What `tensions` lists by default. */
 export const UNRESOLVED_STATUSES: readonly TensionStatus[] = ['open', 'confirmed'];
 
@@ -41,409 +48,10 @@ export const DEFAULT_MIN_CONFIDENCE = 0.7;
 export const DEFAULT_MAX_PAIRS = 50;
 export const DEFAULT_BATCH_SIZE = 5;
 export const DEFAULT_HALF_LIFE_DAYS = 90;
-/** Pairs sharing less than this share of their content words are not candidates. */
-export const MIN_OVERLAP = 0.2;
 
-export const TENSION_ID = /^T-\d{4}-\d{4}-\d{3,}$/;
 const DAY_MS = 86_400_000;
 
-export interface TensionSide {
-  id: string;
-  statement: string;
-  scope: string;
-  learned_at?: string;
-}
-
-/** What a scan found about one pair, before (or without) a record. */
-export interface TensionFinding {
-  engrams: [TensionSide, TensionSide];
-  /** The confidence compared with the threshold: the judge's, discounted when asked. */
-  confidence: number;
-  judge_confidence: number;
-  explanation: string;
-  /** Token Jaccard of the two statements' content words, 0..1. */
-  overlap: number;
-  days_apart: number;
-  temporal_discount: boolean;
-  model: string;
-}
-
-export interface TensionRecord extends TensionFinding {
-  id: string;
-  status: TensionStatus;
-  detected_at: string;
-  updated_at: string;
-  confirmed_at?: string;
-  dismissed_at?: string;
-  resolved_at?: string;
-  winner?: string;
-  loser?: string;
-  reason?: string;
-}
-
-/** Order-free key of a pair of engram ids. */
-export const pairKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${a}`);
 const recordKey = (r: { engrams: [TensionSide, TensionSide] }): string => pairKey(r.engrams[0].id, r.engrams[1].id);
-
-// ------------------------------------------------------------------------------ record store
-
-/** Tension records of one store, read and written under the backend's write lock. */
-export interface TensionStore {
-  readonly backend: EngramBackend;
-  /** Every readable record; unreadable files are named in `warnings`, never dropped silently. */
-  list(): Promise<{ records: TensionRecord[]; warnings: string[] }>;
-  get(id: string): Promise<TensionRecord | null>;
-  /** Runs `fn` holding the store's write lock; engram writes through `tx.engrams` commit with it. */
-  write<T>(fn: (tx: TensionTx) => Promise<T>): Promise<T>;
-}
-
-export interface TensionTx {
-  engrams: EngramWriter;
-  list(): TensionRecord[];
-  get(id: string): TensionRecord | null;
-  /** Allocates the next id of the day and writes the record. */
-  create(finding: TensionFinding, now: Date): TensionRecord;
-  update(record: TensionRecord): void;
-  remove(id: string): void;
-}
-
-const RECORD_EXT = '.yaml';
-/** The last id handed out, so a purged record's id is not handed out again. */
-const LAST_ID_FILE = '.last-id';
-
-/** Records as YAML files in `<root>/tensions/`, one per record. */
-export class LocalTensionStore implements TensionStore {
-  readonly dir: string;
-
-  constructor(
-    readonly backend: EngramBackend,
-    root: string,
-  ) {
-    this.dir = join(root, 'tensions');
-  }
-
-  async list(): Promise<{ records: TensionRecord[]; warnings: string[] }> {
-    const { parse } = await import('yaml');
-    return this.readAll(parse);
-  }
-
-  async get(id: string): Promise<TensionRecord | null> {
-    checkTensionId(id);
-    const { parse } = await import('yaml');
-    const path = join(this.dir, id + RECORD_EXT);
-    if (!existsSync(path)) return null;
-    const r = readRecord(path, id, parse);
-    if ('error' in r) throw new SvcError('storage', r.error);
-    return r.record;
-  }
-
-  async write<T>(fn: (tx: TensionTx) => Promise<T>): Promise<T> {
-    const { parse, stringify } = await import('yaml');
-    const text = (r: TensionRecord): string => stringify(r, { lineWidth: 0 });
-    return this.backend.write(async (engrams) => {
-      mkdirSync(this.dir, { recursive: true });
-      let cache: TensionRecord[] | undefined;
-      const all = (): TensionRecord[] => (cache ??= this.readAll(parse).records);
-      const tx: TensionTx = {
-        engrams,
-        list: () => [...all()],
-        get: (id) => all().find((r) => r.id === id) ?? null,
-        create: (finding, now) => {
-          const day = idDay(now);
-          const stem = `T-${day}-`;
-          // The next number after every record of the day and the last id handed out (its record
-          // may have been purged since: an id is never reused).
-          const seqOf = (name: string): number => (name.startsWith(stem) ? Number(name.slice(stem.length).replace(RECORD_EXT, '')) || 0 : 0);
-          let seq = seqOf(this.lastId());
-          for (const f of readdirSync(this.dir)) if (f.endsWith(RECORD_EXT)) seq = Math.max(seq, seqOf(f));
-          const at = now.toISOString();
-          for (;;) {
-            seq += 1;
-            const id = `${stem}${String(seq).padStart(3, '0')}`;
-            const record: TensionRecord = { id, status: 'open', ...finding, detected_at: at, updated_at: at };
-            // Exclusive create: an id is never taken twice, even by a writer that ignored the lock.
-            if (createFileDurable(join(this.dir, id + RECORD_EXT), text(record))) {
-              writeFileDurable(join(this.dir, LAST_ID_FILE), `${id}\n`);
-              all().push(record);
-              return record;
-            }
-          }
-        },
-        update: (record) => {
-          checkTensionId(record.id);
-          writeFileDurable(join(this.dir, record.id + RECORD_EXT), text(record));
-          const list = all();
-          const i = list.findIndex((r) => r.id === record.id);
-          if (i >= 0) list[i] = record;
-          else list.push(record);
-        },
-        remove: (id) => {
-          checkTensionId(id);
-          const path = join(this.dir, id + RECORD_EXT);
-          if (existsSync(path)) {
-            unlinkSync(path);
-            fsyncDir(this.dir);
-          }
-          cache = all().filter((r) => r.id !== id);
-        },
-      };
-      return fn(tx);
-    });
-  }
-
-  private lastId(): string {
-    try {
-      return readFileSync(join(this.dir, LAST_ID_FILE), 'utf8').trim();
-    } catch {
-      return '';
-    }
-  }
-
-  private readAll(parse: (text: string) => unknown): { records: TensionRecord[]; warnings: string[] } {
-    if (!existsSync(this.dir)) return { records: [], warnings: [] };
-    const records: TensionRecord[] = [];
-    const warnings: string[] = [];
-    for (const f of readdirSync(this.dir).sort()) {
-      if (!f.endsWith(RECORD_EXT) || f.startsWith(TEMP_PREFIX) || f.startsWith('.')) continue;
-      const r = readRecord(join(this.dir, f), f.slice(0, -RECORD_EXT.length), parse);
-      if ('error' in r) warnings.push(r.error);
-      else records.push(r.record);
-    }
-    return { records, warnings };
-  }
-}
-
-function readRecord(path: string, id: string, parse: (text: string) => unknown): { record: TensionRecord } | { error: string } {
-  let value: unknown;
-  try {
-    value = parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    return { error: `tension record ${path} is unreadable: ${(err as Error).message.split('\n')[0]} (skipped)` };
-  }
-  const r = value as Partial<TensionRecord> | null;
-  const sideOk = (s: unknown): boolean =>
-    typeof s === 'object' && s !== null && typeof (s as TensionSide).id === 'string' && typeof (s as TensionSide).statement === 'string';
-  if (
-    !r ||
-    typeof r !== 'object' ||
-    r.id !== id ||
-    !TENSION_STATUSES.includes(r.status as TensionStatus) ||
-    !Array.isArray(r.engrams) ||
-    r.engrams.length !== 2 ||
-    !r.engrams.every(sideOk)
-  ) {
-    return { error: `tension record ${path} is not a valid record (needs id ${id}, a status and two engrams; skipped)` };
-  }
-  return { record: r as TensionRecord };
-}
-
-export function checkTensionId(id: string): void {
-  if (!TENSION_ID.test(id)) throw invalid(`not a tension id: "${id}" (expected T-YYYY-MMDD-NNN, e.g. T-2026-0101-001)`);
-}
-
-// ------------------------------------------------------------------------------ candidates
-
-/** Content words of a statement: folded, without stop words, light plural stemming. */
-export function contentTokens(text: string): Set<string> {
-  const out = new Set<string>();
-  for (const raw of text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    if (isStopWord(raw)) continue;
-    if (raw.length < 2 && !/\p{N}/u.test(raw) && !/[^\p{Script=Latin}]/u.test(raw)) continue;
-    out.add(raw.length > 3 && raw.endsWith('s') && !/(?:ss|us|is)$/.test(raw) ? raw.slice(0, -1) : raw);
-  }
-  return out;
-}
-
-export function jaccard(a: Set<string>, b: Set<string>): number {
-  return overlapOf(a, b).jaccard;
-}
-
-function overlapOf(a: Set<string>, b: Set<string>): { shared: number; jaccard: number } {
-  if (a.size === 0 || b.size === 0) return { shared: 0, jaccard: 0 };
-  let shared = 0;
-  for (const t of a) if (b.has(t)) shared += 1;
-  return { shared, jaccard: shared / (a.size + b.size - shared) };
-}
-
-export interface CandidatePair {
-  a: EngramDoc;
-  b: EngramDoc;
-  overlap: number;
-  key: string;
-}
-
-/** True when either engram supersedes the other (as recorded on either side). */
-export function linkedBySupersedes(a: EngramDoc, b: EngramDoc): boolean {
-  const has = (e: EngramDoc, field: 'supersedes' | 'superseded_by', id: string): boolean => (e.relations?.[field] ?? []).includes(id);
-  return has(a, 'supersedes', b.id) || has(b, 'supersedes', a.id) || has(a, 'superseded_by', b.id) || has(b, 'superseded_by', a.id);
-}
-
-/**
- * Pairs of engrams sharing content words, highest overlap first (then most shared words, then
- * ids), at or above `minOverlap`. Never a pair linked by supersedes, nor two engrams with the same
- * content hash (one statement learned at two scopes).
- */
-export function candidatePairs(engrams: EngramDoc[], minOverlap = MIN_OVERLAP): CandidatePair[] {
-  const tokens = engrams.map((e) => contentTokens(e.statement));
-  // Inverted index; words found in very many engrams say nothing about a pair and are not used
-  // to find pairs (they still count in the overlap).
-  const maxDf = Math.max(25, Math.ceil(Math.sqrt(engrams.length) * 4));
-  const postings = new Map<string, number[]>();
-  tokens.forEach((set, i) => {
-    for (const t of set) {
-      const list = postings.get(t);
-      if (list) list.push(i);
-      else postings.set(t, [i]);
-    }
-  });
-  const seen = new Set<number>();
-  const pairs: Array<CandidatePair & { shared: number }> = [];
-  const n = engrams.length;
-  for (const list of postings.values()) {
-    if (list.length < 2 || list.length > maxDf) continue;
-    for (let x = 0; x < list.length; x++) {
-      for (let y = x + 1; y < list.length; y++) {
-        const i = list[x]!;
-        const j = list[y]!;
-        const code = i * n + j;
-        if (seen.has(code)) continue;
-        seen.add(code);
-        const a = engrams[i]!;
-        const b = engrams[j]!;
-        if (a.id === b.id) continue;
-        const { shared, jaccard: overlap } = overlapOf(tokens[i]!, tokens[j]!);
-        if (overlap < minOverlap) continue;
-        if (a.content_hash && a.content_hash === b.content_hash) continue;
-        if (linkedBySupersedes(a, b)) continue;
-        const [first, second] = a.id < b.id ? [a, b] : [b, a];
-        pairs.push({ a: first, b: second, overlap: round(overlap, 4), key: pairKey(a.id, b.id), shared });
-      }
-    }
-  }
-  pairs.sort((p, q) => q.overlap - p.overlap || q.shared - p.shared || p.key.localeCompare(q.key));
-  return pairs.map(({ shared: _shared, ...p }) => p);
-}
-
-// ------------------------------------------------------------------------------ the judge
-
-export type PairJudgement =
-  | { ok: true; contradiction: boolean; confidence: number; explanation: string }
-  | { ok: false; error: string; raw?: string };
-
-/** Judges pairs; one call judges one batch. */
-export interface TensionJudge {
-  readonly model: string;
-  judge(pairs: Array<{ a: EngramDoc; b: EngramDoc }>): Promise<PairJudgement[]>;
-}
-
-export const JUDGE_SYSTEM_PROMPT = `You check an AI agent's long-term memory for contradictions. You get numbered pairs of stored statements (A and B).
-Two statements contradict when an agent cannot follow both in the same situation: one requires what the other forbids, or they state incompatible facts (e.g. "Use tabs for indentation" vs "Indent with spaces").
-They do not contradict when they are about different things, when one is a compatible refinement or special case of the other, or when they merely differ in wording or detail.
-Answer with strict JSON only: no prose, no markdown, no code fences. The shape:
-{"judgements": [{"pair": 1, "contradiction": true, "confidence": 0.9, "explanation": "one short sentence"}]}
-Give exactly one judgement per pair, using the pair's number. confidence is a number from 0 to 1: how sure you are of your answer about contradiction.`;
-
-export function judgePrompt(pairs: Array<{ a: EngramDoc; b: EngramDoc }>): string {
-  const blocks = pairs.map(
-    ({ a, b }, i) => `Pair ${i + 1}\nA (${a.id}, scope ${a.scope}): ${oneLine(a.statement)}\nB (${b.id}, scope ${b.scope}): ${oneLine(b.statement)}`,
-  );
-  return `Judge these ${pairs.length} pair${pairs.length === 1 ? '' : 's'}:\n\n${blocks.join('\n\n')}\n\nAnswer with the JSON object only.`;
-}
-
-const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
-
-/** The judge backed by an OpenAI-compatible chat API. */
-export function llmJudge(client: ChatClient): TensionJudge {
-  return {
-    model: client.model,
-    async judge(pairs) {
-      const res = await client.complete({
-        messages: [
-          { role: 'system', content: JUDGE_SYSTEM_PROMPT },
-          { role: 'user', content: judgePrompt(pairs) },
-        ],
-        temperature: 0,
-      });
-      return parseJudgements(res.content, pairs.length);
-    },
-  };
-}
-
-/**
- * Reads the judge's answer for `count` pairs. Tolerates code fences, prose around the JSON, a bare
- * array, other list keys, string booleans and numbers, and percentages; anything it cannot read
- * becomes an error for the pairs concerned, never an exception.
- */
-export function parseJudgements(content: string, count: number): PairJudgement[] {
-  const raw = content.length > 500 ? `${content.slice(0, 500)}...` : content;
-  const fail = (error: string): PairJudgement[] => Array.from({ length: count }, () => ({ ok: false as const, error, raw }));
-  const value = extractJson(content);
-  if (value === undefined) return fail('the judge did not answer with JSON');
-  let items: unknown[] | undefined;
-  if (Array.isArray(value)) items = value;
-  else if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    const list = ['judgements', 'judgments', 'results', 'pairs', 'items', 'answers'].map((k) => o[k]).find(Array.isArray);
-    if (list) items = list as unknown[];
-    else if ('contradiction' in o) items = [o];
-  }
-  if (!items) return fail('the judge answered JSON without a list of judgements');
-
-  const out: Array<PairJudgement | undefined> = Array.from({ length: count }, () => undefined);
-  items.forEach((item, position) => {
-    if (!item || typeof item !== 'object') return;
-    const o = item as Record<string, unknown>;
-    const index = pairIndex(o.pair ?? o.index ?? o.id ?? o.pair_id) ?? (items!.length === count ? position + 1 : undefined);
-    if (index === undefined || index < 1 || index > count || out[index - 1]) return;
-    out[index - 1] = readJudgement(o, raw);
-  });
-  return out.map((j) => j ?? { ok: false, error: 'the judge gave no judgement for this pair', raw });
-}
-
-function readJudgement(o: Record<string, unknown>, raw: string): PairJudgement {
-  const c = o.contradiction ?? o.contradicts ?? o.is_contradiction;
-  const contradiction = c === true || c === 'true' || c === 'yes' ? true : c === false || c === 'false' || c === 'no' ? false : undefined;
-  if (contradiction === undefined) return { ok: false, error: 'the judgement has no boolean "contradiction"', raw };
-  let confidence = typeof o.confidence === 'string' ? Number(o.confidence.replace(/%$/, '')) : o.confidence;
-  if (typeof confidence !== 'number' || !Number.isFinite(confidence)) return { ok: false, error: 'the judgement has no numeric "confidence"', raw };
-  if (confidence > 1 && confidence <= 100) confidence /= 100;
-  if (confidence < 0 || confidence > 1) return { ok: false, error: `the judgement's confidence ${confidence} is outside 0..1`, raw };
-  const e = o.explanation ?? o.reason ?? o.rationale;
-  return { ok: true, contradiction, confidence, explanation: typeof e === 'string' ? oneLine(e) : '' };
-}
-
-function pairIndex(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'string') {
-    const m = /(\d+)/.exec(v);
-    if (m) return Number(m[1]);
-  }
-  return undefined;
-}
-
-function extractJson(content: string): unknown {
-  const text = content.replace(/```(?:json)?/gi, '').trim();
-  try {
-    return JSON.parse(text);
-  } catch {
-    /* look for the JSON inside */
-  }
-  for (const [open, close] of [
-    ['{', '}'],
-    ['[', ']'],
-  ] as const) {
-    const start = text.indexOf(open);
-    const end = text.lastIndexOf(close);
-    if (start >= 0 && end > start) {
-      try {
-        return JSON.parse(text.slice(start, end + 1));
-      } catch {
-        /* try the other shape */
-      }
-    }
-  }
-  return undefined;
-}
 
 // ------------------------------------------------------------------------------ scan
 
@@ -744,11 +352,6 @@ export async function withCurrentStatus(
 ): Promise<TensionRecord & { engrams: [TensionSide & { status: string }, TensionSide & { status: string }] }> {
   const sides = await Promise.all(r.engrams.map(async (s) => ({ ...s, status: (await backend.get(s.id))?.status ?? 'missing' })));
   return { ...r, engrams: sides as [TensionSide & { status: string }, TensionSide & { status: string }] };
-}
-
-function round(x: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
 }
 
 /**

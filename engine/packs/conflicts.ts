@@ -1,3 +1,4 @@
+import type { EngramBackend } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { contentHash } from '../model/content-hash.js';
 import { polarityOf } from '../model/polarity.js';
@@ -8,11 +9,14 @@ import { isStopWord } from '../search/stop-words.js';
 //   duplicate      same content hash as an existing engram (the normalized statement is equal);
 //   contradiction  same subject, opposite polarity: one says do, the other don't, and their
 //                  content words (stop words and the polarity words themselves removed, light
-//                  plural folding) overlap by Jaccard >= 0.5 with at least one word shared.
+//                  plural folding) overlap by Jaccard >= 0.5 with at least one word shared;
+//   duplicate_in_pack  the same statement twice in the pack: the first one installs;
+//   original_here  (install) this store holds the engram the pack's copy came from (the pack
+//                  was exported from this store, or from a clone of it): it is not installed.
 // Detection builds an inverted index over the store's words once, so 1,000 pack engrams
 // against 10,000 stored ones cost milliseconds.
 
-export type ConflictKind = 'duplicate' | 'contradiction' | 'id_taken' | 'duplicate_in_pack';
+export type ConflictKind = 'duplicate' | 'contradiction' | 'duplicate_in_pack' | 'original_here';
 
 export interface PackConflict {
   kind: ConflictKind;
@@ -73,7 +77,7 @@ export function findConflicts(incoming: EngramDoc[], existing: EngramDoc[]): Pac
   for (const p of incoming) {
     const base = { id: p.id, statement: p.statement };
     const hash = contentHash(p.statement);
-    // The same id is not a conflict of content but of ids (install reports it as id_taken).
+    // The same id is the engram itself (a pack installed into the store it came from).
     const twins = (byHash.get(hash) ?? []).filter((t) => t.id !== p.id);
     for (const t of twins) {
       conflicts.push({ kind: 'duplicate', ...base, existing: t.id, existing_statement: t.statement, existing_scope: t.scope });
@@ -102,4 +106,29 @@ export function findConflicts(incoming: EngramDoc[], existing: EngramDoc[]): Pac
     }
   }
   return conflicts;
+}
+
+/** Keeps the first engram of each statement; the others are reported. */
+function inPackDuplicates(engrams: EngramDoc[]): { unique: EngramDoc[]; conflicts: PackConflict[] } {
+  const first = new Map<string, EngramDoc>();
+  const unique: EngramDoc[] = [];
+  const conflicts: PackConflict[] = [];
+  for (const e of engrams) {
+    const hash = contentHash(e.statement);
+    const seen = first.get(hash);
+    if (seen) {
+      conflicts.push({ kind: 'duplicate_in_pack', id: e.id, statement: e.statement, existing: seen.id, existing_statement: seen.statement });
+      continue;
+    }
+    first.set(hash, e);
+    unique.push(e);
+  }
+  return { unique, conflicts };
+}
+
+/** The pack's engrams (each statement once) and their conflicts: within the pack, then with the store's live engrams that are not this pack's own. */
+export async function packConflicts(backend: EngramBackend, name: string, engrams: EngramDoc[]): Promise<{ unique: EngramDoc[]; inPack: PackConflict[]; conflicts: PackConflict[] }> {
+  const { unique, conflicts: inPack } = inPackDuplicates(engrams);
+  const outside = (await backend.list({})).filter((e) => e.pack !== name);
+  return { unique, inPack, conflicts: [...inPack, ...findConflicts(unique, outside)] };
 }

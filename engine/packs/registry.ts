@@ -10,13 +10,29 @@ import { checkPackName, MANIFEST_FILE, type PackManifest } from './format.js';
 // plus installed_at, the source folder and the installed ids), committed with the engrams;
 // `status` counts the entries of `<store>/packs/`. The hub implements PackRegistry in its own
 // tables.
+//
+// An install writes the record twice: first with `state: installing` and every id it may write
+// (the previous version's and the ones it allocated), before any engram; then, once the
+// engrams are written, without `state` and with the ids it kept. A process killed in between
+// leaves a record saying so, never engrams no record names: `packs list` reports it, and
+// install (again) or uninstall finish the job.
 
 export interface InstalledPack extends PackManifest {
   installed_at: string;
   /** The folder it was installed from. */
   source: string;
-  /** Engrams of this pack in the store (any status but retired). */
+  /** Engrams of this pack in the store (any status but retired); while installing, every id the install may write. */
   ids: string[];
+  /** Present while an install runs, and after one was interrupted. */
+  state?: 'installing';
+  /** While installing: the version that was installed before (null: none). */
+  replaces?: number | null;
+}
+
+/** The version an install replaces: the installed one, or the one an interrupted install was replacing. */
+export function installedVersion(record: InstalledPack | null): number | null {
+  if (!record) return null;
+  return record.state === 'installing' ? (record.replaces ?? null) : record.version;
 }
 
 export interface PackRegistry {

@@ -15,6 +15,7 @@ import { invalid, SvcError } from '../errors.js';
 import { writeFileDurable } from '../store/durable-write.js';
 import { loadReranker, rerank, RERANK_DEPTH, RERANKERS, type RerankerName, type RerankerTier } from './reranker.js';
 import { sampleProbes } from './probes.js';
+import { round } from '../text.js';
 
 export type Verdict = 'helpful' | 'harmful' | 'insufficient-data';
 
@@ -170,10 +171,10 @@ export async function rerankEval(backend: EngramBackend, opts: RerankEvalOptions
   }
 
   const n = probes.length;
-  const mean = (x: number) => (n ? round(x / n) : 0);
+  const mean = (x: number) => (n ? round(x / n, 4) : 0);
   const baseline = { mrr: mean(before.rr), hit_at_1: mean(before.hit1), found: before.found };
   const reranked = { mrr: mean(after.rr), hit_at_1: mean(after.hit1) };
-  const deltaMrr = n ? round((after.rr - before.rr) / n) : 0;
+  const deltaMrr = n ? round((after.rr - before.rr) / n, 4) : 0;
   const shift = (m: ProbeMove) => (m.before ?? Infinity) - (m.after ?? Infinity); // > 0: moved up
   const promoted = moves.filter((m) => m.before !== null && shift(m) > 0);
   const demoted = moves.filter((m) => m.before !== null && shift(m) < 0);
@@ -191,7 +192,7 @@ export async function rerankEval(backend: EngramBackend, opts: RerankEvalOptions
     baseline,
     reranked,
     delta_mrr: deltaMrr,
-    delta_hit_at_1: round(reranked.hit_at_1 - baseline.hit_at_1),
+    delta_hit_at_1: round(reranked.hit_at_1 - baseline.hit_at_1, 4),
     promotions: promoted.length,
     demotions: demoted.length,
     unchanged: n - promoted.length - demoted.length,
@@ -240,13 +241,11 @@ function readCache(file: string): Partial<Record<RerankerName, RerankEvalReport>
 }
 
 const rr = (rank: number | null): number => (rank ? 1 / rank : 0);
-const round = (x: number): number => Math.round(x * 10_000) / 10_000;
 const signed = (x: number): string => (x >= 0 ? `+${x.toFixed(4)}` : x.toFixed(4));
 
 function summarize(ms: number[]): LatencySummary {
   if (ms.length === 0) return { mean: 0, p50: 0, p95: 0, max: 0 };
   const sorted = [...ms].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  const r2 = (x: number) => Math.round(x * 100) / 100;
-  return { mean: r2(ms.reduce((a, b) => a + b, 0) / ms.length), p50: r2(at(0.5)), p95: r2(at(0.95)), max: r2(sorted[sorted.length - 1]!) };
+  return { mean: round(ms.reduce((a, b) => a + b, 0) / ms.length, 2), p50: round(at(0.5), 2), p95: round(at(0.95), 2), max: round(sorted[sorted.length - 1]!, 2) };
 }

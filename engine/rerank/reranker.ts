@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { invalid } from '../errors.js';
+import { errorLine, round } from '../text.js';
 
 export const RERANKER_MODELS = ['bge-reranker-v2-m3', 'ms-marco-minilm-l6'] as const;
 export type RerankerName = (typeof RERANKER_MODELS)[number];
@@ -155,7 +156,7 @@ async function open(name: RerankerName, folder: string): Promise<RerankerState> 
     if (probe === undefined || !Number.isFinite(probe)) throw new Error(`the model gave no finite score (${probe})`);
     return { state: 'ready', name, reranker };
   } catch (error) {
-    return { state: 'unavailable', name, reason: `reranker ${name} in ${folder} could not be loaded: ${oneLine(error)}` };
+    return { state: 'unavailable', name, reason: `reranker ${name} in ${folder} could not be loaded: ${errorLine(error)}` };
   }
 }
 
@@ -175,11 +176,6 @@ function readJson(path: string): Record<string, any> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function oneLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return (text.split('\n').find((l) => l.trim()) ?? 'unknown error').trim().slice(0, 300);
 }
 
 // ---------------------------------------------------------------- reranking recall hits
@@ -234,33 +230,22 @@ export async function rerank<H extends { engram: EngramDoc }>(hits: H[], query: 
   const head = hits.slice(0, depth);
   const started = performance.now();
   const scores = head.length ? await reranker.score(query, head.map((h) => passageOf(h.engram))) : [];
-  const ms = Math.round((performance.now() - started) * 100) / 100;
+  const ms = round(performance.now() - started, 2);
   const order = head.map((hit, i) => ({ hit, i, score: scores[i]! }));
   order.sort((a, b) => b.score - a.score || a.i - b.i);
   return {
-    hits: [...order.map((o) => ({ ...o.hit, rerank_score: Math.round(o.score * 10_000) / 10_000 })), ...hits.slice(depth)],
+    hits: [...order.map((o) => ({ ...o.hit, rerank_score: round(o.score, 4) })), ...hits.slice(depth)],
     reranker: { state: 'ran', model: reranker.name, ms },
   };
 }
 
 // ---------------------------------------------------------------- wiring into recall's callers
 
-/** How many hits to ask recall for: a deeper pool when SVC_RERANKER is set, so the reranker can lift hits past the cut. */
-export function recallPoolSize(limit: number, env: NodeJS.ProcessEnv = process.env): number {
-  return selectedReranker(env) ? Math.max(limit, RERANK_DEPTH) : limit;
-}
-
 /**
- * The optional step after `recall()`: reranks the result's top hits when SVC_RERANKER is set (and
- * `fast` is not), then cuts to `limit`. The returned `reranker` report says whether it ran, and if
- * not, why; callers show it next to the recall legs.
+ * The reranker a front end asks recall for: the one SVC_RERANKER names, loaded from `root`'s
+ * models/ folder (the store, or the hub's data folder); undefined when it is unset.
  */
-export async function rerankRecall<R extends { query: string; hits: Array<{ engram: EngramDoc }> }>(
-  result: R,
-  opts: { storeRoot: string; limit: number; fast?: boolean; env?: NodeJS.ProcessEnv },
-): Promise<Omit<R, 'hits'> & { hits: Array<Reranked<R['hits'][number]>>; reranker: RerankReport }> {
-  const outcome = opts.fast
-    ? { hits: [...result.hits], reranker: { state: 'off' as const, reason: 'BM25 only (--fast)' } }
-    : await rerank<R['hits'][number]>(result.hits, result.query, { storeRoot: opts.storeRoot, env: opts.env });
-  return { ...result, hits: outcome.hits.slice(0, opts.limit), reranker: outcome.reranker };
+export function rerankerSetting(root: string, env: NodeJS.ProcessEnv = process.env, budgetMs?: number): { name: RerankerName; root: string; budgetMs?: number } | undefined {
+  const name = selectedReranker(env);
+  return name ? { name, root, ...(budgetMs === undefined ? {} : { budgetMs }) } : undefined;
 }

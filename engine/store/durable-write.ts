@@ -1,21 +1,24 @@
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 // A write is durable when it returns: the bytes reach a temp file that is fsynced, renamed
 // over the target, and the folder is fsynced so the rename itself survives a power cut.
 // Temp files start with `.tmp-` so scanners skip them; a crash leaves at most one behind.
+// The one place svc writes files this way: the store, sync, and the installers' config files.
 
 export const TEMP_PREFIX = '.tmp-';
+
+export type FileData = string | Buffer;
 
 function tempPath(target: string): string {
   return join(dirname(target), `${TEMP_PREFIX}${basename(target)}-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
-function writeAndSync(path: string, data: string): void {
-  const fd = openSync(path, 'wx', 0o644);
+function writeAndSync(path: string, data: FileData, mode: number): void {
+  const fd = openSync(path, 'wx', mode);
   try {
-    const buf = Buffer.from(data, 'utf8');
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     fsyncSync(fd);
@@ -25,16 +28,30 @@ function writeAndSync(path: string, data: string): void {
 }
 
 export function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
+  let fd: number;
+  try {
+    fd = openSync(dir, 'r');
+  } catch {
+    return; // some platforms cannot open a folder for fsync; the renames are done
+  }
   try {
     fsyncSync(fd);
+  } catch {
+    /* nor fsync one */
   } finally {
     closeSync(fd);
   }
 }
 
-export function writeFileDurable(target: string, data: string): void {
-  writeFilesDurable([[target, data]]);
+export interface DurableOptions {
+  /** File mode of new files (default 0644); applied exactly, whatever the umask. */
+  mode?: number;
+  /** Create missing parent folders. */
+  mkdir?: boolean;
+}
+
+export function writeFileDurable(target: string, data: FileData, opts: DurableOptions = {}): void {
+  writeFilesDurable([[target, data]], opts);
 }
 
 /**
@@ -42,12 +59,14 @@ export function writeFileDurable(target: string, data: string): void {
  * file is written to a temp name and fsynced, renamed into place, and the folders are fsynced
  * once at the end. A crash before that leaves each file either old or new, never torn.
  */
-export function writeFilesDurable(files: ReadonlyArray<readonly [target: string, data: string]>): void {
+export function writeFilesDurable(files: ReadonlyArray<readonly [target: string, data: FileData]>, opts: DurableOptions = {}): void {
   const dirs = new Set<string>();
   for (const [target, data] of files) {
+    if (opts.mkdir) mkdirSync(dirname(target), { recursive: true });
     const tmp = tempPath(target);
     try {
-      writeAndSync(tmp, data);
+      writeAndSync(tmp, data, opts.mode ?? 0o644);
+      if (opts.mode !== undefined) chmodSync(tmp, opts.mode);
       renameSync(tmp, target);
     } catch (err) {
       try {
@@ -65,7 +84,7 @@ export function writeFilesDurable(files: ReadonlyArray<readonly [target: string,
 /** Creates `target` only if it does not exist yet; returns false when another writer won. */
 export function createFileDurable(target: string, data: string): boolean {
   const tmp = tempPath(target);
-  writeAndSync(tmp, data);
+  writeAndSync(tmp, data, 0o644);
   try {
     linkSync(tmp, target);
     return true;

@@ -1,18 +1,22 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { EngramDoc } from '../model/engram-schema.js';
-import type { EngramBackend, EngramWriter, EventNote, StoreStats } from '../backend.js';
+import type { EngramWriter, EventNote, StoreStats } from '../backend.js';
+import type { LocalBackend, QuarantinedFile } from './local-backend.js';
+export type { QuarantinedFile } from './local-backend.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
 import { appendLines, readLinesFrom } from './jsonl-log.js';
 import { formatId, idDay, idStem, newStorePrefix, parseId, type IdKind } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
 import { invalid, SvcError } from '../errors.js';
-import { SqliteIndex, type FileStamp, type ListFilter, type SearchHit, type VectorHit } from './sqlite-index.js';
+import { SqliteIndex, type FileStamp } from './sqlite-index.js';
+import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
 import type { Embedder } from '../embed/embedder.js';
 import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable, writeFilesDurable } from './durable-write.js';
 import { changeEvent } from '../model/change-event.js';
 import { assertStoreWritable, LATEST_STORE_VERSION, storeVersionNotice } from './migrations.js';
+import { isDiskFull, writeFailure } from './storage-errors.js';
 
 // The local backend: one YAML file per engram under `engrams/` (the source of truth, in a
 // git repository) and the derived SQLite index beside it. Every write holds the index's
@@ -33,7 +37,10 @@ const LOG_EXT = '.jsonl';
 const GITIGNORE = `# Derived or machine-local: never committed.
 index.db*
 local.yaml
+pack-keys.yaml
+logs/
 models/
+remote/
 quarantine/
 backups/
 bin/
@@ -47,31 +54,50 @@ bin/
  */
 export type ReconcileMode = 'fast' | 'full';
 
-export interface QuarantinedFile {
-  file: string;
-  reason: string;
-}
 
 type Yaml = typeof import('./engram-yaml.js');
 let yamlModule: Promise<Yaml> | undefined;
 // YAML parsing and schema validation cost ~60 ms to import: only writes and reconciles need them.
 const loadYaml = (): Promise<Yaml> => (yamlModule ??= import('./engram-yaml.js'));
 
-export class LocalStore implements EngramBackend {
+export class LocalStore implements LocalBackend {
   readonly root: string;
   readonly engramsDir: string;
   readonly quarantineDir: string;
   /** Things the caller should tell the user (quarantined files); the CLI prints them. */
   readonly warnings: string[] = [];
+  /** Why this store cannot be written here (a read-only mount), or undefined when it can. */
+  readonly readOnly: string | undefined;
   private readonly index: SqliteIndex;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Undo steps of the write in progress: what to restore if it fails before it commits. */
+  private undo: Array<() => void> = [];
 
   private constructor(root: string) {
     this.root = root;
     this.engramsDir = join(root, 'engrams');
     this.quarantineDir = join(root, 'quarantine');
-    mkdirSync(this.engramsDir, { recursive: true });
-    this.index = this.openIndex(join(root, 'index.db'));
+    if (existsSync(root) && !statSync(root).isDirectory()) throw invalid(`the store path ${root} is a file, not a folder: point SVC_PATH or --path at a folder`);
+    let readOnly = unwritable(root);
+    let index: SqliteIndex | undefined;
+    if (!readOnly) {
+      makeDirs(this.engramsDir);
+      try {
+        index = this.openIndex(join(root, 'index.db'));
+      } catch (err) {
+        // A full disk cannot even hold the index's journal: read from memory instead.
+        if (!isDiskFull(err, root)) throw err;
+        readOnly = DISK_FULL;
+      }
+    }
+    this.readOnly = readOnly;
+    if (readOnly) {
+      if (!existsSync(this.engramsDir)) throw new SvcError('storage', `no store at ${root}, and it cannot be created there (${readOnly})`);
+      // Nothing can be saved here: the index lives in memory, built from the YAML files.
+      index = new SqliteIndex(':memory:');
+      this.warnings.push(`the store at ${root} is read-only here (${readOnly}): reading it with an index in memory; writes are refused`);
+    }
+    this.index = index!;
   }
 
   /** The index is derived: a damaged one is set aside (kept for inspection) and rebuilt. */
@@ -102,6 +128,7 @@ export class LocalStore implements EngramBackend {
     try {
       store = new LocalStore(root);
     } catch (err) {
+      if (err instanceof SvcError) throw err;
       throw new SvcError('storage', `cannot open the store at ${root}: ${(err as Error).message}`);
     }
     try {
@@ -112,7 +139,7 @@ export class LocalStore implements EngramBackend {
           await store.rebuildLocked();
         });
       }
-      if (!existsSync(join(root, 'local.yaml'))) await store.exclusive(() => store.initLayout());
+      if (!store.readOnly && !existsSync(join(root, 'local.yaml'))) await store.exclusive(() => store.initLayout());
       const notice = storeVersionNotice(root);
       if (notice) store.warnings.push(notice);
       await store.reconcile(reconcile);
@@ -125,6 +152,10 @@ export class LocalStore implements EngramBackend {
 
   close(): void {
     this.index.close();
+  }
+
+  members(): Array<{ store: LocalStore; entry: null }> {
+    return [{ store: this, entry: null }];
   }
 
   // ---------------------------------------------------------------- reads
@@ -199,7 +230,7 @@ export class LocalStore implements EngramBackend {
 
   async appendEpisodes(episodes: Episode[]): Promise<void> {
     await this.exclusive(() => {
-      assertStoreWritable(this.root);
+      this.assertWritable();
       this.appendLogLocked('episodes', episodes);
     });
   }
@@ -216,7 +247,7 @@ export class LocalStore implements EngramBackend {
 
   async appendEvents(events: EngramEvent[]): Promise<void> {
     await this.exclusive(() => {
-      assertStoreWritable(this.root);
+      this.assertWritable();
       this.appendLogLocked('events', events);
     });
   }
@@ -230,7 +261,7 @@ export class LocalStore implements EngramBackend {
     const { stringify } = await import('yaml');
     const dir = join(this.root, 'sessions');
     await this.exclusive(() => {
-      assertStoreWritable(this.root);
+      this.assertWritable();
       mkdirSync(dir, { recursive: true });
       writeFileDurable(join(dir, `${session.id}.yaml`), stringify(session, { lineWidth: 0 }));
     });
@@ -278,7 +309,7 @@ export class LocalStore implements EngramBackend {
    */
   async write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
-      assertStoreWritable(this.root);
+      this.assertWritable();
       const dirWasKnown = this.dirMtime() === this.index.getMeta('dir_mtime');
       const pending = new Map<string, EngramDoc>();
       const notes = new Map<string, EventNote>();
@@ -316,7 +347,13 @@ export class LocalStore implements EngramBackend {
       const check = validateEngram(doc);
       if (!check.ok) throw invalid(`engram ${doc.id} is invalid`, check.errors);
     }
-    writeFilesDurable(docs.map((doc) => [join(this.engramsDir, doc.id + ENGRAM_EXT), stringifyEngram(doc)] as const));
+    const targets = docs.map((doc) => join(this.engramsDir, doc.id + ENGRAM_EXT));
+    // If the write fails before it commits, each file goes back to what it was (or away).
+    for (const target of targets) {
+      const before = existsSync(target) ? readFileSync(target) : null;
+      this.undo.push(() => (before === null ? rmSync(target, { force: true }) : writeFileDurable(target, before)));
+    }
+    writeFilesDurable(docs.map((doc, i) => [targets[i]!, stringifyEngram(doc)] as const));
     const events: EngramEvent[] = [];
     for (const doc of docs) {
       const file = doc.id + ENGRAM_EXT;
@@ -342,22 +379,61 @@ export class LocalStore implements EngramBackend {
     return id;
   }
 
-  /** Serializes writers in this process, then across processes with BEGIN IMMEDIATE. */
+  /**
+   * Serializes writers in this process, then across processes with BEGIN IMMEDIATE. If `fn` or
+   * the commit fails, the index rolls back and the files `fn` wrote are restored (see `undo`):
+   * a write that fails leaves nothing behind, and says so when the disk is full.
+   */
   private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
     const run = async (): Promise<T> => {
       this.index.begin();
+      this.undo = [];
       try {
         const result = await fn();
         this.index.commit();
         return result;
       } catch (err) {
         this.index.rollback();
-        throw err;
+        for (const step of this.undo.reverse()) {
+          try {
+            step();
+          } catch {
+            /* best effort: the next reconcile reads whatever is on disk */
+          }
+        }
+        throw writeFailure(err, this.root);
+      } finally {
+        this.undo = [];
       }
     };
     const next = this.queue.then(run, run);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * For reads that keep the index current (reconcile, log catch-up): never waits for another
+   * process's write lock (a rebuild can hold it for seconds; the committed index is good enough
+   * to read meanwhile), and a disk too full to update the index only costs a warning.
+   */
+  private async catchUp(fn: () => Promise<void> | void): Promise<void> {
+    if (!this.index.tryBegin()) return;
+    try {
+      await fn();
+      this.index.commit();
+    } catch (err) {
+      this.index.rollback();
+      if (!isDiskFull(err, this.root)) throw err;
+      const note = `the disk holding the store at ${this.root} is full: reading without updating the index`;
+      if (!this.warnings.includes(note)) this.warnings.push(note);
+    }
+  }
+
+  /** Refuses a write on a store that cannot be written here. */
+  private assertWritable(): void {
+    if (this.readOnly === DISK_FULL) throw writeFailure(Object.assign(new Error('no space'), { code: 'ENOSPC' }), this.root);
+    if (this.readOnly) throw new SvcError('storage', `the store at ${this.root} is read-only here (${this.readOnly}): reads work, writes do not`);
+    assertStoreWritable(this.root);
   }
 
   // ---------------------------------------------------------------- layout and reconcile
@@ -392,22 +468,24 @@ export class LocalStore implements EngramBackend {
     }
     const { changed, removed } = this.diff();
     if (changed.length > 0 || removed.length > 0) {
-      await this.exclusive(async () => {
-        const { parseEngramYaml } = await loadYaml();
+      await this.catchUp(async () => {
+        const yaml = await loadYaml();
         for (const file of changed) {
           const path = join(this.engramsDir, file);
           if (!existsSync(path)) continue;
           const stamp = stampOf(path);
           const known = this.index.stampOf(file);
           if (known && known.mtime === stamp.mtime && known.size === stamp.size) continue; // a writer beat us to it
-          this.indexFile(file, path, stamp, parseEngramYaml);
+          this.indexFile(file, path, stamp, yaml);
         }
         for (const file of removed) if (!existsSync(join(this.engramsDir, file))) this.index.removeFile(file);
-        this.removeTempFiles();
+        if (!this.readOnly) this.removeTempFiles();
       });
     }
-    this.index.setMeta('dir_mtime', dirMtime);
-    this.index.setMeta('full_scan_at', String(Date.now()));
+    await this.catchUp(() => {
+      this.index.setMeta('dir_mtime', dirMtime);
+      this.index.setMeta('full_scan_at', String(Date.now()));
+    });
   }
 
   private diff(): { changed: string[]; removed: string[] } {
@@ -422,7 +500,7 @@ export class LocalStore implements EngramBackend {
     return { changed, removed: [...indexed.keys()] };
   }
 
-  private indexFile(file: string, path: string, stamp: FileStamp, parse: Yaml['parseEngramYaml']): void {
+  private indexFile(file: string, path: string, stamp: FileStamp, yaml: Yaml): void {
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
@@ -430,7 +508,7 @@ export class LocalStore implements EngramBackend {
       this.quarantine(file, `unreadable: ${(err as Error).message}`);
       return;
     }
-    const parsed = parse(text);
+    const parsed = yaml.parseEngramYaml(text);
     if (!parsed.ok) {
       this.quarantine(file, parsed.reason);
       return;
@@ -438,6 +516,13 @@ export class LocalStore implements EngramBackend {
     const expected = file.slice(0, -ENGRAM_EXT.length);
     if (parsed.engram.id !== expected) {
       this.quarantine(file, `id "${parsed.engram.id}" does not match the file name`);
+      return;
+    }
+    // A file that lost keys its indexed version had was cut short: never read (and rewritten) as whole.
+    const previous = this.index.get(expected);
+    const lost = previous ? yaml.lostFields(previous, parsed.keys) : [];
+    if (lost.length > 0) {
+      this.quarantine(file, `it lost ${lost.join(', ')}, which its previous version had: the file was cut short or damaged`);
       return;
     }
     this.index.upsert(parsed.engram, file, stamp);
@@ -477,7 +562,7 @@ export class LocalStore implements EngramBackend {
   /** Indexes what other processes appended to the logs since we last looked. */
   private async syncLogs(kind: LogKind): Promise<void> {
     const behind = this.logFiles(kind).some((f) => statSync(join(this.root, kind, f)).size !== this.index.logIndexed(`${kind}/${f}`));
-    if (behind) await this.exclusive(() => this.syncLogsLocked(kind));
+    if (behind) await this.catchUp(() => this.syncLogsLocked(kind));
   }
 
   private syncLogsLocked(kind: LogKind): void {
@@ -510,7 +595,7 @@ export class LocalStore implements EngramBackend {
   /** Appends records to this month's (events) or today's (episodes) log and indexes them. */
   private appendLogLocked(kind: LogKind, records: Array<Episode | EngramEvent>): void {
     const dir = join(this.root, kind);
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     this.syncLogsLocked(kind);
     const byFile = new Map<string, Array<Episode | EngramEvent>>();
     for (const r of records) {
@@ -520,19 +605,22 @@ export class LocalStore implements EngramBackend {
     }
     for (const [f, group] of byFile) {
       const rel = `${kind}/${f}`;
-      const size = appendLines(join(dir, f), group.map((r) => JSON.stringify(r)));
+      const path = join(dir, f);
+      const before = existsSync(path) ? statSync(path).size : null;
+      this.undo.push(() => (before === null ? rmSync(path, { force: true }) : truncateSync(path, before)));
+      const size = appendLines(path, group.map((r) => JSON.stringify(r)));
       for (const r of group) this.indexLogLine(kind, rel, JSON.stringify(r));
       this.index.setLogIndexed(rel, size);
     }
   }
 
   private async rebuildLocked(): Promise<void> {
-    const { parseEngramYaml } = await loadYaml();
+    const yaml = await loadYaml();
     this.index.clear();
     this.removeTempFiles();
     for (const file of this.engramFiles().sort()) {
       const path = join(this.engramsDir, file);
-      this.indexFile(file, path, stampOf(path), parseEngramYaml);
+      this.indexFile(file, path, stampOf(path), yaml);
     }
     if (existsSync(this.quarantineDir)) {
       for (const f of readdirSync(this.quarantineDir)) {
@@ -554,4 +642,32 @@ function stampOf(path: string): FileStamp {
 
 function countEntries(dir: string, ext = ''): number {
   return existsSync(dir) ? readdirSync(dir).filter((f) => !f.startsWith('.') && f.endsWith(ext)).length : 0;
+}
+
+const DISK_FULL = 'its disk is full';
+
+/** Why a store folder cannot be written here (a read-only mount, no permission), or undefined. */
+function unwritable(root: string): string | undefined {
+  if (!existsSync(root)) return undefined;
+  try {
+    accessSync(root, constants.W_OK);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EROFS' ? 'a read-only file system' : 'no permission to write it';
+  }
+}
+
+/**
+ * Creates a folder and its missing parents one level at a time. (mkdirSync's recursive mode
+ * loops for ever where mkdir answers ENOENT for a parent that exists, as in /proc.)
+ */
+function makeDirs(dir: string): void {
+  if (existsSync(dir)) return;
+  const parent = dirname(dir);
+  if (parent !== dir) makeDirs(parent);
+  try {
+    mkdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new SvcError('storage', `cannot create the folder ${dir}: ${(err as Error).message}`);
+  }
 }

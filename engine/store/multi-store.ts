@@ -1,15 +1,14 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import type { EngramDoc } from '../model/engram-schema.js';
-import type { EngramBackend, EngramWriter, EventNote, StoreStats } from '../backend.js';
+import type { EngramWriter, EventNote, StoreStats } from '../backend.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
-import type { IdKind } from '../model/ids.js';
 import type { Embedder } from '../embed/embedder.js';
 import { contentHash } from '../model/content-hash.js';
 import { SvcError, invalid } from '../errors.js';
 import { checkScope } from '../model/scope.js';
-import { LocalStore, type QuarantinedFile, type ReconcileMode } from './local-store.js';
-import type { ListFilter, SearchHit, VectorHit } from './sqlite-index.js';
+import { LocalStore, type ReconcileMode } from './local-store.js';
+import type { LocalBackend, QuarantinedFile } from './local-backend.js';
+import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
 import { addToRegistry, readRegistry, removeFromRegistry, storeKey, type AddOutcome, type StoreEntry } from './store-registry.js';
 
 // A composite backend over the primary store and the stores registered in its local.yaml
@@ -27,8 +26,6 @@ import { addToRegistry, readRegistry, removeFromRegistry, storeKey, type AddOutc
 // that holds the engram; `listEvents` reads them from every store.
 
 /** Everything a LocalStore offers its callers: the CLI treats both alike. */
-export type LocalStoreSurface = { [K in keyof LocalStore]: LocalStore[K] };
-
 /** Which stores a composite spans: every registered one, only the writable ones, or none. */
 export type StoreSpan = 'all' | 'writable' | 'primary';
 
@@ -46,9 +43,7 @@ export interface MissingStore {
 /** Fields learn updates on other engrams as a side effect; never a reason to fail on a read-only store. */
 const INCIDENTAL_FIELDS = new Set(['recurrence_count', 'relations']);
 
-const PLACEHOLDER = /^(ENG|ABS|META)-SVCPENDING[0-9a-f]{16}$/;
-
-export class MultiStore implements LocalStoreSurface, EngramBackend {
+export class MultiStore implements LocalBackend {
   readonly primary: LocalStore;
   private readonly added: StoreMember[] = [];
   /** Registered stores that could not be opened (folder gone, unreadable): reads skip them, writes to their scope fail. */
@@ -153,6 +148,10 @@ export class MultiStore implements LocalStoreSurface, EngramBackend {
 
   get quarantineDir(): string {
     return this.primary.quarantineDir;
+  }
+
+  get readOnly(): string | undefined {
+    return this.primary.readOnly;
   }
 
   /** Warnings of every member (moved here as they are read), then the composite's own. */
@@ -324,8 +323,7 @@ export class MultiStore implements LocalStoreSurface, EngramBackend {
 
   private async runUnit<T>(fn: (tx: EngramWriter) => Promise<T>, txs: Map<LocalStore, EngramWriter>): Promise<T> {
     const readers = this.members().map((m) => ({ member: m, read: txs.get(m.store) ?? m.store }));
-    const pending = new Map<string, { doc: EngramDoc; note?: EventNote; original: EngramDoc }>();
-    const placeholders = new Map<string, { kind: IdKind; now: Date }>();
+    const pending = new Map<string, { doc: EngramDoc; note?: EventNote }>();
 
     const findStored = async (id: string): Promise<{ member: StoreMember; doc: EngramDoc } | null> => {
       for (const r of readers) {
@@ -343,13 +341,18 @@ export class MultiStore implements LocalStoreSurface, EngramBackend {
         for (const p of pending.values()) if (contentHash(p.doc.statement) === hash) found.set(p.doc.id, p.doc);
         return [...found.values()];
       },
-      allocateId: async (kind, now) => {
-        const id = `${kind}-SVCPENDING${randomBytes(8).toString('hex')}`;
-        placeholders.set(id, { kind, now });
+      // The store that will hold it mints the id, with its own prefix.
+      allocateId: async (kind, now, scope) => {
+        const target = this.storeForScope(scope);
+        const writer = txs.get(target.store);
+        if (!writer) throw new SvcError('conflict', `scope ${scope} belongs to the read-only store at ${target.store.root}: svc never writes there`);
+        let id: string;
+        do id = await writer.allocateId(kind, now, scope);
+        while (pending.has(id) || (await findStored(id)) !== null);
         return id;
       },
       put: async (engram, note) => {
-        pending.set(engram.id, { doc: structuredClone(engram), note: note && structuredClone(note), original: engram });
+        pending.set(engram.id, { doc: structuredClone(engram), note: note && structuredClone(note) });
       },
     };
 
@@ -357,14 +360,9 @@ export class MultiStore implements LocalStoreSurface, EngramBackend {
     if (pending.size === 0) return result;
 
     // Where each engram goes: back to the store that holds it, else by scope.
-    const targets = new Map<string, StoreMember>();
-    const skip = new Set<string>();
     for (const [id, p] of pending) {
-      if (placeholders.has(id)) {
-        targets.set(id, this.storeForScope(p.doc.scope));
-        continue;
-      }
       const stored = await findStored(id);
+      let target: StoreMember;
       if (stored) {
         if (stored.member.entry?.readonly) {
           const changed = changedFields(stored.doc, p.doc);
@@ -372,7 +370,6 @@ export class MultiStore implements LocalStoreSurface, EngramBackend {
             // Bookkeeping another write does on the side (a recurrence count, a back-link): the
             // read-only store keeps its version; the write itself goes on.
             if (changed.length) this.ownWarnings.push(`left ${id} in the read-only store at ${stored.member.store.root} unchanged (${changed.join(', ')} not updated)`);
-            skip.add(id);
             continue;
           }
           throw new SvcError(
@@ -380,41 +377,13 @@ export class MultiStore implements LocalStoreSurface, EngramBackend {
             `engram ${id} lives in the read-only store at ${stored.member.store.root} (scope ${stored.member.entry.scope}): svc never writes there`,
           );
         }
-        targets.set(id, stored.member);
+        target = stored.member;
       } else {
-        targets.set(id, this.storeForScope(p.doc.scope));
+        target = this.storeForScope(p.doc.scope);
       }
-    }
-
-    // Real ids, allocated by the destination store with its own prefix.
-    const real = new Map<string, string>();
-    for (const [placeholder, { kind, now }] of placeholders) {
-      const target = targets.get(placeholder);
-      if (!target) continue; // allocated, never put
       const writer = txs.get(target.store);
-      if (!writer) throw new SvcError('storage', `internal: no write lock on ${target.store.root}`);
-      let id: string;
-      do id = await writer.allocateId(kind, now);
-      while ([...real.values()].includes(id) || (await findStored(id)) !== null);
-      real.set(placeholder, id);
-    }
-
-    const swap = <V>(value: V): V => {
-      if (real.size === 0 || value === undefined) return value;
-      let text = JSON.stringify(value);
-      for (const [from, to] of real) text = text.split(from).join(to);
-      return JSON.parse(text) as V;
-    };
-    for (const [id, p] of pending) {
-      if (skip.has(id)) continue;
-      const doc = swap(p.doc);
-      const target = targets.get(id)!;
-      if (PLACEHOLDER.test(doc.id)) throw new SvcError('storage', `internal: engram ${doc.id} got no id`);
-      await txs.get(target.store)!.put(doc, swap(p.note));
-      // The caller keeps the object it put (learn returns it): give it the real id too.
-      const newId = real.get(p.original.id);
-      if (newId) p.original.id = newId;
-      if (p.original.relations) p.original.relations = swap(p.original.relations);
+      if (!writer) throw new SvcError('conflict', `scope ${p.doc.scope} belongs to the read-only store at ${target.store.root}: svc never writes there`);
+      await writer.put(p.doc, p.note);
     }
     return result;
   }
@@ -459,7 +428,8 @@ export interface StoreRow {
   /** The scope the store serves; `*` for the primary store (every scope no other store serves). */
   scope: string;
   path: string;
-  role: 'primary' | 'added';
+  /** remote: a hub scope recall asks for (path is the hub's address). */
+  role: 'primary' | 'added' | 'remote';
   /** Engrams in the store (any status); null when it cannot be opened. */
   engrams: number | null;
   shared: boolean;

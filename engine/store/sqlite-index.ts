@@ -5,6 +5,7 @@ import type { EngramEvent, Episode, EventFilter, TimelineFilter } from '../model
 import { contentHash } from '../model/content-hash.js';
 import { ftsQuery } from '../search/fts-query.js';
 import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
+import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
 
 // The derived index: one row per engram file with the engram as JSON (so reads never parse
 // YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
@@ -12,6 +13,7 @@ import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
 
 export const INDEX_SCHEMA_VERSION = '5';
 export const VECTOR_DIMENSIONS = 384;
+const BUSY_TIMEOUT_MS = 60_000;
 
 const BM25_WEIGHTS = BM25_COLUMN_WEIGHTS.join(', ');
 
@@ -25,34 +27,12 @@ export interface IndexedFile extends FileStamp {
   file: string;
 }
 
-export interface SearchHit {
-  engram: EngramDoc;
-  /** BM25 relevance, higher is better (FTS5's bm25() negated). */
-  score: number;
-}
-
-export interface VectorHit {
-  engram: EngramDoc;
-  /** Cosine similarity to the query, -1..1. */
-  cosine: number;
-}
-
 export interface PendingEmbedding {
   rowid: number;
   statement: string;
   content_hash: string;
 }
 
-export interface ListFilter {
-  scope?: string;
-  domain?: string;
-  type?: string;
-  status?: string;
-  includeRetired?: boolean;
-  pinned?: boolean;
-  idPrefix?: string;
-  limit?: number;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -113,9 +93,10 @@ export class SqliteIndex {
   private vecLoaded = false;
   private readonly stmts = new Map<string, Database.Statement>();
 
+  /** `:memory:` for a store that cannot be written (a read-only mount): rebuilt from the YAML on open. */
   constructor(path: string) {
-    this.db = new Database(path, { timeout: 60_000 });
-    this.db.pragma('journal_mode = WAL');
+    this.db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+    if (path !== ':memory:') this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
   }
 
@@ -141,6 +122,20 @@ export class SqliteIndex {
 
   begin(): void {
     this.db.exec('BEGIN IMMEDIATE');
+  }
+
+  /** BEGIN IMMEDIATE without waiting: false when another process holds the write lock. */
+  tryBegin(): boolean {
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      return true;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return false;
+      throw err;
+    } finally {
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   commit(): void {

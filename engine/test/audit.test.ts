@@ -6,20 +6,11 @@ import { LocalStore } from '../store/local-store.js';
 import { learn } from '../ops/learn.js';
 import { systemContext } from '../ops/context.js';
 import type { EngramDoc } from '../model/engram-schema.js';
-import {
-  audit,
-  claudeProjectKey,
-  conflictReason,
-  loadHostMemory,
-  markdownBlocks,
-  preference,
-  projectRootOf,
-  references,
-  shellQuote,
-  snapshotReason,
-  symbolsOf,
-  type HostMemory,
-} from '../ops/audit.js';
+import { audit } from '../ops/audit.js';
+import { claudeProjectKey, loadHostMemory, markdownBlocks, projectRootOf, type HostMemory } from '../ops/host-memory.js';
+import { conflictReason, preference, snapshotReason } from '../ops/audit-heuristics.js';
+import { references, symbolsOf } from '../ops/project-references.js';
+import { shellQuote } from '../text.js';
 
 const engram = (statement: string, extra: Partial<EngramDoc> = {}): EngramDoc =>
   ({ id: 'ENG-X-2026-0101-001', statement, status: 'active', type: 'behavioral', scope: 'global', ...extra }) as EngramDoc;

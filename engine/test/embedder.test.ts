@@ -2,20 +2,19 @@
 
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { lookup } from 'node:dns/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadEmbedder, modelFolder, modelPresent, modelsDir, selectedModel } from '../embed/fastembed-embedder.js';
+import { loadEmbedder } from '../embed/fastembed-embedder.js';
+import { modelFolder, modelPresent, modelsDir, selectedModel } from '../embed/model-layout.js';
 import type { Embedder, EmbedderState } from '../embed/embedder.js';
 import { SvcError } from '../errors.js';
 import { writeTinyModel } from '../embed/tiny-model.js';
 
 const BGE = 'bge-small-en-v1.5' as const;
-const env = {} as NodeJS.ProcessEnv; // never the caller's SVC_EMBED* settings
-
-// The download tests only run offline: with network they would fetch the real 67 MB model.
-const online = await lookup('storage.googleapis.com').then(() => true, () => false);
+// Never the caller's SVC_EMBED* settings; model sources that answer nothing (a closed local port),
+// so a download fails fast and the same way on every machine (model-supply.test.ts covers pulls).
+const env = { HF_ENDPOINT: 'http://127.0.0.1:9', SVC_MODEL_ARCHIVE_URL: 'http://127.0.0.1:9' } as NodeJS.ProcessEnv;
 
 let root: string;
 beforeEach(() => {
@@ -127,13 +126,13 @@ describe('absent model', () => {
     expect(existsSync(modelsDir(root))).toBe(false);
   });
 
-  it.skipIf(online)('with download on an offline machine: fails fast, leaves a marker, does not retry', async () => {
+  it('with download and no source answering: fails fast, leaves a marker, does not retry', async () => {
     const t0 = performance.now();
     const first = await loadEmbedder(root, { download: true, progress: false, env });
     expect(performance.now() - t0).toBeLessThan(5000);
     expect(first.state).toBe('unavailable');
     if (first.state !== 'unavailable') return;
-    expect(first.reason).toContain(modelFolder(root, BGE));
+    expect(first.reason).toMatch(/^model bge-small-en-v1\.5 did not arrive: 127\.0\.0\.1:9 could not be reached for /);
 
     const marker = JSON.parse(readFileSync(join(modelsDir(root), '.download-failed.json'), 'utf8'));
     expect(marker).toMatchObject({ model: BGE, error: expect.any(String) });
@@ -148,23 +147,26 @@ describe('absent model', () => {
     expect(second.state).toBe('unavailable');
     if (second.state === 'unavailable') {
       expect(second.reason).toContain(marker.error);
-      expect(second.reason).toContain('not retrying');
+      expect(second.reason).toContain('next try after');
+      expect(second.reason).toContain('svc models pull tries now');
+      expect(Date.parse(second.retryAt!) - Date.parse(marker.at)).toBe(3600_000);
     }
+    expect(first.retryAt).toBeUndefined(); // the failed attempt itself is the one to warn about
   });
 
-  it.skipIf(online)('a marker blocks only its own model, and only for an hour', async () => {
+  it('a marker blocks only its own model, and only for an hour', async () => {
     mkdirSync(modelsDir(root));
     const marker = join(modelsDir(root), '.download-failed.json');
-    const mini = { SVC_EMBED_MODEL: 'all-MiniLM-L6-v2' };
+    const mini = { ...env, SVC_EMBED_MODEL: 'all-MiniLM-L6-v2' };
     writeFileSync(marker, JSON.stringify({ model: 'all-MiniLM-L6-v2', at: new Date().toISOString(), error: 'boom' }));
     const blocked = await loadEmbedder(root, { download: true, progress: false, env: mini });
-    expect(blocked.state === 'unavailable' && blocked.reason).toMatch(/boom.*not retrying/);
+    expect(blocked.state === 'unavailable' && blocked.reason).toMatch(/boom.*next try after/);
 
     const other = await loadEmbedder(root, { download: true, progress: false, env }); // bge: tries (and fails offline)
-    expect(other.state === 'unavailable' && other.reason).toMatch(/^download of model bge-small-en-v1\.5 .* failed: /);
+    expect(other.state === 'unavailable' && other.reason).toMatch(/^model bge-small-en-v1\.5 did not arrive: /);
 
     writeFileSync(marker, JSON.stringify({ model: 'all-MiniLM-L6-v2', at: new Date(Date.now() - 2 * 3600_000).toISOString(), error: 'boom' }));
     const retried = await loadEmbedder(root, { download: true, progress: false, env: mini });
-    expect(retried.state === 'unavailable' && retried.reason).toMatch(/^download of model all-MiniLM-L6-v2 .* failed: /);
+    expect(retried.state === 'unavailable' && retried.reason).toMatch(/^model all-MiniLM-L6-v2 did not arrive: /);
   });
 });

@@ -281,6 +281,7 @@ const FIELD_RULES: FieldRule[] = [
     [REQUIRED, ['yesterday', 'ISO 8601 date-time (format)'], ['2026-01-02', '(format)'], NOT_STRING],
   ),
 
+  rule('sources_omitted', [0, 12, undefined], [NEGATIVE, NOT_INTEGER]),
   rule('recurrence_count', [0, 4, undefined], [NEGATIVE, NOT_INTEGER]),
   rule('engram_version', [1, 7, undefined], [[0, 'must be at least 1 (minimum)'], NOT_INTEGER]),
   objectRule('previous_version_ref'),
@@ -453,6 +454,7 @@ const FULL: Engram = {
     { scope: 'project:github.com/acme/svc', session_id: 'sess-1', stored_at: '2026-01-01T09:00:00Z' },
     { scope: 'user:alice', session_id: null, stored_at: '2026-01-02T09:00:00+01:00' },
   ],
+  sources_omitted: 0,
   recurrence_count: 1,
   engram_version: 3,
   previous_version_ref: { event_id: 'ev-42', changed_at: '2026-01-03' },

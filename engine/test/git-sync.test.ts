@@ -10,8 +10,11 @@ import { learn } from '../ops/learn.js';
 import { recall } from '../ops/recall.js';
 import { capture, timeline } from '../ops/episodes.js';
 import { feedback } from '../ops/feedback.js';
+import { editEngram } from '../ops/edit.js';
+import { resolveConflict } from '../ops/conflicts.js';
+import { readConflicts } from '../store/sync-conflicts.js';
 import { systemContext } from '../ops/context.js';
-import { startGitHttpServer, type GitHttpServer } from './git-http-server.js';
+import { startGitHttpServer, type GitHttpServer } from './support/git-http-server.js';
 
 // Two machines (two stores in temp folders) sync through a real git server: git http-backend
 // behind node:http on 127.0.0.1.
@@ -208,34 +211,49 @@ describe('git sync between two machines', () => {
     }
   });
 
-  it('reports a concurrent edit of one engram as a conflict: local kept, remote version in quarantine/, no conflict markers', async () => {
+  it('loses nothing when both machines edit one engram: counters add up, the other statement waits in a synced conflict record either machine resolves', async () => {
     const e = await learnAt(machineA, 'Releases are cut from the main branch');
     await sync(machineA, url);
     await sync(machineB, url);
-    await edit(machineA, e.id, { rationale: 'Edited on machine A' });
-    await edit(machineB, e.id, { rationale: 'Edited on machine B' });
+    // Each machine rewrites the statement and votes for it.
+    for (const [root, statement] of [[machineA, 'Releases are cut from release branches'], [machineB, 'Releases are cut from tags on main']] as const) {
+      await withStore(root, async (s) => {
+        await editEngram(s, e.id, { statement }, systemContext);
+        await feedback(s, [{ id: e.id, signal: 'positive' }], systemContext);
+      });
+    }
     await sync(machineA);
     const b = await sync(machineB);
-    expect(b.conflicts).toHaveLength(1);
-    const c = b.conflicts[0]!;
-    expect(c).toMatchObject({ engram_id: e.id, kind: 'edited-on-both', fields: ['rationale'], path: `engrams/${e.id}.yaml` });
-    expect(c.resolution).toMatch(/kept the local version; the remote version is in .*quarantine/);
-    // Both versions are kept where the user can see them: the local one in engrams/, the remote one in quarantine/.
-    expect(parse(readFileSync(join(machineB, 'engrams', `${e.id}.yaml`), 'utf8')).rationale).toBe('Edited on machine B');
-    expect(parse(readFileSync(c.remote_copy!, 'utf8')).rationale).toBe('Edited on machine A');
-    expect(readFileSync(`${c.remote_copy}.reason.txt`, 'utf8')).toMatch(new RegExp(`sync conflict: engram ${e.id} was changed both here and on another machine \\(fields: rationale\\)`));
-    await withStore(machineB, async (s) => {
-      expect(s.quarantined().map((q) => q.file)).toEqual([c.remote_copy]);
-      expect((await s.get(e.id))?.rationale).toBe('Edited on machine B');
-    });
-    // Machine A then takes the version that was pushed last (B's); A's own is in B's quarantine/ and in git history.
+    expect(b.conflicts).toEqual([
+      expect.objectContaining({ engram_id: e.id, kind: 'edited-on-both', fields: ['statement'], record: expect.stringMatching(/^conflicts\//) }),
+    ]);
     const a = await sync(machineA);
-    expect(a.conflicts).toEqual([]);
-    await withStore(machineA, async (s) => expect((await s.get(e.id))?.rationale).toBe('Edited on machine B'));
-    for (const root of [machineA, machineB]) for (const text of yamlTexts(root)) expect(text).not.toMatch(MARKERS);
-    for (const f of treeFiles().filter((p) => p.endsWith('.yaml'))) expect(gitBare('show', `main:${f}`)).not.toMatch(MARKERS);
-    // The quarantined copy never reaches the remote.
-    expect(treeFiles().some((f) => f.startsWith('quarantine/'))).toBe(false);
+    // Both machines see the conflict: the record travelled with the sync.
+    expect(a.open_conflicts).toEqual([expect.objectContaining({ engram_id: e.id, fields: ['statement'] })]);
+    expect(treeFiles().filter((f) => f.startsWith('conflicts/'))).toHaveLength(1);
+    for (const root of [machineA, machineB]) {
+      await withStore(root, async (s) => {
+        const kept = (await s.get(e.id))!;
+        expect(kept.statement).toBe('Releases are cut from tags on main');
+        // Both votes count.
+        expect(kept.feedback_signals?.positive).toBe(2);
+      });
+      const [record] = readConflicts(root).conflicts;
+      expect(record).toMatchObject({ engram_id: e.id, other: { statement: 'Releases are cut from release branches' }, kept: { statement: 'Releases are cut from tags on main' } });
+      for (const text of yamlTexts(root)) expect(text).not.toMatch(MARKERS);
+    }
+    // Machine A takes its own statement back; the choice syncs to B and the record goes away.
+    await withStore(machineA, async (s) => {
+      const r = await resolveConflict(s, readConflicts(machineA).conflicts[0]!.id, 'other', systemContext);
+      expect(r.engram?.statement).toBe('Releases are cut from release branches');
+    });
+    await sync(machineA);
+    const last = await sync(machineB);
+    expect(last.open_conflicts).toEqual([]);
+    for (const root of [machineA, machineB]) {
+      await withStore(root, async (s) => expect(await s.get(e.id)).toMatchObject({ statement: 'Releases are cut from release branches', feedback_signals: { positive: 2 } }));
+      expect(readConflicts(root).conflicts).toEqual([]);
+    }
   });
 
   it('keeps the episodes (and events) appended on both machines: the logs merge as a union of lines', async () => {
@@ -263,12 +281,12 @@ describe('git sync between two machines', () => {
 
   it('sync status: remote, ahead, uncommitted changes; a bare sync without a remote says how to set one', async () => {
     await expect(syncStores(machineA)).rejects.toThrow(/no remote is set .* run svc sync <address>/);
-    await expect(setRemote(machineA, 'file:///tmp/x')).rejects.toThrow(/not an http:\/\/ or https:\/\/ address/);
+    await expect(setRemote(machineA, 'ftp://example.com/x')).rejects.toThrow(/is not a git remote: use an https:\/\/ address, an SSH address/);
     await sync(machineA, url);
     await learnAt(machineA, 'Uncommitted: logs rotate daily');
     await learnAt(machineA, 'Uncommitted and local', { scope: 'local' });
     const st = await syncStatus(machineA);
-    expect(st).toMatchObject({ remote: url, branch: 'main', ahead: 0, behind: 0, local_only: 1, outbox: 0 });
+    expect(st).toMatchObject({ remote: url, branch: 'main', ahead: 0, behind: 0, local_only: 1, conflicts: 0, outbox: 0 });
     expect(st.uncommitted.engrams).toBe(1);
     expect(st.uncommitted.other).toBeGreaterThan(0); // the events log
     // Machine B pushes; A's status knows once it fetched (a sync).
@@ -303,5 +321,37 @@ describe('git sync between two machines', () => {
     const r = await sync(machineA, other.url);
     expect(r).toMatchObject({ remote_set: 'changed', pushed: true });
     await expect(syncStores(machineA, { remote: 'http://127.0.0.1:9/none.git' })).rejects.toThrow(/cannot fetch from http:\/\/127\.0\.0\.1:9\/none\.git/);
+  });
+
+  it('syncs with a remote whose HEAD names another branch, empty or not', async () => {
+    const dir = join(server.projectRoot, `master${n}.git`);
+    execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=master', dir]);
+    execFileSync('git', ['-C', dir, 'config', 'http.receivepack', 'true']);
+    const remote = `${server.baseUrl}/master${n}.git`;
+    const e = await learnAt(machineA, 'Pin the toolchain version');
+    expect(await sync(machineA, remote)).toMatchObject({ merge: 'remote-empty', pushed: true });
+    await sync(machineB, remote);
+    await withStore(machineB, async (s) => expect((await s.get(e.id))?.statement).toBe('Pin the toolchain version'));
+    expect(execFileSync('git', ['-C', dir, 'symbolic-ref', 'HEAD'], { encoding: 'utf8' }).trim()).toBe('refs/heads/master');
+  });
+
+  it('syncs through the system git with a local path or a file:// remote, and says clearly what SSH needs', async () => {
+    const e = await learnAt(machineA, 'Keep migrations reversible');
+    await sync(machineA, bare);
+    expect((await sync(machineB, `file://${bare}`)).pulled.engrams).toBe(1);
+    await withStore(machineB, async (s) => expect((await s.get(e.id))?.statement).toBe('Keep migrations reversible'));
+    await learnAt(machineB, 'Tag releases');
+    expect((await sync(machineB)).pushed).toBe(true);
+    expect(treeFiles().filter((f) => f.startsWith('engrams/'))).toHaveLength(2);
+    // An SSH address goes to the system git, which fails here with its own words, not a hang.
+    await expect(syncStores(machineA, { remote: 'git@127.0.0.1:nobody/none.git' })).rejects.toThrow(/cannot fetch from git@127\.0\.0\.1:nobody\/none\.git: /);
+    // Without git installed, SSH and path remotes say so.
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      await expect(syncStores(machineA, { remote: bare })).rejects.toThrow(/need the git command, which is not installed here: install git, or use an https:\/\/ remote/);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 });

@@ -12,7 +12,8 @@ import { recall } from '../ops/recall.js';
 import { inject } from '../ops/inject.js';
 import { similaritySearch } from '../ops/similarity.js';
 import { systemContext } from '../ops/context.js';
-import { loadEmbedder, modelFolder } from '../embed/fastembed-embedder.js';
+import { loadEmbedder } from '../embed/fastembed-embedder.js';
+import { modelFolder } from '../embed/model-layout.js';
 import type { Embedder, EmbedderState } from '../embed/embedder.js';
 import { writeTinyModel } from '../embed/tiny-model.js';
 

@@ -1,11 +1,11 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { LocalStore } from '../store/local-store.js';
-import { benchImport, importFile, importIntoStore, type ImportOptions, type ImportReport } from '../ops/import.js';
+import { importFile, importIntoStore, type ImportOptions, type ImportReport } from '../ops/import.js';
 import { learnBatch } from '../importers/batch-learn.js';
 import { learn } from '../ops/learn.js';
 import { forget } from '../ops/forget.js';
@@ -275,6 +275,10 @@ describe('malformed input files: one clear error, nothing written', () => {
     ['garbage.jsonl', 'hello\nworld\n', /^garbage\.jsonl is not JSON Lines: line 1: not valid JSON/],
     ['quote.csv', 'statement,type\n"unclosed,rule\n', /^quote\.csv is not valid CSV: Quote Not Closed/],
     ['dupe.csv', 'statement,statement\na,b\n', /the header \(line 1\) names column "statement" twice/],
+    ['prose.txt', 'Meeting notes\nWe talked about the release.\n', /^prose\.txt: no statement column in the header/],
+    ['empty.jsonl', '', /^empty\.jsonl is empty: nothing to import$/],
+    ['blank.csv', '\n  \n', /^blank\.csv is empty: nothing to import$/],
+    ['program.bin', '\u007fELF\u0002\u0001\u0001\u0000\u0000statement,"x', /^program\.bin is not a text file \(binary data\): import reads JSON, JSONL or CSV text$/],
   ])('%s', async (name, text, message) => {
     await rejects(run({ from: 'generic', path: write(name, text) }), message);
     expect(fileCount()).toBe(0);
@@ -297,6 +301,9 @@ describe('malformed input files: one clear error, nothing written', () => {
     await rejects(run({ from: 'mem0-json', path: data('tasks-export.json') }), /tasks-export\.json is not a mem0 export: none of its 4 entries has a "memory"/);
     await rejects(run({ from: 'mem0-json', path: write('conf.json', '{"version": 2}') }), /conf\.json holds no list of records: expected a JSON array, or an object with one of "results", "memories", "items"/);
     await rejects(run({ from: 'mem0-json', path: write('x.json', '{') }), /x\.json is not valid JSON/);
+    const latin1 = join(dir, 'latin1.json');
+    writeFileSync(latin1, Buffer.from([0x5b, 0x22, 0xe9, 0x22, 0x5d])); // ["é"] in Latin-1: not UTF-8
+    await rejects(run({ from: 'mem0-json', path: latin1 }), /^latin1\.json is not UTF-8 text: import reads JSON, JSONL or CSV encoded in UTF-8$/);
   });
 });
 
@@ -400,17 +407,6 @@ describe('batches', () => {
     expect(fileCount()).toBe(2000);
   });
 });
-
-describe.skipIf(!process.env.SVC_BENCH)('benchImport', () => {
-  it('imports 10,000 JSONL rows', async () => {
-    const out = join(dir, 'bench');
-    mkdirSync(out);
-    const r = await benchImport(out);
-    expect(r.rows).toBe(10_000);
-    console.log(`benchImport: ${r.rows_per_s} rows/s`);
-  }, 600_000);
-});
-
 describe('MCP tools svc_ingest and svc_import', () => {
   it('run ingest and import on the server\'s backend, or import into another store', async () => {
     const { invokeTool } = await import('../mcp/dispatch.js');

@@ -198,6 +198,46 @@ describe('the YAML is the source of truth', () => {
     expect((await recall(store, 'vendored')).hits).toHaveLength(1);
   });
 
+  it('quarantines a file cut short that still parses, instead of reading it as whole and rewriting it', async () => {
+    const cut = await learn(store, { statement: 'corrupted files must never be rewritten as if whole', rationale: 'found by pulling the disk' }, systemContext);
+    const kept = await learn(store, { statement: 'Hand edits stay welcome' }, systemContext);
+    // `truncate -s 120`: valid YAML and a valid engram, `statement: corru...`
+    writeFileSync(fileOf(cut.engram.id), readFileSync(fileOf(cut.engram.id)).subarray(0, 120));
+    expect(parse(readFileSync(fileOf(cut.engram.id), 'utf8')).statement).toMatch(/^corru/);
+    // A hand edit of the statement keeps every key: accepted, its hash computed again.
+    const doc = readYaml(kept.engram.id);
+    doc.statement = 'Hand edits of a statement stay welcome';
+    writeFileSync(fileOf(kept.engram.id), stringify(doc));
+    await reopen('full');
+    expect(store.warnings.join('\n')).toMatch(new RegExp(`quarantined ${cut.engram.id}\\.yaml: it lost .*content_hash, which its previous version had: the file was cut short or damaged`));
+    expect(await store.get(cut.engram.id)).toBeNull();
+    await expect(feedback(store, [{ id: cut.engram.id, signal: 'positive' }], systemContext)).rejects.toThrow(/no engram/);
+    const q = store.quarantined().find((x) => x.file.includes(cut.engram.id))!;
+    expect(readFileSync(q.file)).toHaveLength(120);
+    expect(await store.get(kept.engram.id)).toMatchObject({ statement: 'Hand edits of a statement stay welcome', content_hash: expect.stringMatching(/^sha256:/) });
+    expect((await store.get(kept.engram.id))!.content_hash).not.toBe(kept.engram.content_hash);
+  });
+
+  it('leaves nothing behind when a write fails after its files were written: a single learn and a whole import batch', async () => {
+    const kept = await learn(store, { statement: 'Existing rule stays' }, systemContext);
+    const before = readdirSync(join(root, 'engrams')).sort();
+    const eventsBefore = readdirSync(join(root, 'events')).map((f) => readFileSync(join(root, 'events', f), 'utf8')).join('');
+    // The history cannot be appended (a file where its folder should be): the write fails late.
+    rmSync(join(root, 'events'), { recursive: true });
+    writeFileSync(join(root, 'events'), 'in the way');
+    await expect(learn(store, { statement: 'Never half-written', rationale: 'x' }, systemContext)).rejects.toThrow();
+    const { learnBatch } = await import('../importers/batch-learn.js');
+    await expect(learnBatch(store, Array.from({ length: 40 }, (_, i) => ({ input: { statement: `Imported rule ${i}` } })), systemContext, { onDuplicate: 'skip' })).rejects.toThrow();
+    expect(readdirSync(join(root, 'engrams')).sort()).toEqual(before);
+    expect((await store.list({})).map((e) => e.id)).toEqual([kept.engram.id]);
+    rmSync(join(root, 'events'));
+    await reopen('full');
+    expect((await store.list({})).map((e) => e.id)).toEqual([kept.engram.id]);
+    expect(eventsBefore).not.toBe('');
+    const again = await learn(store, { statement: 'Never half-written' }, systemContext);
+    expect(again.action).toBe('created');
+  });
+
   it('quarantines corrupt, empty and invalid files, keeps their bytes, and serves the rest', async () => {
     const good = await learn(store, { statement: 'Good engram about retries' }, systemContext);
     const bad = {

@@ -13,9 +13,8 @@ import { SvcError } from '../errors.js';
 import {
   loadReranker,
   parseRerankerName,
-  recallPoolSize,
   rerank,
-  rerankRecall,
+  rerankerSetting,
   RERANK_DEPTH,
   rerankerFolder,
   rerankerPresent,
@@ -162,18 +161,20 @@ describe('SVC_RERANKER and rerank(hits, query)', () => {
       expect(on.hits[0]!.rerank_score).toBeGreaterThan(on.hits[1]!.rerank_score!);
       expect(new Set(on.hits.map((h) => h.engram.id))).toEqual(new Set(base.hits.map((h) => h.engram.id)));
 
-      // The wiring for recall's callers: a deeper pool when enabled, rerank, cut to the limit.
-      expect(recallPoolSize(5, {})).toBe(5);
-      expect(recallPoolSize(5, { SVC_RERANKER: TINY })).toBe(RERANK_DEPTH);
-      expect(recallPoolSize(50, { SVC_RERANKER: TINY })).toBe(50);
-      const pool = await recall(store, query, { limit: recallPoolSize(2, { SVC_RERANKER: TINY }) });
-      const wired = await rerankRecall(pool, { storeRoot: root, limit: 2, env: { SVC_RERANKER: TINY } });
+      // Recall reranks its own head when asked for (every front end passes rerankerSetting), then cuts to the limit.
+      expect(rerankerSetting(root, {})).toBeUndefined();
+      const setting = rerankerSetting(root, { SVC_RERANKER: TINY })!;
+      expect(setting).toEqual({ name: TINY, root });
+      const wired = await recall(store, query, { limit: 2, reranker: setting });
       expect(wired.hits).toHaveLength(2);
       expect(wired.hits[0]!.engram.id).toBe(ids.get(target));
       expect(wired).toMatchObject({ query, legs: { bm25: 'ran' }, reranker: { state: 'ran', model: TINY } });
-      const fast = await rerankRecall(pool, { storeRoot: root, limit: 2, fast: true, env: { SVC_RERANKER: TINY } });
-      expect(fast.reranker.state).toBe('off');
-      expect(fast.hits.map((h) => h.engram.id)).toEqual(pool.hits.slice(0, 2).map((h) => h.engram.id));
+      const fast = await recall(store, query, { limit: 2, fast: true, reranker: setting });
+      expect(fast.reranker).toBeUndefined();
+      expect(fast.hits.map((h) => h.engram.id)).toEqual(base.hits.slice(0, 2).map((h) => h.engram.id));
+      const late = await recall(store, query, { limit: 2, reranker: { ...setting, root: join(root, 'elsewhere'), budgetMs: 0 } });
+      expect(late.reranker?.state).toBe('unavailable');
+      expect(late.hits.map((h) => h.engram.id)).toEqual(base.hits.slice(0, 2).map((h) => h.engram.id));
 
       // Only the head is reordered; the rest keeps recall's order after it.
       const shallow = await rerank(base.hits, query, { reranker: await ready(), depth: 1 });

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod/v4';
 import { parse } from 'yaml';
 import { LocalStore } from '../store/local-store.js';
 import { learn } from '../ops/learn.js';
@@ -14,25 +13,20 @@ import { SvcError } from '../errors.js';
 import { ChatClient, LlmError, chatCompletionsUrl } from '../llm/chat.js';
 import { DEFAULT_LLM_MODEL, OPENAI_BASE_URL, chatClientFor, resolveLlmSettings } from '../llm/settings.js';
 import {
-  LocalTensionStore,
-  candidatePairs,
   confirmTension,
-  contentTokens,
   daysApart,
   dismissTension,
-  judgePrompt,
-  linkedBySupersedes,
   listTensions,
-  llmJudge,
-  parseJudgements,
   purgeTensions,
   resolveTension,
   scanTensions,
   temporalFactor,
   tensionConfig,
-  type PairJudgement,
-  type TensionJudge,
 } from '../ops/tensions.js';
+import { LocalTensionStore } from '../ops/tension-records.js';
+import { candidatePairs, linkedBySupersedes } from '../ops/tension-candidates.js';
+import { contentTokens } from '../search/text-overlap.js';
+import { judgePrompt, llmJudge, parseJudgements, type PairJudgement, type TensionJudge } from '../ops/tension-judge.js';
 import { TENSION_TOOLS } from '../mcp/tension-tools.js';
 import { invokeTool } from '../mcp/dispatch.js';
 import type { ToolContext } from '../mcp/types.js';

@@ -1,7 +1,8 @@
 import { detectCorrection, type CorrectionMatch } from './correction.js';
-import { contextOutput, eventName, hostOf, oneLine, sessionKey, storeReady, str, withStore, type HookEvent } from './io.js';
+import { contextOutput, eventName, hostOf, sessionKey, storeReady, str, withStore, type HookEvent } from './io.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { updateState } from './session-state.js';
+import { oneLine } from '../../engine/text.js';
 
 // hook-correction-detect — Claude Code `UserPromptSubmit`.
 //

@@ -176,10 +176,13 @@ const RULES: Rule[] = [
     test: (s, { question }) => !question && /\binstead\s*[.!]*$/.test(s) && !/\binstead of\b/.test(s),
   },
   {
-    // "undo that change", "revert your last edit", "roll that back"
+    // "undo that change", "revert your last edit", "roll that back". A pointer word followed by
+    // a thing ("revert that file", "undo this migration") names what to revert: a request.
     name: 'undo-that',
     kind: 'correction',
-    test: re(/\b(undo|revert|roll ?back|back out|put back)\s+(that|this|those|these|it|your|what you|the (change|changes|edit|edits) you)\b|\broll (that|this|it|those) back\b/),
+    test: re(
+      /\b(undo|revert|roll ?back|back out|put back)\s+((that|this|those|these)(?=\s*([,.!;:—–-]|$|(change|changes|edit|edits)\b))|it\b|your\b|what you\b|the (change|changes|edit|edits) you\b)|\broll (that|this|it|those) back\b/,
+    ),
   },
   {
     // "wrong file, I meant src/api/client.ts", "Wrong approach — we never mock the database"

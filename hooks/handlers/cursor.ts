@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { writeFileDurable } from '../../engine/store/durable-write.js';
 import { noteCorrection } from './correction-detect.js';
 import { HEADER, injectFor, projectQuery } from './inject.js';
-import { debug, projectDir, sessionId, sessionKey, storeReady, str, type HookEvent } from './io.js';
+import { projectDir, sessionId, sessionKey, storeReady, str, type HookEvent } from './io.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { pendingReminder } from './learn-check.js';
 import { editRecords } from './revert.js';
 import { noteEdits } from './observe.js';
 import { captureEpisode, storeProblem } from './session.js';
 import { updateState } from './session-state.js';
+import { hookFailed } from './failure-log.js';
 
 // The four Cursor handlers, wired in `.cursor/hooks.json` (version 1). Cursor's agent hooks
 // read JSON on stdin with `conversation_id`, `generation_id`, `workspace_roots` (plus
@@ -67,8 +68,8 @@ export async function cursorPrompt(e: HookEvent): Promise<string> {
   const prompt = str(e, 'prompt');
   if (prompt) {
     const [engrams, correction] = await Promise.all([
-      injectFor(prompt, { session: sessionId(e), host: 'cursor' }).catch(() => undefined),
-      noteCorrection(e).catch(() => undefined),
+      injectFor(prompt, { session: sessionId(e), host: 'cursor' }).catch((err: unknown) => void hookFailed(err)),
+      noteCorrection(e).catch((err: unknown) => void hookFailed(err)),
     ]);
     const parts = [engrams ? `${HEADER}\n\n${engrams}` : '', correction ?? ''].filter(Boolean);
     writeContextRule(projectDir(e), parts.length ? parts.join('\n\n') : undefined);
@@ -118,6 +119,6 @@ export function writeContextRule(workspace: string, content: string | undefined)
       `---\ndescription: svc memory for the current prompt (written by svc hooks on every prompt; do not edit)\nalwaysApply: true\n---\n\n${content}\n`,
     );
   } catch (err) {
-    debug(err);
+    hookFailed(err);
   }
 }

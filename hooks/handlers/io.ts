@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LocalStore } from '../../engine/store/local-store.js';
+import type { LocalBackend } from '../../engine/store/local-backend.js';
+import { hookFailed } from './failure-log.js';
 
 // What every hook handler shares: the event read from stdin, field access that never throws on a
 // wrong type, the session key, the store, and the host's output shapes. Only node built-ins are
@@ -111,20 +112,20 @@ export function storeReady(root: string): boolean {
 }
 
 /** Opens the store for a hook (cheap reconcile). Throws like LocalStore.open; callers fail open. */
-export async function openStore(root: string): Promise<LocalStore> {
+export async function openStore(root: string): Promise<LocalBackend> {
   const { openStoreSpan } = await import('../../engine/store/open-store.js');
   return openStoreSpan(root, 'fast');
 }
 
 /** Runs `fn` on the store, closing it afterwards; undefined when the store is absent or fails. */
-export async function withStore<T>(root: string, fn: (store: LocalStore) => Promise<T>): Promise<T | undefined> {
+export async function withStore<T>(root: string, fn: (store: LocalBackend) => Promise<T>): Promise<T | undefined> {
   if (!storeReady(root)) return undefined;
-  let store: LocalStore | undefined;
+  let store: LocalBackend | undefined;
   try {
     store = await openStore(root);
     return await fn(store);
   } catch (err) {
-    debug(err);
+    hookFailed(err);
     return undefined;
   } finally {
     store?.close();
@@ -136,15 +137,5 @@ export function contextOutput(hookEventName: string, text: string): string {
   return JSON.stringify({ hookSpecificOutput: { hookEventName, additionalContext: text } });
 }
 
-/** Writes to stderr only with SVC_DEBUG set: hooks are silent otherwise. */
-export function debug(err: unknown): void {
-  if (!process.env.SVC_DEBUG) return;
-  const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
-  process.stderr.write(`svc hook: ${text}\n`);
-}
 
-/** One line, at most `max` characters. */
-export function oneLine(text: string, max: number): string {
-  const s = text.replace(/\s+/g, ' ').trim();
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
-}
+

@@ -1,12 +1,13 @@
-import { oneLine, sessionKey, storeReady, withStore, type HookEvent } from './io.js';
+import { sessionKey, storeReady, withStore, type HookEvent } from './io.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { openCorrections, readState, updateState, type Correction } from './session-state.js';
+import { oneLine } from '../../engine/text.js';
 
 // hook-learn-check — Claude Code `Stop`.
 //
 // When the user corrected the agent (or stated a convention) during this session and nothing was
-// learned since, answers `{"decision":"block","reason":...}` so the agent records it before it
-// stops. Once per correction: the corrections named in a block are marked `reminded` and never
+// learned since, asks the agent to record it before it stops (stopFeedback: as context where the
+// host takes it, else `{"decision":"block","reason":...}`). Once per correction: the corrections named in a block are marked `reminded` and never
 // cause another. A learn counts when the session state saw svc_learn (hook-observe or
 // hook-session-mark on PostToolUse) or when the store shows an engram created, deduplicated or
 // reactivated after the correction (a learn through the CLI or another client). With
@@ -16,7 +17,32 @@ import { openCorrections, readState, updateState, type Correction } from './sess
 export async function hookLearnCheck(e: HookEvent): Promise<string | undefined> {
   if (e.stop_hook_active === true) return undefined;
   const reason = await pendingReminder(e, 'claude-code');
-  return reason ? JSON.stringify({ decision: 'block', reason }) : undefined;
+  return reason ? stopFeedback(reason) : undefined;
+}
+
+/** Claude Code from this version takes a Stop hook's feedback as context, not as an error. */
+const QUIET_STOP_SINCE: readonly number[] = [2, 1, 163];
+
+/** The host's version, from the AI_AGENT variable it sets for hooks (`claude-code_2-1-197_harness`). */
+export function claudeCodeVersion(env: NodeJS.ProcessEnv = process.env): number[] | undefined {
+  const m = /^claude-code_(\d+)-(\d+)-(\d+)/.exec(env.AI_AGENT ?? '');
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+}
+
+/**
+ * The quietest answer that still makes the agent act: `additionalContext` on Stop (the model
+ * continues, nothing is shown as a hook error) where the host takes it, else `decision: block`,
+ * which older versions show as "Stop hook error".
+ */
+export function stopFeedback(reason: string, env: NodeJS.ProcessEnv = process.env): string {
+  const v = claudeCodeVersion(env);
+  const quiet = v !== undefined && compareVersions(v, QUIET_STOP_SINCE) >= 0;
+  return JSON.stringify(quiet ? { hookSpecificOutput: { hookEventName: 'Stop', additionalContext: reason } } : { decision: 'block', reason });
+}
+
+function compareVersions(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+  return 0;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { isAbsolute, relative } from 'node:path';
-import { contextOutput, eventName, hostOf, obj, oneLine, projectDir, sessionId, sessionKey, storeReady, str, type HookEvent } from './io.js';
+import { contextOutput, eventName, hostOf, obj, projectDir, sessionId, sessionKey, storeReady, str, type HookEvent } from './io.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { editRecords, revertCommand, undoesEarlier, type EditRecord } from './revert.js';
 import { markLearn, updateState } from './session-state.js';
 import { captureEpisode, isLearnTool } from './session.js';
+import { oneLine } from '../../engine/text.js';
 
 // hook-observe — Claude Code `PostToolUse` (all tools). Keeps a short record of what the agent
 // did: one episode per state-changing tool call ("Edit src/app.ts", "Ran: npm test"), with the

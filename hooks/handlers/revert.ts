@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { oneLine } from '../../engine/text.js';
 
 // Pure helpers to tell when a change was reverted: a shell command that throws work away
 // (git revert, git checkout -- <file>, git restore, git reset --hard, hg/svn revert, jj undo),
@@ -31,7 +32,7 @@ function gitRevert(args: string[]): string | null {
   const [sub, ...rest] = args.slice(i);
   const flags = rest.filter((a) => a.startsWith('-'));
   const operands = rest.filter((a) => !a.startsWith('-'));
-  const show = (): string => oneLine(`git ${sub} ${rest.join(' ')}`);
+  const show = (): string => oneLine(`git ${sub} ${rest.join(' ')}`.replace(/\u0000/g, ''), 160);
   switch (sub) {
     case 'revert':
       return flags.some((f) => ['--abort', '--continue', '--quit', '--skip'].includes(f)) || operands.length === 0 ? null : show();
@@ -90,10 +91,6 @@ function tokens(segment: string): string[] {
   return (segment.match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((w) => (/^["']/.test(w) ? `\u0000${w}` : w));
 }
 
-function oneLine(s: string): string {
-  const t = s.replace(/\u0000/g, '').replace(/\s+/g, ' ').trim();
-  return t.length > 160 ? `${t.slice(0, 159)}…` : t;
-}
 
 /** A short stable hash of a text (whitespace at the ends ignored). */
 export function textHash(text: string): string {

@@ -1,10 +1,14 @@
+import { hookDeadlineMs, type HookName } from '../hook-names.js';
 import type { HookEvent } from './io.js';
+import { hookFailed, runningHook } from './failure-log.js';
+import { terminalSafe } from '../../engine/text.js';
 
 // The entry of every `svc hook-*` command (tui/cli.ts maps each name here). A hook reads the
 // host's event JSON on stdin and prints what the host expects. Whatever happens (bad or empty
 // JSON, a missing or mistyped field, a broken store, an exception, a hang) it exits 0, prints
 // nothing or only a harmless default (Cursor handlers always print valid JSON), writes nothing to
-// stderr (unless SVC_DEBUG is set) and never blocks the host. Each handler module is imported
+// stderr (unless SVC_DEBUG is set) and never blocks the host. Failures are logged in the store
+// instead (failure-log.ts), where svc doctor shows them. Each handler module is imported
 // only when its hook runs, and imports the store and the engine lazily itself.
 //
 // Which host events each handler serves is documented at the top of its module:
@@ -25,7 +29,7 @@ interface HookSpec {
 
 const CURSOR_CONTINUE = '{"continue":true}';
 
-const HOOKS: Record<string, HookSpec> = {
+const HOOKS: Record<HookName, HookSpec> = {
   'hook-inject': { load: () => import('./inject.js').then((m) => m.hookInject), fallback: '' },
   'hook-correction-detect': { load: () => import('./correction-detect.js').then((m) => m.hookCorrectionDetect), fallback: '' },
   'hook-learn-check': { load: () => import('./learn-check.js').then((m) => m.hookLearnCheck), fallback: '' },
@@ -40,37 +44,38 @@ const HOOKS: Record<string, HookSpec> = {
   'hook-cursor-stop': { load: () => import('./cursor.js').then((m) => m.cursorStop), fallback: '{}' },
 };
 
-/** How long a hook may take in all before it gives up quietly ($SVC_HOOK_TIMEOUT_MS). */
-const DEFAULT_TIMEOUT_MS = 20_000;
 /** How long to wait for the host to close stdin. */
 const STDIN_TIMEOUT_MS = 3_000;
 
-export function command(name: string): { run(argv: string[]): Promise<number> } {
+export function command(name: HookName): { run(argv: string[]): Promise<number> } {
   return { run: () => runHook(name) };
 }
 
-async function runHook(name: string): Promise<number> {
+async function runHook(name: HookName): Promise<number> {
   const spec = HOOKS[name];
-  const fallback = spec?.fallback ?? '';
+  const fallback = spec.fallback;
+  runningHook(name);
   let answered = false;
   const answer = async (text: string | undefined): Promise<void> => {
     if (answered) return;
     answered = true;
-    if (text) await write(text.endsWith('\n') ? text : `${text}\n`);
+    if (!text) return;
+    // JSON answers escape control characters already; plain text is shown by the host as is.
+    const safe = text.trimStart().startsWith('{') ? text : terminalSafe(text);
+    await write(safe.endsWith('\n') ? safe : `${safe}\n`);
   };
 
   silenceStderr();
   const onFatal = (err: unknown): void => {
-    debugLine(err);
+    hookFailed(err);
     void answer(fallback).then(() => process.exit(0));
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
-  const watchdog = setTimeout(() => onFatal(new Error(`${name} ran out of time`)), timeoutMs());
+  const watchdog = setTimeout(() => onFatal(new Error(`${name} ran out of time`)), timeoutMs(name));
   watchdog.unref();
 
   try {
-    if (!spec) return 0;
     const { parseEvent, readStdin } = await import('./io.js');
     const event = parseEvent(await readStdin(STDIN_TIMEOUT_MS));
     if (!event) {
@@ -81,7 +86,7 @@ async function runHook(name: string): Promise<number> {
     const out = await handler(event);
     await answer(out ?? fallback);
   } catch (err) {
-    debugLine(err);
+    hookFailed(err);
     await answer(fallback);
   } finally {
     clearTimeout(watchdog);
@@ -91,9 +96,10 @@ async function runHook(name: string): Promise<number> {
   return 0;
 }
 
-function timeoutMs(): number {
+/** How long the hook may take in all before it gives up quietly: inside the host's limit ($SVC_HOOK_TIMEOUT_MS overrides). */
+function timeoutMs(name: HookName): number {
   const n = Number(process.env.SVC_HOOK_TIMEOUT_MS);
-  return Number.isFinite(n) && n > 0 ? n : DEFAULT_TIMEOUT_MS;
+  return Number.isFinite(n) && n > 0 ? n : hookDeadlineMs(name);
 }
 
 function write(text: string): Promise<void> {
@@ -111,9 +117,4 @@ function silenceStderr(): void {
   if (process.env.SVC_DEBUG) return;
   process.stderr.write = ((..._args: unknown[]) => true) as typeof process.stderr.write;
   process.emitWarning = (() => {}) as typeof process.emitWarning;
-}
-
-function debugLine(err: unknown): void {
-  if (!process.env.SVC_DEBUG) return;
-  process.stderr.write(`svc hook: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
 }

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileDurable } from '../../engine/store/durable-write.js';
-import { debug } from './io.js';
+import { hookFailed } from './failure-log.js';
 
 // The hooks' memory of one agent session: `<store>/sessions/hooks/<session>.json`. Hooks are
 // separate short processes, several per event and run in parallel by the host (UserPromptSubmit
@@ -64,6 +64,11 @@ export function emptyState(key: string, now: Date): HookSessionState {
   return { v: 1, session: key, started_at: at, updated_at: at, starts: 0, prompts: 0, corrections: [], learns: 0, reverts: [], edits: [] };
 }
 
+/** Whether svc has seen this session before (a state file exists). */
+export function hasState(storeRoot: string, key: string): boolean {
+  return existsSync(statePath(storeRoot, key));
+}
+
 /** The session's state, or a fresh one when there is none (or it is unreadable). */
 export function readState(storeRoot: string, key: string, now = new Date()): HookSessionState {
   try {
@@ -94,7 +99,7 @@ export function updateState(
   try {
     ensureDir(dir);
   } catch (err) {
-    debug(err);
+    hookFailed(err);
     return undefined;
   }
   const release = lock(statePath(storeRoot, key) + '.lock');
@@ -106,7 +111,7 @@ export function updateState(
     writeFileDurable(statePath(storeRoot, key), `${JSON.stringify(state)}\n`);
     return state;
   } catch (err) {
-    debug(err);
+    hookFailed(err);
     return undefined;
   } finally {
     release();

@@ -1,6 +1,8 @@
-import { contextOutput, debug, eventName, hostOf, obj, oneLine, openStore, projectDir, sessionId, sessionKey, storeReady, str, withStore, type HookEvent } from './io.js';
+import { contextOutput, eventName, hostOf, obj, openStore, projectDir, sessionId, sessionKey, storeReady, str, withStore, type HookEvent } from './io.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
-import { markLearn, openCorrections, pruneStates, readState, updateState } from './session-state.js';
+import { hasState, markLearn, openCorrections, pruneStates, readState, updateState } from './session-state.js';
+import { oneLine } from '../../engine/text.js';
+import { hookFailed } from './failure-log.js';
 
 // The session bookkeeping hooks.
 //
@@ -12,8 +14,8 @@ import { markLearn, openCorrections, pruneStates, readState, updateState } from 
 //
 // hook-session-mark — Claude Code `SessionStart`, `SessionEnd` (and `PostToolUse`, if wired
 // there). Keeps the session state file: SessionStart counts the start and notes its `source` and
-// folder, and prunes state files untouched for 14 days; SessionEnd notes the end and its reason
-// and, if corrections were never recorded, keeps them as an episode (`svc timeline`) so they
+// folder, and prunes state files untouched for 14 days; SessionEnd (of a session it saw start)
+// notes the end and its reason and, if corrections were never recorded, keeps them as an episode (`svc timeline`) so they
 // are not lost with the session; PostToolUse counts a svc_learn call (as hook-observe does, once
 // per tool call). Prints nothing.
 //
@@ -44,7 +46,7 @@ export async function storeProblem(): Promise<{ agent?: string; user: string } |
     if (quarantined === 0) return undefined;
     return { user: `${quarantined} unreadable engram file(s) were moved to quarantine in ${root}; run "svc doctor".` };
   } catch (err) {
-    debug(err);
+    hookFailed(err);
     const why = oneLine(err instanceof Error ? err.message : String(err), 160);
     return {
       agent: 'memory is unavailable this session (the store cannot be opened); svc_learn and recall will fail, carry on without them.',
@@ -72,6 +74,8 @@ export async function hookSessionMark(e: HookEvent): Promise<string | undefined>
       return undefined;
     }
     case 'SessionEnd': {
+      // An end without a start (`claude mcp list` ends a session it never started) leaves nothing.
+      if (!hasState(root, key)) return undefined;
       const state = updateState(root, key, (s) => {
         s.ended_at = now.toISOString();
         s.end_reason = str(e, 'reason') || undefined;

@@ -1,7 +1,6 @@
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { invalid } from '../../engine/errors.js';
+import { writeFileDurable } from '../../engine/store/durable-write.js';
 
 // Reading and writing the hosts' config files without harming them: a malformed file is an
 // error that names it and leaves it untouched; a rewrite is atomic (temp file + rename), keeps
@@ -68,45 +67,8 @@ function writeIfChanged(f: PlannedFile): WriteStatus {
     return 'unchanged';
   }
   const mode = exists && !f.forceMode ? statSync(target).mode & 0o7777 : (f.mode ?? 0o644);
-  writeAtomic(target, f.content, mode);
+  writeFileDurable(target, f.content, { mode, mkdir: true });
   return exists ? 'updated' : 'created';
-}
-
-/** Temp file in the same folder, fsync, rename over the target, fsync the folder. */
-export function writeAtomic(path: string, content: string, mode = 0o644): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.${basename(path)}.svc-${process.pid}-${randomBytes(4).toString('hex')}`);
-  try {
-    const fd = openSync(tmp, 'wx', mode);
-    try {
-      const buf = Buffer.from(content, 'utf8');
-      let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    chmodSync(tmp, mode); // the umask may have narrowed it
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already renamed or never created
-    }
-    throw err;
-  }
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // some platforms cannot fsync a folder; the rename is done
-  }
 }
 
 /** The text of `.gitignore` with `line` added when no line already says it. */

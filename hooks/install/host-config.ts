@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { isObject, type JsonObject } from './config-files.js';
-import { CLAUDE_HOOKS, CURSOR_HOOKS, hookCommand, isSvcHookCommand, type McpEntry } from './wiring.js';
+import { CLAUDE_HOOKS, CURSOR_HOOKS, claudeHooks, hookCommand, isSvcHookCommand, type McpEntry } from './wiring.js';
 
 // Pure edits of the hosts' config objects: strip svc's own entries (recognised by the shim or an
 // older `svc hook-…` command, and the MCP key `svc`), then add the current ones. Everything else
@@ -8,7 +8,7 @@ import { CLAUDE_HOOKS, CURSOR_HOOKS, hookCommand, isSvcHookCommand, type McpEntr
 // in its place. Running an edit on its own output gives the same output.
 
 /** Claude Code settings: `hooks.<Event>` is an array of `{matcher?, hooks: [{type, command, timeout, async?}]}`. */
-export function withClaudeHooks(settings: JsonObject, file: string, home?: string): JsonObject {
+export function withClaudeHooks(settings: JsonObject, file: string, opts: { asyncInject?: boolean } = {}): JsonObject {
   const out: JsonObject = { ...settings };
   const hooks = out.hooks === undefined ? {} : out.hooks;
   if (!isObject(hooks)) throw badShape(file, '"hooks" must be an object');
@@ -19,7 +19,7 @@ export function withClaudeHooks(settings: JsonObject, file: string, home?: strin
     // An event that only held svc's entries disappears unless svc wires it again below.
     if (kept.length > 0 || !removed || CLAUDE_HOOKS.some((h) => h.event === event)) next[event] = kept;
   }
-  for (const [event, groups] of ourClaudeGroups(home)) {
+  for (const [event, groups] of ourClaudeGroups(opts)) {
     next[event] = [...((next[event] as unknown[] | undefined) ?? []), ...groups];
   }
   out.hooks = next;
@@ -46,9 +46,9 @@ function stripClaudeGroups(groups: unknown[]): { kept: unknown[]; removed: boole
 }
 
 /** svc's groups per event, in table order: one group per (event, matcher). */
-export function ourClaudeGroups(home?: string): Map<string, JsonObject[]> {
+export function ourClaudeGroups(opts: { asyncInject?: boolean } = {}): Map<string, JsonObject[]> {
   const byEvent = new Map<string, JsonObject[]>();
-  for (const spec of CLAUDE_HOOKS) {
+  for (const spec of claudeHooks(opts)) {
     const groups = byEvent.get(spec.event) ?? [];
     byEvent.set(spec.event, groups);
     let group = groups.find((g) => g.matcher === spec.matcher);
@@ -56,7 +56,7 @@ export function ourClaudeGroups(home?: string): Map<string, JsonObject[]> {
       group = spec.matcher === undefined ? { hooks: [] } : { matcher: spec.matcher, hooks: [] };
       groups.push(group);
     }
-    const entry: JsonObject = { type: 'command', command: hookCommand(spec.hook, home), timeout: spec.timeout };
+    const entry: JsonObject = { type: 'command', command: hookCommand(spec.hook), timeout: spec.timeout };
     if (spec.async) entry.async = true;
     (group.hooks as JsonObject[]).push(entry);
   }
@@ -73,7 +73,7 @@ export function withMcpServer(config: JsonObject, file: string, key: string, ent
 }
 
 /** Cursor `.cursor/hooks.json`: `{version: 1, hooks: {eventName: [{command}]}}`. */
-export function withCursorHooks(config: JsonObject, file: string, home?: string): JsonObject {
+export function withCursorHooks(config: JsonObject, file: string): JsonObject {
   const out: JsonObject = 'version' in config ? { ...config } : { version: 1, ...config };
   const hooks = out.hooks === undefined ? {} : out.hooks;
   if (!isObject(hooks)) throw badShape(file, '"hooks" must be an object');
@@ -84,7 +84,7 @@ export function withCursorHooks(config: JsonObject, file: string, home?: string)
     if (kept.length > 0 || kept.length === entries.length || CURSOR_HOOKS.some((h) => h.event === event)) next[event] = kept;
   }
   for (const spec of CURSOR_HOOKS) {
-    next[spec.event] = [...((next[spec.event] as unknown[] | undefined) ?? []), { command: hookCommand(spec.hook, home) }];
+    next[spec.event] = [...((next[spec.event] as unknown[] | undefined) ?? []), { command: hookCommand(spec.hook) }];
   }
   out.hooks = next;
   return out;
@@ -92,4 +92,23 @@ export function withCursorHooks(config: JsonObject, file: string, home?: string)
 
 function badShape(file: string, what: string) {
   return invalid(`${file}: ${what}; fix it by hand and run again: nothing was changed`);
+}
+
+/**
+ * Claude Code's local settings (.claude/settings.local.json, never committed): "svc" among the
+ * approved .mcp.json servers, and no longer among the rejected ones. Claude Code asks each person
+ * to approve a project's servers; running `svc init` is that person asking for this one.
+ */
+export function withMcpApproval(settings: JsonObject, file: string, key: string): JsonObject {
+  const out: JsonObject = { ...settings };
+  for (const field of ['enabledMcpjsonServers', 'disabledMcpjsonServers'] as const) {
+    if (out[field] !== undefined && !(Array.isArray(out[field]) && (out[field] as unknown[]).every((x) => typeof x === 'string'))) {
+      throw badShape(file, `"${field}" must be an array of names`);
+    }
+  }
+  const enabled = (out.enabledMcpjsonServers as string[] | undefined) ?? [];
+  out.enabledMcpjsonServers = enabled.includes(key) ? enabled : [...enabled, key];
+  const disabled = out.disabledMcpjsonServers as string[] | undefined;
+  if (disabled?.includes(key)) out.disabledMcpjsonServers = disabled.filter((k) => k !== key);
+  return out;
 }

@@ -5,14 +5,15 @@ import { invalid } from '../../engine/errors.js';
 import { checkScope } from '../../engine/model/scope.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
 import { applyPlan, formatJson, isObject, readJsonObject, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
-import { withClaudeHooks, withCursorHooks, withMcpServer } from './host-config.js';
+import { withClaudeHooks, withCursorHooks, withMcpApproval, withMcpServer } from './host-config.js';
+import { claudeLocalSettings, isTrusted } from './claude-state.js';
 import { svcYamlWith } from './svc-yaml.js';
 import { CURSOR_STATIC_RULES_TEXT } from './cursor-rules.js';
+import { projectRootOf } from '../../engine/ops/host-memory.js';
 import {
   CLAUDE_HOOKS,
   CURSOR_DYNAMIC_RULES_GLOB,
   CURSOR_HOOKS,
-  CURSOR_MCP_ENV,
   MCP_SERVER_KEY,
   claudePaths,
   cursorPaths,
@@ -41,7 +42,13 @@ const HELP = `
     --domain <d>       write domain into ./.svc.yaml (other keys kept)
     --cursor           set up Cursor here (.cursor/mcp.json, hooks.json, rules)
     --no-cursor        skip Cursor even when .cursor/ exists
+    --no-approve       leave the approval of the project's MCP server to Claude Code's prompt
+    --async-inject     run hook-inject in the background (90 s ceiling): memory arrives one
+                       prompt late, and never in claude -p
 
+  The project files name the shim through $HOME, not this machine's paths, so they can be
+  committed: each teammate runs svc init once. Init approves the svc server for you in
+  .claude/settings.local.json (machine-local, gitignored) and says what Claude Code still needs.
   Init does not repair storage: run svc doctor.`;
 
 export interface InitSummary {
@@ -61,6 +68,8 @@ export async function run(argv: string[]): Promise<number> {
     domain: { type: 'string' },
     scope: { type: 'string' },
     cursor: { type: 'boolean' },
+    approve: { type: 'boolean' },
+    asyncInject: { type: 'boolean' },
   });
   const out = makeOutput(cli.flags);
   const f = cli.flags;
@@ -87,6 +96,8 @@ export async function run(argv: string[]): Promise<number> {
     cursor: f.cursor === true || (f.cursor !== false && isDir(join(cwd, '.cursor'))),
     cursorAuto: f.cursor === undefined,
     svcYaml: { scope: f.scope?.trim(), domain: f.domain?.trim() },
+    approve: f.approve !== false,
+    asyncInject: f.asyncInject === true,
   };
 
   // Every file is read and checked before anything is written: a malformed one stops the run
@@ -114,12 +125,16 @@ interface PlanContext {
   cursor: boolean;
   cursorAuto: boolean;
   svcYaml: { scope?: string; domain?: string };
+  approve: boolean;
+  asyncInject: boolean;
 }
 
 async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipped: InitSummary['skipped']; notes: string[] }> {
   const files: PlannedFile[] = [];
   const skipped: InitSummary['skipped'] = [];
   const notes: string[] = [];
+  /** Machine-local files svc writes in the project, for its .gitignore. */
+  const ignore: string[] = [];
   const { home, cwd, scope } = ctx;
 
   // The shim: every hook and MCP entry calls it, so moving the install only needs `svc init`.
@@ -134,13 +149,13 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
   files.push({
     path: paths.claudeSettings,
     role: `Claude Code hooks (${events.join(', ')})`,
-    content: formatJson(withClaudeHooks(settings.data, paths.claudeSettings, home)),
+    content: formatJson(withClaudeHooks(settings.data, paths.claudeSettings, { asyncInject: ctx.asyncInject })),
   });
   const mcp = readJsonObject(paths.claudeMcp);
   files.push({
     path: paths.claudeMcp,
     role: `Claude Code MCP server "${MCP_SERVER_KEY}" (${scope === 'project' ? 'project scope' : 'user scope'})`,
-    content: formatJson(withMcpServer(mcp.data, paths.claudeMcp, MCP_SERVER_KEY, mcpEntry({ home, storePath: ctx.storePath, stdioType: true }))),
+    content: formatJson(withMcpServer(mcp.data, paths.claudeMcp, MCP_SERVER_KEY, mcpEntry('claude-code'))),
     // ~/.claude.json holds Claude Code's private state: never widen its mode.
     mode: scope === 'global' ? 0o600 : 0o644,
   });
@@ -148,7 +163,21 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
     notes.push('Claude Code rewrites ~/.claude.json while it runs: if it was open, restart it (and re-run svc init if the server is missing).');
   }
   if (scope === 'project') {
-    notes.push(`Claude Code asks once to approve the "${MCP_SERVER_KEY}" server from .mcp.json; approve it (or run /mcp) in this project.`);
+    // A project's .mcp.json server loads only once approved (each person, on their machine).
+    const local = claudeLocalSettings(cwd);
+    if (ctx.approve) {
+      files.push({
+        path: local,
+        role: `Claude Code local settings: approves the "${MCP_SERVER_KEY}" server of .mcp.json (this machine only)`,
+        content: formatJson(withMcpApproval(readJsonObject(local).data, local, MCP_SERVER_KEY)),
+      });
+      ignore.push('.claude/settings.local.json');
+    } else {
+      notes.push(`Claude Code shows the "${MCP_SERVER_KEY}" server of .mcp.json as pending until you approve it: run claude here and accept it (or svc init without --no-approve).`);
+    }
+    if (!isTrusted(cwd, home)) {
+      notes.push(`Claude Code has not been told to trust ${projectRootOf(cwd)}: until you run claude there once and accept the trust dialog, interactive sessions skip the project's hooks (claude -p runs them).`);
+    }
   }
   const other = claudePaths(scope === 'project' ? 'global' : 'project', cwd, home).claudeSettings;
   if (other !== paths.claudeSettings && hasSvcHooks(other)) {
@@ -167,7 +196,7 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
     files.push({
       path,
       role: `Claude Desktop MCP server "${MCP_SERVER_KEY}"`,
-      content: formatJson(withMcpServer(desktop.data, path, MCP_SERVER_KEY, mcpEntry({ home, storePath: ctx.storePath }))),
+      content: formatJson(withMcpServer(desktop.data, path, MCP_SERVER_KEY, mcpEntry('desktop', home))),
     });
     notes.push('Restart Claude Desktop to load the MCP server.');
   }
@@ -179,20 +208,16 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
     files.push({
       path: c.mcp,
       role: `Cursor MCP server "${MCP_SERVER_KEY}" (lean tool profile)`,
-      content: formatJson(withMcpServer(cursorMcp.data, c.mcp, MCP_SERVER_KEY, mcpEntry({ home, storePath: ctx.storePath, extraEnv: { ...CURSOR_MCP_ENV } }))),
+      content: formatJson(withMcpServer(cursorMcp.data, c.mcp, MCP_SERVER_KEY, mcpEntry('cursor'))),
     });
     const cursorHooks = readJsonObject(c.hooks);
     files.push({
       path: c.hooks,
       role: `Cursor hooks (${CURSOR_HOOKS.map((h) => h.event).join(', ')})`,
-      content: formatJson(withCursorHooks(cursorHooks.data, c.hooks, home)),
+      content: formatJson(withCursorHooks(cursorHooks.data, c.hooks)),
     });
     files.push({ path: c.rules, role: 'Cursor rules: how to use svc memory', content: CURSOR_STATIC_RULES_TEXT });
-    files.push({
-      path: c.gitignore,
-      role: `.gitignore: ${CURSOR_DYNAMIC_RULES_GLOB} (written at run time)`,
-      content: withGitignoreLine(readTextOrNull(c.gitignore), CURSOR_DYNAMIC_RULES_GLOB),
-    });
+    ignore.push(CURSOR_DYNAMIC_RULES_GLOB);
   } else {
     skipped.push({ what: 'Cursor', reason: ctx.cursorAuto ? 'no .cursor/ folder here (use --cursor to set it up)' : '--no-cursor' });
   }
@@ -205,6 +230,11 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
       role: `.svc.yaml: ${[ctx.svcYaml.scope && `scope ${ctx.svcYaml.scope}`, ctx.svcYaml.domain && `domain ${ctx.svcYaml.domain}`].filter(Boolean).join(', ')}`,
       content: await svcYamlWith(path, { scope: ctx.svcYaml.scope, domain: ctx.svcYaml.domain }),
     });
+  }
+  if (ignore.length > 0) {
+    const gitignore = join(cwd, '.gitignore');
+    const content = ignore.reduce<string>((text, line) => withGitignoreLine(text, line), readTextOrNull(gitignore) ?? '');
+    files.push({ path: gitignore, role: `.gitignore: ${ignore.join(', ')} (machine-local)`, content });
   }
   notes.push('Run svc doctor to check the wiring.');
   return { files, skipped, notes };

@@ -48,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!f.token || f.token.trim() === '') throw invalid('--token is required (an API key from the server)');
   const url = normalizeUrl(f.url);
   const token = f.token.trim();
-  const scopes = f.scopes === undefined ? undefined : splitList(f.scopes)!;
+  const scopes = f.scopes === undefined ? undefined : splitList(f.scopes, 'scopes')!;
 
   const me = await checkToken(url, token);
   if (!me.ok) throw new SvcError('invalid', `${me.error}; .svc.yaml was not written`);

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { errorLine } from '../../engine/text.js';
 
 // A real MCP handshake with a configured stdio server, the way a host does it: spawn the command
 // with the host's default environment plus the entry's env, initialize, list every tool page.
@@ -53,14 +54,10 @@ export async function mcpHandshake(server: StdioServer, timeoutMs = 20_000): Pro
     const tools = await Promise.race([work, deadline]);
     return { ok: true, tools, ms: performance.now() - t0 };
   } catch (err) {
-    return { ok: false, error: oneLine(err), stderr: stderr.trim(), ms: performance.now() - t0 };
+    return { ok: false, error: errorLine(err), stderr: stderr.trim(), ms: performance.now() - t0 };
   } finally {
     clearTimeout(timer);
     await client.close().catch(() => {});
   }
 }
 
-function oneLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return (text.split('\n').find((l) => l.trim()) ?? 'unknown error').trim().slice(0, 300);
-}

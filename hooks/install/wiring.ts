@@ -1,6 +1,8 @@
 import { homedir, platform } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shellQuote } from '../../engine/text.js';
+import { HOST_TIMEOUT_S, type HookName } from '../hook-names.js';
 
 // What `svc init` writes and `svc doctor` checks, in one place: the hook tables for each host,
 // where each host keeps its settings, the shim, and how svc's own entries are recognised among
@@ -11,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 /** Claude Code: settings.json `hooks` -> event -> matcher group -> `{type: "command", ...}`. */
 export interface ClaudeHookSpec {
   event: string;
-  hook: string;
+  hook: HookName;
   /** Tool-name pattern for tool events (PostToolUse); omitted for events without matchers. */
   matcher?: string;
   /** Seconds before Claude Code cancels the hook (its default for command hooks is 600). */
@@ -20,24 +22,36 @@ export interface ClaudeHookSpec {
   async?: boolean;
 }
 
+const claude = (event: string, hook: HookName, matcher?: string): ClaudeHookSpec => ({ event, hook, ...(matcher ? { matcher } : {}), timeout: HOST_TIMEOUT_S[hook] });
+
+// hook-inject runs synchronously: Claude Code hands an asynchronous hook's context to the model
+// only with the next request, so the memory for a prompt would arrive one prompt late (and never
+// in `claude -p`). It answers in ~0.2 s and gives way to BM25 within its limit.
 export const CLAUDE_HOOKS: readonly ClaudeHookSpec[] = [
-  { event: 'SessionStart', hook: 'hook-session-guard', timeout: 15 },
-  { event: 'SessionStart', hook: 'hook-session-remind', timeout: 15 },
-  { event: 'SessionStart', hook: 'hook-session-mark', timeout: 15 },
-  // The prompt-time injection: asynchronous, 90 s ceiling (spec/cli.md, init and Limits).
-  { event: 'UserPromptSubmit', hook: 'hook-inject', timeout: 90, async: true },
-  { event: 'UserPromptSubmit', hook: 'hook-correction-detect', timeout: 15 },
-  { event: 'PostToolUse', hook: 'hook-observe', matcher: '*', timeout: 15 },
-  { event: 'PostToolUse', hook: 'hook-revert-detect', matcher: '*', timeout: 15 },
-  { event: 'Stop', hook: 'hook-learn-check', timeout: 30 },
-  { event: 'PreCompact', hook: 'hook-session-remind', timeout: 15 },
-  { event: 'SessionEnd', hook: 'hook-session-mark', timeout: 15 },
+  claude('SessionStart', 'hook-session-guard'),
+  claude('SessionStart', 'hook-session-remind'),
+  claude('SessionStart', 'hook-session-mark'),
+  claude('UserPromptSubmit', 'hook-inject'),
+  claude('UserPromptSubmit', 'hook-correction-detect'),
+  claude('PostToolUse', 'hook-observe', '*'),
+  claude('PostToolUse', 'hook-revert-detect', '*'),
+  claude('Stop', 'hook-learn-check'),
+  claude('PreCompact', 'hook-session-remind'),
+  claude('SessionEnd', 'hook-session-mark'),
 ];
+
+/** `svc init --async-inject`: the spec's asynchronous install of hook-inject (90 s ceiling), memory one prompt late. */
+export const ASYNC_INJECT = { timeout: 90, async: true } as const;
+
+/** The hook table as installed, with hook-inject asynchronous when asked. */
+export function claudeHooks(opts: { asyncInject?: boolean } = {}): ClaudeHookSpec[] {
+  return CLAUDE_HOOKS.map((h) => (opts.asyncInject && h.hook === 'hook-inject' ? { ...h, ...ASYNC_INJECT } : h));
+}
 
 /** Cursor: `.cursor/hooks.json` `{version: 1, hooks: {eventName: [{command}]}}`. */
 export interface CursorHookSpec {
   event: string;
-  hook: string;
+  hook: HookName;
 }
 
 export const CURSOR_HOOKS: readonly CursorHookSpec[] = [
@@ -49,8 +63,6 @@ export const CURSOR_HOOKS: readonly CursorHookSpec[] = [
 
 /** The key under `mcpServers` that is svc's in every host's config. */
 export const MCP_SERVER_KEY = 'svc';
-/** Tools the lean profile (`SVC_TOOL_PROFILE=lean`) exposes; Cursor gets this profile. */
-export const LEAN_TOOL_COUNT = 11;
 export const CURSOR_MCP_ENV = { SVC_TOOL_PROFILE: 'lean' } as const;
 
 /** Dynamic rules files written at run time by the Cursor hooks: never committed. */
@@ -110,14 +122,21 @@ export function cursorPaths(cwd: string): { dir: string; mcp: string; hooks: str
 
 // ------------------------------------------------------------------ commands and recognition
 
-/** Quotes a word for sh when it needs it. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_/.:@%+=,~-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+/**
+ * The shim as the hosts' files name it: under $HOME, so a project file committed with it works on
+ * every teammate's machine (each runs `svc init` once for their own shim). Claude Code runs hook
+ * commands through a shell and expands ${HOME} in .mcp.json.
+ */
+export const SHIM_FROM_HOME = '.svc/bin/svc-hook';
+
+/** The command a host runs for one hook: the shim through $HOME, then the hook name. */
+export function hookCommand(hook: HookName): string {
+  return `"$HOME/${SHIM_FROM_HOME}" ${hook}`;
 }
 
-/** The command a host runs for one hook: the shim by absolute path, then the hook name. */
-export function hookCommand(hook: string, home = homedir()): string {
-  return `${shellQuote(shimPath(home))} ${hook}`;
+/** `$HOME` and `${HOME}` in a command as the host's shell would expand them. */
+export function expandHome(text: string, home = homedir()): string {
+  return text.replace(/\$\{HOME\}|\$HOME\b/g, home);
 }
 
 const SHIM_WORD = /(^|[\s/'"])svc-hook(?=$|[\s'"])/;
@@ -150,15 +169,28 @@ export interface McpEntry {
 }
 
 /**
- * svc's MCP server entry: the shim with `mcp` (so moving the install only needs `svc init`
- * again), SVC_PATH in env only when the user set one, plus host-specific env (Cursor: lean).
+ * svc's MCP server entry for each host: always the shim with `mcp` (so moving the install only
+ * needs `svc init` again, and the shim carries the store). Claude Code's names the shim through
+ * ${HOME}, which it expands; Cursor's starts it through `sh`, which expands $HOME on any machine;
+ * Claude Desktop's config is this machine's own file and names the shim's absolute path.
  */
-export function mcpEntry(opts: { home?: string; storePath?: string; extraEnv?: Record<string, string>; stdioType?: boolean }): McpEntry {
-  const env: Record<string, string> = { ...(opts.extraEnv ?? {}) };
-  if (opts.storePath) env.SVC_PATH = opts.storePath;
-  const entry: McpEntry = opts.stdioType ? { type: 'stdio', command: shimPath(opts.home), args: ['mcp'] } : { command: shimPath(opts.home), args: ['mcp'] };
-  if (Object.keys(env).length > 0) entry.env = env;
-  return entry;
+export function mcpEntry(host: 'claude-code' | 'cursor' | 'desktop', home = homedir()): McpEntry {
+  switch (host) {
+    case 'claude-code':
+      return { type: 'stdio', command: `\${HOME}/${SHIM_FROM_HOME}`, args: ['mcp'] };
+    case 'cursor':
+      return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], env: { ...CURSOR_MCP_ENV } };
+    case 'desktop':
+      return { command: shimPath(home), args: ['mcp'] };
+  }
+}
+
+/** Whether an entry is exactly what `svc init` writes for `host` now (older ones named this machine's paths). */
+export function isCurrentMcpEntry(entry: unknown, host: 'claude-code' | 'cursor' | 'desktop', home = homedir()): boolean {
+  if (typeof entry !== 'object' || entry === null) return false;
+  const want = mcpEntry(host, home);
+  const e = entry as Record<string, unknown>;
+  return e.command === want.command && JSON.stringify(e.args) === JSON.stringify(want.args);
 }
 
 // ------------------------------------------------------------------ the shim
@@ -191,12 +223,12 @@ export function parseShim(text: string): { node: string; cli: string } | null {
   return { node: words[0]!, cli: words[1]! };
 }
 
-/** Splits the simple sh words `shellQuote` produces (bare or single-quoted). */
+/** Splits the simple sh words `shellQuote` produces (bare, single- or double-quoted without escapes). */
 function shellWords(text: string): string[] {
   const words: string[] = [];
-  const re = /\s*((?:'[^']*'|\\'|[^\s'\\])+)/g;
+  const re = /\s*((?:'[^']*'|"[^"]*"|\\'|[^\s'"\\])+)/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
-    words.push(m[1]!.replace(/'([^']*)'|\\'/g, (all, inner: string | undefined) => (all === "\\'" ? "'" : inner ?? '')));
+    words.push(m[1]!.replace(/'([^']*)'|"([^"]*)"|\\'/g, (all, single?: string, double?: string) => (all === "\\'" ? "'" : (single ?? double ?? ''))));
   }
   return words;
 }

@@ -183,6 +183,15 @@ describe('detectCorrection', () => {
     expect(m).toMatchObject({ kind: 'correction', rule: 'i-told-you', excerpt: 'I told you to use tabs.' });
   });
 
+  it('tells "revert that" from an instruction to revert a named thing', () => {
+    for (const p of ['No no no, revert that', 'undo that change', 'revert those edits, they broke the build', 'Roll that back.', 'revert it']) {
+      expect(detectCorrection(p), p).toMatchObject({ kind: 'correction' });
+    }
+    for (const p of ['RUN_TOOL revert that file', 'Revert this file to what main has', 'undo this migration, we are dropping the feature', 'revert those commits on the release branch']) {
+      expect(detectCorrection(p), p).toBeNull();
+    }
+  });
+
   it('ignores what is not a prompt', () => {
     expect(detectCorrection('')).toBeNull();
     expect(detectCorrection('   \n  ')).toBeNull();

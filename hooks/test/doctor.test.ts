@@ -2,9 +2,9 @@ import { describe, it, expect } from 'vitest';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { svc, type SvcRun } from '../../tui/test/run-svc.js';
+import { svc, type SvcRun } from '../../engine/test/support/run-svc.js';
 import { writeTinyModel } from '../../engine/embed/tiny-model.js';
-import { embedderVerdict, runProbe } from '../install/doctor-command.js';
+import { embedderVerdict, runProbe } from '../install/doctor/embedder.js';
 
 // `svc doctor` after a real `svc init`, then with each wire broken on purpose: every failure is
 // named with the command that fixes it, and doctor exits 1.
@@ -35,6 +35,8 @@ async function installed(opts: { cursor?: boolean; global?: boolean } = {}): Pro
   if (opts.cursor) mkdirSync(join(project, '.cursor'));
   const baseEnv = { HOME: home, SVC_PATH: '', XDG_CONFIG_HOME: '', SVC_EMBED: '', SVC_EMBED_MODEL: '', SVC_TOOL_PROFILE: '' };
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) => svc(args, { cwd: project, env: { ...baseEnv, ...env } });
+  // Claude Code has been run here once and told to trust the folder (claude.trust checks it).
+  writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [project]: { hasTrustDialogAccepted: true } } }));
   const init = await run(['init', ...(opts.global ? ['--global'] : [])]);
   expect(init.code, init.stderr).toBe(0);
   const learn = await run(['learn', 'Deploys happen on Tuesdays']);
@@ -78,6 +80,8 @@ describe('svc doctor', () => {
     expect(checks.map((c) => c.check)).toEqual([
       'shim',
       'claude.mcp',
+      'claude.approval',
+      'claude.trust',
       'hooks.SessionStart',
       'hooks.UserPromptSubmit',
       'hooks.PostToolUse',
@@ -85,12 +89,13 @@ describe('svc doctor', () => {
       'hooks.PreCompact',
       'hooks.SessionEnd',
       'desktop',
-      'storage',
-      'embedder',
       'cursor.mcp',
       'cursor.hooks',
       'cursor.rules',
       'cursor.gitignore',
+      'storage',
+      'hooks.failures',
+      'embedder',
     ]);
     expect(byName(checks, 'storage').message).toMatch(/1 engrams/);
     expect(byName(checks, 'embedder').message).toMatch(/bge-small-en-v1\.5 loads and runs/);
@@ -98,7 +103,7 @@ describe('svc doctor', () => {
     const text = await s.run(['doctor', '--no-handshake', '--no-json']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^ok {4}shim/m);
-    expect(text.stdout).toMatch(/15 ok, 0 warning\(s\), 0 failure\(s\)/);
+    expect(text.stdout).toMatch(/18 ok, 0 warning\(s\), 0 failure\(s\)/);
   });
 
   it('a deleted shim fails with its fix, and the fix works', async () => {
@@ -109,6 +114,9 @@ describe('svc doctor', () => {
     expect(byName(checks, 'shim')).toMatchObject({ status: 'fail', fix: 'svc init' });
     expect(byName(checks, 'shim').message).toMatch(/missing/);
     expect(byName(checks, 'claude.mcp')).toMatchObject({ status: 'fail', fix: 'svc init' });
+    // The hooks point at the missing shim: they run nothing, and doctor does not call them wired.
+    expect(byName(checks, 'hooks.UserPromptSubmit')).toMatchObject({ status: 'fail', fix: 'svc init' });
+    expect(byName(checks, 'hooks.UserPromptSubmit').message).toBe(`hook-inject (project), hook-correction-detect (project) wired to ${s.shim}, which is missing: no hook runs`);
     const text = await s.run(['doctor', '--no-handshake', '--no-json']);
     expect(text.stdout).toMatch(/^fail {2}shim .*missing.*\n\s+fix: svc init$/m);
 
@@ -147,11 +155,49 @@ describe('svc doctor', () => {
   it('an older install (svc hook-… called directly) is a warning to re-run init', async () => {
     const s = await installed();
     const path = join(s.project, '.claude', 'settings.json');
-    writeFileSync(path, readFileSync(path, 'utf8').replaceAll(`${s.shim} hook-`, 'svc hook-'));
+    writeFileSync(path, readFileSync(path, 'utf8').replaceAll('\\"$HOME/.svc/bin/svc-hook\\" hook-', 'svc hook-'));
     const { run, checks } = await s.doctor();
     expect(run.code).toBe(0);
     expect(byName(checks, 'hooks.Stop')).toMatchObject({ status: 'warn', fix: 'svc init' });
     expect(byName(checks, 'hooks.Stop').message).toMatch(/older install/);
+  });
+
+  it('files that name this machine\'s paths (an older svc init) are a warning, and init rewrites them', async () => {
+    const s = await installed();
+    const settings = join(s.project, '.claude', 'settings.json');
+    writeFileSync(settings, readFileSync(settings, 'utf8').replaceAll('\\"$HOME/.svc/bin/svc-hook\\"', s.shim));
+    const mcp = join(s.project, '.mcp.json');
+    writeFileSync(mcp, JSON.stringify({ mcpServers: { svc: { type: 'stdio', command: s.shim, args: ['mcp'] } } }));
+    const { run, checks } = await s.doctor();
+    expect(run.code).toBe(0);
+    expect(byName(checks, 'claude.mcp')).toMatchObject({ status: 'warn', message: expect.stringMatching(/names this machine's paths/) });
+    expect(byName(checks, 'hooks.UserPromptSubmit').message).toMatch(/hook-inject names this machine's path/);
+    expect((await s.run(['init'])).code).toBe(0);
+    const again = await s.doctor();
+    expect(again.checks.filter((c) => c.status !== 'ok' && c.check !== 'embedder')).toEqual([]);
+    expect(readFileSync(settings, 'utf8')).not.toContain(s.home);
+  });
+
+  it('sees what Claude Code decides itself: the server\'s approval and the folder\'s trust', async () => {
+    const s = await installed();
+    const local = join(s.project, '.claude', 'settings.local.json');
+    writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: ['svc'] }));
+    let r = await s.doctor();
+    expect(r.run.code).toBe(1);
+    expect(byName(r.checks, 'claude.approval')).toMatchObject({ status: 'fail', message: expect.stringMatching(/was rejected/), fix: expect.stringMatching(/^svc init/) });
+    writeFileSync(local, '{}');
+    r = await s.doctor();
+    expect(byName(r.checks, 'claude.approval')).toMatchObject({ status: 'fail', message: expect.stringMatching(/awaits approval: Claude Code shows it as pending/) });
+    // Approval in the user's own settings counts too.
+    mkdirSync(join(s.home, '.claude'), { recursive: true });
+    writeFileSync(join(s.home, '.claude', 'settings.json'), JSON.stringify({ enabledMcpjsonServers: ['svc'] }));
+    r = await s.doctor();
+    expect(byName(r.checks, 'claude.approval')).toMatchObject({ status: 'ok', message: expect.stringContaining(join(s.home, '.claude', 'settings.json')) });
+
+    writeFileSync(join(s.home, '.claude.json'), JSON.stringify({ projects: {} }));
+    r = await s.doctor();
+    expect(r.run.code).toBe(0); // a warning: claude -p still runs the hooks
+    expect(byName(r.checks, 'claude.trust')).toMatchObject({ status: 'warn', fix: `run claude in ${s.project} once and accept the trust dialog` });
   });
 
   it('a removed MCP registration fails; a global install is told to use --global', async () => {
@@ -209,6 +255,19 @@ describe('svc doctor', () => {
     expect(run.code).toBe(1);
     expect(byName(checks, 'storage')).toMatchObject({ status: 'fail', fix: 'svc sync --full' });
     expect(byName(checks, 'storage').message).toMatch(/does not open/);
+  });
+
+  it('SVC_PATH pointing at a file fails storage with the fix, and learn says the same', async () => {
+    const s = await installed();
+    const file = join(s.home, 'not-a-folder');
+    writeFileSync(file, 'x');
+    const r = await s.run(['doctor', '--no-handshake', '--json'], { SVC_PATH: file });
+    const checks = JSON.parse(r.stdout) as Check[];
+    expect(byName(checks, 'storage')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/point SVC_PATH .* at a folder/) });
+    expect(byName(checks, 'storage').message).toMatch(/is a file, not a folder/);
+    const learned = await s.run(['learn', 'x', '--no-json'], { SVC_PATH: file });
+    expect(learned.code).toBe(1);
+    expect(learned.stderr).toBe(`svc: the store path ${file} is a file, not a folder: point SVC_PATH or --path at a folder\n`);
   });
 
   it('quarantined files are reported', async () => {
@@ -295,18 +354,37 @@ describe('svc doctor', () => {
     expect((await s.doctor()).checks.some((c) => c.check === 'cursor.handshake')).toBe(false);
   });
 
-  it('handshakes with the real `svc mcp` as init configured it', async () => {
+  it('handshakes with the real `svc mcp` as init configured it, for Claude Code and Cursor', async () => {
     const s = await installed({ cursor: true });
-    const { checks } = await s.doctor([]);
-    const h = byName(checks, 'cursor.handshake');
-    if (h.status === 'ok') {
-      expect(h.message).toMatch(/ 11 tools/);
-    } else {
-      // Until `svc mcp` serves the lean profile this is a correct failing line.
-      expect(h.status).toBe('fail');
-      expect(h.fix).toMatch(/^svc init --cursor/);
-      expect(h.message).toContain(s.shim);
-    }
+    const { run, checks } = await s.doctor([]);
+    expect(run.code, JSON.stringify(checks, null, 2)).toBe(0);
+    expect(byName(checks, 'claude.handshake')).toMatchObject({ status: 'ok', message: expect.stringMatching(/^live MCP handshake: 39 tools \(full profile\), ready in \d+ ms$/) });
+    expect(byName(checks, 'cursor.handshake')).toMatchObject({ status: 'ok', message: expect.stringMatching(/ 11 tools \(lean profile\)/) });
+
+    // A Claude Code entry whose server does not start fails its handshake, naming the command.
+    const mcpPath = join(s.project, '.mcp.json');
+    const mcp = readJson(mcpPath);
+    mcp.mcpServers.svc = { command: process.execPath, args: ['-e', 'process.exit(3)', 'mcp'] };
+    writeJson(mcpPath, mcp);
+    const broken = await s.doctor([]);
+    expect(broken.run.code).toBe(1);
+    expect(byName(broken.checks, 'claude.handshake')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/^svc init; if it still fails, run /) });
+    expect(byName(broken.checks, 'claude.handshake').message).toMatch(/^MCP handshake with `.*process\.exit\(3\).*` failed: /);
+  });
+
+  it('shows the hooks\' recent failures, which the host never sees', async () => {
+    const s = await installed();
+    const event = JSON.stringify({ session_id: 's1', hook_event_name: 'UserPromptSubmit', prompt: 'when do deploys happen', cwd: s.project });
+    // Out of time: the hook answers nothing and exits 0, as the host needs; the failure is logged.
+    const hook = await svc(['hook-inject'], { cwd: s.project, input: event, env: { HOME: s.home, SVC_PATH: '', SVC_HOOK_TIMEOUT_MS: '1' } });
+    expect({ code: hook.code, stdout: hook.stdout, stderr: hook.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
+    const { run, checks } = await s.doctor();
+    expect(run.code).toBe(0); // a warning
+    const f = byName(checks, 'hooks.failures') as Check & { details: string[] };
+    expect(f).toMatchObject({ status: 'warn', fix: expect.stringContaining(join(s.store, 'logs', 'hook-failures.jsonl')) });
+    expect(f.details).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT.* hook-inject: hook-inject ran out of time$/)]);
+    const text = await s.run(['doctor', '--no-handshake', '--no-json']);
+    expect(text.stdout).toMatch(/^warn {2}hooks\.failures .*not shown to the host; newest first:\n\s+\d{4}-.* hook-inject: hook-inject ran out of time\n\s+fix: the full log is /m);
   });
 });
 

@@ -1,13 +1,16 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { svc, svcJson, tempStore, type SvcRun } from '../../tui/test/run-svc.js';
+import { svc, svcJson, tempStore, type SvcRun } from '../../engine/test/support/run-svc.js';
+import { HOOK_NAMES } from '../hook-names.js';
+import { FAILURE_LOG, logHookFailure, recentHookFailures } from '../handlers/failure-log.js';
 import { LocalStore } from '../../engine/store/local-store.js';
-import { modelFolder } from '../../engine/embed/fastembed-embedder.js';
+import { modelFolder } from '../../engine/embed/model-layout.js';
 import { writeTinyModel } from '../../engine/embed/tiny-model.js';
 import { learn as learnOp } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
+import { FULL, PARTIAL, RERANK_QUERY, RERANKER, installInvertedReranker } from '../../engine/test/support/rerank-fixture.js';
 
 // Every hook as a real child process (the compiled dist/tui/cli.js), fed the event JSON its host
 // sends, with a temporary store (SVC_PATH) and a temporary HOME.
@@ -16,7 +19,8 @@ const home = mkdtempSync(join(tmpdir(), 'svc-hooks-home-'));
 
 function hook(name: string, event: unknown, store: string, env: NodeJS.ProcessEnv = {}): Promise<SvcRun> {
   const input = typeof event === 'string' ? event : JSON.stringify(event);
-  return svc([name], { store, input, env: { HOME: home, SVC_DEBUG: '', SVC_EMBED: 'off', ...env } });
+  // AI_AGENT names the host's version (Claude Code sets it for hooks): none unless a test says.
+  return svc([name], { store, input, env: { HOME: home, SVC_DEBUG: '', SVC_EMBED: 'off', AI_AGENT: '', ...env } });
 }
 
 async function learn(store: string, statement: string): Promise<string> {
@@ -100,8 +104,14 @@ describe('Claude Code hooks', () => {
     expect(context(run)).toContain('billing-service deploys to staging with helm');
   });
 
-  it('hook-inject honours SVC_INJECT_BUDGET', async () => {
-    quiet(await hook('hook-inject', prompt('inj-4', 'install the dependencies with npm'), store, { SVC_INJECT_BUDGET: '3' }));
+  it('hook-inject honours SVC_INJECT_BUDGET within the one rule for budgets (50 to 100,000 tokens)', async () => {
+    const many = tempStore('budget');
+    for (let i = 0; i < 8; i++) await svc(['learn', `Install dependency group ${i} with pnpm, never with npm, and pin versions`], { store: many });
+    const small = context(await hook('hook-inject', prompt('inj-4', 'install the dependencies with npm'), many, { SVC_INJECT_BUDGET: '50' }));
+    const full = context(await hook('hook-inject', prompt('inj-5', 'install the dependencies with npm'), many));
+    expect(small.match(/\(ENG-/g)!.length).toBeLessThan(full.match(/\(ENG-/g)!.length);
+    // Out of the rule it is ignored, as a hook never fails: the default applies.
+    expect(context(await hook('hook-inject', prompt('inj-6', 'install the dependencies with npm'), many, { SVC_INJECT_BUDGET: '3' })).match(/\(ENG-/g)!.length).toBe(full.match(/\(ENG-/g)!.length);
   });
 
   it('hook-inject never creates a store', async () => {
@@ -141,6 +151,15 @@ describe('Claude Code hooks', () => {
     quiet(await hook('hook-learn-check', stop('lc-1'), store));
   });
 
+  it('hook-learn-check answers as context, not as an error, where the host version takes it', async () => {
+    await hook('hook-correction-detect', prompt('lc-q', 'I told you to use tabs'), store);
+    const quietForm = JSON.parse((await hook('hook-learn-check', stop('lc-q'), store, { AI_AGENT: 'claude-code_2-1-197_harness' })).stdout);
+    expect(quietForm).toEqual({ hookSpecificOutput: { hookEventName: 'Stop', additionalContext: expect.stringContaining('I told you to use tabs') } });
+    await hook('hook-correction-detect', prompt('lc-q', 'no, use pnpm instead'), store);
+    const older = JSON.parse((await hook('hook-learn-check', stop('lc-q'), store, { AI_AGENT: 'claude-code_2-1-162_harness' })).stdout);
+    expect(older).toMatchObject({ decision: 'block', reason: expect.stringContaining('no, use pnpm instead') });
+  });
+
   it('hook-learn-check leaves the reminder for a later stop while a Stop hook is already continuing', async () => {
     await hook('hook-correction-detect', prompt('lc-2', 'stop adding emojis to commit messages'), store);
     quiet(await hook('hook-learn-check', stop('lc-2', true), store));
@@ -172,6 +191,12 @@ describe('Claude Code hooks', () => {
     expect(state.ended_at).toEqual(expect.any(String));
     const episodes = await withOpen(store, (s) => s.queryEpisodes({ session: 'sm-1' }));
     expect(episodes.map((e) => e.summary)).toEqual([expect.stringContaining('You forgot to update the changelog again')]);
+  });
+
+  it('hook-session-mark records nothing for a session that ends without having started (claude mcp list)', async () => {
+    quiet(await hook('hook-session-mark', { session_id: 'stray-1', hook_event_name: 'SessionEnd', reason: 'other' }, store));
+    expect(existsSync(join(store, 'sessions', 'hooks', 'stray-1.json'))).toBe(false);
+    expect(await withOpen(store, (s) => s.queryEpisodes({ session: 'stray-1' }))).toEqual([]);
   });
 
   it('hook-session-remind states the protocol at SessionStart and guides compaction at PreCompact', async () => {
@@ -262,6 +287,31 @@ describe('hook-inject and the dense leg', () => {
     expect(await withOpen(store, async (s) => s.vectorStats(BGE).pending)).toBe(0);
   });
 
+  it('answers with BM25 alone when the model does not load within its budget', async () => {
+    const store = tempStore('cold');
+    writeTinyModel(modelFolder(store, BGE), { synonyms: [['car', 'automobile']] });
+    await learn(store, 'automobile');
+    await learn(store, 'Park the car in the garage');
+    // A budget of 0 ms: the model is "cold" whatever the disk; the answer still comes, from BM25.
+    const text = context(await hook('hook-inject', prompt('d-cold', 'car'), store, { ...dense, SVC_HOOK_DENSE_BUDGET_MS: '0' }));
+    expect(text).toContain('Park the car in the garage');
+    expect(text).not.toMatch(/- automobile \(ENG-/);
+  });
+
+  it('reranks with SVC_RERANKER when the cross-encoder is ready within the budget', async () => {
+    const store = tempStore('hook-rerank');
+    await learn(store, FULL);
+    await learn(store, PARTIAL);
+    installInvertedReranker(store);
+    const plain = context(await hook('hook-inject', prompt('d-rr', RERANK_QUERY), store));
+    expect(plain.indexOf(FULL)).toBeLessThan(plain.indexOf(PARTIAL));
+    const reranked = context(await hook('hook-inject', prompt('d-rr', RERANK_QUERY), store, { SVC_RERANKER: RERANKER }));
+    expect(reranked.indexOf(PARTIAL)).toBeLessThan(reranked.indexOf(FULL));
+    // Not ready in time: recall's order, and the prompt still gets its memory.
+    const late = context(await hook('hook-inject', prompt('d-rr', RERANK_QUERY), store, { SVC_RERANKER: RERANKER, SVC_HOOK_DENSE_BUDGET_MS: '0' }));
+    expect(late.indexOf(FULL)).toBeLessThan(late.indexOf(PARTIAL));
+  });
+
   it('runs BM25 alone rather than embed a large backlog inside a hook', async () => {
     const store = tempStore('backlog');
     writeTinyModel(modelFolder(store, BGE));
@@ -342,20 +392,7 @@ describe('Cursor hooks', () => {
 });
 
 describe('fail open', () => {
-  const HOOKS = [
-    'hook-inject',
-    'hook-observe',
-    'hook-learn-check',
-    'hook-session-guard',
-    'hook-session-mark',
-    'hook-session-remind',
-    'hook-correction-detect',
-    'hook-revert-detect',
-    'hook-cursor-session-start',
-    'hook-cursor-prompt',
-    'hook-cursor-after-edit',
-    'hook-cursor-stop',
-  ];
+  const HOOKS = HOOK_NAMES;
   const FALLBACK: Record<string, string> = {
     'hook-cursor-session-start': '{}',
     'hook-cursor-prompt': '{"continue":true}',
@@ -400,6 +437,20 @@ describe('fail open', () => {
     expect(run.stderr).toBe('');
     if (name === 'hook-cursor-session-start') expect(Object.keys(JSON.parse(run.stdout))).toEqual(['additional_context']);
     else expect(run.stdout).toBe(expected);
+  });
+
+  it('logs each failure in the store, bounded, and never creates a store to do so', async () => {
+    const root = tempStore('failure-log');
+    mkdirSync(root, { recursive: true });
+    for (let i = 0; i < 400; i++) logHookFailure(root, new Error(`failure ${i} ${'x'.repeat(300)}\nsecond line`), 'hook-inject');
+    const size = statSync(join(root, FAILURE_LOG)).size;
+    expect(size).toBeLessThanOrEqual(64 * 1024);
+    const recent = recentHookFailures(root, 3);
+    expect(recent.map((f) => f.error.slice(0, 12))).toEqual(['failure 399 ', 'failure 398 ', 'failure 397 ']);
+    expect(recent[0]).toMatchObject({ hook: 'hook-inject', error: expect.not.stringContaining('second line') });
+    const absent = join(tmpdir(), `svc-no-store-${process.pid}`);
+    logHookFailure(absent, new Error('x'));
+    expect(existsSync(absent)).toBe(false);
   });
 
   it('gives up quietly when out of time ($SVC_HOOK_TIMEOUT_MS), printing the harmless default once', async () => {

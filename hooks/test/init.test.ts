@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { CLI, svc, type SvcRun } from '../../tui/test/run-svc.js';
+import { CLI, svc, type SvcRun } from '../../engine/test/support/run-svc.js';
 
 // `svc init` and `svc init-remote` as real processes, in a temporary HOME and project folder.
 
@@ -88,8 +88,11 @@ function svcHooksByEvent(settings: any): Record<string, string[]> {
   return out;
 }
 
+const SHIM_CMD = '"$HOME/.svc/bin/svc-hook"';
+const MCP_CLAUDE = { type: 'stdio', command: '${HOME}/.svc/bin/svc-hook', args: ['mcp'] };
+
 describe('svc init', () => {
-  it('wires Claude Code in the project: shim, hooks with the async inject, MCP server', async () => {
+  it('wires Claude Code in the project: shim, synchronous hooks, MCP server, approval; no file names this machine', async () => {
     const s = sandbox();
     const { run, data } = await s.json(['init']);
     expect(run.code, run.stderr).toBe(0);
@@ -103,24 +106,50 @@ describe('svc init', () => {
     const settings = readJson(join(s.project, '.claude', 'settings.json'));
     expect(svcHooksByEvent(settings)).toEqual(EXPECTED_CLAUDE);
     const inject = settings.hooks.UserPromptSubmit[0].hooks[0];
-    expect(inject).toEqual({ type: 'command', command: `${s.shim} hook-inject`, timeout: 90, async: true });
+    // Synchronous, so the memory reaches the prompt it was asked for; the host's limit is the outer one.
+    expect(inject).toEqual({ type: 'command', command: `${SHIM_CMD} hook-inject`, timeout: 10 });
     expect(settings.hooks.PostToolUse[0].matcher).toBe('*');
-    for (const h of settings.hooks.SessionStart[0].hooks) expect(h.async).toBeUndefined();
+    for (const h of Object.values<any[]>(settings.hooks).flatMap((g) => g.flatMap((x) => x.hooks))) expect(h.async).toBeUndefined();
+    expect(settings.hooks.Stop[0].hooks[0].timeout).toBe(30);
 
     const mcp = readJson(join(s.project, '.mcp.json'));
-    expect(mcp.mcpServers.svc).toEqual({ type: 'stdio', command: s.shim, args: ['mcp'] });
+    expect(mcp.mcpServers.svc).toEqual(MCP_CLAUDE);
+    // The committed files work on any teammate's machine: no path of this one in them.
+    for (const f of ['.mcp.json', join('.claude', 'settings.json')]) expect(readFileSync(join(s.project, f), 'utf8')).not.toContain(s.home);
+    // The server is approved for this person, in the local (gitignored) settings.
+    expect(readJson(join(s.project, '.claude', 'settings.local.json'))).toEqual({ enabledMcpjsonServers: ['svc'] });
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('.claude/settings.local.json\n');
 
     // Nothing user-global in project mode, no desktop (not installed), no editor (no .cursor/).
     expect(existsSync(join(s.home, '.claude.json'))).toBe(false);
     expect(existsSync(join(s.home, '.claude', 'settings.json'))).toBe(false);
     expect(existsSync(join(s.project, '.cursor'))).toBe(false);
-    expect(data.written.sort()).toEqual([s.shim, join(s.project, '.claude', 'settings.json'), join(s.project, '.mcp.json')].sort());
+    expect(data.written.sort()).toEqual(
+      [s.shim, join(s.project, '.claude', 'settings.json'), join(s.project, '.mcp.json'), join(s.project, '.claude', 'settings.local.json'), join(s.project, '.gitignore')].sort(),
+    );
+    // Claude Code has not been told to trust the folder yet: init says what is left to do.
+    expect(data.notes).toContainEqual(expect.stringMatching(/^Claude Code has not been told to trust .*accept the trust dialog/));
     expect(data.skipped.map((k: any) => k.what).sort()).toEqual(['Claude Desktop', 'Cursor']);
 
     const text = await s.run(['init', '--no-json']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/unchanged\s+~\/\.svc\/bin\/svc-hook/);
     expect(text.stdout).toMatch(/skipped\s+Claude Desktop: not installed/);
+  });
+
+  it('--async-inject installs the spec\'s background inject; --no-approve leaves approval to Claude Code; a rejection is lifted by init', async () => {
+    const s = sandbox();
+    const { run, data } = await s.json(['init', '--async-inject', '--no-approve']);
+    expect(run.code, run.stderr).toBe(0);
+    const settings = readJson(join(s.project, '.claude', 'settings.json'));
+    expect(settings.hooks.UserPromptSubmit[0].hooks[0]).toEqual({ type: 'command', command: `${SHIM_CMD} hook-inject`, timeout: 90, async: true });
+    expect(existsSync(join(s.project, '.claude', 'settings.local.json'))).toBe(false);
+    expect(data.notes).toContainEqual(expect.stringMatching(/pending until you approve it/));
+
+    write(join(s.project, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { allow: ['Bash(ls)'] }, disabledMcpjsonServers: ['svc', 'other'] }));
+    expect((await s.run(['init'])).code).toBe(0);
+    expect(readJson(join(s.project, '.claude', 'settings.local.json'))).toEqual({ permissions: { allow: ['Bash(ls)'] }, disabledMcpjsonServers: ['other'], enabledMcpjsonServers: ['svc'] });
+    expect(readJson(join(s.project, '.claude', 'settings.json')).hooks.UserPromptSubmit[0].hooks[0].async).toBeUndefined();
   });
 
   it('is idempotent: a second run leaves every file byte-identical and writes nothing', async () => {
@@ -135,7 +164,7 @@ describe('svc init', () => {
     expect(again.data.written).toEqual([]);
     expect(again.data.files.every((f: any) => f.status === 'unchanged')).toBe(true);
     expect(snapshot(s.home, s.project)).toEqual(first);
-    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('node_modules\ndist\n.cursor/rules/svc-dynamic*.mdc\n');
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('node_modules\ndist\n.claude/settings.local.json\n.cursor/rules/svc-dynamic*.mdc\n');
   });
 
   it('keeps every entry the user had and migrates older svc entries', async () => {
@@ -181,7 +210,7 @@ describe('svc init', () => {
     const mcp = readJson(join(s.project, '.mcp.json'));
     expect(Object.keys(mcp.mcpServers)).toEqual(['github', 'svc']);
     expect(mcp.mcpServers.github).toEqual({ command: 'npx', args: ['-y', 'gh-mcp'] });
-    expect(mcp.mcpServers.svc.command).toBe(s.shim);
+    expect(mcp.mcpServers.svc).toEqual(MCP_CLAUDE);
 
     const desktop = readJson(join(s.home, '.config', 'Claude', 'claude_desktop_config.json'));
     expect(desktop.globalShortcut).toBe('Ctrl+Space');
@@ -200,14 +229,14 @@ describe('svc init', () => {
     const state = readJson(join(s.home, '.claude.json'));
     expect(state.numStartups).toBe(4);
     expect(state.projects).toEqual({ '/x': { allowedTools: [] } });
-    expect(state.mcpServers.svc).toEqual({ type: 'stdio', command: s.shim, args: ['mcp'] });
+    expect(state.mcpServers.svc).toEqual(MCP_CLAUDE);
     expect(statSync(join(s.home, '.claude.json')).mode & 0o777).toBe(0o600);
-    expect(existsSync(join(s.project, '.claude'))).toBe(false);
+    expect(existsSync(join(s.project, '.claude'))).toBe(false); // nothing to approve: user-scope servers load as they are
     expect(existsSync(join(s.project, '.mcp.json'))).toBe(false);
     expect((await s.run(['init', '--global', '--project'])).code).toBe(1);
   });
 
-  it('registers in the desktop assistant when it is installed, unless --no-desktop; SVC_PATH goes into env', async () => {
+  it('registers in the desktop assistant when it is installed, unless --no-desktop; SVC_PATH goes into the shim only', async () => {
     const s = sandbox();
     const desktopConfig = join(s.home, '.config', 'Claude', 'claude_desktop_config.json');
     mkdirSync(join(s.home, '.config', 'Claude'), { recursive: true });
@@ -218,9 +247,10 @@ describe('svc init', () => {
     const store = join(s.home, 'elsewhere', 'store');
     const { run } = await s.json(['init'], { env: { SVC_PATH: store } });
     expect(run.code).toBe(0);
-    expect(readJson(desktopConfig).mcpServers.svc).toEqual({ command: s.shim, args: ['mcp'], env: { SVC_PATH: store } });
-    expect(readJson(join(s.project, '.mcp.json')).mcpServers.svc.env).toEqual({ SVC_PATH: store });
-    // Hooks get the same store by default (the host's own SVC_PATH still wins).
+    // The desktop's config is this machine's own file: the shim's absolute path.
+    expect(readJson(desktopConfig).mcpServers.svc).toEqual({ command: s.shim, args: ['mcp'] });
+    expect(readJson(join(s.project, '.mcp.json')).mcpServers.svc).toEqual(MCP_CLAUDE);
+    // Hooks and servers get the store from the shim (the host's own SVC_PATH still wins): no project file names it.
     expect(readFileSync(s.shim, 'utf8')).toContain(`[ -n "$SVC_PATH" ] || SVC_PATH=${store}\nexport SVC_PATH\n`);
   });
 
@@ -242,17 +272,18 @@ describe('svc init', () => {
     // Auto-detected.
     const { run, data } = await s.json(['init', '--no-desktop']);
     expect(run.code).toBe(0);
-    expect(readJson(join(cursor, 'mcp.json')).mcpServers.svc).toEqual({ command: s.shim, args: ['mcp'], env: { SVC_TOOL_PROFILE: 'lean' } });
+    expect(readJson(join(cursor, 'mcp.json')).mcpServers.svc).toEqual({ command: 'sh', args: ['-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'], env: { SVC_TOOL_PROFILE: 'lean' } });
     const hooks = readJson(join(cursor, 'hooks.json'));
     expect(hooks.version).toBe(1);
     expect(hooks.hooks.beforeShellExecution).toEqual([{ command: './guard.sh' }]);
-    expect(hooks.hooks.afterFileEdit).toEqual([{ command: './format.sh' }, { command: `${s.shim} hook-cursor-after-edit` }]);
-    expect(hooks.hooks.sessionStart).toEqual([{ command: `${s.shim} hook-cursor-session-start` }]);
-    expect(hooks.hooks.beforeSubmitPrompt).toEqual([{ command: `${s.shim} hook-cursor-prompt` }]);
-    expect(hooks.hooks.stop).toEqual([{ command: `${s.shim} hook-cursor-stop` }]);
+    expect(hooks.hooks.afterFileEdit).toEqual([{ command: './format.sh' }, { command: `${SHIM_CMD} hook-cursor-after-edit` }]);
+    expect(hooks.hooks.sessionStart).toEqual([{ command: `${SHIM_CMD} hook-cursor-session-start` }]);
+    expect(hooks.hooks.beforeSubmitPrompt).toEqual([{ command: `${SHIM_CMD} hook-cursor-prompt` }]);
+    expect(hooks.hooks.stop).toEqual([{ command: `${SHIM_CMD} hook-cursor-stop` }]);
+    for (const f of ['mcp.json', 'hooks.json']) expect(readFileSync(join(cursor, f), 'utf8')).not.toContain(s.home);
     const rules = readFileSync(join(cursor, 'rules', 'svc.mdc'), 'utf8');
     expect(rules).toMatch(/^---\ndescription: .+\nalwaysApply: true\n---\n/);
-    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('.cursor/rules/svc-dynamic*.mdc\n');
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('.claude/settings.local.json\n.cursor/rules/svc-dynamic*.mdc\n');
     expect(data.written).toContain(join(cursor, 'rules', 'svc.mdc'));
 
     // --cursor creates the folder where there was none.

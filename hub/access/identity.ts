@@ -1,20 +1,27 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { conflict, invalid, notFound } from '../../engine/errors.js';
 import type { Database, Org, Queryable, Role } from '../contracts.js';
 import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { orgById } from '../data/organizations.js';
 import { hashKey, newApiKey } from './tokens.js';
+import { authChanged } from './epoch.js';
 
-// Users, groups, memberships and API keys of one organization.
+// Users (people and service accounts), groups, memberships, API keys and invitations of one
+// organization. A key acts as the user it belongs to: people mint their own (or redeem an
+// invitation for their first), and only service accounts are given keys by an admin.
 
 export const ROLES: readonly Role[] = ['viewer', 'editor', 'admin'];
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const GROUP_PATH = /^[a-z0-9][a-z0-9_-]*(\/[a-z0-9][a-z0-9_-]*)*$/;
+
+export type UserKind = 'person' | 'service';
 
 export interface User {
   id: string;
   name: string;
   email: string | null;
   role: Role;
+  kind: UserKind;
   active: boolean;
   created_at: string;
 }
@@ -38,18 +45,29 @@ export interface ApiKeyInfo {
   revoked_at: string | null;
 }
 
+export interface Invitation {
+  id: string;
+  user_id: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  redeemed_at: string | null;
+}
+
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 export function checkUserName(name: string): void {
   if (!NAME.test(name)) throw invalid(`user name "${name}" is invalid: 1 to 64 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`);
 }
 
-export async function createUser(db: Queryable, org: Org, input: { name: string; role: Role; email?: string | null }): Promise<User> {
+const USER_COLUMNS = 'id, name, email, role, kind, active, created_at';
+
+export async function createUser(db: Queryable, org: Org, input: { name: string; role: Role; email?: string | null; kind?: UserKind }): Promise<User> {
   checkUserName(input.name);
   const r = await db.query<User>(
-    `INSERT INTO ${ident(org.schema)}.users (id, name, email, role) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (name) DO NOTHING RETURNING id, name, email, role, active, created_at`,
-    [randomUUID(), input.name, input.email ?? null, input.role],
+    `INSERT INTO ${ident(org.schema)}.users (id, name, email, role, kind) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (name) DO NOTHING RETURNING ${USER_COLUMNS}`,
+    [randomUUID(), input.name, input.email ?? null, input.role, input.kind ?? 'person'],
   );
   if (!r.rows[0]) throw conflict(`a user named "${input.name}" exists already`);
   return toUser(r.rows[0]);
@@ -59,15 +77,31 @@ const toUser = (u: User): User => ({ ...u, created_at: iso(u.created_at)! });
 
 export async function listUsers(db: Queryable, org: Org, page: { after?: string; limit: number }): Promise<User[]> {
   const r = await db.query<User>(
-    `SELECT id, name, email, role, active, created_at FROM ${ident(org.schema)}.users WHERE ($1::text IS NULL OR name > $1) ORDER BY name LIMIT $2`,
+    `SELECT ${USER_COLUMNS} FROM ${ident(org.schema)}.users WHERE ($1::text IS NULL OR name > $1) ORDER BY name LIMIT $2`,
     [page.after ?? null, page.limit],
   );
   return r.rows.map(toUser);
 }
 
 export async function getUser(db: Queryable, org: Org, id: string): Promise<User | null> {
-  const r = await db.query<User>(`SELECT id, name, email, role, active, created_at FROM ${ident(org.schema)}.users WHERE id = $1`, [id]);
+  const r = await db.query<User>(`SELECT ${USER_COLUMNS} FROM ${ident(org.schema)}.users WHERE id::text = $1`, [id]);
   return r.rows[0] ? toUser(r.rows[0]) : null;
+}
+
+/**
+ * Changes a user's role or active state. Deactivating also bumps their token version: every hub
+ * token they hold stops working, and their keys are refused while they are inactive.
+ */
+export async function updateUser(db: Queryable, org: Org, id: string, change: { role?: Role; active?: boolean }): Promise<User> {
+  const r = await db.query<User>(
+    `UPDATE ${ident(org.schema)}.users SET role = coalesce($2, role), active = coalesce($3, active),
+            token_version = token_version + CASE WHEN $3 = false AND active THEN 1 ELSE 0 END
+      WHERE id::text = $1 RETURNING ${USER_COLUMNS}`,
+    [id, change.role ?? null, change.active ?? null],
+  );
+  if (!r.rows[0]) throw notFound(`no user ${id}`);
+  await authChanged(db, org);
+  return toUser(r.rows[0]);
 }
 
 const toGroup = (g: Group): Group => ({ ...g, scope: `group:${g.path}`, members: Number(g.members), created_at: iso(g.created_at)! });
@@ -89,6 +123,8 @@ export async function createGroup(db: Queryable, org: Org, path: string): Promis
     [randomUUID(), path, parentId],
   );
   if (!r.rows[0]) throw conflict(`group "${path}" exists already`);
+  // Admins read every group: theirs changed.
+  await authChanged(db, org);
   return toGroup(r.rows[0]);
 }
 
@@ -116,6 +152,7 @@ export async function addMember(db: Queryable, org: Org, groupId: string, userId
      ON CONFLICT (group_id, user_id) DO UPDATE SET read_only = excluded.read_only`,
     [g.rows[0].id, userId, readOnly],
   );
+  await authChanged(db, org);
   const members = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.memberships WHERE group_id = $1`, [g.rows[0].id]);
   return { group: toGroup({ ...g.rows[0], members: Number(members.rows[0]!.n) }), user, read_only: readOnly };
 }
@@ -123,30 +160,43 @@ export async function addMember(db: Queryable, org: Org, groupId: string, userId
 /** Issues a key for a user; the key itself is returned once and never stored. */
 export async function issueApiKey(db: Database, org: Org, userId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
   if (!(await getUser(db, org, userId))) throw invalid(`user_id: no user ${userId} in this organization`);
+  return db.transaction((q) => insertApiKey(q, org, userId, name));
+}
+
+async function insertApiKey(q: Queryable, org: Org, userId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
   const key = newApiKey();
   const hash = hashKey(key);
-  const id = randomUUID();
-  const info = await db.transaction(async (q) => {
-    await q.query(`INSERT INTO ${CONTROL_SCHEMA}.api_key_index (secret_hash, org_id) VALUES ($1, $2)`, [hash, org.id]);
-    const r = await q.query<ApiKeyInfo>(
-      `INSERT INTO ${ident(org.schema)}.api_keys (id, user_id, name, secret_hash, prefix) VALUES ($1, $2, $3, $4, $5)
-       RETURNING id, user_id, name, prefix, created_at, last_used_at, revoked_at`,
-      [id, userId, name, hash, key.slice(0, 12)],
-    );
-    return r.rows[0]!;
-  });
-  return { key, info: toKey(info) };
+  await q.query(`INSERT INTO ${CONTROL_SCHEMA}.api_key_index (secret_hash, org_id) VALUES ($1, $2)`, [hash, org.id]);
+  const r = await q.query<ApiKeyInfo>(
+    `INSERT INTO ${ident(org.schema)}.api_keys (id, user_id, name, secret_hash, prefix) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, user_id, name, prefix, created_at, last_used_at, revoked_at`,
+    [randomUUID(), userId, name, hash, key.slice(0, 12)],
+  );
+  return { key, info: toKey(r.rows[0]!) };
+}
+
+/** Revokes one hub token (a JWT, by its jti) until it would have expired anyway. */
+export async function revokeJwt(db: Queryable, org: Org, jti: string, expiresAt: Date): Promise<void> {
+  await db.query(`INSERT INTO ${ident(org.schema)}.revoked_tokens (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING`, [jti, expiresAt.toISOString()]);
+  await db.query(`DELETE FROM ${ident(org.schema)}.revoked_tokens WHERE expires_at < now()`);
+  await authChanged(db, org);
 }
 
 const toKey = (k: ApiKeyInfo): ApiKeyInfo => ({ ...k, created_at: iso(k.created_at)!, last_used_at: iso(k.last_used_at), revoked_at: iso(k.revoked_at) });
 
-export async function listApiKeys(db: Queryable, org: Org, page: { after?: string; limit: number }): Promise<ApiKeyInfo[]> {
+/** Keys of the organization, or of one user. */
+export async function listApiKeys(db: Queryable, org: Org, page: { after?: string; limit: number; userId?: string }): Promise<ApiKeyInfo[]> {
   const r = await db.query<ApiKeyInfo>(
     `SELECT id, user_id, name, prefix, created_at, last_used_at, revoked_at FROM ${ident(org.schema)}.api_keys
-      WHERE ($1::text IS NULL OR id > $1) ORDER BY id LIMIT $2`,
-    [page.after ?? null, page.limit],
+      WHERE ($1::text IS NULL OR id > $1) AND ($3::text IS NULL OR user_id = $3) ORDER BY id LIMIT $2`,
+    [page.after ?? null, page.limit, page.userId ?? null],
   );
   return r.rows.map(toKey);
+}
+
+export async function getApiKey(db: Queryable, org: Org, id: string): Promise<ApiKeyInfo | null> {
+  const r = await db.query<ApiKeyInfo>(`SELECT id, user_id, name, prefix, created_at, last_used_at, revoked_at FROM ${ident(org.schema)}.api_keys WHERE id = $1`, [id]);
+  return r.rows[0] ? toKey(r.rows[0]) : null;
 }
 
 export async function revokeApiKey(db: Database, org: Org, id: string): Promise<ApiKeyInfo> {
@@ -159,7 +209,59 @@ export async function revokeApiKey(db: Database, org: Org, id: string): Promise<
     const row = r.rows[0];
     if (!row) throw notFound(`no API key ${id}`);
     await q.query(`DELETE FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = $1`, [row.secret_hash]);
+    await authChanged(q, org);
     const { secret_hash: _hash, ...info } = row;
     return toKey(info);
   });
+}
+
+export const INVITATION_PREFIX = 'svc_inv_';
+const MAX_INVITATION_HOURS = 24 * 30;
+
+/** A one-time invitation for a person to redeem for their own first key; the token is returned once. */
+export async function createInvitation(db: Database, org: Org, userId: string, createdBy: string, hours = 72): Promise<{ token: string; invitation: Invitation }> {
+  const user = await getUser(db, org, userId);
+  if (!user) throw invalid(`user_id: no user ${userId} in this organization`);
+  if (user.kind !== 'person') throw invalid(`user_id: ${user.name} is a service account; an admin issues its keys directly`);
+  if (!Number.isInteger(hours) || hours < 1 || hours > MAX_INVITATION_HOURS) throw invalid(`expires_in_hours must be 1 to ${MAX_INVITATION_HOURS}`);
+  const token = INVITATION_PREFIX + randomBytes(32).toString('base64url');
+  const hash = hashKey(token);
+  const invitation = await db.transaction(async (q) => {
+    await q.query(`INSERT INTO ${CONTROL_SCHEMA}.invitation_index (secret_hash, org_id) VALUES ($1, $2)`, [hash, org.id]);
+    const r = await q.query<Invitation>(
+      `INSERT INTO ${ident(org.schema)}.invitations (id, user_id, secret_hash, created_by, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(hours => $5))
+       RETURNING id, user_id, created_by, created_at, expires_at, redeemed_at`,
+      [randomUUID(), userId, hash, createdBy, hours],
+    );
+    return r.rows[0]!;
+  });
+  return { token, invitation: toInvitation(invitation) };
+}
+
+const toInvitation = (i: Invitation): Invitation => ({ ...i, created_at: iso(i.created_at)!, expires_at: iso(i.expires_at)!, redeemed_at: iso(i.redeemed_at) });
+
+/**
+ * Redeems an invitation for a new key of its user, once: run it in a transaction (q), which
+ * spends the invitation with the key's creation. Null when the token is unknown, spent or
+ * expired (the caller cannot tell which).
+ */
+export async function redeemInvitation(q: Queryable, token: string, keyName: string): Promise<{ org: Org; user: User; key: string; info: ApiKeyInfo } | null> {
+  if (!token.startsWith(INVITATION_PREFIX) || token.length > 200) return null;
+  const hash = hashKey(token);
+  const idx = (await q.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash])).rows[0];
+  const org = idx ? await orgById(q, idx.org_id) : null;
+  if (!org) return null;
+  const s = ident(org.schema);
+  const inv = (
+    await q.query<{ user_id: string }>(
+      `UPDATE ${s}.invitations SET redeemed_at = now() WHERE secret_hash = $1 AND redeemed_at IS NULL AND expires_at > now() RETURNING user_id`,
+      [hash],
+    )
+  ).rows[0];
+  if (!inv) return null;
+  await q.query(`DELETE FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash]);
+  const user = await getUser(q, org, inv.user_id);
+  if (!user || !user.active) return null;
+  const { key, info } = await insertApiKey(q, org, user.id, keyName);
+  return { org, user, key, info };
 }

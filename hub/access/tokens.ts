@@ -25,31 +25,51 @@ export interface HubClaims {
   /** organization id */
   org: string;
   jti: string;
+  /** The user's token version when it was issued: raising it revokes every token of the user. */
+  ver: number;
 }
+
+/** The longest a hub token may live: a token without `exp`, or meant to live longer, is refused. */
+export const MAX_JWT_LIFETIME_S = 24 * 3600;
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 export async function signJwt(secrets: JwtSecrets, claims: HubClaims, ttlSeconds = 3600): Promise<string> {
   const { SignJWT } = await import('jose');
-  return new SignJWT({ org: claims.org })
+  return new SignJWT({ org: claims.org, ver: claims.ver })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(claims.sub)
     .setJti(claims.jti)
     .setIssuedAt()
     .setIssuer('svc-hub')
-    .setExpirationTime(`${ttlSeconds}s`)
+    .setExpirationTime(`${Math.min(ttlSeconds, MAX_JWT_LIFETIME_S)}s`)
     .sign(enc(secrets.current));
 }
 
-/** The claims of a valid token, or null (bad signature under both secrets, expired, malformed). */
-export async function verifyJwt(secrets: JwtSecrets, token: string): Promise<HubClaims | null> {
+export interface VerifiedClaims extends HubClaims {
+  /** When it expires (seconds since the epoch). */
+  exp: number;
+}
+
+/**
+ * The claims of a valid token, or null: a bad signature under both secrets, expired, missing
+ * `exp`, `iat` or `jti`, or meant to live longer than MAX_JWT_LIFETIME_S.
+ */
+export async function verifyJwt(secrets: JwtSecrets, token: string): Promise<VerifiedClaims | null> {
   const { jwtVerify } = await import('jose');
   for (const secret of [secrets.current, secrets.previous]) {
     if (!secret) continue;
     try {
-      const { payload } = await jwtVerify(token, enc(secret), { algorithms: ['HS256'], issuer: 'svc-hub' });
-      if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.jti !== 'string') return null;
-      return { sub: payload.sub, org: payload.org, jti: payload.jti };
+      const { payload } = await jwtVerify(token, enc(secret), {
+        algorithms: ['HS256'],
+        issuer: 'svc-hub',
+        requiredClaims: ['exp', 'iat', 'jti', 'sub'],
+        maxTokenAge: MAX_JWT_LIFETIME_S,
+      });
+      const { sub, org, jti, ver, exp, iat } = payload as Record<string, unknown>;
+      if (typeof sub !== 'string' || typeof org !== 'string' || typeof jti !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
+      if (exp - iat > MAX_JWT_LIFETIME_S) return null;
+      return { sub, org, jti, ver: typeof ver === 'number' ? ver : 0, exp };
     } catch (err) {
       // An expired token signed with the current secret is expired under the previous one too.
       if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') return null;

@@ -1,13 +1,22 @@
-import { createHmac } from 'node:crypto';
-import type { Database, Org } from '../contracts.js';
+import { createHmac, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Database, Org, Queryable } from '../contracts.js';
 import { canonicalJson } from '../../engine/packs/format.js';
 import { ident } from '../data/migrate.js';
 import { SqlWhere } from '../data/sql-where.js';
+import { emitEvents } from '../webhooks/outbox.js';
 
-// The audit log: one row per call, per organization, append-only. Each row's hash is
-// HMAC-SHA256(key, previous hash ‖ canonical row), so editing, inserting or removing any row
-// breaks the chain at that row, and only the key holder can forge one. Appends of one
-// organization are serialized by an advisory lock; across processes too.
+// The audit log: one row per call, per organization, append-only (the database refuses UPDATE,
+// DELETE and TRUNCATE on it: migration 007). Each row's hash is HMAC-SHA256(key, previous hash ‖
+// canonical row), so editing, inserting or removing a row breaks the chain at that row, and only
+// the key holder can forge one; signed checkpoints kept outside the database (checkpoints.ts)
+// catch what the key holder could do: cut the tail or re-sign the chain. Appends of one
+// organization are serialized by an advisory lock, across processes too.
+//
+// A write's row commits in the write's own transaction (appendAudit on the request's
+// transaction). Other rows (reads, refusals) are queued and written in batches after the
+// response by the AuditWriter: a crash loses at most its queue, and the writer's start and stop
+// markers let verify say when that may have happened.
 
 export interface AuditEntry {
   at: string;
@@ -27,35 +36,86 @@ export interface AuditRow extends AuditEntry {
 
 export const GENESIS = '0'.repeat(64);
 
+/** Actions the hub writes about the log itself. */
+export const GAP_ACTION = 'audit.gap';
+export const WRITER_START = 'audit.writer.start';
+export const WRITER_STOP = 'audit.writer.stop';
+
+const MAX_TEXT = 2000;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** A string PostgreSQL text and jsonb can hold: no NUL, no lone surrogate, bounded length. */
+function safeText(s: string): string {
+  const clean = s.replace(/\u0000/g, '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
+  return clean.length > MAX_TEXT ? `${clean.slice(0, MAX_TEXT)}…` : clean;
+}
+
+/** The same value with every string made storable and numbers finite (what is hashed is what is stored). */
+function safeValue(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return safeText(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (v === null || typeof v === 'boolean') return v;
+  if (depth > 8 || typeof v !== 'object') return safeText(String(v));
+  if (Array.isArray(v)) return v.slice(0, 100).map((x) => safeValue(x, depth + 1));
+  return Object.fromEntries(Object.entries(v).slice(0, 100).map(([k, x]) => [safeText(k), safeValue(x, depth + 1)]));
+}
+
+/** Any entry, made storable: whatever a request carried, its row can be written. */
+export function safeEntry(e: AuditEntry): AuditEntry {
+  return {
+    at: e.at,
+    actor: safeText(e.actor),
+    token_id: e.token_id === null ? null : safeText(e.token_id),
+    action: safeText(e.action),
+    resource: e.resource === null ? null : safeText(e.resource),
+    outcome: Number.isInteger(e.outcome) ? e.outcome : 0,
+    details: safeValue(e.details) as Record<string, unknown>,
+  };
+}
+
 export function rowHash(key: string, prevHash: string, seq: number, e: AuditEntry): string {
   // Keys sorted at every level: the same row always hashes the same.
   const body = canonicalJson({ seq, at: e.at, actor: e.actor, token_id: e.token_id, action: e.action, resource: e.resource, outcome: e.outcome, details: e.details });
   return createHmac('sha256', key).update(prevHash).update(body).digest('hex');
 }
 
-export async function appendAudit(db: Database, org: Org, key: string, entries: AuditEntry[]): Promise<void> {
+/** Appends entries to an organization's chain on `q`, which must be a transaction (the caller's). */
+export async function appendAudit(q: Queryable, org: Org, key: string, entries: AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const s = ident(org.schema);
-  await db.transaction(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:audit:${org.schema}`]);
-    const last = (await q.query<{ seq: number; hash: string }>(`SELECT seq, hash FROM ${s}.audit_log ORDER BY seq DESC LIMIT 1`)).rows[0];
-    let seq = last ? Number(last.seq) : 0;
-    let prev = last?.hash ?? GENESIS;
-    const rows: AuditRow[] = [];
-    for (const e of entries) {
-      seq += 1;
-      const hash = rowHash(key, prev, seq, e);
-      rows.push({ ...e, seq, prev_hash: prev, hash });
-      prev = hash;
-    }
-    await q.query(
-      `INSERT INTO ${s}.audit_log (seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash)
-       SELECT x.seq, x.at, x.actor, x.token_id, x.action, x.resource, x.outcome, x.details, x.prev_hash, x.hash
-         FROM jsonb_to_recordset($1::jsonb) AS x(seq bigint, at text, actor text, token_id text, action text, resource text,
-                                                outcome int, details jsonb, prev_hash text, hash text)`,
-      [JSON.stringify(rows)],
-    );
-  });
+  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:audit:${org.schema}`]);
+  const last = (await q.query<{ seq: number; hash: string }>(`SELECT seq, hash FROM ${s}.audit_log ORDER BY seq DESC LIMIT 1`)).rows[0];
+  let seq = last ? Number(last.seq) : 0;
+  let prev = last?.hash ?? GENESIS;
+  const rows: AuditRow[] = [];
+  for (const raw of entries) {
+    const e = safeEntry(raw);
+    seq += 1;
+    const hash = rowHash(key, prev, seq, e);
+    rows.push({ ...e, seq, prev_hash: prev, hash });
+    prev = hash;
+  }
+  await q.query(
+    `INSERT INTO ${s}.audit_log (seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash)
+     SELECT x.seq, x.at, x.actor, x.token_id, x.action, x.resource, x.outcome, x.details, x.prev_hash, x.hash
+       FROM jsonb_to_recordset($1::jsonb) AS x(seq bigint, at text, actor text, token_id text, action text, resource text,
+                                              outcome int, details jsonb, prev_hash text, hash text)`,
+    [JSON.stringify(rows)],
+  );
+  await emitEvents(q, org, rows.map(({ prev_hash: _, ...row }) => ({ type: 'audit.entry', data: row })));
+}
+
+export interface AuditGap {
+  seq: number;
+  lost: number;
+  reason: string;
+}
+
+/** A batching writer whose stop marker is missing: it crashed (or is still running). */
+export interface UnfinishedWriter {
+  writer: string;
+  started_seq: number;
+  started_at: string;
 }
 
 export interface VerifyResult {
@@ -63,15 +123,34 @@ export interface VerifyResult {
   rows: number;
   /** The first row that breaks the chain, and how. */
   first_bad?: { seq: number; problem: string };
+  /** Rows the hub recorded as lost (it could not write them). */
+  gaps: AuditGap[];
+  /** Batching writers with no stop marker: a crash there may have lost the reads in their queue. */
+  unfinished: UnfinishedWriter[];
+  /** The last row verified: what a checkpoint of this chain would sign. */
+  head: { seq: number; hash: string };
 }
 
-/** Walks an organization's whole chain; names the first row that was edited, inserted or removed. */
-export async function verifyAudit(db: Database, org: Org, key: string): Promise<VerifyResult> {
+/**
+ * Walks an organization's chain, from the start or on from a head verified earlier; names the
+ * first row that was edited, inserted or removed.
+ */
+export async function verifyAudit(db: Queryable, org: Org, key: string, from?: { seq: number; hash: string }): Promise<VerifyResult> {
   const s = ident(org.schema);
-  let expectSeq = 1;
-  let prev = GENESIS;
-  let count = 0;
+  let expectSeq = (from?.seq ?? 0) + 1;
+  let prev = from?.hash ?? GENESIS;
+  let count = from?.seq ?? 0;
+  const gaps: AuditGap[] = [];
+  const writers = new Map<string, UnfinishedWriter>();
   const PAGE = 5000;
+  const result = (first_bad?: VerifyResult['first_bad']): VerifyResult => ({
+    ok: !first_bad,
+    rows: count,
+    ...(first_bad ? { first_bad } : {}),
+    gaps,
+    unfinished: [...writers.values()],
+    head: { seq: expectSeq - 1, hash: prev },
+  });
   for (;;) {
     const page = (await db.query<AuditRow>(
       `SELECT seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash FROM ${s}.audit_log
@@ -80,17 +159,21 @@ export async function verifyAudit(db: Database, org: Org, key: string): Promise<
     )).rows;
     for (const r of page) {
       const seq = Number(r.seq);
-      if (seq !== expectSeq) return { ok: false, rows: count, first_bad: { seq, problem: `row ${expectSeq} is missing (removed): the chain jumps from ${expectSeq - 1} to ${seq}` } };
-      if (r.prev_hash !== prev) return { ok: false, rows: count, first_bad: { seq, problem: 'its link to the previous row does not match (a row before it was removed or replaced)' } };
+      if (seq !== expectSeq) return result({ seq, problem: `row ${expectSeq} is missing (removed): the chain jumps from ${expectSeq - 1} to ${seq}` });
+      if (r.prev_hash !== prev) return result({ seq, problem: 'its link to the previous row does not match (a row before it was removed or replaced)' });
       const entry: AuditEntry = { at: r.at, actor: r.actor, token_id: r.token_id, action: r.action, resource: r.resource, outcome: Number(r.outcome), details: r.details };
-      if (rowHash(key, prev, seq, entry) !== r.hash) return { ok: false, rows: count, first_bad: { seq, problem: 'its content does not match its signature (edited or inserted)' } };
+      if (rowHash(key, prev, seq, entry) !== r.hash) return result({ seq, problem: 'its content does not match its signature (edited or inserted)' });
+      if (r.action === GAP_ACTION) gaps.push({ seq, lost: Number(r.details.lost ?? 1), reason: String(r.details.reason ?? 'unknown') });
+      const writer = typeof r.details.writer === 'string' ? r.details.writer : undefined;
+      if (writer && r.action === WRITER_START) writers.set(writer, { writer, started_seq: seq, started_at: r.at });
+      if (writer && r.action === WRITER_STOP) writers.delete(writer);
       prev = r.hash;
       expectSeq++;
       count++;
     }
     if (page.length < PAGE) break;
   }
-  return { ok: true, rows: count };
+  return result();
 }
 
 export interface AuditQuery {
@@ -104,7 +187,7 @@ export interface AuditQuery {
   limit: number;
 }
 
-export async function queryAudit(db: Database, org: Org, f: AuditQuery): Promise<AuditRow[]> {
+export async function queryAudit(db: Queryable, org: Org, f: AuditQuery): Promise<AuditRow[]> {
   const w = new SqlWhere();
   if (f.actor) w.add('actor = ?', f.actor);
   if (f.action) w.add('action = ?', f.action);
@@ -120,61 +203,201 @@ export async function queryAudit(db: Database, org: Org, f: AuditQuery): Promise
   return r.rows.map((x) => ({ ...x, seq: Number(x.seq), outcome: Number(x.outcome) }));
 }
 
+/** PostgreSQL error classes that no retry fixes for that row: data exceptions, integrity, limits. */
+const rowIsTheProblem = (err: unknown): boolean => /^(22|23|54)/.test(String((err as { code?: string }).code ?? ''));
+
+export interface AuditWriterOptions {
+  /** Most rows waiting across organizations; past it rows are dropped and counted in a gap marker. */
+  maxQueue?: number;
+  log?: (message: string) => void;
+}
+
+interface OrgQueue {
+  org: Org;
+  entries: AuditEntry[];
+  /** Rows dropped (queue full) or unwritable, not yet recorded in a gap marker. */
+  lost: { n: number; reasons: Set<string> };
+  started: boolean;
+  /** Rows of this organization this writer wrote. */
+  written: number;
+}
+
 /**
- * Writes audit rows off the request path: entries queue per organization and flush in batches;
- * a failed flush is retried with backoff (never raised to a caller). `drain()` waits for the
- * queue (tests, shutdown).
+ * Writes audit rows off the request path: entries queue per organization and flush in batches.
+ * A batch that fails is retried row by row, so one row that cannot be stored becomes a gap
+ * marker instead of holding back the rest; a database that is down is retried with backoff. The
+ * queue is bounded. `close()` drains within its window, writes each organization's stop marker,
+ * and then stops for good, whatever is left.
  */
 export class AuditWriter {
-  private readonly queues = new Map<string, { org: Org; entries: AuditEntry[] }>();
+  /** This writer's id in its start and stop markers. */
+  readonly id = randomUUID();
+  private readonly queues = new Map<string, OrgQueue>();
+  private readonly maxQueue: number;
+  private readonly log: (message: string) => void;
+  private queued = 0;
   private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private failures = 0;
+  private closed = false;
 
   constructor(
     private readonly db: Database,
     private readonly key: string,
-    private readonly log: (message: string) => void = (m) => process.stderr.write(`svc hub: ${m}\n`),
-  ) {}
+    opts: AuditWriterOptions = {},
+  ) {
+    this.maxQueue = opts.maxQueue ?? 10_000;
+    this.log = opts.log ?? ((m) => process.stderr.write(`svc hub: ${m}\n`));
+  }
 
   record(org: Org, entry: AuditEntry): void {
-    let q = this.queues.get(org.id);
-    if (!q) this.queues.set(org.id, (q = { org, entries: [] }));
-    q.entries.push(entry);
+    const q = this.queue(org);
+    if (this.closed || this.queued >= this.maxQueue) {
+      q.lost.n++;
+      q.lost.reasons.add(this.closed ? 'recorded after the audit writer closed' : `the audit queue was full (${this.maxQueue} rows)`);
+      if (this.closed) return;
+    } else {
+      q.entries.push(safeEntry(entry));
+      this.queued++;
+    }
     this.schedule(0);
   }
 
+  /** Rows waiting to be written. */
+  get pending(): number {
+    return this.queued;
+  }
+
+  private queue(org: Org): OrgQueue {
+    let q = this.queues.get(org.id);
+    if (!q) this.queues.set(org.id, (q = { org, entries: [], lost: { n: 0, reasons: new Set() }, started: false, written: 0 }));
+    return q;
+  }
+
   private schedule(delayMs: number): void {
-    if (this.flushing) return;
-    this.flushing = new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(() => this.flushAll());
+    if (this.flushing || this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flushing = this.flushAll().finally(() => {
+        this.flushing = null;
+        const pending = [...this.queues.values()].some((q) => q.entries.length > 0 || q.lost.n > 0);
+        if (pending) this.schedule(this.failures ? Math.min(5000, 50 * 2 ** Math.min(this.failures, 7)) : 0);
+      });
+    }, delayMs);
+    this.timer.unref?.();
+  }
+
+  private marker(q: OrgQueue, action: string, details: Record<string, unknown>): AuditEntry {
+    return { at: new Date().toISOString(), actor: 'svc-hub', token_id: null, action, resource: null, outcome: 0, details: { writer: this.id, ...details } };
+  }
+
+  /** What a flush of this organization writes: its start marker first, then a gap marker for what was lost, then the batch. */
+  private batchFor(q: OrgQueue): { rows: AuditEntry[]; taken: number; lost: number } {
+    const rows: AuditEntry[] = [];
+    if (!q.started) rows.push(this.marker(q, WRITER_START, { pid: process.pid, host: hostname() }));
+    const lost = q.lost.n;
+    if (lost > 0) rows.push(this.marker(q, GAP_ACTION, { lost, reason: [...q.lost.reasons].join('; ') }));
+    const taken = Math.min(q.entries.length, 500);
+    rows.push(...q.entries.slice(0, taken));
+    return { rows, taken, lost };
+  }
+
+  private accept(q: OrgQueue, taken: number, lost: number): void {
+    q.started = true;
+    q.entries.splice(0, taken);
+    this.queued -= taken;
+    q.written += taken;
+    q.lost.n -= lost;
+    if (q.lost.n === 0) q.lost.reasons.clear();
   }
 
   private async flushAll(): Promise<void> {
-    let failed = false;
     for (const q of this.queues.values()) {
-      if (q.entries.length === 0) continue;
-      const batch = q.entries.splice(0, 500);
+      if (q.entries.length === 0 && q.lost.n === 0) continue;
+      const { rows, taken, lost } = this.batchFor(q);
       try {
-        await appendAudit(this.db, q.org, this.key, batch);
+        await this.db.transaction((tx) => appendAudit(tx, q.org, this.key, rows));
+        this.accept(q, taken, lost);
         this.failures = 0;
       } catch (err) {
-        q.entries.unshift(...batch);
-        failed = true;
-        this.failures++;
-        if (this.failures === 1 || this.failures % 20 === 0) this.log(`audit write failed (${(err as Error).message}); retrying`);
+        if (!(await this.rowByRow(q, taken, err))) {
+          this.failures++;
+          if (this.failures === 1 || this.failures % 20 === 0) this.log(`audit write failed (${(err as Error).message}); retrying`);
+          return;
+        }
       }
     }
-    this.flushing = null;
-    const pending = [...this.queues.values()].some((q) => q.entries.length > 0);
-    if (pending) this.schedule(failed ? Math.min(5000, 50 * 2 ** Math.min(this.failures, 7)) : 0);
   }
 
+  /**
+   * After a failed batch: writes its rows one at a time; a row the database refuses for what it
+   * holds becomes part of a gap marker. False when the database itself is failing (retry later).
+   */
+  private async rowByRow(q: OrgQueue, taken: number, batchError: unknown): Promise<boolean> {
+    if (!rowIsTheProblem(batchError)) return false;
+    const { rows: head } = this.batchFor({ ...q, entries: [] });
+    try {
+      if (head.length > 0) await this.db.transaction((tx) => appendAudit(tx, q.org, this.key, head));
+      this.accept(q, 0, q.lost.n);
+    } catch {
+      return false;
+    }
+    for (let i = 0; i < taken; i++) {
+      const entry = q.entries[0]!;
+      try {
+        await this.db.transaction((tx) => appendAudit(tx, q.org, this.key, [entry]));
+        q.written++;
+      } catch (err) {
+        if (!rowIsTheProblem(err)) return false;
+        q.lost.n++;
+        q.lost.reasons.add(`a ${entry.action} row could not be stored: ${(err as Error).message.split('\n')[0]}`);
+        this.log(`audit row for ${entry.action} could not be stored; a gap marker records it`);
+      }
+      q.entries.shift();
+      this.queued--;
+    }
+    return true;
+  }
+
+  /** Waits until everything queued is written, or the time is up; true when nothing is left. */
   async drain(timeoutMs = 30_000): Promise<boolean> {
     const until = Date.now() + timeoutMs;
     while (Date.now() < until) {
-      if (this.flushing) await this.flushing;
-      else if ([...this.queues.values()].every((q) => q.entries.length === 0)) return true;
-      else this.schedule(0);
+      if (this.flushing) await Promise.race([this.flushing, sleep(until - Date.now())]);
+      else if ([...this.queues.values()].every((q) => q.entries.length === 0 && q.lost.n === 0)) return true;
+      else {
+        if (this.timer) {
+          clearTimeout(this.timer);
+          this.timer = null;
+        }
+        this.schedule(0);
+        await sleep(Math.min(20, Math.max(0, until - Date.now())));
+      }
     }
     return false;
   }
+
+  /**
+   * Drains within the window, then writes each organization's stop marker (rows written, rows
+   * left unwritten), and stops for good: no retry outlives it.
+   */
+  async close(timeoutMs = 10_000): Promise<{ drained: boolean; unwritten: number }> {
+    const started = Date.now();
+    const drained = await this.drain(timeoutMs);
+    const unwritten = this.queued;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (drained) {
+      const left = Math.max(0, timeoutMs - (Date.now() - started));
+      for (const q of this.queues.values()) {
+        if (!q.started) continue;
+        const stop = this.marker(q, WRITER_STOP, { rows: q.written });
+        await Promise.race([this.db.transaction((tx) => appendAudit(tx, q.org, this.key, [stop])).catch(() => undefined), sleep(left)]);
+      }
+    } else this.log(`audit writer closed with ${unwritten} rows unwritten (the database did not take them within ${timeoutMs} ms)`);
+    return { drained, unwritten };
+  }
 }
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalid, SvcError } from '../../engine/errors.js';
 import { makeOutput, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
@@ -9,7 +9,8 @@ import type { Database } from '../contracts.js';
 //   svc hub [--port N] [--host H] [--data DIR]          start (PGlite in DIR, or DATABASE_URL)
 //   svc hub org create <slug> --admin <name> [--json]   an organization and its admin's API key
 //   svc hub org list
-//   svc hub audit verify --org <slug>                   walk the audit chain; exit 1 on a break
+//   svc hub audit verify --org <slug> [--checkpoints DIR] walk the audit chain; exit 1 on a break
+//   svc hub audit checkpoint --org <slug> --out DIR    sign the chain's head into DIR
 //   svc hub migrate                                     apply pending migrations and exit
 // Every subcommand opens the same database: DATABASE_URL when set, else PGlite in --data.
 
@@ -18,7 +19,8 @@ const HELP = `
     svc hub [--port 8080] [--host 127.0.0.1] [--data <dir>]
     svc hub org create <slug> --admin <name>
     svc hub org list
-    svc hub audit verify --org <slug>
+    svc hub audit verify --org <slug> [--checkpoints <dir>] [--trust-key <key id>]
+    svc hub audit checkpoint --org <slug> --out <dir>
     svc hub migrate
 
   The team server: REST /api/v1 (OpenAPI at /api/v1/openapi.yaml). With DATABASE_URL it uses
@@ -30,13 +32,30 @@ const HELP = `
     --host <addr>   address to bind (default 127.0.0.1)
     --data <dir>    PGlite data folder (default <store>/hub)
     --admin <name>  the first admin of a new organization
-    --org <slug>    the organization to verify
+    --org <slug>    the organization to verify or checkpoint
+    --checkpoints <dir>  also hold the chain against the signed checkpoints in dir: proves that
+                    nothing up to the newest one was removed, edited or re-signed
+    --trust-key <id>  a checkpoint key id to trust besides the hub's own (an earlier key)
+    --out <dir>     where audit checkpoint writes its file
 
   Environment
     DATABASE_URL                 postgres://... (instead of PGlite)
     SVC_HUB_RATE_LIMIT           requests per minute per token (default 600)
-    SVC_HUB_WRITE_RATE_LIMIT     POST and PATCH per minute per token (default 60)
-    SVC_HUB_JWT_SECRET, SVC_HUB_JWT_PREVIOUS_SECRET, SVC_HUB_AUDIT_KEY, SVC_HUB_DOCS_URL`;
+    SVC_HUB_WRITE_RATE_LIMIT     writes per minute per token (default 60)
+    SVC_HUB_AUTH_FAILURE_LIMIT   failed authentications per minute per address (default 30)
+    SVC_HUB_AUDIT_KEY            the audit chain's HMAC key (else generated into the database)
+    SVC_HUB_CHECKPOINT_KEY       Ed25519 PKCS#8 PEM, or a file holding it, that signs checkpoints
+    SVC_HUB_CHECKPOINT_DIR       write a signed checkpoint per organization there at an interval
+    SVC_HUB_CHECKPOINT_INTERVAL  seconds between checkpoints (default 3600)
+    SVC_HUB_DRAIN_SECONDS        on SIGTERM, how long queued audit rows may take (default 10)
+    SVC_HUB_MCP_MESSAGE_LIMIT    MCP messages per minute per token (default 300)
+    SVC_HUB_INGEST_LIMIT         writes per minute per user through MCP (default 120)
+    SVC_HUB_MCP_SESSIONS_PER_TOKEN, SVC_HUB_MCP_IDLE_SECONDS, SVC_HUB_MCP_MAX_MESSAGE_BYTES
+    SVC_HUB_WEBHOOK_TIMEOUT      seconds a webhook receiver has to answer (default 10)
+    SVC_HUB_WEBHOOK_RETRY_BASE   seconds before the first retry; doubles up to an hour (default 10)
+    SVC_HUB_WEBHOOK_ATTEMPTS     attempts per delivery before giving up or disabling (default 12)
+    SVC_HUB_ALLOW_PRIVATE_URLS   1: packs by URL and webhooks may reach private addresses and http
+    SVC_HUB_JWT_SECRET, SVC_HUB_JWT_PREVIOUS_SECRET, SVC_HUB_DOCS_URL`;
 
 const FLAGS = {
   port: { type: 'number' },
@@ -44,6 +63,9 @@ const FLAGS = {
   data: { type: 'string' },
   admin: { type: 'string' },
   org: { type: 'string' },
+  checkpoints: { type: 'string' },
+  trustKey: { type: 'string', isMultiple: true },
+  out: { type: 'string' },
 } as const;
 
 async function open(flags: { data?: string; path?: string }): Promise<Database> {
@@ -71,6 +93,7 @@ export async function run(argv: string[]): Promise<number> {
   if (sub === 'org' && rest[0] === 'create') return orgCreate(rest.slice(1), cli.flags, out);
   if (sub === 'org' && rest[0] === 'list') return orgList(cli.flags, out);
   if (sub === 'audit' && rest[0] === 'verify') return auditVerify(cli.flags, out);
+  if (sub === 'audit' && rest[0] === 'checkpoint') return auditCheckpoint(cli.flags, out);
   if (sub === 'migrate') {
     const db = await open(cli.flags);
     await db.close();
@@ -84,12 +107,17 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   const port = flags.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be a port number, 0 to 65535 (got ${flags.port})`);
   const db = await open(flags);
-  const [{ startHub }, { localEmbedderProvider }] = await Promise.all([import('../server/start.js'), import('../../engine/mcp/embedder-provider.js')]);
-  // The dense leg loads the embedding model from <data or store>/models on the first recall.
-  const embedder = localEmbedderProvider(flags.data ?? resolveStoreRoot(flags.path), { log: (m) => out.warn(m) });
+  const [{ startHub }, { localEmbedderProvider }, { rerankerSetting }] = await Promise.all([
+    import('../server/start.js'),
+    import('../../engine/mcp/embedder-provider.js'),
+    import('../../engine/rerank/reranker.js'),
+  ]);
+  // Ranking runs here: the embedding model (and SVC_RERANKER's cross-encoder) load from <data or store>/models on first use.
+  const modelsRoot = flags.data ?? resolveStoreRoot(flags.path);
+  const embedder = localEmbedderProvider(modelsRoot, { log: (m) => out.warn(m) });
   let running;
   try {
-    running = await startHub({ db, port, host: flags.host ?? '127.0.0.1', embedder });
+    running = await startHub({ db, port, host: flags.host ?? '127.0.0.1', embedder, reranker: rerankerSetting(modelsRoot), log: (m) => out.warn(m) });
   } catch (err) {
     await db.close();
     const code = (err as NodeJS.ErrnoException).code;
@@ -103,8 +131,10 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await running.close();
-  await db.close();
+  // The audit queue gets its drain window; after it the process ends whatever the database does.
+  const drain = Number(process.env.SVC_HUB_DRAIN_SECONDS || 10);
+  await running.close((Number.isFinite(drain) && drain >= 0 ? drain : 10) * 1000);
+  await Promise.race([db.close().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
   return 0;
 }
 
@@ -138,22 +168,67 @@ async function orgList(flags: { data?: string; path?: string }, out: Output): Pr
   }
 }
 
-async function auditVerify(flags: { org?: string; data?: string; path?: string }, out: Output): Promise<number> {
+async function auditVerify(flags: { org?: string; checkpoints?: string; trustKey?: string[]; data?: string; path?: string }, out: Output): Promise<number> {
   if (!flags.org) throw invalid('--org <slug> is required');
+  if (flags.checkpoints && !existsSync(flags.checkpoints)) throw invalid(`--checkpoints: no folder ${flags.checkpoints}`);
   const db = await open(flags);
   try {
-    const [{ getOrg }, { verifyAudit }, { loadConfig }] = await Promise.all([
+    const [{ getOrg }, { verifyAudit }, { loadConfig }, cp] = await Promise.all([
       import('../data/organizations.js'),
       import('../audit/audit-log.js'),
       import('../server/config.js'),
+      import('../audit/checkpoints.js'),
     ]);
     const org = await getOrg(db, flags.org);
-    const { auditKey } = await loadConfig(db);
-    const r = await verifyAudit(db, org, auditKey);
-    out.result({ org: flags.org, ...r }, () =>
-      r.ok ? `Audit chain of ${flags.org} intact: ${r.rows} rows` : `Audit chain of ${flags.org} BROKEN at row ${r.first_bad!.seq}: ${r.first_bad!.problem} (${r.rows} rows before it verified)`,
-    );
-    return r.ok ? 0 : 1;
+    const config = await loadConfig(db);
+    const chain = await verifyAudit(db, org, config.auditKey);
+    let report: import('../audit/checkpoints.js').CheckpointReport | undefined;
+    if (flags.checkpoints) {
+      const { checkpoints, unreadable } = cp.readCheckpoints(flags.checkpoints, org.slug);
+      if (checkpoints.length === 0) throw invalid(`--checkpoints: ${flags.checkpoints} holds no checkpoint of ${org.slug}${unreadable.length ? ` (${unreadable.length} unreadable files)` : ''}`);
+      report = await cp.checkAgainstCheckpoints(db, org, chain, checkpoints, [config.checkpointKey.id, ...(flags.trustKey ?? [])]);
+      for (const f of unreadable) report.problems.push({ file: f, problem: 'not readable as JSON' });
+    }
+    const ok = chain.ok && (report?.problems.length ?? 0) === 0;
+    out.result({ org: flags.org, ...chain, ok, ...(report ? { checkpoints: report } : {}) }, () => auditText(flags.org!, chain, report));
+    return ok ? 0 : 1;
+  } finally {
+    await db.close();
+  }
+}
+
+function auditText(org: string, chain: import('../audit/audit-log.js').VerifyResult, report?: import('../audit/checkpoints.js').CheckpointReport): string {
+  const lines = [
+    chain.ok
+      ? `Audit chain of ${org} intact: ${chain.rows} rows`
+      : `Audit chain of ${org} BROKEN at row ${chain.first_bad!.seq}: ${chain.first_bad!.problem} (${chain.rows} rows before it verified)`,
+  ];
+  for (const g of chain.gaps) lines.push(`  gap at row ${g.seq}: ${g.lost} row(s) could not be written (${g.reason})`);
+  for (const w of chain.unfinished) lines.push(`  a hub process started writing at row ${w.started_seq} (${w.started_at}) and has no stop marker: it is still running, or it crashed and lost the read rows it had queued`);
+  if (report) {
+    if (report.latest) lines.push(`  ${report.checked} checkpoint(s); the newest that holds is row ${report.latest.seq} of ${report.latest.at}: nothing up to it was removed, edited or re-signed`);
+    for (const p of report.problems) lines.push(`  CHECKPOINT ${p.file}: ${p.problem}`);
+  }
+  return lines.join('\n');
+}
+
+async function auditCheckpoint(flags: { org?: string; out?: string; data?: string; path?: string }, out: Output): Promise<number> {
+  if (!flags.org) throw invalid('--org <slug> is required');
+  if (!flags.out) throw invalid('--out <dir> is required: a folder outside the database, kept where whoever holds the database cannot change it');
+  const db = await open(flags);
+  try {
+    const [{ getOrg }, { loadConfig }, cp] = await Promise.all([import('../data/organizations.js'), import('../server/config.js'), import('../audit/checkpoints.js')]);
+    const org = await getOrg(db, flags.org);
+    const config = await loadConfig(db);
+    let checkpoint;
+    try {
+      checkpoint = await new cp.Checkpointer(db, config.auditKey, config.checkpointKey).current(org);
+    } catch (err) {
+      throw new SvcError('conflict', (err as Error).message);
+    }
+    const file = cp.writeCheckpoint(flags.out, checkpoint);
+    out.result({ file, checkpoint }, () => `Checkpoint of ${org.slug} at row ${checkpoint.seq} written to ${file} (key ${checkpoint.key_id})`);
+    return 0;
   } finally {
     await db.close();
   }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { conflict, invalid, notFound } from '../../engine/errors.js';
 import { newStorePrefix } from '../../engine/model/ids.js';
-import type { Database, Org } from '../contracts.js';
+import type { Database, Org, Queryable } from '../contracts.js';
 import { CONTROL_SCHEMA, migrateSchema } from './migrate.js';
 
 // Organizations: each has its own PostgreSQL schema, named from its slug.
@@ -49,7 +49,7 @@ export async function getOrg(db: Database, slug: string): Promise<Org> {
   return org;
 }
 
-export async function orgById(db: Database, id: string): Promise<Org | null> {
+export async function orgById(db: Queryable, id: string): Promise<Org | null> {
   const r = await db.query<OrgRow>(`SELECT id, slug, schema_name, id_prefix FROM ${CONTROL_SCHEMA}.organizations WHERE id = $1`, [id]);
   return r.rows[0] ? toOrg(r.rows[0]) : null;
 }

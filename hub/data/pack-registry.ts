@@ -1,6 +1,8 @@
 import type { InstalledPack, PackRegistry } from '../../engine/packs/registry.js';
 import type { Database, Org } from '../contracts.js';
 import { ident } from './migrate.js';
+import { authChanged } from '../access/epoch.js';
+import { emitEvents } from '../webhooks/outbox.js';
 
 /** The engine's record of installed packs, in the organization's `packs` table. */
 export class PgPackRegistry implements PackRegistry {
@@ -8,7 +10,7 @@ export class PgPackRegistry implements PackRegistry {
 
   constructor(
     private readonly db: Database,
-    org: Org,
+    private readonly org: Org,
   ) {
     this.s = ident(org.schema);
   }
@@ -22,14 +24,24 @@ export class PgPackRegistry implements PackRegistry {
     return (await this.db.query<{ record: InstalledPack }>(`SELECT record FROM ${this.s}.packs WHERE name = $1`, [name])).rows[0]?.record ?? null;
   }
 
+  // An installed pack is a scope everyone in the organization reads: its changes are changes
+  // of who may read what. The install's second write, the complete record, is pack.installed.
   async put(record: InstalledPack): Promise<void> {
-    await this.db.query(
-      `INSERT INTO ${this.s}.packs (name, record) VALUES ($1, $2::jsonb) ON CONFLICT (name) DO UPDATE SET record = excluded.record, installed_at = now()`,
-      [record.name, JSON.stringify(record)],
-    );
+    await this.db.transaction(async (q) => {
+      await q.query(
+        `INSERT INTO ${this.s}.packs (name, record) VALUES ($1, $2::jsonb) ON CONFLICT (name) DO UPDATE SET record = excluded.record, installed_at = now()`,
+        [record.name, JSON.stringify(record)],
+      );
+      await authChanged(q, this.org);
+      if (record.state !== 'installing') await emitEvents(q, this.org, [{ type: 'pack.installed', data: record }]);
+    });
   }
 
   async remove(name: string): Promise<boolean> {
-    return (await this.db.query(`DELETE FROM ${this.s}.packs WHERE name = $1 RETURNING name`, [name])).rows.length > 0;
+    return this.db.transaction(async (q) => {
+      const removed = (await q.query(`DELETE FROM ${this.s}.packs WHERE name = $1 RETURNING name`, [name])).rows.length > 0;
+      if (removed) await authChanged(q, this.org);
+      return removed;
+    });
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EngramBackend, EngramWriter, EventNote, ListFilter, SearchHit, StoreStats, VectorHit } from '../../engine/backend.js';
+import type { EngramWriter, EventNote, ListFilter, SearchHit, StoreStats, VectorHit } from '../../engine/backend.js';
 import type { EngramDoc } from '../../engine/model/engram-schema.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../../engine/model/records.js';
 import type { Embedder } from '../../engine/embed/embedder.js';
@@ -9,10 +9,12 @@ import { formatId, idDay, idStem } from '../../engine/model/ids.js';
 import { validateEngram } from '../../engine/model/validate-engram.js';
 import { queryTerms } from '../../engine/search/fts-query.js';
 import { invalid } from '../../engine/errors.js';
-import type { Database, Org, Queryable } from '../contracts.js';
+import type { Database, EngramPageFilter, Org, OrgBackend, Queryable } from '../contracts.js';
 import { ident } from './migrate.js';
 import { SqlWhere } from './sql-where.js';
 import { documentTerms, parseQuery, type ParsedQuery } from './fts-tokens.js';
+import type { WriteGuard } from '../mcp/write-guard.js';
+import { emitEvents, type WebhookEvent } from '../webhooks/outbox.js';
 
 // The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
 // recall, inject, forget, ...) run on it unchanged. Nothing that matters is kept in memory:
@@ -24,6 +26,10 @@ import { documentTerms, parseQuery, type ParsedQuery } from './fts-tokens.js';
 export interface OrgBackendOptions {
   /** Scopes the caller may read; null or absent: all. */
   readable?: readonly string[] | null;
+  /** The caller's user name: the owner of the episodes and sessions it writes (default scope user:<name>). */
+  owner?: string;
+  /** Checks every engram write against the caller's permissions (the MCP surface: hub/mcp/write-guard.ts). */
+  guard?: WriteGuard;
 }
 
 const EMBED_BATCH = 64;
@@ -33,10 +39,10 @@ const K1 = 1.2;
 const B = 0.75;
 
 export function openOrgBackend(db: Database, org: Org, opts: OrgBackendOptions = {}): PgBackend {
-  return new PgBackend(db, org, opts.readable ?? null);
+  return new PgBackend(db, org, opts.readable ?? null, opts.owner ?? null, opts.guard ?? null);
 }
 
-export class PgBackend implements EngramBackend {
+export class PgBackend implements OrgBackend {
   /** The hub never stores what looks like a secret: learn and pack install refuse it. */
   readonly secretPolicy = 'refuse' as const;
   private readonly s: string;
@@ -45,8 +51,24 @@ export class PgBackend implements EngramBackend {
     readonly db: Database,
     readonly org: Org,
     readonly readable: readonly string[] | null,
+    readonly owner: string | null = null,
+    private readonly guard: WriteGuard | null = null,
   ) {
     this.s = ident(org.schema);
+  }
+
+  /** Where a record without a scope lives: its owner's own scope (the organization's, written by no one). */
+  private recordScope(scope: string | undefined): string {
+    return scope ?? (this.owner ? `user:${this.owner}` : `org:${this.org.slug}`);
+  }
+
+  /** Of these engram ids, the ones the caller may read (the order kept). */
+  async readableIds(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0 || !this.readable) return [...ids];
+    const params: unknown[] = [[...ids]];
+    const where = this.scopeClause('scope', params);
+    const seen = new Set((await this.db.query<{ id: string }>(`SELECT id FROM ${this.s}.engrams WHERE id = ANY($1::text[])${where}`, params)).rows.map((r) => r.id));
+    return ids.filter((id) => seen.has(id));
   }
 
   /** `AND <col> = ANY($n)` when reads are restricted, with its parameter appended to `params`. */
@@ -76,19 +98,24 @@ export class PgBackend implements EngramBackend {
   async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
     const parsed = parseQuery(query, mode);
     if (!parsed) return [];
-    // The database hands over the postings of the query's terms (one index range each, every
-    // engram: FTS5 counts retired and hidden ones in N and document frequency); the arithmetic
-    // of bm25() happens here, then the top documents are fetched.
+    // The database hands over the postings of the query's terms in the scopes the caller may
+    // read (retired engrams included: FTS5 counts them in N and document frequency) and those
+    // scopes' statistics, so the caller's scores are those of an index holding only what it may
+    // read; the arithmetic of bm25() happens here, then the top documents are fetched.
     const terms = [...new Set(parsed.phrases.flat())];
+    const params: unknown[] = [terms];
+    const postingScope = this.scopeClause('t.scope', params);
+    const statScope = this.readable ? ` WHERE scope = ANY($${params.length}::text[])` : '';
     const rows = (
       await this.db.query<Posting>(
-        `SELECT t.term, t.engram_id, t.wtf, t.ntok, t.live, t.scope, t.seq, s.n_rows, s.n_tokens
-           FROM ${this.s}.engram_terms t, ${this.s}.fts_stats s WHERE s.id = 1 AND t.term = ANY ($1::text[])`,
-        [terms],
+        `WITH s AS (SELECT coalesce(sum(n_rows), 0) AS n_rows, coalesce(sum(n_tokens), 0) AS n_tokens FROM ${this.s}.fts_scope_stats${statScope})
+         SELECT t.term, t.engram_id, t.wtf, t.ntok, t.live, t.seq, s.n_rows, s.n_tokens
+           FROM ${this.s}.engram_terms t, s WHERE t.term = ANY ($1::text[])${postingScope}`,
+        params,
       )
     ).rows;
     if (rows.length === 0) return [];
-    const top = rankBm25(parsed, rows, limit, this.readable);
+    const top = rankBm25(parsed, rows, limit);
     if (top.length === 0) return [];
     const docs = new Map(
       (await this.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${this.s}.engrams WHERE id = ANY ($1::text[])`, [top.map((t) => t.id)])).rows.map((r) => [r.id, r.doc]),
@@ -117,12 +144,7 @@ export class PgBackend implements EngramBackend {
     return r.rows.map((x) => x.doc);
   }
 
-  /** A page of engrams, newest first, after the cursor (a `seq`); `next` continues it, null at the end. */
-  async page(
-    f: { scope?: string; status?: string; type?: string; domain?: string },
-    after: number | undefined,
-    limit: number,
-  ): Promise<{ items: EngramDoc[]; next: number | null }> {
+  async page(f: EngramPageFilter, after: number | undefined, limit: number): Promise<{ items: EngramDoc[]; next: number | null }> {
     const w = new SqlWhere();
     if (f.scope) w.add('scope = ?', f.scope);
     if (f.status) w.add('status = ?', f.status);
@@ -146,10 +168,14 @@ export class PgBackend implements EngramBackend {
       `SELECT status, count(*)::int AS n FROM ${this.s}.engrams WHERE true${scope} GROUP BY status`,
       params,
     );
+    const recordParams: unknown[] = [];
+    const recordScope = this.scopeClause('scope', recordParams);
     const counts = await this.db.query<{ episodes: number; sessions: number; packs: number; injections: number }>(
-      `SELECT (SELECT count(*)::int FROM ${this.s}.episodes) AS episodes, (SELECT count(*)::int FROM ${this.s}.sessions) AS sessions,
+      `SELECT (SELECT count(*)::int FROM ${this.s}.episodes WHERE true${recordScope}) AS episodes,
+              (SELECT count(*)::int FROM ${this.s}.sessions WHERE true${recordScope}) AS sessions,
               (SELECT count(*)::int FROM ${this.s}.packs) AS packs,
               (SELECT count(*)::int FROM ${this.s}.engram_events WHERE action = 'injected') AS injections`,
+      recordParams,
     );
     const byStatus = Object.fromEntries(by.rows.map((r) => [r.status, Number(r.n)]));
     const c = counts.rows[0]!;
@@ -273,6 +299,7 @@ export class PgBackend implements EngramBackend {
     if (!check.ok) throw invalid(`engram ${engram.id} is invalid`, check.errors);
     const prior = (await q.query<{ doc: EngramDoc; ntok: number }>(`SELECT doc, ntok FROM ${this.s}.engrams WHERE id = $1`, [engram.id])).rows[0];
     const before = prior?.doc ?? null;
+    this.guard?.(before, engram);
     const { terms, ntok } = documentTerms(engram);
     const hash = engram.content_hash ?? contentHash(engram.statement);
     await q.query(
@@ -292,22 +319,37 @@ export class PgBackend implements EngramBackend {
         [engram.id, [...terms.keys()], [...terms.values()]],
       );
     }
-    await q.query(`UPDATE ${this.s}.fts_stats SET n_rows = n_rows + $1, n_tokens = n_tokens + $2`, [prior ? 0 : 1, ntok - Number(prior?.ntok ?? 0)]);
+    // The collection statistics of the scope it left and the one it is in.
+    if (before) await q.query(`UPDATE ${this.s}.fts_scope_stats SET n_rows = n_rows - 1, n_tokens = n_tokens - $2 WHERE scope = $1`, [before.scope, Number(prior!.ntok)]);
+    await q.query(
+      `INSERT INTO ${this.s}.fts_scope_stats (scope, n_rows, n_tokens) VALUES ($1, 1, $2)
+       ON CONFLICT (scope) DO UPDATE SET n_rows = ${this.s}.fts_scope_stats.n_rows + 1, n_tokens = ${this.s}.fts_scope_stats.n_tokens + $2`,
+      [engram.scope, ntok],
+    );
     const event = changeEvent(before, engram, note);
     if (event) await insertEvents(q, this.s, [event]);
+    await emitEvents(q, this.org, [{ type: lifecycleEvent(before, engram), data: engram }]);
   }
 
   // ---------------------------------------------------------------- records
 
   async appendEpisodes(episodes: Episode[]): Promise<void> {
     if (episodes.length === 0) return;
+    const owned = episodes.map((e) => ({ ...e, ...(this.owner && !e.owner ? { owner: this.owner } : {}), scope: this.recordScope(e.scope) }));
     await this.db.query(
-      `INSERT INTO ${this.s}.episodes (id, at, agent, channel, session, summary, doc)
-       SELECT x.doc->>'id', (x.doc->>'at')::timestamptz, x.doc->>'agent', x.doc->>'channel', x.doc->>'session', x.doc->>'summary', x.doc
+      `INSERT INTO ${this.s}.episodes (id, at, agent, channel, session, summary, owner, scope, doc)
+       SELECT x.doc->>'id', (x.doc->>'at')::timestamptz, x.doc->>'agent', x.doc->>'channel', x.doc->>'session', x.doc->>'summary',
+              x.doc->>'owner', x.doc->>'scope', x.doc
          FROM jsonb_array_elements($1::jsonb) AS x(doc)
        ON CONFLICT (id) DO NOTHING`,
-      [JSON.stringify(episodes)],
+      [JSON.stringify(owned)],
     );
+  }
+
+  /** An episode or session as its reader may see it: only the engram ids it may read. */
+  private async forReader<T extends { engram_ids?: string[] }>(record: T): Promise<T> {
+    if (!record.engram_ids?.length) return record;
+    return { ...record, engram_ids: await this.readableIds(record.engram_ids) };
   }
 
   async queryEpisodes(f: TimelineFilter): Promise<Episode[]> {
@@ -326,27 +368,43 @@ export class PgBackend implements EngramBackend {
     if (f.session !== undefined) w.add('session = ?', f.session);
     if (f.from) w.add('at >= ?::timestamptz', f.from);
     if (f.to) w.add('at <= ?::timestamptz', f.to);
+    const scope = this.scopeClause('scope', w.params);
     const r = await this.db.query<{ doc: Episode }>(
-      `SELECT doc FROM ${this.s}.episodes WHERE true${w.sql} ORDER BY ${rank}at DESC, id DESC LIMIT ${w.param(f.limit ?? 20)}`,
+      `SELECT doc FROM ${this.s}.episodes WHERE true${w.sql}${scope} ORDER BY ${rank}at DESC, id DESC LIMIT ${w.param(f.limit ?? 20)}`,
       w.params,
     );
-    return r.rows.map((x) => x.doc);
+    return Promise.all(r.rows.map((x) => this.forReader(x.doc)));
   }
 
   async getEpisode(id: string): Promise<Episode | null> {
-    return (await this.db.query<{ doc: Episode }>(`SELECT doc FROM ${this.s}.episodes WHERE id = $1`, [id])).rows[0]?.doc ?? null;
+    const params: unknown[] = [id];
+    const scope = this.scopeClause('scope', params);
+    const doc = (await this.db.query<{ doc: Episode }>(`SELECT doc FROM ${this.s}.episodes WHERE id = $1${scope}`, params)).rows[0]?.doc;
+    return doc ? this.forReader(doc) : null;
   }
 
   async putSession(session: Session): Promise<void> {
-    await this.db.query(
-      `INSERT INTO ${this.s}.sessions (id, doc, updated_at) VALUES ($1, $2::jsonb, now())
-       ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, updated_at = now()`,
-      [session.id, JSON.stringify(session)],
-    );
+    // A reader sees only the engram ids it may read: keep the stored ones it could not see.
+    const stored = (await this.db.query<{ ids: string[] | null }>(`SELECT doc->'engram_ids' AS ids FROM ${this.s}.sessions WHERE id = $1`, [session.id])).rows[0]?.ids ?? [];
+    const engram_ids = [...new Set([...stored, ...session.engram_ids])];
+    const owned: Session = { ...session, engram_ids, ...(this.owner && !session.owner ? { owner: this.owner } : {}), scope: this.recordScope(session.scope) };
+    await this.db.transaction(async (q) => {
+      const ended = await q.query<{ was_open: boolean | null }>(
+        `WITH prior AS (SELECT doc->>'ended_at' IS NULL AS open FROM ${this.s}.sessions WHERE id = $1)
+         INSERT INTO ${this.s}.sessions (id, owner, scope, doc, updated_at) VALUES ($1, $2, $3, $4::jsonb, now())
+         ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, scope = excluded.scope, updated_at = now()
+         RETURNING (SELECT open FROM prior) AS was_open`,
+        [owned.id, owned.owner ?? null, owned.scope, JSON.stringify(owned)],
+      );
+      if (owned.ended_at && ended.rows[0]?.was_open !== false) await emitEvents(q, this.org, [{ type: 'session.ended', data: owned }]);
+    });
   }
 
   async getSession(id: string): Promise<Session | null> {
-    return (await this.db.query<{ doc: Session }>(`SELECT doc FROM ${this.s}.sessions WHERE id = $1`, [id])).rows[0]?.doc ?? null;
+    const params: unknown[] = [id];
+    const scope = this.scopeClause('scope', params);
+    const doc = (await this.db.query<{ doc: Session }>(`SELECT doc FROM ${this.s}.sessions WHERE id = $1${scope}`, params)).rows[0]?.doc;
+    return doc ? this.forReader(doc) : null;
   }
 
   async appendEvents(events: EngramEvent[]): Promise<void> {
@@ -385,7 +443,6 @@ interface Posting {
   wtf: number;
   ntok: number;
   live: boolean;
-  scope: string;
   seq: number;
   n_rows: number;
   n_tokens: number;
@@ -399,7 +456,7 @@ interface Posting {
  * + b * D / avgdl)) in phrase order, D the row's tokens. Retired rows count in N and n but are
  * never returned. Equal scores keep insertion order, as FTS5's rowid order does.
  */
-function rankBm25(parsed: ParsedQuery, rows: Posting[], limit: number, readable: readonly string[] | null): Array<{ id: string; score: number }> {
+function rankBm25(parsed: ParsedQuery, rows: Posting[], limit: number): Array<{ id: string; score: number }> {
   const n = Number(rows[0]!.n_rows);
   const avgdl = n === 0 ? 1 : Number(rows[0]!.n_tokens) / n;
   const byTerm = new Map<string, Map<string, Posting>>();
@@ -430,7 +487,7 @@ function rankBm25(parsed: ParsedQuery, rows: Posting[], limit: number, readable:
     const raw = Math.log((n - hits.length + 0.5) / (hits.length + 0.5));
     const idf = raw <= 0 ? 1e-6 : raw;
     for (const { p, freq } of hits) {
-      if (!p.live || (readable && !readable.includes(p.scope))) continue;
+      if (!p.live) continue;
       const part = (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * p.ntok) / avgdl));
       const cur = scores.get(p.engram_id);
       if (cur) {
@@ -446,6 +503,12 @@ function rankBm25(parsed: ParsedQuery, rows: Posting[], limit: number, readable:
   }
   ranked.sort((a, b) => b.key - a.key || a.seq - b.seq);
   return ranked.slice(0, limit).map((r) => ({ id: r.id, score: r.score }));
+}
+
+/** The webhook event of an engram write: a new one, one retired by it, or any other change. */
+function lifecycleEvent(before: EngramDoc | null, after: EngramDoc): WebhookEvent {
+  if (!before) return 'engram.created';
+  return after.status === 'retired' && before.status !== 'retired' ? 'engram.retired' : 'engram.updated';
 }
 
 async function getDoc(q: Queryable, s: string, id: string): Promise<EngramDoc | null> {

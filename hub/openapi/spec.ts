@@ -88,6 +88,7 @@ export async function responseErrors(method: string, pathTemplate: string, statu
   let response = op.responses?.[String(status)] ?? op.responses?.default;
   if (!response) return [`${method} ${pathTemplate} has no response ${status}`];
   if (response.$ref) response = doc.components.responses[response.$ref.split('/').pop()!] as typeof response;
+  if (status === 204 && !response.content) return body === undefined || body === '' || body === null ? [] : [`${method} ${pathTemplate} 204 has a body`];
   const media = contentType.split(';')[0]!.trim();
   const schema = response.content?.[media]?.schema;
   if (!schema) return [`${method} ${pathTemplate} ${status}: no schema for ${media}`];

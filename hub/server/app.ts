@@ -1,40 +1,60 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
-import type { Database, HubState, Principal } from '../contracts.js';
-import type { EmbedderProvider } from '../../engine/mcp/types.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import type { Database, HubState } from '../contracts.js';
+import type { EmbedderProvider } from '../../engine/backend.js';
 import { AuditWriter } from '../audit/audit-log.js';
-import { sweepRateLimits, takeToken } from '../limits/rate-limit.js';
+import { Checkpointer } from '../audit/checkpoints.js';
+import { listOrgs } from '../data/organizations.js';
 import { openApiText } from '../openapi/spec.js';
 import { loadConfig, type ConfigOptions, type HubConfig } from './config.js';
-import { authenticate } from './auth.js';
+import { apiGate, isWrite } from './api-gate.js';
+import { idempotency } from './idempotency.js';
+import { Gatekeeper } from './gatekeeper.js';
+import { MCP_PATHS, mcpGate, registerMcpRoutes } from '../mcp/mcp-surface.js';
+import { SseRelay } from '../mcp/sse-relay.js';
+import { registerToolPolicyRoutes } from '../mcp/tool-policy.js';
+import { DeliveryWorker } from '../webhooks/delivery-worker.js';
+import { registerWebhookRoutes } from '../webhooks/webhook-routes.js';
+import { FailedAuthGuard } from '../limits/failed-auth.js';
 import { HubProblem, PROBLEM_CONTENT_TYPE, problemDocument, toProblem } from './problem.js';
+import { checkPath, jsonBody } from './request-input.js';
 import { registerEngramRoutes } from './routes/engram-routes.js';
 import { registerSearchRoutes } from './routes/search-routes.js';
 import { registerRecordRoutes } from './routes/record-routes.js';
-import { registerIdentityRoutes } from './routes/identity-routes.js';
+import { registerIdentityRoutes, registerInvitationRoutes } from './routes/identity-routes.js';
 import { registerPackRoutes } from './routes/pack-routes.js';
+import type { RerankSetting } from '../../engine/ops/recall.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
 //   problem documents for every error (and for unknown routes), with no internals shown;
-//   public routes (the OpenAPI description);
-//   authentication (401), rate limiting (429), the audit row of the call (written after the
-//   response, off the request path);
-//   the REST routes under /api/v1.
+//   the gate of /api/v1 but its public routes (api-gate.ts): authentication, rate limits, the
+//   write transaction and the audit row of every call;
+//   the MCP surface's gate (/mcp, /sse, /messages: the token and its limits; hub/mcp);
+//   the request's path and JSON body checked (request-input.ts);
+//   a write's Idempotency-Key claimed, or its first answer replayed (idempotency.ts);
+//   public routes (the OpenAPI description, health, redeeming an invitation);
+//   the REST routes; the MCP routes.
 
 export interface HubOptions extends ConfigOptions {
   db: Database;
   /** The dense leg; absent: BM25 only, and recall says so. */
   embedder?: EmbedderProvider;
+  /** The cross-encoder recall and inject rerank with, when the deployment enables one (SVC_RERANKER). */
+  reranker?: RerankSetting;
   /** Operator messages (audit retries, internal errors). */
   log?: (message: string) => void;
+  /** The time webhook retries are scheduled by (tests move it). */
+  clock?: () => number;
 }
 
 export interface Hub {
   app: Koa<HubState>;
   config: HubConfig;
   audit: AuditWriter;
+  checkpoints: Checkpointer;
+  webhooks: DeliveryWorker;
+  /** Stops the checkpoint timer and the webhook worker (after its sends in flight), then closes the audit writer within its drain window. */
+  close(drainMs?: number): Promise<void>;
 }
 
 const BM25_ONLY: EmbedderProvider = {
@@ -43,14 +63,29 @@ const BM25_ONLY: EmbedderProvider = {
   probe: async () => ({ state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'this hub has no embedding model configured' }),
 };
 
-const WRITE_METHODS = new Set(['POST', 'PATCH']);
-export const PRINCIPAL_TTL_MS = 5000;
-
 export async function createHub(opts: HubOptions): Promise<Hub> {
   const { db } = opts;
   const config = await loadConfig(db, opts);
   const log = opts.log ?? ((m: string) => process.stderr.write(`svc hub: ${m}\n`));
-  const audit = new AuditWriter(db, config.auditKey, log);
+  const audit = new AuditWriter(db, config.auditKey, { log });
+  const checkpoints = new Checkpointer(db, config.auditKey, config.checkpointKey);
+  for (const which of config.keysInDatabase) {
+    log(
+      which === 'audit'
+        ? 'the audit HMAC key is kept in the database (set SVC_HUB_AUDIT_KEY): whoever can write the database can re-sign the audit chain; keep signed checkpoints outside it (SVC_HUB_CHECKPOINT_DIR) to catch that'
+        : 'the audit checkpoint signing key is kept in the database (set SVC_HUB_CHECKPOINT_KEY): whoever can read the database can sign checkpoints',
+    );
+  }
+  let checkpointTimer: NodeJS.Timeout | undefined;
+  if (config.checkpointDir) {
+    const dir = config.checkpointDir;
+    const writeAll = async () => {
+      const r = await checkpoints.writeAll(dir, await listOrgs(db));
+      for (const f of r.failed) log(`audit checkpoint not written: ${f}`);
+    };
+    checkpointTimer = setInterval(() => void writeAll().catch((err) => log(`audit checkpoints failed: ${(err as Error).message}`)), config.checkpointIntervalMs);
+    checkpointTimer.unref();
+  }
   const embedder = opts.embedder ?? BM25_ONLY;
   const app = new Koa<HubState>();
   app.proxy = false;
@@ -59,7 +94,11 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new HubProblem(404, 'not-found', 'Not found', `no route ${ctx.method} ${ctx.path}`);
+      // The router answers unknown routes and methods without a body: make them problems too
+      // (its Allow header stays on a 405).
+      if (ctx.body === undefined && ctx.status === 404) throw new HubProblem(404, 'not-found', 'Not found', `no route ${ctx.method} ${ctx.path}`);
+      if (ctx.body === undefined && ctx.status === 405) throw new HubProblem(405, 'method-not-allowed', 'Method not allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
+      if (ctx.body === undefined && ctx.status === 501) throw new HubProblem(501, 'not-implemented', 'Not implemented', `${ctx.method} is not a method this API uses`);
     } catch (err) {
       const problem = toProblem(fromKoaError(err));
       if (problem.status >= 500) log(`internal error on ${ctx.method} ${ctx.path}: ${(err as Error)?.stack ?? String(err)}`);
@@ -70,34 +109,31 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     }
   });
 
-  app.use(async (ctx, next) => {
-    // A body that is not JSON is refused before parsing (the REST API speaks JSON; pack uploads
-    // are the one multipart route and read their own body).
-    const packUpload = ctx.method === 'POST' && ctx.path === '/api/v1/packs';
-    if (ctx.request.length && !ctx.is('application/json') && !packUpload) {
-      throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'send the body as application/json');
-    }
-    await next();
-  });
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit: config.bodyLimit,
-      onError: (err) => {
-        const status = (err as { status?: number }).status;
-        if (status === 413) throw new HubProblem(413, 'payload-too-large', 'Payload too large', `the body is larger than ${config.bodyLimit}`);
-        throw new HubProblem(400, 'malformed-json', 'Malformed JSON', `the body is not valid JSON: ${(err as Error).message.split('\n')[0]}`);
-      },
-    }),
+  // Everything under /api/v1 but the public routes needs a token, checked before anything else
+  // reads the request: without one a caller learns nothing about which routes or methods exist,
+  // and every authenticated call, refused input included, gets its audit row.
+  const failedAuth = new FailedAuthGuard(db, config.rateLimits);
+  const gatekeeper = new Gatekeeper({ db, failedAuth, config, audit, log });
+  const gate = apiGate({ gate: gatekeeper, embedder, reranker: opts.reranker });
+  const PUBLIC = new Set(['GET /api/v1/openapi.yaml', 'HEAD /api/v1/openapi.yaml', 'POST /api/v1/invitations/redeem']);
+  app.use((ctx, next) =>
+    (ctx.path === '/api/v1' || ctx.path.startsWith('/api/v1/')) && !PUBLIC.has(`${ctx.method} ${ctx.path}`) ? gate(ctx, next) : next(),
   );
 
-  app.use(async (ctx, next) => {
-    // PostgreSQL text cannot hold NUL: refuse it up front, wherever it hides.
-    if (ctx.querystring.includes('%00') || ctx.path.includes('\u0000') || hasNul(ctx.request.body)) {
-      throw new HubProblem(400, 'validation-error', 'Invalid request', 'text must not contain NUL (\\u0000) characters', { errors: ['body: contains \\u0000'] });
-    }
-    await next();
-  });
+
+  // The MCP surface checks the token and its limits the same way, before it reads anything.
+  app.use(mcpGate(gatekeeper));
+
+  app.use(checkPath);
+  // The pack upload is the one multipart route; it reads its own body.
+  app.use(
+    jsonBody(
+      (ctx) => (MCP_PATHS.has(ctx.path) ? config.mcp.maxMessageBytes : config.bodyLimitBytes),
+      (ctx) => ctx.method === 'POST' && ctx.path === '/api/v1/packs' && ctx.is('multipart/form-data') === 'multipart/form-data',
+    ),
+  );
+
+  app.use(idempotency(isWrite));
 
   const publicRouter = new Router();
   publicRouter.get('/api/v1/openapi.yaml', async (ctx) => {
@@ -107,78 +143,42 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   publicRouter.get('/health', (ctx) => {
     ctx.body = { ok: true };
   });
+  registerInvitationRoutes(publicRouter, { db, failedAuth, auditKey: config.auditKey });
   app.use(publicRouter.routes());
 
-  let lastSweep = 0;
-  // Resolved principals, briefly: a token's identity and scopes cost four queries, and a client
-  // sends many requests in a row. Admin writes in this process clear it at once; in another hub
-  // process a revoked key or a changed membership takes effect within PRINCIPAL_TTL_MS.
-  const principals = new Map<string, { principal: Principal; until: number }>();
-  const principalFor = async (header: string | undefined): Promise<Principal> => {
-    const hit = header ? principals.get(header) : undefined;
-    if (hit && hit.until > Date.now()) return hit.principal;
-    const principal = await authenticate(db, config.jwt, header);
-    if (principals.size >= 10_000) principals.clear();
-    principals.set(header!, { principal, until: Date.now() + PRINCIPAL_TTL_MS });
-    return principal;
-  };
   const api = new Router<HubState>({ prefix: '/api/v1' });
-  api.use(async (ctx, next) => {
-    const principal = await principalFor(ctx.get('authorization') || undefined);
-    // Writes that change who may see what (users, groups, keys, installed packs).
-    const adminWrite = /^\/api\/v1\/(admin|packs)(\/|$)/.test(ctx.path) && ctx.method !== 'GET';
-    const decision = await takeToken(db, `${principal.org.id}:${principal.tokenId}`, WRITE_METHODS.has(ctx.method), config.rateLimits);
-    ctx.set('RateLimit-Limit', String(decision.limit));
-    ctx.set('RateLimit-Remaining', String(decision.remaining));
-    ctx.set('RateLimit-Reset', String(decision.reset));
-    if (Date.now() - lastSweep > 60_000) {
-      lastSweep = Date.now();
-      void sweepRateLimits(db).catch(() => undefined);
-    }
-    const record = (outcome: number) =>
-      audit.record(principal.org, {
-        at: new Date().toISOString(),
-        actor: principal.userName,
-        token_id: principal.tokenId,
-        action: `${ctx.method} ${ctx._matchedRoute ?? ctx.path}`,
-        resource: ctx.state.auditResource ?? null,
-        outcome,
-        details: ctx.state.auditDetails ?? {},
-      });
-    if (!decision.allowed) {
-      record(429);
-      throw new HubProblem(429, 'rate-limited', 'Too many requests', `this token may make ${decision.limit} ${decision.limit === config.rateLimits.writesPerMinute && WRITE_METHODS.has(ctx.method) ? 'writes' : 'requests'} per minute; retry in ${decision.reset} s`, {
-        headers: { 'Retry-After': String(decision.reset) },
-      });
-    }
-    ctx.state.principal = principal;
-    ctx.state.backend = openOrgBackend(db, principal.org, { readable: principal.readable });
-    ctx.state.embedder = embedder;
-    try {
-      await next();
-      record(ctx.status);
-    } catch (err) {
-      record(toProblem(fromKoaError(err)).status);
-      throw err;
-    } finally {
-      if (adminWrite) principals.clear();
-    }
-  });
-  registerIdentityRoutes(api, db);
+  registerIdentityRoutes(api, { checkpoints });
   registerEngramRoutes(api);
-  registerSearchRoutes(api, db);
+  registerSearchRoutes(api);
   registerRecordRoutes(api);
-  registerPackRoutes(api, db);
+  registerPackRoutes(api, { outbound: config.outbound });
+  registerToolPolicyRoutes(api);
+  registerWebhookRoutes(api, { db, outbound: config.outbound, settings: config.webhooks });
   app.use(api.routes());
-  app.use(api.allowedMethods({ throw: true }));
-  return { app, config, audit };
-}
+  app.use(api.allowedMethods());
 
-function hasNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 64 || value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((v) => hasNul(v, depth + 1));
-  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v, depth + 1));
+  const relay = new SseRelay(db, log);
+  await relay.start();
+  const mcp = new Router<HubState>();
+  registerMcpRoutes(mcp, { gate: gatekeeper, embedder, reranker: opts.reranker, relay });
+  app.use(mcp.routes());
+  app.use(mcp.allowedMethods());
+
+  const webhooks = new DeliveryWorker({ db, outbound: config.outbound, settings: config.webhooks, auditKey: config.auditKey, log, ...(opts.clock ? { clock: opts.clock } : {}) });
+  await webhooks.start();
+  return {
+    app,
+    config,
+    audit,
+    checkpoints,
+    webhooks,
+    async close(drainMs = 10_000) {
+      if (checkpointTimer) clearInterval(checkpointTimer);
+      await relay.close();
+      await webhooks.close();
+      await audit.close(drainMs);
+    },
+  };
 }
 
 /** Koa's and the router's own errors (405, 501) carry a status; keep it, hide their text otherwise. */

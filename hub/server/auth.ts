@@ -3,6 +3,7 @@ import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey, looksLikeApiKey, verifyJwt, type JwtSecrets } from '../access/tokens.js';
 import { resolveScopes } from '../access/scopes.js';
+import { authEpoch } from '../access/epoch.js';
 import { unauthorized } from './problem.js';
 
 // From an Authorization header to the principal a request runs as: an API key (by its hash,
@@ -14,45 +15,57 @@ interface UserRow {
   name: string;
   role: Role;
   active: boolean;
+  token_version: number;
 }
 
 export async function authenticate(db: Database, jwt: JwtSecrets, header: string | undefined): Promise<Principal> {
   if (!header) throw unauthorized('missing bearer token: send Authorization: Bearer <API key or token>');
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) throw unauthorized('the Authorization header must be "Bearer <token>"');
+  if (!m) throw unauthorized('the Authorization header must be "Bearer <token>"', 'invalid_request');
   const token = m[1]!;
   if (looksLikeApiKey(token)) return fromApiKey(db, token);
   const claims = token.split('.').length === 3 ? await verifyJwt(jwt, token) : null;
-  if (!claims) throw unauthorized('invalid token: not a known API key, nor a valid unexpired hub token');
+  if (!claims) throw unauthorized('invalid token: not a known API key, nor a valid unexpired hub token', 'invalid_token');
   const org = await orgById(db, claims.org);
-  if (!org) throw unauthorized('invalid token: its organization no longer exists');
-  const user = (await db.query<UserRow>(`SELECT id, name, role, active FROM ${ident(org.schema)}.users WHERE id = $1`, [claims.sub])).rows[0];
-  return principal(db, org, user, claims.jti, 'jwt');
+  if (!org) throw unauthorized('invalid token: its organization no longer exists', 'invalid_token');
+  const epoch = await authEpoch(db, org);
+  const s = ident(org.schema);
+  const user = (
+    await db.query<UserRow & { revoked: boolean }>(
+      `SELECT id, name, role, active, token_version, EXISTS (SELECT 1 FROM ${s}.revoked_tokens WHERE jti = $2) AS revoked FROM ${s}.users WHERE id = $1`,
+      [claims.sub, claims.jti],
+    )
+  ).rows[0];
+  if (user && (user.revoked || Number(user.token_version) !== claims.ver)) throw unauthorized('invalid token: it was revoked', 'invalid_token');
+  return principal(db, org, epoch, user, claims.jti, 'jwt', claims.exp);
 }
 
 async function fromApiKey(db: Database, key: string): Promise<Principal> {
   const hash = hashKey(key);
   const idx = (await db.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = $1`, [hash])).rows[0];
   const org = idx ? await orgById(db, idx.org_id) : null;
-  if (!org) throw unauthorized('invalid token: unknown or revoked API key');
+  if (!org) throw unauthorized('invalid token: unknown or revoked API key', 'invalid_token');
+  // Read before the key and the user: a change committed after this read bumps the epoch, and
+  // the next request resolves the caller again.
+  const epoch = await authEpoch(db, org);
   const s = ident(org.schema);
   const row = (
     await db.query<UserRow & { key_id: string; fresh: boolean }>(
-      `SELECT k.id AS key_id, u.id, u.name, u.role, u.active,
+      `SELECT k.id AS key_id, u.id, u.name, u.role, u.active, u.token_version,
               coalesce(k.last_used_at > now() - interval '1 minute', false) AS fresh
          FROM ${s}.api_keys k JOIN ${s}.users u ON u.id = k.user_id
         WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`,
       [hash],
     )
   ).rows[0];
-  if (!row) throw unauthorized('invalid token: unknown or revoked API key');
+  if (!row) throw unauthorized('invalid token: unknown or revoked API key', 'invalid_token');
   // last_used_at to the minute: one write per key per minute, not one per request.
   if (!row.fresh) await db.query(`UPDATE ${s}.api_keys SET last_used_at = now() WHERE id = $1`, [row.key_id]);
-  return principal(db, org, row, row.key_id, 'api_key');
+  return principal(db, org, epoch, row, row.key_id, 'api_key');
 }
 
-async function principal(db: Database, org: Org, user: UserRow | undefined, tokenId: string, via: Principal['via']): Promise<Principal> {
-  if (!user || !user.active) throw unauthorized('invalid token: its user is unknown or deactivated');
+async function principal(db: Database, org: Org, epoch: number, user: UserRow | undefined, tokenId: string, via: Principal['via'], expires?: number): Promise<Principal> {
+  if (!user || !user.active) throw unauthorized('invalid token: its user is unknown or deactivated', 'invalid_token');
   const scopes = await resolveScopes(db, org, user);
-  return { org, userId: user.id, userName: user.name, role: user.role, tokenId, via, ...scopes };
+  return { org, userId: user.id, userName: user.name, role: user.role, tokenId, via, epoch, ...(expires ? { expiresAt: expires } : {}), ...scopes };
 }

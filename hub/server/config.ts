@@ -1,20 +1,45 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Database } from '../contracts.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
 import type { JwtSecrets } from '../access/tokens.js';
+import { checkpointKey, type CheckpointKey } from '../audit/checkpoints.js';
 import { DEFAULT_RATE_LIMITS, type RateLimits } from '../limits/rate-limit.js';
+import type { OutboundPolicy } from '../net/outbound.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/delivery-worker.js';
 
 // A deployment's settings: options first, then the environment, then defaults. Secrets not given
 // are generated once and kept in the control schema, so every hub process on the database signs
-// and verifies with the same ones.
+// and verifies with the same ones; the hub warns about the audit keys kept that way.
 
 export interface HubConfig {
   docsUrl: string;
   rateLimits: RateLimits;
   jwt: JwtSecrets;
   auditKey: string;
+  /** Signs audit checkpoints (Ed25519). */
+  checkpointKey: CheckpointKey;
+  /** Where the hub writes checkpoints at an interval; absent: only on demand. */
+  checkpointDir?: string;
+  checkpointIntervalMs: number;
+  /** Audit keys that live in the database (and so in the hands of whoever holds it). */
+  keysInDatabase: Array<'audit' | 'checkpoint'>;
   /** Largest JSON body accepted. */
-  bodyLimit: string;
+  bodyLimitBytes: number;
+  /** Where the hub may send requests on a user's behalf (packs by URL, webhooks). */
+  outbound: OutboundPolicy;
+  mcp: McpLimits;
+  webhooks: WebhookSettings;
+}
+
+/** Bounds of the MCP surface (hub/mcp). */
+export interface McpLimits {
+  /** Open sessions one token may hold; the oldest idle one makes room. */
+  maxSessionsPerToken: number;
+  /** A session unused this long is closed. */
+  idleSeconds: number;
+  /** Largest JSON-RPC message accepted. */
+  maxMessageBytes: number;
 }
 
 export interface ConfigOptions {
@@ -22,36 +47,88 @@ export interface ConfigOptions {
   rateLimits?: Partial<RateLimits>;
   jwt?: JwtSecrets;
   auditKey?: string;
+  /** PKCS#8 PEM of an Ed25519 key. */
+  checkpointKey?: string;
+  checkpointDir?: string;
+  checkpointIntervalMs?: number;
+  /** Let outbound requests reach private, loopback and link-local addresses, and plain http. */
+  allowPrivateUrls?: boolean;
+  outboundTimeoutMs?: number;
+  outboundMaxBytes?: number;
+  mcp?: Partial<McpLimits>;
+  webhooks?: Partial<WebhookSettings>;
   env?: NodeJS.ProcessEnv;
 }
 
 export const DEFAULT_DOCS_URL = 'https://svc.dev/docs';
 
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: string): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number of requests per minute (got "${raw}")`);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number of ${unit} (got "${raw}")`);
   return n;
 }
 
-async function storedSecret(db: Database, name: string): Promise<string> {
-  await db.query(`INSERT INTO ${CONTROL_SCHEMA}.secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [name, randomBytes(32).toString('base64url')]);
+async function storedSecret(db: Database, name: string, make: () => string = () => randomBytes(32).toString('base64url')): Promise<string> {
+  await db.query(`INSERT INTO ${CONTROL_SCHEMA}.secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [name, make()]);
   return (await db.query<{ value: string }>(`SELECT value FROM ${CONTROL_SCHEMA}.secrets WHERE name = $1`, [name])).rows[0]!.value;
 }
+
+const newEd25519Pem = (): string => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+
+/** A PEM given inline, or the path of a file holding one. */
+const pemFrom = (v: string): string => (v.includes('-----BEGIN') ? v : readFileSync(v, 'utf8'));
 
 export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promise<HubConfig> {
   const env = opts.env ?? process.env;
   const current = opts.jwt?.current ?? env.SVC_HUB_JWT_SECRET ?? (await storedSecret(db, 'jwt_secret'));
   const previous = opts.jwt ? opts.jwt.previous : env.SVC_HUB_JWT_PREVIOUS_SECRET || undefined;
+  const keysInDatabase: HubConfig['keysInDatabase'] = [];
+  let auditKey = opts.auditKey ?? env.SVC_HUB_AUDIT_KEY;
+  if (!auditKey) {
+    auditKey = await storedSecret(db, 'audit_key');
+    keysInDatabase.push('audit');
+  }
+  let pem = opts.checkpointKey ?? (env.SVC_HUB_CHECKPOINT_KEY ? pemFrom(env.SVC_HUB_CHECKPOINT_KEY) : undefined);
+  if (!pem) {
+    pem = await storedSecret(db, 'checkpoint_key', newEd25519Pem);
+    keysInDatabase.push('checkpoint');
+  }
   return {
     docsUrl: (opts.docsUrl ?? env.SVC_HUB_DOCS_URL ?? DEFAULT_DOCS_URL).replace(/\/+$/, ''),
     rateLimits: {
-      perMinute: opts.rateLimits?.perMinute ?? positive(env, 'SVC_HUB_RATE_LIMIT', DEFAULT_RATE_LIMITS.perMinute),
-      writesPerMinute: opts.rateLimits?.writesPerMinute ?? positive(env, 'SVC_HUB_WRITE_RATE_LIMIT', DEFAULT_RATE_LIMITS.writesPerMinute),
+      perMinute: opts.rateLimits?.perMinute ?? positive(env, 'SVC_HUB_RATE_LIMIT', DEFAULT_RATE_LIMITS.perMinute, 'requests per minute'),
+      writesPerMinute: opts.rateLimits?.writesPerMinute ?? positive(env, 'SVC_HUB_WRITE_RATE_LIMIT', DEFAULT_RATE_LIMITS.writesPerMinute, 'writes per minute'),
+      authFailuresPerMinute:
+        opts.rateLimits?.authFailuresPerMinute ?? positive(env, 'SVC_HUB_AUTH_FAILURE_LIMIT', DEFAULT_RATE_LIMITS.authFailuresPerMinute, 'failed authentications per minute'),
+      mcpMessagesPerMinute:
+        opts.rateLimits?.mcpMessagesPerMinute ?? positive(env, 'SVC_HUB_MCP_MESSAGE_LIMIT', DEFAULT_RATE_LIMITS.mcpMessagesPerMinute, 'MCP messages per minute'),
+      ingestPerMinute: opts.rateLimits?.ingestPerMinute ?? positive(env, 'SVC_HUB_INGEST_LIMIT', DEFAULT_RATE_LIMITS.ingestPerMinute, 'writes per minute'),
+    },
+    mcp: {
+      maxSessionsPerToken: opts.mcp?.maxSessionsPerToken ?? positive(env, 'SVC_HUB_MCP_SESSIONS_PER_TOKEN', 16, 'sessions'),
+      idleSeconds: opts.mcp?.idleSeconds ?? positive(env, 'SVC_HUB_MCP_IDLE_SECONDS', 1800, 'seconds'),
+      maxMessageBytes: opts.mcp?.maxMessageBytes ?? positive(env, 'SVC_HUB_MCP_MAX_MESSAGE_BYTES', 1024 * 1024, 'bytes'),
+    },
+    webhooks: {
+      timeoutMs: opts.webhooks?.timeoutMs ?? positive(env, 'SVC_HUB_WEBHOOK_TIMEOUT', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000, 'seconds') * 1000,
+      maxAttempts: opts.webhooks?.maxAttempts ?? positive(env, 'SVC_HUB_WEBHOOK_ATTEMPTS', DEFAULT_WEBHOOK_SETTINGS.maxAttempts, 'attempts'),
+      retryBaseMs: opts.webhooks?.retryBaseMs ?? positive(env, 'SVC_HUB_WEBHOOK_RETRY_BASE', DEFAULT_WEBHOOK_SETTINGS.retryBaseMs / 1000, 'seconds') * 1000,
+      retryCapMs: opts.webhooks?.retryCapMs ?? DEFAULT_WEBHOOK_SETTINGS.retryCapMs,
+      pollMs: opts.webhooks?.pollMs ?? DEFAULT_WEBHOOK_SETTINGS.pollMs,
     },
     jwt: { current, ...(previous ? { previous } : {}) },
-    auditKey: opts.auditKey ?? env.SVC_HUB_AUDIT_KEY ?? (await storedSecret(db, 'audit_key')),
-    bodyLimit: '1mb',
+    auditKey,
+    checkpointKey: checkpointKey(pem),
+    checkpointDir: opts.checkpointDir ?? (env.SVC_HUB_CHECKPOINT_DIR || undefined),
+    checkpointIntervalMs: opts.checkpointIntervalMs ?? positive(env, 'SVC_HUB_CHECKPOINT_INTERVAL', 3600, 'seconds') * 1000,
+    keysInDatabase,
+    bodyLimitBytes: 1024 * 1024,
+    outbound: {
+      allowPrivate: opts.allowPrivateUrls ?? env.SVC_HUB_ALLOW_PRIVATE_URLS === '1',
+      timeoutMs: opts.outboundTimeoutMs ?? 10_000,
+      maxBytes: opts.outboundMaxBytes ?? 20 * 1024 * 1024,
+    },
   };
 }

@@ -12,6 +12,7 @@ export interface ProblemDocument {
   instance: string;
   /** For validation errors: one line per broken rule, each naming the field. */
   errors?: string[];
+  [member: string]: unknown;
 }
 
 /** An error a route throws on purpose; the central handler turns it into a problem document. */
@@ -23,8 +24,16 @@ export class HubProblem extends Error {
   readonly errors?: string[];
   /** Extra response headers, e.g. Retry-After on 429. */
   readonly headers?: Record<string, string>;
+  /** Extension members of the document, e.g. `violated-policies` on 429. */
+  readonly members?: Record<string, unknown>;
 
-  constructor(status: number, slug: string, title: string, detail: string, extra: { errors?: string[]; headers?: Record<string, string> } = {}) {
+  constructor(
+    status: number,
+    slug: string,
+    title: string,
+    detail: string,
+    extra: { errors?: string[]; headers?: Record<string, string>; members?: Record<string, unknown> } = {},
+  ) {
     super(detail);
     this.name = 'HubProblem';
     this.status = status;
@@ -32,12 +41,20 @@ export class HubProblem extends Error {
     this.title = title;
     this.errors = extra.errors;
     this.headers = extra.headers;
+    this.members = extra.members;
   }
 }
 
 export const badRequest = (detail: string, errors?: string[]): HubProblem =>
   new HubProblem(400, 'validation-error', 'Invalid request', detail, { errors });
-export const unauthorized = (detail: string): HubProblem => new HubProblem(401, 'invalid-token', 'Missing or invalid token', detail);
+/**
+ * 401 with the RFC 6750 challenge: no error code when no credentials came (the client should
+ * just send some), `invalid_request` for a malformed header, `invalid_token` for a bad token.
+ */
+export const unauthorized = (detail: string, error?: 'invalid_request' | 'invalid_token'): HubProblem =>
+  new HubProblem(401, 'invalid-token', 'Missing or invalid token', detail, {
+    headers: { 'WWW-Authenticate': `Bearer realm="svc"${error ? `, error="${error}", error_description="${detail.replace(/["\\]/g, "'")}"` : ''}` },
+  });
 export const forbidden = (detail: string): HubProblem =>
   new HubProblem(403, 'insufficient-permission', 'Insufficient permission', detail);
 /** Also for resources hidden by permissions: the body never tells the two apart. */
@@ -63,7 +80,7 @@ export function toProblem(err: unknown): HubProblem {
 }
 
 export function problemDocument(p: HubProblem, docsUrl: string, instance: string): ProblemDocument {
-  const doc: ProblemDocument = { type: `${docsUrl}/errors/${p.slug}`, title: p.title, status: p.status, detail: p.message, instance };
+  const doc: ProblemDocument = { ...p.members, type: `${docsUrl}/errors/${p.slug}`, title: p.title, status: p.status, detail: p.message, instance };
   if (p.errors?.length) doc.errors = p.errors;
   return doc;
 }

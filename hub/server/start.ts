@@ -2,14 +2,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
 
-// Listening: one HTTP server on one port; close() stops accepting, waits for the audit queue,
-// and leaves the database to its owner.
+// Listening: one HTTP server on one port; close() stops accepting, closes the audit writer
+// within its drain window, and leaves the database to its owner.
 
 export interface RunningHub {
   url: string;
   port: number;
   hub: Hub;
-  close(): Promise<void>;
+  /** Stops listening, then closes the hub (its audit writer drains for at most drainMs). */
+  close(drainMs?: number): Promise<void>;
 }
 
 export async function startHub(opts: HubOptions & { port?: number; host?: string }): Promise<RunningHub> {
@@ -26,12 +27,12 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
     url: `http://${host}:${port}`,
     port,
     hub,
-    async close() {
+    async close(drainMs?: number) {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await hub.audit.drain();
+      await hub.close(drainMs);
     },
   };
 }

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import type { EngramBackend } from '../../engine/backend.js';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
+import { MAX_SOURCES } from '../../engine/model/sources.js';
+import { editEngram } from '../../engine/ops/edit.js';
 import { recall } from '../../engine/ops/recall.js';
 import { inject } from '../../engine/ops/inject.js';
 import { forget } from '../../engine/ops/forget.js';
@@ -16,7 +18,8 @@ import { capture, timeline } from '../../engine/ops/episodes.js';
 import { endSession, startSession } from '../../engine/ops/sessions.js';
 import { history } from '../../engine/ops/history.js';
 import { writeTinyModel } from '../../engine/embed/tiny-model.js';
-import { loadEmbedder, modelFolder } from '../../engine/embed/fastembed-embedder.js';
+import { loadEmbedder } from '../../engine/embed/fastembed-embedder.js';
+import { modelFolder } from '../../engine/embed/model-layout.js';
 import { createOrg } from '../data/organizations.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
@@ -72,6 +75,38 @@ describe.each(['local', ...DATABASES] as const)('the engine on the %s backend', 
     const next = await learn(backend, { statement: 'Deploy with the pipeline', scope: 'project:web', supersedes: [old.engram.id] }, ctx());
     expect((await backend.get(old.engram.id))!.relations?.superseded_by).toEqual([next.engram.id]);
     expect(next.engram.relations?.supersedes).toEqual([old.engram.id]);
+  });
+
+  it('edits in place: a material statement change is a new version, a cosmetic one is not', async () => {
+    const e = await learn(backend, { statement: 'Always tag releases', scope: 'project:web' }, ctx());
+    const cosmetic = await editEngram(backend, e.engram.id, { statement: 'always tag releases.' }, ctx('2026-03-01T11:00:00.000Z'));
+    expect(cosmetic).toMatchObject({ statement: 'always tag releases.', engram_version: 1, content_hash: e.engram.content_hash });
+    const changed = await editEngram(backend, e.engram.id, { statement: 'Never tag releases by hand', commitment: 'locked', domain: 'release' }, ctx('2026-03-01T12:00:00.000Z'));
+    expect(changed).toMatchObject({
+      engram_version: 2,
+      polarity: 'dont',
+      domain: 'release',
+      locked_at: '2026-03-01T12:00:00.000Z',
+      previous_version_ref: { event_id: `${e.engram.id}@1`, changed_at: '2026-03-01T12:00:00.000Z' },
+    });
+    expect(changed.content_hash).not.toBe(e.engram.content_hash);
+    expect(await backend.findByHash(changed.content_hash!)).toEqual([expect.objectContaining({ id: e.engram.id })]);
+    expect((await editEngram(backend, e.engram.id, { domain: null }, ctx())).domain).toBeUndefined();
+    await expect(editEngram(backend, e.engram.id, { statement: 'token ghp_abcdefghijklmnopqrstuvwxyz0123456789' }, ctx())).rejects.toThrow(/holds a secret/);
+    await expect(editEngram(backend, e.engram.id, { tags: ['x'] }, ctx(), { authorize: () => { throw new Error('refused by the caller'); } })).rejects.toThrow(/refused by the caller/);
+    expect((await backend.get(e.engram.id))!.tags).toEqual([]);
+    await forget(backend, { target: e.engram.id }, ctx());
+    await expect(editEngram(backend, e.engram.id, { tags: ['x'] }, ctx())).rejects.toThrow(/is retired/);
+  });
+
+  it('keeps sources bounded: the first and the newest writes, the rest counted', async () => {
+    for (let i = 0; i < 30; i++) await learn(backend, { statement: 'Bounded sources rule', scope: 'project:web' }, ctx(`2026-03-02T10:00:${String(i).padStart(2, '0')}.000Z`));
+    const [e] = await backend.findByHash((await learn(backend, { statement: 'Bounded sources rule', scope: 'project:web' }, ctx('2026-03-02T10:01:00.000Z'))).engram.content_hash!);
+    expect(e!.reference_count).toBe(31);
+    expect(e!.sources).toHaveLength(MAX_SOURCES);
+    expect(e!.sources_omitted).toBe(31 - MAX_SOURCES);
+    expect(e!.sources![0]!.stored_at).toBe('2026-03-02T10:00:00.000Z');
+    expect(e!.sources!.at(-1)!.stored_at).toBe('2026-03-02T10:01:00.000Z');
   });
 
   it('recalls by BM25 with the lifecycle applied, and injects within a budget', async () => {

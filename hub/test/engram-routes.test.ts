@@ -98,9 +98,11 @@ describe.each(DATABASES)('engram routes (%s)', (kind) => {
     expect((await hub.request('PATCH', `/engrams/${id}`, { token: viewer.key, body: { tags: [] }, template: TID })).status).toBe(403);
     const promoted = await hub.request('POST', `/engrams/${id}/promote`, { token: editor.key, template: '/engrams/{id}/promote' });
     expect(promoted.body.status).toBe('active');
-    const fb = await hub.request('POST', `/engrams/${id}/feedback`, { token: viewer.key, body: { signal: 'positive' }, template: '/engrams/{id}/feedback' });
+    const fb = await hub.request('POST', `/engrams/${id}/feedback`, { token: editor.key, body: { signal: 'positive' }, template: '/engrams/{id}/feedback' });
     expect(fb.body.feedback_signals.positive).toBe(1);
-    expect((await hub.request('POST', `/engrams/${id}/feedback`, { token: viewer.key, body: { signal: 'great' }, template: '/engrams/{id}/feedback' })).status).toBe(400);
+    // A viewer reads and changes nothing, feedback included.
+    expect((await hub.request('POST', `/engrams/${id}/feedback`, { token: viewer.key, body: { signal: 'positive' }, template: '/engrams/{id}/feedback' })).status).toBe(403);
+    expect((await hub.request('POST', `/engrams/${id}/feedback`, { token: editor.key, body: { signal: 'great' }, template: '/engrams/{id}/feedback' })).status).toBe(400);
     expect((await hub.request('POST', `/engrams/${id}/pin`, { token: editor.key, template: '/engrams/{id}/pin' })).status).toBe(403);
     const pinned = await hub.request('POST', `/engrams/${id}/pin`, { token: acme.adminKey, body: { pinned: true }, template: '/engrams/{id}/pin' });
     expect(pinned.body.pinned).toBe(true);

@@ -102,4 +102,74 @@ describe.each(DATABASES)('fuzzing the write routes (%s)', (kind) => {
     const { verifyAudit } = await import('../audit/audit-log.js');
     expect((await verifyAudit(hub.db, acme.org, hub.running.hub.config.auditKey)).ok).toBe(true);
   }, 180_000);
+
+  it('never answers 500 to hostile paths, query strings, cursors or bytes', async () => {
+    const r = seededRandom(99);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const randomBytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(r() * 256)));
+    const pct = (b: Buffer) => [...b].map((x) => '%' + x.toString(16).padStart(2, '0')).join('');
+    const SEGMENTS = ['%00', '%ff', '%E0%A4%A', '%ED%A0%80', '%', '..', '%2e%2e', '%2F', 'a'.repeat(3000), '🙂', '%F0%9F%99%82', "'", '"', '%0a%0d', 'ENG-%00-1'];
+    const segment = () => (r() < 0.5 ? pick(SEGMENTS) : pct(randomBytes(1 + Math.floor(r() * 6))));
+    const b64 = (s: string) => Buffer.from(s).toString('base64url');
+    const CURSORS = [b64('99999999999999999999999'), b64('1e308'), b64('-5'), b64('NaN'), b64('\u0000'), b64('12'), 'AAAA', '====', '%00', pct(randomBytes(8))];
+    const QUERY_VALUES = ['', '0', '-1', '1e308', '201', 'abc', '2026-13-45', '+275760-09-13', '%00', '%ff', 'global', 'org:acme', 'user:nobody'];
+    const routes: Array<(s: string) => [string, string]> = [
+      (s) => ['GET', `/engrams/${s}`],
+      (s) => ['PATCH', `/engrams/${s}`],
+      (s) => ['DELETE', `/engrams/${s}`],
+      (s) => ['POST', `/engrams/${s}/feedback`],
+      (s) => ['GET', `/episodes/${s}`],
+      (s) => ['GET', `/sessions/${s}`],
+      (s) => ['POST', `/sessions/${s}/end`],
+      (s) => ['DELETE', `/packs/${s}`],
+      (s) => ['DELETE', `/admin/api-keys/${s}`],
+      (s) => ['POST', `/admin/groups/${s}/members`],
+    ];
+    const LISTS = ['/engrams', '/admin/audit', '/admin/users', '/admin/groups', '/admin/api-keys', '/episodes'];
+    const PARAMS = ['limit', 'cursor', 'scope', 'status', 'type', 'domain', 'from', 'to', 'agent', 'channel', 'q', 'actor', 'action'];
+    const BODIES = (): Buffer => {
+      switch (Math.floor(r() * 6)) {
+        case 0: return randomBytes(1 + Math.floor(r() * 200));
+        case 1: return Buffer.concat([Buffer.from('{"statement": "'), randomBytes(10), Buffer.from('"}')]);
+        case 2: return Buffer.from(`{"statement": "x\\u${pick(['d800', 'dfff', '0000', 'zzzz', 'd83d'])}"}`);
+        case 3: return Buffer.from('['.repeat(1000 + Math.floor(r() * 100_000)));
+        case 4: return Buffer.from(`{"tags": ${'['.repeat(40)}"x"${']'.repeat(40)}}`);
+        default: return Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from('{"statement": "bom"}')]);
+      }
+    };
+    let calls = 0;
+    for (let i = 0; i < 400; i++) {
+      let method: string;
+      let path: string;
+      let body: Buffer | undefined;
+      const kind = i % 3;
+      if (kind === 0) [method, path] = pick(routes)(segment());
+      else if (kind === 1) {
+        method = 'GET';
+        const q = Array.from({ length: 1 + Math.floor(r() * 3) }, () => {
+          const name = pick(PARAMS);
+          return `${name}=${name === 'cursor' ? pick(CURSORS) : r() < 0.7 ? encodeURIComponent(pick(QUERY_VALUES)) : segment()}`;
+        });
+        path = `${pick(LISTS)}?${q.join('&')}`;
+      } else {
+        method = pick(['POST', 'PATCH']);
+        path = method === 'POST' ? pick(['/engrams', '/recall', '/inject', '/episodes', '/sessions', `/sessions/${session}/end`, '/admin/users']) : `/engrams/${id}`;
+        body = BODIES();
+      }
+      if (method !== 'GET' && body === undefined && r() < 0.5) body = Buffer.from('{}');
+      const res = await fetch(`${hub.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${acme.adminKey}`, ...(body ? { 'content-type': pick(['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/json; charset=utf-16']) } : {}) },
+        body,
+      });
+      const text = await res.text();
+      calls++;
+      expect(res.status, `${method} ${path} ${body?.subarray(0, 60).toString('hex') ?? ''}: ${text.slice(0, 200)}`).toBeLessThan(500);
+      if (res.status >= 400) expect(res.headers.get('content-type'), `${method} ${path}`).toMatch(/problem\+json/);
+    }
+    expect(calls).toBe(400);
+    await hub.running.hub.audit.drain();
+    const { verifyAudit } = await import('../audit/audit-log.js');
+    expect((await verifyAudit(hub.db, acme.org, hub.running.hub.config.auditKey)).ok).toBe(true);
+  }, 180_000);
 });

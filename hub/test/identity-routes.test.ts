@@ -26,7 +26,7 @@ describe.each(DATABASES)('identity and admin routes (%s)', (kind) => {
   });
 
   it('accepts hub JWTs signed with the current or the previous secret, refuses others and expired ones', async () => {
-    const claims = { sub: acme.adminId, org: acme.org.id, jti: randomUUID() };
+    const claims = { sub: acme.adminId, org: acme.org.id, jti: randomUUID(), ver: 0 };
     for (const current of ['current-secret-0123456789abcdef', 'previous-secret-0123456789abcdef']) {
       const token = await signJwt({ current }, claims);
       const me = await hub.request('GET', '/me', { token, template: '/me' });
@@ -61,7 +61,11 @@ describe.each(DATABASES)('identity and admin routes (%s)', (kind) => {
     expect((await hub.request('POST', `/admin/groups/${randomUUID()}/members`, { token: admin, body: { user_id: u.body.id }, template: '/admin/groups/{id}/members' })).status).toBe(404);
     expect((await hub.request('GET', '/admin/groups', { token: admin, template: '/admin/groups' })).body.items.map((x: { path: string }) => x.path)).toContain('ops');
 
-    const k = await hub.request('POST', '/admin/api-keys', { token: admin, body: { user_id: u.body.id, name: 'ci' }, template: '/admin/api-keys' });
+    // zoe is a person: she redeems an invitation for her key; nobody mints it for her.
+    expect((await hub.request('POST', '/admin/api-keys', { token: admin, body: { user_id: u.body.id, name: 'ci' }, template: '/admin/api-keys' })).status).toBe(403);
+    const inv = await hub.request('POST', '/admin/invitations', { token: admin, body: { user_id: u.body.id }, template: '/admin/invitations' });
+    expect(inv.status).toBe(201);
+    const k = await hub.request('POST', '/invitations/redeem', { body: { token: inv.body.token, key_name: 'ci' }, template: '/invitations/redeem' });
     expect(k.status).toBe(201);
     expect(k.body.key).toMatch(/^svc_sk_[A-Za-z0-9_-]{43}$/);
     const zoe = k.body.key;

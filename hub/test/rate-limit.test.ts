@@ -15,19 +15,20 @@ describe.each(DATABASES)('rate limits (%s)', (kind) => {
   }, 60_000);
   afterAll(async () => hub?.close());
 
-  it('reports the state in RateLimit-* headers and answers 429 with Retry-After, writes limited apart', async () => {
+  it('reports RateLimit-Policy and RateLimit as the IETF draft has them, and answers 429 with Retry-After, writes limited apart', async () => {
     await awayFromMinuteEdge();
     const user = await acme.user('rita', 'editor');
     const first = await hub.request('GET', '/me', { token: user.key });
-    expect(first.headers.get('ratelimit-limit')).toBe('8');
-    expect(first.headers.get('ratelimit-remaining')).toBe('7');
-    expect(Number(first.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    expect(first.headers.get('ratelimit-policy')).toBe('"requests";q=8;w=60');
+    expect(first.headers.get('ratelimit')).toMatch(/^"requests";r=7;t=\d+$/);
+    expect(first.headers.get('ratelimit-limit')).toBeNull();
     const writes = [];
     for (let i = 0; i < 4; i++) writes.push(await hub.request('POST', '/engrams', { token: user.key, body: { statement: `Limited write ${i}` }, template: '/engrams' }));
     expect(writes.map((w) => w.status)).toEqual([201, 201, 201, 429]);
-    expect(writes[2]!.headers.get('ratelimit-limit')).toBe('3');
+    expect(writes[2]!.headers.get('ratelimit-policy')).toBe('"requests";q=8;w=60, "writes";q=3;w=60');
+    expect(writes[2]!.headers.get('ratelimit')).toMatch(/^"requests";r=4;t=\d+, "writes";r=0;t=\d+$/);
     const limited = writes[3]!;
-    expect(limited.body).toMatchObject({ status: 429, type: expect.stringMatching(/rate-limited$/) });
+    expect(limited.body).toMatchObject({ status: 429, type: expect.stringMatching(/rate-limited$/), 'violated-policies': ['writes'] });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     // Reads still pass until the general limit: 1 + 4 so far, 3 more.
     const reads = [];
@@ -35,6 +36,19 @@ describe.each(DATABASES)('rate limits (%s)', (kind) => {
     expect(reads).toEqual([200, 200, 200, 429]);
     // Another token has its own budget.
     expect((await hub.request('GET', '/me', { token: acme.adminKey })).status).toBe(200);
+  });
+
+  it('counts recall, inject and export as reads, and DELETE as a write', async () => {
+    await awayFromMinuteEdge();
+    const user = await acme.user('wes', 'editor');
+    const id = (await hub.request('POST', '/engrams', { token: user.key, body: { statement: 'Counted once' } })).body.id;
+    for (const [method, path, body] of [['POST', '/recall', { query: 'counted' }], ['POST', '/recall/bm25', { query: 'counted' }], ['POST', '/inject', { task: 'counted' }], ['POST', '/packs/export', { name: 'p' }]] as const) {
+      const r = await hub.request(method, path, { token: user.key, body });
+      expect(r.headers.get('ratelimit-policy'), path).toBe('"requests";q=8;w=60');
+    }
+    const del = await hub.request('DELETE', `/engrams/${id}`, { token: user.key });
+    expect(del.status).toBe(200);
+    expect(del.headers.get('ratelimit')).toMatch(/"writes";r=1;/);
   });
 });
 
@@ -49,7 +63,8 @@ describe.each(DATABASES)('rate limits on every route (%s)', (kind) => {
 
   it('answers 429 with a problem document once a token is over its limit, whatever the route', async () => {
     await awayFromMinuteEdge();
-    for (const [i, [method, path, body]] of EVERY_ROUTE.entries()) {
+    // DELETE /me/token ends the very token it is called with: its second call is a 401.
+    for (const [i, [method, path, body]] of EVERY_ROUTE.filter(([m, p]) => !(m === 'DELETE' && p === '/me/token')).entries()) {
       const { key } = await acme.user(`u${i}`, 'admin');
       let last;
       for (let n = 0; n < 3; n++) last = await hub.request(method, path, { token: key, body });
@@ -125,9 +140,53 @@ describe.runIf(DATABASES.includes('postgres'))('two hub processes on one Postgre
     child = undefined;
     await hub.running.hub.audit.drain();
     for (const org of orgs) {
-      expect(await verifyAudit(hub.db, org.org, hub.running.hub.config.auditKey)).toEqual({ ok: true, rows: 500 });
+      expect(await verifyAudit(hub.db, org.org, hub.running.hub.config.auditKey)).toMatchObject({ ok: true, rows: 500, gaps: [] });
       const count = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${org.org.schema}.engrams`);
       expect(Number(count.rows[0]!.n)).toBe(500);
     }
   }, 120_000);
+});
+
+describe.each(DATABASES)('sliding windows and failed authentication (%s)', (kind) => {
+  let hub: TestHub;
+  let acme: TestOrg;
+  beforeAll(async () => {
+    hub = await startTestHub(kind, { rateLimits: { perMinute: 5, writesPerMinute: 5, authFailuresPerMinute: 3 } });
+    acme = await hub.newOrg('acme');
+  }, 60_000);
+  afterAll(async () => hub?.close());
+
+  it('lets no minute boundary through twice the limit', async () => {
+    const { takeToken } = await import('../limits/rate-limit.js');
+    const limits = hub.running.hub.config.rateLimits;
+    const minute = Math.floor(Date.now() / 60_000) * 60_000 + 600_000;
+    const at = (s: number) => takeToken(hub.db, acme.org, 'boundary', false, limits, minute + s * 1000);
+    const before = [];
+    for (let i = 0; i < 6; i++) before.push((await at(59.5)).allowed);
+    expect(before).toEqual([true, true, true, true, true, false]);
+    // A second into the next minute, the last one still counts almost whole (refusals count too).
+    const after = await at(60.5);
+    expect(after.allowed).toBe(false);
+    expect(after.retryAfter).toBeGreaterThan(5);
+    // Three quarters of a minute on, a quarter of the last minute still weighs: two more, not five.
+    const later = [];
+    for (let i = 0; i < 5; i++) later.push((await at(105)).allowed);
+    expect(later).toEqual([true, true, false, false, false]);
+  });
+
+  it('limits failed authentication per address; tokens this hub already knows carry on', async () => {
+    await awayFromMinuteEdge();
+    const known = await acme.user('kim', 'editor');
+    expect((await hub.request('GET', '/me', { token: known.key })).status).toBe(200);
+    const fresh = await acme.user('fay', 'editor');
+    const bad = [];
+    for (let i = 0; i < 4; i++) bad.push(await hub.request('GET', '/me', { token: `svc_sk_wrongwrongwrongwrongwrong${i}` }));
+    expect(bad.map((r) => r.status)).toEqual([401, 401, 401, 429]);
+    expect(bad[0]!.headers.get('ratelimit-policy')).toBe('"auth-failures";q=3;w=60');
+    expect(bad[3]!.body).toMatchObject({ 'violated-policies': ['auth-failures'] });
+    expect(Number(bad[3]!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Over the limit, a token never seen here is not looked at; a known one still works.
+    expect((await hub.request('GET', '/me', { token: fresh.key })).status).toBe(429);
+    expect((await hub.request('GET', '/me', { token: known.key })).status).toBe(200);
+  });
 });

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FULL, PARTIAL, RERANK_QUERY, RERANKER, installInvertedReranker } from '../../engine/test/support/rerank-fixture.js';
+import { startModelHubStub, type ModelHubStub } from '../../engine/test/support/model-hub-stub.js';
+import { localEmbedderProvider } from '../../engine/mcp/embedder-provider.js';
 
 describe.each(DATABASES)('recall, inject, episodes and sessions (%s)', (kind) => {
   let hub: TestHub;
@@ -85,5 +91,59 @@ describe.each(DATABASES)('recall, inject, episodes and sessions (%s)', (kind) =>
     const denied = await hub.request('POST', `/sessions/${id}/end`, { token: erin.key, body: { learnings: [{ statement: 'x', scope: 'group:sales' }] }, template: '/sessions/{id}/end' });
     expect(denied.status).toBe(403);
     expect((await hub.request('POST', '/sessions/SES-NOPE/end', { token: erin.key, body: {}, template: '/sessions/{id}/end' })).status).toBe(404);
+  });
+});
+
+describe.each(DATABASES)('recall and inject rerank where the deployment enables it (%s)', (kind) => {
+  let hub: TestHub;
+  let key: string;
+
+  beforeAll(async () => {
+    const models = mkdtempSync(join(tmpdir(), 'svc-hub-rerank-'));
+    installInvertedReranker(models);
+    hub = await startTestHub(kind, { reranker: { name: RERANKER, root: models } });
+    const org = await hub.newOrg('rr');
+    key = (await org.user('ria', 'editor', [{ path: 'eng' }])).key;
+    for (const statement of [FULL, PARTIAL]) expect((await hub.request('POST', '/engrams', { token: key, body: { statement, scope: 'group:eng' } })).status).toBe(201);
+  }, 60_000);
+  afterAll(async () => hub?.close());
+
+  it('reorders the head with the cross-encoder and says so; the BM25 route does not', async () => {
+    const r = await hub.request('POST', '/recall', { token: key, body: { query: RERANK_QUERY }, template: '/recall' });
+    expect(r.body.reranker).toMatchObject({ state: 'ran', model: RERANKER });
+    expect(r.body.results.map((x: { statement: string }) => x.statement)).toEqual([PARTIAL, FULL]);
+    const b = await hub.request('POST', '/recall/bm25', { token: key, body: { query: RERANK_QUERY }, template: '/recall/bm25' });
+    expect(b.body.reranker).toBeUndefined();
+    expect(b.body.results.map((x: { statement: string }) => x.statement)).toEqual([FULL, PARTIAL]);
+    const i = await hub.request('POST', '/inject', { token: key, body: { task: RERANK_QUERY, protocol: false }, template: '/inject' });
+    expect(i.body.reranker).toMatchObject({ state: 'ran' });
+    expect(i.body.text.indexOf(PARTIAL)).toBeLessThan(i.body.text.indexOf(FULL));
+  });
+});
+
+describe.each(DATABASES)('the hub embeds on the server, with the same model supply (%s)', (kind) => {
+  let hub: TestHub;
+  let models: ModelHubStub;
+  let key: string;
+
+  beforeAll(async () => {
+    models = await startModelHubStub();
+    const data = mkdtempSync(join(tmpdir(), 'svc-hub-models-'));
+    const env = { ...process.env, HF_ENDPOINT: models.url, SVC_MODEL_ARCHIVE_URL: `${models.url}/archives`, SVC_MODEL_BASE_URL: '', SVC_EMBED: '', SVC_EMBED_MODEL: '' };
+    hub = await startTestHub(kind, { embedder: localEmbedderProvider(data, { env }) });
+    const org = await hub.newOrg('emb');
+    key = (await org.user('eva', 'editor', [{ path: 'eng' }])).key;
+    expect((await hub.request('POST', '/engrams', { token: key, body: { statement: 'The car must be quick', scope: 'group:eng' } })).status).toBe(201);
+  }, 60_000);
+  afterAll(async () => {
+    await hub?.close();
+    await models?.close();
+  });
+
+  it('pulls the model into its data folder on the first recall and reports the legs as the CLI does', async () => {
+    const r = await hub.request('POST', '/recall', { token: key, body: { query: 'car' }, template: '/recall' });
+    expect(r.status).toBe(200);
+    expect(r.body.legs).toEqual({ bm25: 'ran', vector: 'ran', model: 'bge-small-en-v1.5' });
+    expect(models.requests.some((q) => q.path.includes('/resolve/'))).toBe(true);
   });
 });

@@ -8,10 +8,12 @@ import { learn, type LearnInput } from '../../engine/ops/learn.js';
 import { recall } from '../../engine/ops/recall.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { syntheticEngrams, syntheticQueries } from './synthetic-engrams.js';
-import { median, percentile, round } from './stats.js';
+import { round } from '../../engine/text.js';
+import { median, percentile } from './stats.js';
 import { CLI, nodePeakRssMb, timeNode } from './proc.js';
 import { writeTinyModel } from '../../engine/embed/tiny-model.js';
-import { loadEmbedder, modelFolder } from '../../engine/embed/fastembed-embedder.js';
+import { loadEmbedder } from '../../engine/embed/fastembed-embedder.js';
+import { modelFolder } from '../../engine/embed/model-layout.js';
 
 // `npm run bench` (no subcommand): the engine benchmark. Seeds a temp store with N synthetic
 // engrams through the engine API, then measures learn, recall (in-process and as a whole
@@ -174,14 +176,14 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
 
   // 8. Import of 10,000 JSONL rows, and pack export and install of 1,000 engrams.
   log('importing 10,000 JSONL rows; exporting and installing a 1,000-engram pack');
-  const { benchImport } = await import('../../engine/ops/import.js');
+  const { benchImport } = await import('./import.js');
   const imported = await benchImport(join(dir, 'import'));
-  const { benchPacks } = await import('../../engine/packs/bench.js');
+  const { benchPacks } = await import('./packs.js');
   const packs = await benchPacks(join(dir, 'packs'));
 
-  // 5. Hooks as the agent host runs them, and the MCP server's start-up (hooks/ owns the probe).
+  // 5. Hooks as the agent host runs them, and the MCP server's start-up (hooks/ owns the MCP probe).
   log('timing svc hook-inject and svc mcp start-up');
-  const { benchHooks } = await import('../../hooks/install/bench-hooks.js');
+  const { benchHooks } = await import('./hooks.js');
   const hooks = await benchHooks(root);
 
   // 4. `svc recall` as a whole process against `node -e 0`, interleaved so noise hits both.

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,15 +8,17 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { buildEngram } from '../../engine/ops/learn.js';
 import { syntheticEngrams, syntheticQueries } from './synthetic-engrams.js';
-import { round } from './stats.js';
+import { round } from '../../engine/text.js';
 import { CLI } from './proc.js';
 
 // `npm run bench -- hub`: the hub under load. For each database (PGlite in a data folder, and the
 // PostgreSQL server when DATABASE_URL or SVC_TEST_DATABASE_URL reaches one) and each store size,
 // seed one organization in bulk, start `svc hub` as its own process, then drive it from this
-// process with autocannon over loopback: recall (POST /api/v1/recall/bm25 and /recall) and create
-// (POST /api/v1/engrams). Rate limits are raised for the run. Hub modules are imported lazily,
-// like the dispatcher does, so the other benchmarks never load them.
+// process with autocannon over loopback: recall (POST /api/v1/recall/bm25 and /recall), create
+// (POST /api/v1/engrams) and svc_recall through MCP over streamable HTTP (POST /mcp); then webhook
+// delivery lag: creates at a steady 100 a second, each event timed from its creation in the hub to
+// its arrival at a receiver in this process. Rate limits are raised for the run. Hub modules are
+// imported lazily, like the dispatcher does, so the other benchmarks never load them.
 
 const DURATION_S = 10;
 const CONNECTIONS = 16;
@@ -33,6 +37,15 @@ export interface HubFigures {
   create_rps: number;
   create_p50_ms: number;
   create_p99_ms: number;
+  /** svc_recall through MCP over streamable HTTP, beside REST recall. */
+  mcp_recall_rps: number;
+  mcp_recall_p50_ms: number;
+  mcp_recall_p99_ms: number;
+  /** From an event's creation (in the write's transaction) to its arrival at the receiver, at 100 writes/s. */
+  webhook_lag_p50_ms: number;
+  webhook_lag_p99_ms: number;
+  /** Events that arrived, of the writes made. */
+  webhook_delivered: string;
   errors: number;
 }
 
@@ -93,6 +106,11 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
     const bm25 = await load(`${base}/api/v1/recall/bm25`, auth, bodyOf, duration);
     log('  recall');
     const hybrid = await load(`${base}/api/v1/recall`, auth, bodyOf, duration);
+    log('  MCP svc_recall (streamable HTTP)');
+    const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', 'mcp-session-id': await mcpSession(base, auth) };
+    const mcpBody = (i: number) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'svc_recall', arguments: { query: queries[i % queries.length], limit: 10 } } });
+    await load(`${base}/mcp`, mcpHeaders, mcpBody, 2);
+    const mcp = await load(`${base}/mcp`, mcpHeaders, mcpBody, duration);
     log('  create');
     const fresh = syntheticEngrams(50_000, 4242);
     const create = await load(
@@ -101,6 +119,8 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
       (i) => JSON.stringify({ ...fresh[i % fresh.length], statement: `${fresh[i % fresh.length]!.statement} [load ${i}]`, scope: 'org:bench' }),
       duration,
     );
+    log('  webhook lag at 100 writes/s');
+    const lag = await webhookLag(base, auth, duration);
     return {
       database,
       engrams: size,
@@ -114,7 +134,13 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
       create_rps: round(create.rps, 0),
       create_p50_ms: create.p50,
       create_p99_ms: create.p99,
-      errors: bm25.errors + hybrid.errors + create.errors,
+      mcp_recall_rps: round(mcp.rps, 0),
+      mcp_recall_p50_ms: mcp.p50,
+      mcp_recall_p99_ms: mcp.p99,
+      webhook_lag_p50_ms: lag.p50,
+      webhook_lag_p99_ms: lag.p99,
+      webhook_delivered: `${lag.delivered}/${lag.written}`,
+      errors: bm25.errors + hybrid.errors + create.errors + mcp.errors,
     };
   } finally {
     if (hub) await stop(hub);
@@ -123,8 +149,48 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
   }
 }
 
+/** Registers a webhook to a receiver here, writes at 100/s for `duration` s, and times each event's delivery. */
+async function webhookLag(base: string, auth: Record<string, string>, duration: number): Promise<{ p50: number; p99: number; delivered: number; written: number }> {
+  const lags: number[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { created_at: string };
+      lags.push(Date.now() - Date.parse(event.created_at));
+      res.end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  try {
+    const hook = await fetch(`${base}/api/v1/admin/webhooks`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, events: ['engram.created'] }),
+    });
+    if (hook.status !== 201) throw new Error(`registering the webhook failed: ${hook.status} ${await hook.text()}`);
+    const writes: Array<Promise<unknown>> = [];
+    const t0 = performance.now();
+    for (let i = 0; i < duration * 100; i++) {
+      const due = t0 + i * 10;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+      writes.push(fetch(`${base}/api/v1/engrams`, { method: 'POST', headers: auth, body: JSON.stringify({ statement: `Webhook lag probe ${i} ${Date.now()}`, scope: 'org:bench' }) }).then((r) => r.text()));
+    }
+    await Promise.all(writes);
+    const deadline = Date.now() + 30_000;
+    while (lags.length < writes.length && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    const sorted = [...lags].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+    return { p50: at(0.5), p99: at(0.99), delivered: lags.length, written: writes.length };
+  } finally {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  }
+}
+
 /** Creates the organization and its admin, then writes `size` engrams in bulk transactions. */
-async function seed(url: string | undefined, dataDir: string, size: number): Promise<{ apiKey: string }> {
+export async function seed(url: string | undefined, dataDir: string, size: number): Promise<{ apiKey: string }> {
   const [{ openDatabase }, { migrateHub }, { createOrgWithAdmin }, { openOrgBackend }] = await Promise.all([
     import('../../hub/data/database.js'),
     import('../../hub/data/migrate.js'),
@@ -143,22 +209,42 @@ async function seed(url: string | undefined, dataDir: string, size: number): Pro
       await backend.write(async (tx) => {
         for (const input of inputs.slice(i, i + SEED_BATCH)) {
           const doc = buildEngram({ ...input, scope: 'org:bench', visibility: 'private' }, at, { scope: 'org:bench', session_id: null, stored_at: at });
-          await tx.put({ ...doc, id: await tx.allocateId('ENG', now) });
+          await tx.put({ ...doc, id: await tx.allocateId('ENG', now, doc.scope) });
         }
       });
       if ((i / SEED_BATCH) % 20 === 19) log(`    ${i + SEED_BATCH} written`);
     }
     // What autovacuum does soon after a bulk load: statistics and the visibility map.
-    for (const table of ['engrams', 'engram_terms', 'fts_stats']) await db.exec(`VACUUM ANALYZE ${org.schema}.${table}`);
+    for (const table of ['engrams', 'engram_terms', 'fts_scope_stats']) await db.exec(`VACUUM ANALYZE ${org.schema}.${table}`);
     return { apiKey };
   } finally {
     await db.close();
   }
 }
 
+/** Opens an MCP session over streamable HTTP; resolves to its id. */
+async function mcpSession(base: string, auth: Record<string, string>): Promise<string> {
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { ...auth, accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+  });
+  const id = res.headers.get('mcp-session-id');
+  if (!res.ok || !id) throw new Error(`MCP initialize failed: ${res.status} ${await res.text()}`);
+  await res.text();
+  return id;
+}
+
 /** `svc hub` as its own process on an ephemeral port, rate limits raised; resolves with its URL. */
-function startHubProcess(url: string | undefined, dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HUB_RATE_LIMIT: '100000000', SVC_HUB_WRITE_RATE_LIMIT: '100000000' };
+export function startHubProcess(url: string | undefined, dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SVC_HUB_RATE_LIMIT: '100000000',
+    SVC_HUB_WRITE_RATE_LIMIT: '100000000',
+    SVC_HUB_MCP_MESSAGE_LIMIT: '100000000',
+    // The webhook receiver is in this process, on loopback.
+    SVC_HUB_ALLOW_PRIVATE_URLS: '1',
+  };
   if (url) env.DATABASE_URL = url;
   else delete env.DATABASE_URL;
   const child = spawn(process.execPath, [CLI, 'hub', '--port', '0', '--host', '127.0.0.1', '--data', dataDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -182,7 +268,7 @@ function startHubProcess(url: string | undefined, dataDir: string): Promise<{ ch
   });
 }
 
-function stop(child: ChildProcess): Promise<void> {
+export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.once('exit', () => resolve());
@@ -223,7 +309,7 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
-async function adminQuery(url: string, sql: string): Promise<void> {
+export async function adminQuery(url: string, sql: string): Promise<void> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
   await client.connect();
@@ -234,7 +320,7 @@ async function adminQuery(url: string, sql: string): Promise<void> {
   }
 }
 
-function withDatabase(url: string, name: string): string {
+export function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();
@@ -249,10 +335,15 @@ function formatTable(rows: HubFigures[], notes: string[], duration: number): str
     ['recall/bm25', r.recall_bm25_rps, r.recall_bm25_p50_ms, r.recall_bm25_p99_ms],
     ['recall', r.recall_rps, r.recall_p50_ms, r.recall_p99_ms],
     ['create', r.create_rps, r.create_p50_ms, r.create_p99_ms],
+    ['MCP recall', r.mcp_recall_rps, r.mcp_recall_p50_ms, r.mcp_recall_p99_ms],
   ].map(([route, rps, p50, p99]) => `  ${r.database.padEnd(9)} ${String(r.engrams).padStart(8)}  ${String(route).padEnd(13)} ${String(rps).padStart(7)} ${String(p50).padStart(7)} ${String(p99).padStart(7)}`));
   const target = rows
     .filter((r) => r.database === 'postgres' && r.engrams === 10_000)
-    .map((r) => `  target (PostgreSQL, 10,000): recall > 500 req/s with p99 < 50 ms: ${r.recall_rps > 500 && r.recall_p99_ms < 50 ? 'met' : 'MISSED'}`);
+    .flatMap((r) => [
+      `  target (PostgreSQL, 10,000): recall > 500 req/s with p99 < 50 ms: ${r.recall_rps > 500 && r.recall_p99_ms < 50 ? 'met' : 'MISSED'}`,
+      `  target: MCP recall p50 within 1.3x of REST recall's (${round(r.mcp_recall_p50_ms / Math.max(r.recall_p50_ms, 0.01), 2)}x): ${r.mcp_recall_p50_ms <= 1.3 * r.recall_p50_ms ? 'met' : 'MISSED'}`,
+    ]);
+  const lags = rows.map((r) => `  ${r.database} ${r.engrams}: webhook lag at 100 writes/s p50 ${r.webhook_lag_p50_ms} ms, p99 ${r.webhook_lag_p99_ms} ms (${r.webhook_delivered} delivered)`);
   const errors = rows.filter((r) => r.errors > 0).map((r) => `  note: ${r.database} ${r.engrams}: ${r.errors} failed or non-2xx requests`);
-  return [head, cols, ...lines, ...target, ...errors, ...notes.map((n) => `  note: ${n}`), ''].join('\n');
+  return [head, cols, ...lines, ...lags, ...target, ...errors, ...notes.map((n) => `  note: ${n}`), ''].join('\n');
 }

@@ -5,18 +5,23 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
-import { loadEmbedder, modelFolder, selectedModel } from '../../engine/embed/fastembed-embedder.js';
+import { loadEmbedder } from '../../engine/embed/fastembed-embedder.js';
+import { modelFolder, selectedModel } from '../../engine/embed/model-layout.js';
 import type { EmbedderState } from '../../engine/embed/embedder.js';
 import { learn } from '../../engine/ops/learn.js';
 import { recall } from '../../engine/ops/recall.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { percentile, round } from './stats.js';
+import { endSession, startSession } from '../../engine/ops/sessions.js';
+import { round } from '../../engine/text.js';
+import { percentile } from './stats.js';
 
 // `npm run bench -- locomo FILE... [--fast] [--json]`: retrieval quality on LoCoMo conversations.
 // Hybrid runs when the embedding model is in the user's store (models/ under SVC_PATH or ~/.svc).
 // (protocol in DESIGN.md, Benchmarks). Per file a fresh temp store; every turn of every
 // `session_N` is learned as one engram "<speaker>: <text>[ [image: <caption>]]" with its dia_id
 // as source; every qa item of category 1-4 with evidence is a query, recall(question, limit 10).
+// Each `session_N` is learned inside one svc session, as an agent writes its memories, so the
+// turns it learns one after another get temporal associations.
 
 const LIMIT = 10;
 
@@ -129,11 +134,14 @@ async function runConversation(
       const learnStart = performance.now();
       let turns = 0;
       for (const session of sessionsOf(conv)) {
+        const { session: svcSession } = await startSession(store, { agent: 'locomo', fast: true }, systemContext);
+        const inSession = { ...systemContext, sessionId: svcSession.id };
         for (const turn of session) {
-          const result = await learn(store, { statement: turnStatement(turn), source: turn.dia_id }, systemContext);
+          const result = await learn(store, { statement: turnStatement(turn), source: turn.dia_id }, inSession);
           engramOf.set(turn.dia_id, result.engram.id);
           turns += 1;
         }
+        await endSession(store, svcSession.id, {}, systemContext);
       }
       const learnMs = performance.now() - learnStart;
 

@@ -8,6 +8,7 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   engine: () => import('./engine.js'),
   locomo: () => import('./locomo.js'),
   hub: () => import('./hub.js'),
+  team: () => import('./team.js'),
 };
 
 const USAGE = `Usage: npm run bench -- [${Object.keys(BENCHES).join('|')}] [--json] [flags]
@@ -15,6 +16,8 @@ const USAGE = `Usage: npm run bench -- [${Object.keys(BENCHES).join('|')}] [--js
   locomo FILE...     retrieval quality on LoCoMo conversations (R@k, MRR, latency); --fast for BM25 only
   hub                the hub under load from a separate process (autocannon): recall and create
                      on PGlite and PostgreSQL; --sizes 10000,100000 --databases pglite,postgres --duration 10
+  team               svc recall and hook-inject with a hub on loopback beside local only;
+                     --engrams N (default 10000) --hub pglite|postgres
   --json             print one JSON object as the last line of output
 `;
 

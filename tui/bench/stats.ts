@@ -16,8 +16,4 @@ export function mean(samples: readonly number[]): number {
   return samples.length === 0 ? NaN : samples.reduce((a, b) => a + b, 0) / samples.length;
 }
 
-/** Rounds to `digits` decimals (for reports). */
-export const round = (x: number, digits = 2): number => {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
-};
+

@@ -1,8 +1,7 @@
 import type { EngramDoc, EngramStatus, EngramType } from '../../engine/model/engram-schema.js';
 import type { Episode } from '../../engine/model/records.js';
 import type { FeedbackSignal } from '../../engine/ops/feedback.js';
-import type { LocalStore } from '../../engine/store/local-store.js';
-import type { MultiStore } from '../../engine/store/multi-store.js';
+import type { LocalBackend } from '../../engine/store/local-backend.js';
 import { openStoreSpan } from '../../engine/store/open-store.js';
 import { recall } from '../../engine/ops/recall.js';
 import { forget } from '../../engine/ops/forget.js';
@@ -10,8 +9,10 @@ import { promote } from '../../engine/ops/promote.js';
 import { pin } from '../../engine/ops/pin.js';
 import { feedback } from '../../engine/ops/feedback.js';
 import { systemContext } from '../../engine/ops/context.js';
+import { listConflicts, resolveConflict } from '../../engine/ops/conflicts.js';
+import { toConflictView, type ConflictKeep, type ConflictView } from './conflicts.js';
 import { loadTensions, type TensionsState } from './tensions.js';
-import { oneLine } from './text.js';
+import { oneLine } from '../../engine/text.js';
 
 // What the browser reads and does, behind one interface so the UI never touches the store
 // directly (and tests or another backend can stand in). The local implementation reads pages
@@ -84,6 +85,9 @@ export interface BrowseData {
   feedback(id: string, signal: FeedbackSignal): Promise<string>;
   episodes(text: string, limit: number): Promise<EpisodePage>;
   tensions(): Promise<TensionsState>;
+  /** Open sync conflicts of the primary store; unreadable records named in `problems`. */
+  conflicts(): Promise<{ rows: ConflictView[]; problems: string[] }>;
+  resolveConflict(id: string, keep: ConflictKeep): Promise<string>;
   /** Catches up with other processes' writes. */
   refresh(): Promise<void>;
   close(): void;
@@ -120,14 +124,13 @@ export class LocalBrowseData implements BrowseData {
   private facetCache: Promise<Facets> | undefined;
   private tensionsState: Promise<TensionsState> | undefined;
   /** Each store by its filter label; the store itself (spanning all) under `all`. */
-  private readonly byLabel = new Map<string, LocalStore>();
+  private readonly byLabel = new Map<string, LocalBackend>();
 
-  constructor(readonly store: LocalStore) {
+  constructor(readonly store: LocalBackend) {
     this.root = store.root;
     this.warnings = store.warnings.splice(0);
     this.byLabel.set(ALL_STORES, store);
-    const multi = store as unknown as Partial<MultiStore>;
-    for (const m of multi.members?.() ?? [{ store, entry: null }]) this.byLabel.set(m.entry?.scope ?? PRIMARY_STORE, m.store);
+    for (const m of store.members()) this.byLabel.set(m.entry?.scope ?? PRIMARY_STORE, m.store);
     this.stores = [...this.byLabel.keys()];
   }
 
@@ -139,7 +142,7 @@ export class LocalBrowseData implements BrowseData {
   }
 
   /** The store a page reads: all of them, or the one the store filter names. */
-  private source(f: Filters): LocalStore {
+  private source(f: Filters): LocalBackend {
     return this.byLabel.get(f.store) ?? this.store;
   }
 
@@ -230,6 +233,22 @@ export class LocalBrowseData implements BrowseData {
   tensions(): Promise<TensionsState> {
     this.tensionsState ??= loadTensions(this.store, this.root);
     return this.tensionsState;
+  }
+
+  /** Sync conflicts live in the primary store (the one `svc sync` commits). */
+  private primary(): LocalBackend {
+    return this.byLabel.get(PRIMARY_STORE) ?? this.store;
+  }
+
+  async conflicts(): Promise<{ rows: ConflictView[]; problems: string[] }> {
+    const { conflicts, problems } = listConflicts(this.primary());
+    return { rows: conflicts.map(toConflictView), problems };
+  }
+
+  async resolveConflict(id: string, keep: ConflictKeep): Promise<string> {
+    const r = await resolveConflict(this.primary(), id, keep, systemContext);
+    const subject = r.engram ? r.engram.id : r.path;
+    return `Resolved ${r.id}: ${keep === 'current' ? 'kept the current' : "took the other machine's"} version of ${subject}; svc sync shares it`;
   }
 
   async refresh(): Promise<void> {

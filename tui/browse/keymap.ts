@@ -56,6 +56,20 @@ export const HELP_LINE = {
     { keys: 'Esc', label: 'back' },
     { keys: 'r', label: 'resolve' },
   ],
+  conflicts: [
+    { keys: '↑↓', label: 'move' },
+    { keys: '⏎', label: 'open' },
+    { keys: 'c', label: 'keep current' },
+    { keys: 'o', label: 'take other' },
+    { keys: 'R', label: 'reload' },
+    { keys: 'Tab', label: 'view' },
+  ],
+  conflictDetail: [
+    { keys: '↑↓', label: 'scroll' },
+    { keys: 'Esc', label: 'back' },
+    { keys: 'c', label: 'keep current' },
+    { keys: 'o', label: 'take other' },
+  ],
   confirm: [
     { keys: 'y', label: 'yes' },
     { keys: 'n/Esc', label: 'no' },
@@ -77,7 +91,7 @@ export const HELP_TAIL: KeyHelp[] = [
 export const KEY_SCREEN: Array<[string, string]> = [
   ['Everywhere', ''],
   ['q, Ctrl-C', 'quit (Ctrl-C also while typing); the terminal is restored'],
-  ['Tab, 1 2 3', 'views: engrams, episodes, tensions'],
+  ['Tab, 1 2 3 4', 'views: engrams, episodes, tensions, sync conflicts'],
   ['↑ ↓, j k', 'move; PgUp PgDn, Ctrl-B Ctrl-F page; g G, Home End ends'],
   ['⏎, Esc', 'open the details; back'],
   ['R', 'reload from the store (catch up with other processes)'],
@@ -94,4 +108,7 @@ export const KEY_SCREEN: Array<[string, string]> = [
   ['Tensions', ''],
   ['r', 'resolve: pick the winner (1-9), confirm y/n; the other retires'],
   ['a', 'unresolved only, or all records'],
+  ['Conflicts', ''],
+  ['c', "keep what the engram holds now, drop the other machine's version (y/n)"],
+  ['o', "take the other machine's version (y/n); svc sync shares the choice"],
 ];

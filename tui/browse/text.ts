@@ -1,12 +1,8 @@
 // Terminal text helpers for the browser: display width (wide East Asian characters take two
-// columns, combining marks none), single-line flattening, truncation and word wrapping. The
+// columns, combining marks none), truncation and word wrapping. The
 // layout never relies on Ink to wrap: every line is cut to the width before it is rendered.
 
-const ANSI = /\u001B\[[0-?]*[ -/]*[@-~]|\u001B\][^\u0007\u001B]*(?:\u0007|\u001B\\)/g;
-
-export function stripAnsi(s: string): string {
-  return s.replace(ANSI, '');
-}
+import { oneLine } from '../../engine/text.js';
 
 /** Columns a code point takes: 0 (combining, zero-width), 2 (wide, fullwidth, emoji) or 1. */
 export function charWidth(cp: number): number {
@@ -72,14 +68,6 @@ export function displayWidth(s: string): number {
   return w;
 }
 
-/** One line: control characters and runs of whitespace (newlines, tabs) become one space. */
-export function oneLine(s: string): string {
-  return s
-    .replace(ANSI, '')
-    .replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ')
-    .trim();
-}
-
 /** Cuts `s` to at most `width` columns, ending in `…` when something was cut. */
 export function truncate(s: string, width: number): string {
   if (width <= 0) return '';
@@ -118,56 +106,60 @@ export function truncateStart(s: string, width: number): string {
 }
 
 /**
- * Word-wraps one paragraph to `width` columns; words longer than a line are split. The first
- * line may be narrower (`firstWidth`), for text that follows a label.
+ * Word-wraps one paragraph to `width` columns, a line at a time; words longer than a line are
+ * split. The first line may be narrower (`firstWidth`), for text that follows a label. Each
+ * character is measured once, so the work is linear in the text's length, and a caller that
+ * stops after the lines it shows stops the work there too.
  */
-export function wrap(text: string, width: number, firstWidth = width): string[] {
-  const words = oneLine(text).split(' ').filter(Boolean);
-  const lines: string[] = [];
+export function* wrapLines(text: string, width: number, firstWidth = width): Generator<string> {
+  const flat = oneLine(text);
   let line = '';
   let lineW = 0;
-  const limit = () => (lines.length === 0 ? firstWidth : width);
-  const push = () => {
-    lines.push(line);
-    line = '';
-    lineW = 0;
-  };
-  for (const word of words) {
-    let rest = word;
-    let wordW = displayWidth(rest);
-    if (line !== '' && lineW + 1 + wordW <= limit()) {
-      line += ' ' + rest;
+  let first = true;
+  let at = 0;
+  while (at < flat.length) {
+    let end = flat.indexOf(' ', at);
+    if (end < 0) end = flat.length;
+    const word = flat.slice(at, end);
+    at = end + 1;
+    const limit = first ? firstWidth : width;
+    const wordW = displayWidth(word);
+    if (line !== '' && lineW + 1 + wordW <= limit) {
+      line += ' ' + word;
       lineW += 1 + wordW;
       continue;
     }
-    if (line !== '') push();
-    while (wordW > limit()) {
-      // A word wider than the line: hard-split it.
-      let head = '';
-      let headW = 0;
-      const chars = [...rest];
-      let i = 0;
-      for (; i < chars.length; i++) {
-        const cw = charWidth(chars[i]!.codePointAt(0)!);
-        if (headW + cw > limit()) break;
-        head += chars[i];
-        headW += cw;
-      }
-      if (i === 0) {
-        // Not even one character fits (width 1 and a wide character): emit it anyway.
-        head = chars[0]!;
-        i = 1;
-      }
-      line = head;
-      push();
-      rest = chars.slice(i).join('');
-      wordW = displayWidth(rest);
+    if (line !== '') {
+      yield line;
+      first = false;
+      line = '';
+      lineW = 0;
     }
-    line = rest;
-    lineW = wordW;
+    if (wordW <= (first ? firstWidth : width)) {
+      line = word;
+      lineW = wordW;
+      continue;
+    }
+    // A word wider than the line: hard-split it, character by character. A character wider
+    // than the whole line (width 1, a wide character) still goes out, alone.
+    for (const ch of word) {
+      const cw = charWidth(ch.codePointAt(0)!);
+      if (line !== '' && lineW + cw > (first ? firstWidth : width)) {
+        yield line;
+        first = false;
+        line = '';
+        lineW = 0;
+      }
+      line += ch;
+      lineW += cw;
+    }
   }
-  if (line !== '' || lines.length === 0) lines.push(line);
-  return lines;
+  if (line !== '' || first) yield line;
+}
+
+/** All the lines of `wrapLines`. */
+export function wrap(text: string, width: number, firstWidth = width): string[] {
+  return [...wrapLines(text, width, firstWidth)];
 }
 
 export function formatCount(n: number): string {

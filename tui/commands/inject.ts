@@ -1,7 +1,10 @@
-import { DEFAULT_INJECT_BUDGET, inject } from '../../engine/ops/inject.js';
+import { inject } from '../../engine/ops/inject.js';
+import { checkBudget, DEFAULT_INJECT_BUDGET } from '../../engine/ops/inject-budget.js';
 import { recordInjection } from '../../engine/ops/history.js';
-import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../../engine/cli/cli-kit.js';
+import { makeOutput, openStore, parseArgs, textArgument } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
+import { teamSource, warnSources } from '../team-memory.js';
+import { rerankerSetting } from '../../engine/rerank/reranker.js';
 
 const HELP = `
   Usage
@@ -22,7 +25,7 @@ export async function run(argv: string[]): Promise<number> {
     withDefaultProtocol: { type: 'boolean', default: true },
   });
   const out = makeOutput(cli.flags);
-  const budget = positiveInt(cli.flags.budget, 'budget', DEFAULT_INJECT_BUDGET);
+  const budget = checkBudget(cli.flags.budget ?? DEFAULT_INJECT_BUDGET, '--budget');
   const task = await textArgument(cli.input, 'the task');
   const store = await openStore(cli.flags, 'fast', out);
   try {
@@ -32,8 +35,12 @@ export async function run(argv: string[]): Promise<number> {
       withProtocol: cli.flags.withDefaultProtocol,
       fast: cli.flags.fast,
       embedder,
+      reranker: rerankerSetting(store.root),
+      team: await teamSource(store.root),
     });
-    await recordInjection(store, result, { agent: 'cli', at: new Date() });
+    warnSources(result.sources, out);
+    // Bookkeeping: a store that cannot be written here still answers.
+    if (!store.readOnly) await recordInjection(store, result, { agent: 'cli', at: new Date() });
     out.result(result, () => result.text);
     return 0;
   } finally {

@@ -7,6 +7,10 @@ import { checkScope } from '../../engine/model/scope.js';
 import type { DualCoding, EngramType, KnowledgeAnchor, Visibility } from '../../engine/model/engram-schema.js';
 import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgument } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
+import { secretsIn } from '../../engine/model/secret-guard.js';
+import { remoteOf } from '../../engine/remote/hub-client.js';
+import { goesToHub, learnOnHub } from '../../engine/remote/team-writes.js';
+import { SvcError } from '../../engine/errors.js';
 
 const HELP = `
   Usage
@@ -16,7 +20,10 @@ const HELP = `
   Flags
     --type <t>                 behavioral (default), terminological, procedural, architectural
     --domain <d>               topic, a dotted path (default: .svc.yaml domain)
-    --scope <s>                scope (default: .svc.yaml scope, else global)
+    --scope <s>                scope (default: .svc.yaml scope, else the scope of the closest
+                               engrams when they agree (printed with why), else global). A team
+                               scope (group:, org:) of the project's hub is written there
+                               (5 s; queued in the outbox when the hub does not answer)
     --tags a,b,c               comma-separated tags
     --rationale <text>         why it holds (searched too)
     --source <text>            where it came from
@@ -51,22 +58,61 @@ export async function run(argv: string[]): Promise<number> {
     if (bad) throw invalid(bad);
   }
   const statement = await textArgument(cli.input, 'the statement');
-  const project = f.scope === undefined || f.domain === undefined ? await loadProjectConfig(process.cwd()) : null;
+  const project = await loadProjectConfig(process.cwd());
+  const remote = remoteOf(project);
 
   const store = await openStore(f, 'fast', out);
   try {
+    const startedAt = Date.now();
+    // No scope given or set for the project: route to the scope of the closest engrams when they agree.
+    let scope = f.scope ?? project?.scope;
+    let routed: Record<string, unknown> | undefined;
+    if (scope === undefined) {
+      const [{ suggestScope }, { teamSource }] = await Promise.all([import('../../engine/ops/suggest-scope.js'), import('../team-memory.js')]);
+      const s = await suggestScope(store, statement, { ...(f.domain ? { domain: f.domain } : {}), team: await teamSource(store.root, process.cwd(), project) });
+      if (s.confident) {
+        scope = s.scope;
+        routed = { scope: s.scope, confidence: s.confidence, reason: s.reason };
+      }
+    }
+    const routedLine = routed ? `\nRouted to ${String(routed.scope)}: ${String(routed.reason)}` : '';
+    // A team scope's write goes to the hub; one holding a secret never leaves the machine (the
+    // local learn below demotes it, with a warning).
+    if (remote && scope && (await goesToHub(store.root, remote, scope)) && secretsIn({ statement, rationale: f.rationale }).length === 0) {
+      const body = {
+        statement,
+        scope,
+        ...(f.type ? { type: f.type } : {}),
+        ...((f.domain ?? project?.domain) ? { domain: f.domain ?? project?.domain } : {}),
+        ...(f.tags ? { tags: splitList(f.tags) } : {}),
+        ...(f.rationale ? { rationale: f.rationale } : {}),
+        ...(f.source ? { source: f.source } : {}),
+        ...(f.supersedes ? { supersedes: splitList(f.supersedes, 'supersedes') } : {}),
+        ...(f.visibility ? { visibility: f.visibility } : {}),
+      };
+      const r = await learnOnHub(store.root, remote, body, startedAt);
+      if (r.outcome === 'refused') throw new SvcError('invalid', `not learned: ${r.error}`);
+      if (r.outcome === 'queued') {
+        out.warn(`${r.error}; queued in the outbox, sent at the next svc sync or session start`);
+        out.result({ queued: true, hub: remote.url, scope, outbox_key: r.entry.key, ...(routed ? { routed } : {}) }, () => (out.quiet ? r.entry.key : `Queued for ${scope} on the hub${routedLine}`));
+        return 0;
+      }
+      const e = r.engram as { id: string; type: string; scope: string };
+      out.result({ ...r.engram, hub: remote.url, ...(routed ? { routed } : {}) }, () => (out.quiet ? e.id : `Learned ${e.id} (${e.type}, scope ${e.scope}) on the hub ${remote.url}${routedLine}`));
+      return 0;
+    }
     const embedder = await embedderFor(store, out, { fast: f.fast, download: false, warn: false });
     const result = await learn(
       store,
       {
         statement,
         type: f.type as EngramType | undefined,
-        scope: f.scope ?? project?.scope,
+        scope,
         domain: f.domain ?? project?.domain,
         tags: splitList(f.tags),
         rationale: f.rationale,
         source: f.source,
-        supersedes: splitList(f.supersedes),
+        supersedes: splitList(f.supersedes, 'supersedes'),
         visibility: f.visibility as Visibility | undefined,
         abstract: f.abstract,
         derived_from: f.derivedFrom,
@@ -78,7 +124,7 @@ export async function run(argv: string[]): Promise<number> {
     );
     for (const w of result.warnings) out.warn(w);
     const e = result.engram;
-    out.result(learnSummary(result), () => {
+    out.result({ ...learnSummary(result), ...(routed ? { routed } : {}) }, () => {
         if (out.quiet) return e.id;
         const head =
           result.action === 'created'
@@ -87,7 +133,7 @@ export async function run(argv: string[]): Promise<number> {
               ? `Reactivated ${e.id} (${e.type}, scope ${e.scope}): it had been retired`
               : `Already known as ${e.id} (${e.type}, scope ${e.scope}); reference count now ${e.reference_count}`;
         const rec = result.recurrences.length ? `\nAlso learned at other scopes: ${result.recurrences.join(', ')}` : '';
-        return head + rec;
+        return head + rec + routedLine;
       });
     return 0;
   } finally {

@@ -4,6 +4,8 @@ import { openStoreSpan } from '../../engine/store/open-store.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { parseArgs } from '../../engine/cli/cli-kit.js';
+import { remoteOf } from '../../engine/remote/hub-client.js';
+import { rerankerSetting } from '../../engine/rerank/reranker.js';
 
 const HELP = `
   Usage
@@ -37,6 +39,9 @@ export async function run(argv: string[]): Promise<number> {
   const project = await loadProjectConfig(process.cwd());
   const store = await openStoreSpan(resolveStoreRoot(cli.flags.path), 'fast');
   for (const w of store.warnings.splice(0)) log(`warning: ${w}`);
+  // SVC_RERANKER: recall and inject rerank with it (loaded once, on first use).
+  const reranker = rerankerSetting(store.root);
+  const remote = remoteOf(project);
 
   const { server, idle } = createSvcServer({
     profile,
@@ -44,9 +49,11 @@ export async function run(argv: string[]): Promise<number> {
     context: (client) => ({
       backend: store,
       embedder: localEmbedderProvider(store.root, { log }),
+      reranker,
       now: () => new Date(),
       local: store,
       project: project ? { scope: project.scope, domain: project.domain, remote_url: project.remote_url } : undefined,
+      ...(remote ? { remote, projectPath: project!.path } : {}),
       agent: client.name,
       log,
     }),

@@ -4,6 +4,8 @@ import { engramLine } from '../format.js';
 import { recallHitJson } from '../../engine/ops/result-json.js';
 import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
+import { teamSource, warnSources } from '../team-memory.js';
+import { rerankerSetting } from '../../engine/rerank/reranker.js';
 
 const HELP = `
   Usage
@@ -29,14 +31,11 @@ export async function run(argv: string[]): Promise<number> {
   const store = await openStore(cli.flags, 'fast', out);
   try {
     const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });
-    // SVC_RERANKER: recall a deeper pool, rerank its head, then cut (the module loads only then).
-    const rerankWanted = Boolean(process.env.SVC_RERANKER) && !cli.flags.fast;
-    const rr = rerankWanted ? await import('../../engine/rerank/reranker.js') : undefined;
-    const pool = rr ? rr.recallPoolSize(limit) : limit;
-    const fused = await recall(store, query, { limit: pool, fast: cli.flags.fast, embedder });
-    const result = rr ? await rr.rerankRecall(fused, { storeRoot: store.root, limit }) : { ...fused, reranker: undefined };
-    const results = result.hits.map((h) => ({ ...recallHitJson(h), ...('rerank_score' in h ? { rerank_score: h.rerank_score } : {}) }));
-    const body = { query, legs: result.legs, ...(result.reranker ? { reranker: result.reranker } : {}), results };
+    // SVC_RERANKER: recall reranks its head with that cross-encoder (not with --fast).
+    const result = await recall(store, query, { limit, fast: cli.flags.fast, embedder, reranker: rerankerSetting(store.root), team: await teamSource(store.root) });
+    warnSources(result.sources, out);
+    const results = result.hits.map(recallHitJson);
+    const body = { query, legs: result.legs, ...(result.reranker ? { reranker: result.reranker } : {}), ...(result.sources ? { sources: result.sources } : {}), results };
     if (result.reranker?.state === 'unavailable') out.warn(`reranker not used: ${result.reranker.reason}`);
     if (results.length === 0) {
       if (out.json) out.result(body, () => '');
@@ -44,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     out.result(body, () =>
       result.hits
-        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`)
+        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}${h.source === 'hub' ? '  [hub]' : h.source === 'both' ? '  [local + hub]' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`)
         .join('\n'),
     );
     return 0;

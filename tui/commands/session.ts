@@ -1,13 +1,16 @@
 import type { AnyFlags, Result } from 'meow';
 import { invalid } from '../../engine/errors.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { DEFAULT_INJECT_BUDGET } from '../../engine/ops/inject.js';
+import { checkBudget, DEFAULT_INJECT_BUDGET } from '../../engine/ops/inject-budget.js';
 import { endSession, sessionScope, startSession } from '../../engine/ops/sessions.js';
+import { sendQueued, teamSource, warnSources } from '../team-memory.js';
 import { learnSummary } from '../../engine/ops/result-json.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
-import { globalFlags, makeOutput, openStore, parseArgs, positiveInt, type Output } from '../../engine/cli/cli-kit.js';
+import { globalFlags, makeOutput, openStore, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
+import { shellQuote } from '../../engine/text.js';
+import { rerankerSetting } from '../../engine/rerank/reranker.js';
 
 const HELP = `
   Usage
@@ -66,17 +69,18 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 async function start(words: string[], f: Flags, out: Output): Promise<number> {
-  const budget = positiveInt(f.budget, 'budget', DEFAULT_INJECT_BUDGET);
+  const budget = checkBudget(f.budget ?? DEFAULT_INJECT_BUDGET, '--budget');
   if (f.scope !== undefined) {
     const bad = checkScope(f.scope);
     if (bad) throw invalid(bad);
   }
   const task = words.join(' ').trim() || undefined;
-  const project = f.scope === undefined || f.domain === undefined ? await loadProjectConfig(process.cwd()) : null;
+  const project = await loadProjectConfig(process.cwd());
   const store = await openStore(f, 'fast', out);
   try {
+    const outbox = await sendQueued(store.root, project, out);
     const embedder = await embedderFor(store, out, { fast: f.fast, download: false, warn: false });
-    const r = await startSession(
+    const started = await startSession(
       store,
       {
         task,
@@ -86,9 +90,13 @@ async function start(words: string[], f: Flags, out: Output): Promise<number> {
         budget,
         fast: f.fast,
         embedder,
+        reranker: rerankerSetting(store.root),
+        team: await teamSource(store.root, process.cwd(), project),
       },
       systemContext,
     );
+    warnSources(started.injection.sources, out);
+    const r = { ...started, ...(outbox ? { outbox } : {}) };
     out.result(r, () => {
       if (out.quiet) return r.session.id;
       const where = [r.session.scope && `scope ${r.session.scope}`, r.session.domain && `domain ${r.session.domain}`].filter(Boolean).join(', ');
@@ -162,8 +170,3 @@ async function show(id: string, f: Flags, out: Output): Promise<number> {
   }
 }
 
-/** A statement as a shell argument, for copy and paste. */
-function shellQuote(s: string): string {
-  // Inside double quotes only $, backquote, backslash, " and ! are special.
-  return /[$`\\"!]/.test(s) ? `'${s.replace(/'/g, `'\\''`)}'` : `"${s}"`;
-}

@@ -13,8 +13,10 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const stats = await store.stats();
     const quarantined = store.quarantined();
+    const { readConflicts } = await import('../../engine/store/sync-conflicts.js');
+    const conflicts = readConflicts(store.root).conflicts.map(({ id, path, engram_id, fields }) => ({ id, path, engram_id, fields }));
     // Probe the model for real (no download): a broken model must show here, not only in recall.
-    const { loadEmbedder, selectedModel } = await import('../../engine/embed/fastembed-embedder.js');
+    const [{ loadEmbedder }, { selectedModel }] = await Promise.all([import('../../engine/embed/fastembed-embedder.js'), import('../../engine/embed/model-layout.js')]);
     const model = selectedModel();
     const dense = await loadEmbedder(store.root, { download: false, progress: false });
     const vectors = store.vectorStats(model);
@@ -28,6 +30,7 @@ export async function run(argv: string[]): Promise<number> {
       ...stats,
       search: { bm25: 'ready', vector },
       quarantined,
+      sync_conflicts: conflicts,
     };
     out.result(report, () => {
       const statuses = Object.entries(stats.by_status)
@@ -45,6 +48,7 @@ export async function run(argv: string[]): Promise<number> {
           : `Search            BM25 only: vectors unavailable (${dense.reason})`,
         `Id prefix         ${report.id_prefix}`,
       ];
+      if (conflicts.length) lines.push(`Sync conflicts    ${conflicts.length} waiting for a decision: svc conflicts`);
       if (quarantined.length) {
         lines.push(`Quarantined       ${quarantined.length} file(s), kept for you to repair:`);
         for (const q of quarantined) lines.push(`  ${q.file}: ${q.reason}`);

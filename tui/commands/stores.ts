@@ -1,6 +1,8 @@
 import { SvcError, invalid } from '../../engine/errors.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { loadProjectConfig } from '../../engine/config/project-config.js';
+import { remoteOf } from '../../engine/remote/hub-client.js';
 import { addStore, listStores, removeStore, DISCOVER_NEEDS_HUB, type StoreRow } from '../../engine/store/multi-store.js';
 
 const HELP = `
@@ -37,7 +39,8 @@ export async function run(argv: string[]): Promise<number> {
     case 'list':
     case 'ls': {
       if (args.length) throw invalid('usage: svc stores list');
-      const rows = await listStores(root);
+      const remote = remoteOf(await loadProjectConfig(process.cwd()));
+      const rows = [...(await listStores(root)), ...(remote ? await (await import('../../engine/remote/discover.js')).remoteStoreRows(remote) : [])];
       for (const r of rows) if (r.warning) out.warn(r.warning);
       out.result({ count: rows.length, stores: rows.map(({ warning: _w, ...r }) => r) }, () => formatRows(rows));
       return 0;
@@ -58,8 +61,23 @@ export async function run(argv: string[]): Promise<number> {
       out.result({ action: 'removed', store: removed }, () => `Unregistered ${removed.path} (scope ${removed.scope}); its files are untouched`);
       return 0;
     }
-    case 'discover':
-      throw invalid(DISCOVER_NEEDS_HUB);
+    case 'discover': {
+      if (args.length) throw invalid('usage: svc stores discover [--register]');
+      const project = await loadProjectConfig(process.cwd());
+      const remote = remoteOf(project);
+      if (!remote) throw invalid(DISCOVER_NEEDS_HUB);
+      const { discoverScopes } = await import('../../engine/remote/discover.js');
+      const d = await discoverScopes(remote, project!.path, cli.flags.register === true);
+      if (d.note) out.warn(d.note);
+      out.result(d, () =>
+        [
+          `Scopes you may use on ${d.hub}:`,
+          ...d.scopes.map((s) => `  ${s.scope.padEnd(28)} ${String(s.engrams).padStart(7)} engrams  ${s.writable ? 'read/write' : 'read'}${s.queried ? '' : '  (not in remote_scopes: svc stores discover --register)'}`),
+          ...(d.registered.length ? [`Registered in ${project!.path}: ${d.registered.join(', ')}`] : []),
+        ].join('\n'),
+      );
+      return 0;
+    }
     default:
       throw invalid(`unknown subcommand "stores ${sub}": use list, add, remove or discover`);
   }
@@ -69,7 +87,7 @@ function formatRows(rows: StoreRow[]): string {
   const scopeWidth = Math.max(5, ...rows.map((r) => r.scope.length));
   const lines = [`${'SCOPE'.padEnd(scopeWidth)}  ${'ENGRAMS'.padStart(7)}  PATH`];
   for (const r of rows) {
-    const flags = [r.role === 'primary' ? 'primary: every other scope' : '', r.shared ? 'shared' : '', r.readonly ? 'read-only' : '', r.available ? '' : 'unavailable']
+    const flags = [r.role === 'primary' ? 'primary: every other scope' : r.role === 'remote' ? 'hub' : '', r.shared ? 'shared' : '', r.readonly ? 'read-only' : '', r.available ? '' : 'unavailable']
       .filter(Boolean)
       .join(', ');
     const count = r.engrams === null ? '-' : String(r.engrams);

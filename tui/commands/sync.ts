@@ -1,6 +1,8 @@
+import { sendQueued } from '../team-memory.js';
 import { SvcError, invalid } from '../../engine/errors.js';
 import { makeOutput, openStore, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { terminalSafe } from '../../engine/text.js';
 import { embedderFor } from '../embedding.js';
 
 const HELP = `
@@ -9,7 +11,8 @@ const HELP = `
     svc sync --full
     svc sync --status
 
-  Git-based sync between machines (git over HTTP or HTTPS).
+  Git-based sync between machines: https:// remotes directly, SSH remotes (git@host:repo.git,
+  ssh://...) and local paths through the git command.
     svc sync <remote>   sets the remote (first time; a new address replaces the old one),
                         then pulls and pushes
     svc sync            commits this store's changes, pulls (merging what other machines
@@ -20,9 +23,11 @@ const HELP = `
     svc sync --status   the remote, commits ahead and behind, last sync, uncommitted changes
 
   Engrams of scope local never leave the machine (they are never committed); private
-  engrams are pushed. An engram changed on both machines in the same field is a conflict:
-  the local version stays, the remote version is written to <store>/quarantine/ (listed by
-  svc status) and reported. Logs (episodes, events) keep the lines of both machines.`;
+  engrams are pushed. Nothing either machine wrote is lost: logs (episodes, events) keep the
+  lines of both; an engram changed on both merges field by field, counters (feedback, usage,
+  reference counts) adding up; a field both changed differently (the statement, say) keeps one
+  value, and the other waits in a conflict record that syncs to every machine: svc conflicts
+  lists and resolves them.`;
 
 export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, { full: { type: 'boolean', default: false }, status: { type: 'boolean', default: false } });
@@ -45,10 +50,14 @@ export async function run(argv: string[]): Promise<number> {
         `Last sync    ${s.last_sync ?? 'never'}${s.last_result ? ` (${s.last_result})` : ''}`,
         `Uncommitted  ${s.uncommitted.engrams} engram file(s), ${s.uncommitted.other} other file(s)`,
         `Local only   ${s.local_only} engram(s) of scope local (never pushed)`,
+        `Conflicts    ${s.conflicts}${s.conflicts ? ' (svc conflicts)' : ''}`,
       ].join('\n'),
     );
     return 0;
   }
+
+  const { loadProjectConfig } = await import('../../engine/config/project-config.js');
+  await sendQueued(root, await loadProjectConfig(process.cwd()), out);
 
   let synced: Record<string, unknown> | undefined;
   if (remote !== undefined || !cli.flags.full) {
@@ -77,7 +86,7 @@ export async function run(argv: string[]): Promise<number> {
       out.result({ ...synced, engrams: counts }, () => [...text, `Engrams now: ${counts}`].join('\n'));
       return 0;
     }
-    if (!out.json) process.stdout.write(text.join('\n') + '\n');
+    if (!out.json) process.stdout.write(terminalSafe(text.join('\n')) + '\n');
   }
   return rebuild(cli.flags, out, synced);
 }

@@ -4,12 +4,9 @@ import {
   DEFAULT_BATCH_SIZE,
   DEFAULT_MAX_PAIRS,
   DEFAULT_MIN_CONFIDENCE,
-  LocalTensionStore,
-  TENSION_STATUSES,
   confirmTension,
   dismissTension,
   listTensions,
-  llmJudge,
   purgeTensions,
   resolveTension,
   scanTensions,
@@ -18,8 +15,9 @@ import {
   type PurgeStatus,
   type ScanResult,
   type TensionListStatus,
-  type TensionRecord,
 } from '../../engine/ops/tensions.js';
+import { LocalTensionStore, TENSION_STATUSES, type TensionRecord } from '../../engine/ops/tension-records.js';
+import { llmJudge } from '../../engine/ops/tension-judge.js';
 import { chatClientFor, resolveLlmSettings } from '../../engine/llm/settings.js';
 import { checkScope } from '../../engine/model/scope.js';
 import type { AnyFlags, Result } from 'meow';

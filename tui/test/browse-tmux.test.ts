@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, svcJson, tempStore } from './run-svc.js';
+import { CLI, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 
 // The browser in a real terminal: tmux gives `svc` (no arguments) an 80×24 pseudo-terminal,
 // keys go in with send-keys, and capture-pane shows what a person would see. Runs the

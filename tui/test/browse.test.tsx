@@ -1,15 +1,18 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import { App } from '../browse/app.js';
 import { LocalBrowseData, type BrowseData } from '../browse/data.js';
 import { engramLines } from '../browse/fields.js';
-import { displayWidth, stripAnsi, truncate, wrap } from '../browse/text.js';
+import { displayWidth, truncate, wrap } from '../browse/text.js';
+import { terminalSafe as stripAnsi } from '../../engine/text.js';
 import { NO_TENSIONS_MODULE } from '../browse/tensions.js';
-import { dismissTension, LocalTensionStore, type TensionSide } from '../../engine/ops/tensions.js';
+import { dismissTension } from '../../engine/ops/tensions.js';
+import { LocalTensionStore, type TensionSide } from '../../engine/ops/tension-records.js';
 import { LocalStore } from '../../engine/store/local-store.js';
+import { CONFLICTS_DIR, conflictRecordPath, conflictRecordText, type ConflictRecord } from '../../engine/store/sync-conflicts.js';
 import { addStore } from '../../engine/store/multi-store.js';
 import { learn, type LearnInput } from '../../engine/ops/learn.js';
 import { capture } from '../../engine/ops/episodes.js';
@@ -257,6 +260,8 @@ describe('svc browse (ink, 80×24)', () => {
       feedback: unused,
       episodes: unused,
       tensions: unused,
+      conflicts: unused,
+      resolveConflict: unused,
       refresh: async () => undefined,
       close: () => undefined,
     };
@@ -471,6 +476,8 @@ describe('svc browse (ink, 80×24)', () => {
     await press(r, KEY.esc, KEY.tab);
     await waitFor(r, has('[3 Tensions]'), 'tab to tensions');
     await press(r, KEY.tab);
+    await waitFor(r, (x) => x.includes('[4 Conflicts]') && x.includes('No sync conflicts'), 'tab to sync conflicts');
+    await press(r, KEY.tab);
     await waitFor(r, has('[1 Engrams]'), 'tab back to engrams');
   });
 
@@ -539,6 +546,57 @@ describe('svc browse (ink, 80×24)', () => {
     await waitFor(r, has('No unresolved tensions'), 'back to the list: nothing left unresolved');
   });
 
+  it('conflicts view shows both versions of a sync conflict and resolves it either way after y', async () => {
+    const seeded = await seedStore(); // this test changes the store
+    const a = seeded.ids.get('Never run Postgres migrations on a Friday')!;
+    const b = seeded.ids.get('Use pgbouncer to pool Postgres connections')!;
+    // Records as a sync's merge writes them (engine/store/sync-conflicts.ts): the other machine's value waits.
+    const record = (id: string, field: string, kept: string, other: string, at: string): void => {
+      const r: ConflictRecord = {
+        kind: 'edited-on-both',
+        path: `engrams/${id}.yaml`,
+        engram_id: id,
+        fields: [field],
+        kept: { [field]: kept },
+        other: { [field]: other },
+        other_version: `id: ${id}\n`,
+        detected_at: at,
+        detected_on: 'KQ7M',
+        other_commit: '0'.repeat(40),
+      };
+      const rel = conflictRecordPath(r);
+      mkdirSync(join(seeded.root, CONFLICTS_DIR), { recursive: true });
+      writeFileSync(join(seeded.root, rel), conflictRecordText(r));
+    };
+    record(a, 'statement', 'Never run Postgres migrations on a Friday', 'Never run Postgres migrations on Fridays or before holidays', '2026-11-20T10:00:00.000Z');
+    record(b, 'rationale', '(none)', 'pool exhaustion during the launch', '2026-11-21T10:00:00.000Z');
+
+    const r = mount(() => LocalBrowseData.open(seeded.root));
+    await waitFor(r, (x) => selectedId(x) !== undefined, 'the list');
+    await press(r, '4');
+    let f = await waitFor(r, (x) => x.includes(`${a} (statement)`) && x.includes(`${b} (rationale)`), 'both conflicts');
+    expect(f).toContain('Sync conflicts · 2');
+    await press(r, KEY.enter);
+    f = await waitFor(r, (x) => x.includes('Sync conflict') && x.includes('or before holidays'), 'the conflict detail');
+    expect(f).toContain('── now (c keeps it) ──');
+    expect(f).toContain('statement: Never run Postgres migrations on a Friday');
+    expect(f).toContain("── the other machine's (o takes it) ──");
+    await press(r, 'o');
+    await waitFor(r, has("Take the other machine's version"), 'the confirmation');
+    await press(r, 'n');
+    await waitFor(r, has('Cancelled'), 'cancelled');
+    expect((await readEngram(seeded.root, a)).statement).toBe('Never run Postgres migrations on a Friday');
+    await press(r, 'o', 'y');
+    await waitFor(r, has("took the other machine's version"), 'resolved with the other version');
+    expect((await readEngram(seeded.root, a)).statement).toBe('Never run Postgres migrations on Fridays or before holidays');
+    // Back on the list, which now holds the other record only; c keeps the current rationale.
+    f = await waitFor(r, (x) => x.includes('Sync conflicts · 1') && !x.includes(`${a} (statement)`), 'one left');
+    await press(r, 'c', 'y');
+    await waitFor(r, has('No sync conflicts'), 'none left');
+    expect((await readEngram(seeded.root, b)).rationale).toBeUndefined();
+    expect(readdirSync(join(seeded.root, CONFLICTS_DIR))).toEqual([]);
+  });
+
   it('tensions view with no records, and with a port that is unavailable', async () => {
     const r = mount(openSeeded);
     await waitFor(r, has('48 engrams'), 'the list');
@@ -577,6 +635,61 @@ describe('svc browse (ink, 80×24)', () => {
       while (!closed && Date.now() < end) await sleep(10);
       expect(closed, `keys ${JSON.stringify(keys)}`).toBe(true);
     }
+  });
+
+  it('opens a 1 MB engram at once, scrolls it, and q quits while it is laid out', async () => {
+    const root = join(mkdtempSync(join(tmpdir(), 'svc-browse-long-')), 'store');
+    // About 1 MB: short words, and every 25th a 50-100 KB blob without spaces.
+    const words: string[] = ['Start', 'of', 'the', 'long', 'engram.'];
+    for (let i = 0, n = 0; n < 1_000_000; i++) {
+      const word = `w${i}`.padEnd(i % 25 === 24 ? 50_000 + ((i * 7919) % 50_000) : 5 + ((i * 7919) % 300), String.fromCharCode(97 + (i % 26)));
+      words.push(word);
+      n += word.length + 1;
+    }
+    const statement = [...words, 'End', 'of', 'the', 'long', 'engram.'].join(' ');
+    // learn refuses statements this long; a hand-edited file or an older store still has them.
+    const store = await LocalStore.open(root);
+    let id: string;
+    try {
+      id = (await learn(store, { statement: 'Start of the long engram.', domain: 'blobs' }, systemContext)).engram.id;
+      await store.write(async (tx) => tx.put({ ...(await tx.get(id))!, statement }));
+    } finally {
+      store.close();
+    }
+    let closed = false;
+    const r = mount(async () => {
+      const data = await LocalBrowseData.open(root);
+      return Object.assign(Object.create(data) as BrowseData, {
+        close: () => {
+          closed = true;
+          data.close();
+        },
+      });
+    });
+    await waitFor(r, (x) => selectedId(x) === id, 'the list');
+    await press(r, KEY.enter);
+    let f = await waitFor(r, (x) => x.includes(`Engram ${id}`) && x.includes('statement: Start of the long engram.'), 'the first lines');
+    expect(f).toMatch(/lines 1-19 of [\d,]+\+?/);
+    await press(r, 'j', 'j', 'j');
+    await waitFor(r, has('lines 4-22 of'), 'three lines down');
+    await press(r, KEY.pageDown);
+    f = await waitFor(r, has('lines 23-41 of'), 'a page down');
+    const body = f.split('\n').slice(2, 21);
+    expect(body.every((l) => /^ {2}[a-z0-9]+( [a-z0-9]+)*\s*$/.test(l)), body.join('\n')).toBe(true); // statement text, wrapped
+    // G: the end, once the whole text is laid out (the count has no + then).
+    await press(r, 'G');
+    f = await waitFor(r, (x) => /lines ([\d,]+)-([\d,]+) of ([\d,]+)\s/.test(x) && x.includes('recurrence_count'), 'the end', 15_000);
+    const [, from, to, total] = /lines ([\d,]+)-([\d,]+) of ([\d,]+)\s/.exec(f)!.map((n) => Number(n.replace(/,/g, '')));
+    expect(to).toBe(total);
+    expect(to! - from! + 1).toBe(19);
+    expect(total).toBeGreaterThan(12_000); // ~1 MB at 78 columns
+    await press(r, 'g');
+    await waitFor(r, has('statement: Start of the long engram.'), 'back to the top');
+    // Open it again (its layout starts over) and quit at once: q does not wait for the layout.
+    await press(r, KEY.esc, KEY.enter, 'G', 'q');
+    const end = Date.now() + 3000;
+    while (!closed && Date.now() < end) await sleep(10);
+    expect(closed).toBe(true);
   });
 
   it('reports a store that cannot be opened, and still quits', async () => {

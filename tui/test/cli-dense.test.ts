@@ -1,6 +1,9 @@
 import { describe, it, expect } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { svc, svcJson, tempStore } from './run-svc.js';
+import { CLI, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
+import { startModelHubStub } from '../../engine/test/support/model-hub-stub.js';
+import { shellQuote } from '../../engine/text.js';
 import { writeTinyModel } from '../../engine/embed/tiny-model.js';
 
 // The dense path through real `svc` processes, with a tiny model placed by hand in the store's
@@ -53,4 +56,79 @@ describe('svc with a model placed by hand', () => {
     expect(status.data.search.vector.state).toBe('unavailable');
     expect(status.data.search.vector.reason).toMatch(/fast-bge-small-en-v1\.5/);
   });
+});
+
+const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+/** Model sources that answer nothing: a closed port on this machine. */
+const NOWHERE = { HF_ENDPOINT: 'http://127.0.0.1:9', SVC_MODEL_ARCHIVE_URL: 'http://127.0.0.1:9', SVC_MODEL_BASE_URL: '' };
+
+/** Runs svc on a pseudo-terminal (util-linux `script`): what a person at a terminal sees, stderr included. */
+function onTerminal(store: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
+  const command = [process.execPath, CLI, ...args].map(shellQuote).join(' ');
+  const r = spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...process.env, SVC_PATH: store, ...env }, encoding: 'utf8', timeout: 60_000 });
+  return r.stdout.replace(/\r/g, '');
+}
+
+describe.skipIf(!hasScript)('after a failed model download', () => {
+  it('a terminal is told once, in one short line, not on every recall until the next try; svc models pull tries now', async () => {
+    const store = tempStore('dense-failed');
+    await svc(['learn', 'Use pnpm in the monorepo'], { store });
+    const warnings = (text: string) => text.split('\n').filter((l) => /BM25 only/.test(l));
+
+    const failing = onTerminal(store, ['recall', 'pnpm'], NOWHERE);
+    expect(failing).toContain('Use pnpm in the monorepo');
+    expect(warnings(failing)).toHaveLength(1);
+    expect(warnings(failing)[0]!.length).toBeLessThanOrEqual(220);
+    expect(warnings(failing)[0]).toMatch(/next try in an hour, or now with svc models pull/);
+
+    const quiet = onTerminal(store, ['recall', 'pnpm'], NOWHERE);
+    expect(quiet).toContain('Use pnpm in the monorepo');
+    expect(quiet).not.toMatch(/unavailable|BM25 only|download/);
+    // JSON still says why the vector leg did not run, and when it is tried again.
+    const json = await svcJson(['recall', 'pnpm'], { store, env: NOWHERE });
+    expect(json.data.legs).toMatchObject({ vector: 'unavailable' });
+    expect(json.data.legs.vector_reason).toMatch(/failed at .*; next try after .*\(svc models pull tries now\)/);
+
+    const pulled = await svc(['models', 'pull', '--no-json'], { store, env: NOWHERE });
+    expect(pulled.code).toBe(1);
+    expect(pulled.stderr.trim().split('\n')).toHaveLength(1);
+    expect(pulled.stderr).toMatch(/model bge-small-en-v1\.5 did not arrive: 127\.0\.0\.1:9 could not be reached/);
+  }, 60_000);
+});
+
+describe('svc models', () => {
+  it('pulls from the Hub (a loopback stand-in), lists where it came from, serves hybrid recall, removes and imports', async () => {
+    const hub = await startModelHubStub();
+    try {
+      const store = tempStore('models');
+      const env = { HF_ENDPOINT: hub.url, SVC_MODEL_ARCHIVE_URL: `${hub.url}/archives`, SVC_MODEL_BASE_URL: '', SVC_EMBED_MODEL: '' };
+      const empty = await svcJson(['models'], { store, env });
+      expect(empty.data.models[0]).toMatchObject({ name: 'bge-small-en-v1.5', selected: true, present: false });
+
+      const pulled = await svcJson(['models', 'pull'], { store, env });
+      expect(pulled.run.code, pulled.run.stderr).toBe(0);
+      expect(pulled.data).toMatchObject({ model: 'bge-small-en-v1.5', source: 'huggingface', revision: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      const listed = await svc(['models', '--no-json'], { store, env });
+      expect(listed.stdout).toMatch(/^\* bge-small-en-v1\.5 +\d+\.\d MB, Hugging Face [0-9a-f]{12}$/m);
+
+      await svc(['learn', 'The car must be quick'], { store, env });
+      const r = await svcJson(['recall', 'car'], { store, env });
+      expect(r.data.legs).toMatchObject({ vector: 'ran', model: 'bge-small-en-v1.5' });
+
+      const folder = join(store, 'models', 'fast-bge-small-en-v1.5');
+      const copy = join(store, '..', 'model-copy');
+      await svc(['models', 'remove', 'bge-small-en-v1.5'], { store, env });
+      expect((await svcJson(['models'], { store, env })).data.models[0].present).toBe(false);
+      writeTinyModel(copy);
+      const imported = await svcJson(['models', 'import', copy], { store, env });
+      expect(imported.data).toMatchObject({ source: 'import', from: copy });
+      expect((await svcJson(['models'], { store, env })).data.models[0]).toMatchObject({ present: true, folder, source: 'import' });
+
+      const bad = await svc(['models', 'pull', 'gpt-9', '--no-json'], { store, env });
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/unknown model "gpt-9": svc knows bge-small-en-v1\.5, all-MiniLM-L6-v2/);
+    } finally {
+      await hub.close();
+    }
+  }, 60_000);
 });

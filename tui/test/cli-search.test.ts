@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { svc, svcJson, tempStore } from './run-svc.js';
+import { svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 
 // recall, inject, similarity-search, batch-decay and status through real processes, on a
 // machine with no embedding model and no network: everything degrades to BM25 and says so.
@@ -35,7 +35,7 @@ describe('recall without a model', () => {
     // The failed download is remembered, so the next call does not try again.
     expect(existsSync(join(store, 'models', '.download-failed.json'))).toBe(true);
     const again = await svcJson(['recall', 'install'], { store });
-    expect(again.data.legs.vector_reason).toMatch(/not retrying/);
+    expect(again.data.legs.vector_reason).toMatch(/next try after .*svc models pull tries now/);
   });
 
   it('--fast skips the vector leg altogether', async () => {
@@ -69,7 +69,9 @@ describe('inject', () => {
     expect(data.text).not.toMatch(/LEARNING PROTOCOL/);
     const bad = await svc(['inject', 'x', '--budget', 'lots'], { store });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/--budget must be a positive whole number/);
+    expect(bad.stderr).toMatch(/--budget must be a whole number of tokens from 50 to 100000 \(got NaN\)/);
+    // One rule with MCP and the hub: below 50 tokens is refused, not answered with nothing.
+    expect((await svc(['inject', 'x', '--budget', '5'], { store })).stderr).toMatch(/--budget must be a whole number of tokens from 50 to 100000 \(got 5\)/);
   });
 });
 

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CLI, svc, svcJson, tempStore } from './run-svc.js';
+import { CLI, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 import { validateEngram } from '../../engine/model/validate-engram.js';
 
 // Real processes on one store: concurrent writers and writers killed with SIGKILL.
@@ -127,4 +127,30 @@ describe('several processes on one store', () => {
     const one = await svcJson(['timeline', '--agent', 'agent-3'], { store });
     expect(one.data.count).toBe(15);
   }, 240_000);
+});
+
+describe('reads never wait for another process that holds the write lock', () => {
+  it('recall answers from the committed index while a long write (a rebuild, say) holds the lock', async () => {
+    const store = tempStore('locked');
+    await svcJson(['learn', 'Rebuilds must not block recall'], { store });
+    const { default: Database } = await import('better-sqlite3');
+    const { writeFileSync } = await import('node:fs');
+    const { stringify } = await import('yaml');
+    // Another process mid-write: the index's write lock taken and held.
+    const holder = new Database(join(store, 'index.db'), { timeout: 1000 });
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      // A file the index does not know yet, so the recall would like to catch up.
+      writeFileSync(join(store, 'engrams', 'ENG-2026-0101-001.yaml'), stringify({ id: 'ENG-2026-0101-001', status: 'active', type: 'behavioral', scope: 'global', statement: 'Written by hand meanwhile' }));
+      const r = await svcJson(['recall', 'rebuilds block recall', '--fast'], { store });
+      expect(r.run.code, r.run.stderr).toBe(0);
+      expect(r.data.results[0].statement).toBe('Rebuilds must not block recall');
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    // Once the lock is free, the next read catches up.
+    const later = await svcJson(['recall', 'written by hand', '--fast'], { store });
+    expect(later.data.results.map((x: { statement: string }) => x.statement)).toContain('Written by hand meanwhile');
+  }, 30_000);
 });

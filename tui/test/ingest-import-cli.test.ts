@@ -1,10 +1,10 @@
 import { describe, it, expect } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions, type SvcRun } from '../../engine/test/support/run-svc.js';
 
 // `svc ingest` and `svc import` as real processes (dist/tui/cli.js). stdout is a pipe, so JSON
 // is the default; --no-json gives the text a person reads.

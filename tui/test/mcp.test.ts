@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, svc, svcJson, tempStore } from './run-svc.js';
+import { CLI, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 import { writeTinyModel } from '../../engine/embed/tiny-model.js';
+import * as rr from '../../engine/test/support/rerank-fixture.js';
+import { callTool, type Called } from '../../engine/test/support/mcp-call.js';
 
 // The stdio MCP server as clients see it: a real SDK client spawning `svc mcp` on a temp store.
 
@@ -25,20 +27,7 @@ const LEAN = [
   'svc_status', 'svc_doctor', 'svc_timeline', 'svc_admin',
 ];
 
-/** Valid arguments for each tool whose engine part needs the hub or is still to come. */
-const PENDING: Record<string, Record<string, unknown>> = {
-  svc_scopes_discover: { register: true },
-  svc_suggest_scope: { statement: 'Use pnpm in this repo' },
-  svc_rescope: { ids: ['ENG-2026-0101-001'], scope: 'project:x' },
-  svc_outbox: {},
-};
 
-interface Called {
-  isError: boolean;
-  text: string;
-  data: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  structured: unknown;
-}
 
 interface Session {
   client: Client;
@@ -67,17 +56,7 @@ async function startServer(store: string, env: Record<string, string> = {}): Pro
   const session: Session = {
     client,
     stderr: () => stderr,
-    async call(name, args = {}) {
-      const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text: string }>; structuredContent?: unknown };
-      const text = r.content[0]!.text;
-      let data: unknown;
-      try {
-        data = JSON.parse(text);
-      } catch {
-        data = undefined;
-      }
-      return { isError: r.isError === true, text, data, structured: r.structuredContent };
-    },
+    call: (name, args = {}) => callTool(client, name, args),
     close: () => client.close(),
   };
   open.push(session);
@@ -248,6 +227,27 @@ describe('svc mcp: memory tools', () => {
   });
 });
 
+describe('svc mcp: reranking', () => {
+  it('svc_recall and svc_inject rerank with SVC_RERANKER, as svc recall does', async () => {
+    const store = tempStore('mcp-rerank');
+    for (const statement of [rr.FULL, rr.PARTIAL]) expect((await svc(['learn', statement], { store })).code).toBe(0);
+    rr.installInvertedReranker(store);
+    const plain = await startServer(store, { SVC_RERANKER: '' });
+    const before = await ok(plain, 'svc_recall', { query: rr.RERANK_QUERY, fast: false });
+    expect(before.results.map((r: { statement: string }) => r.statement)).toEqual([rr.FULL, rr.PARTIAL]);
+    expect(before.reranker).toBeUndefined();
+    const s = await startServer(store, { SVC_RERANKER: rr.RERANKER });
+    const after = await ok(s, 'svc_recall', { query: rr.RERANK_QUERY });
+    expect(after.reranker).toMatchObject({ state: 'ran', model: rr.RERANKER });
+    expect(after.results.map((r: { statement: string }) => r.statement)).toEqual([rr.PARTIAL, rr.FULL]);
+    expect(typeof after.results[0].rerank_score).toBe('number');
+    const injected = await ok(s, 'svc_inject', { task: rr.RERANK_QUERY, with_protocol: false });
+    expect(injected.reranker).toMatchObject({ state: 'ran' });
+    expect(injected.text.indexOf(rr.PARTIAL)).toBeLessThan(injected.text.indexOf(rr.FULL));
+    expect((await ok(s, 'svc_recall', { query: rr.RERANK_QUERY, fast: true })).reranker).toBeUndefined();
+  });
+});
+
 describe('svc mcp: sessions, episodes, history', () => {
   it('starts a session with its injection, learns and rates in it, ends it, and keeps the timeline and receipts', async () => {
     const store = tempStore('mcp-session');
@@ -316,7 +316,7 @@ describe('svc mcp: the lean profile and svc_admin', () => {
     expect(await fails(s, 'svc_admin', { action: 'import', args: {} })).toMatch(/refuses destructive tools: svc_import/);
     expect(await fails(s, 'svc_admin', { action: 'teleport' })).toMatch(/^svc_admin: unknown action "teleport" \(actions: learn, learn_batch, /);
     expect((await ok(s, 'svc_admin', { action: 'packs_list' })).packs).toEqual([]);
-    expect(await fails(s, 'svc_admin', { action: 'suggest_scope', args: { statement: 'x' } })).toBe('svc_suggest_scope is not available yet in this version');
+    expect(await ok(s, 'svc_admin', { action: 'suggest_scope', args: { statement: 'x' } })).toMatchObject({ scope: 'global', confident: false });
     expect(await fails(s, 'svc_admin', { args: {} })).toBe('invalid arguments for svc_admin: action: is required (a string)');
     expect(await fails(s, 'svc_list')).toBe('svc_list is not in the lean tool profile: call svc_admin with {"action": "list", "args": {...}}');
     expect(await fails(s, 'svc_sync')).toMatch(/^svc_sync is not in the lean tool profile and svc_admin refuses destructive tools/);
@@ -352,9 +352,13 @@ describe('svc mcp: errors', () => {
     expect(await fails(s, 'svc_teleport')).toMatch(/^unknown tool "svc_teleport" \(this server has 39 tools/);
     expect(await fails(s, 'svc_similarity_search', { query: 'x' })).toMatch(/^similarity search needs the embedding model: disabled by SVC_EMBED=off/);
 
-    for (const [name, args] of Object.entries(PENDING)) {
-      expect(await fails(s, name, args)).toBe(`${name} is not available yet in this version`);
-    }
+    // No tool answers "not available yet": without a hub, the team tools say what they need.
+    expect(await fails(s, 'svc_scopes_discover', { register: true })).toMatch(/^no hub is configured for this project/);
+    expect(await ok(s, 'svc_suggest_scope', { statement: 'Use pnpm in this repo' })).toMatchObject({ scope: 'global', confident: false });
+    expect((await ok(s, 'svc_rescope', { ids: ['ENG-2026-0101-001'], scope: 'project:x' })).items).toEqual([expect.objectContaining({ outcome: 'not_found' })]);
+    // The outbox is real: empty without a hub, and a retry says why it cannot send.
+    expect(await ok(s, 'svc_outbox', {})).toMatchObject({ hub: null, queued: 0, refused: 0, entries: [] });
+    expect(await fails(s, 'svc_outbox', { retry: true })).toMatch(/^no hub is configured for this project/);
     // Their final schemas are enforced all the same.
     expect(await fails(s, 'svc_stores_add', { path: '/x' })).toBe('invalid arguments for svc_stores_add: scope: is required (a string)');
     expect(await fails(s, 'svc_packs_export', { name: 'p', type: 'misc' })).toMatch(/^invalid arguments for svc_packs_export: type: must be one of/);

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { svc, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { svc, tempStore, type RunOptions, type SvcRun } from '../../engine/test/support/run-svc.js';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
@@ -133,6 +133,9 @@ describe('svc rerank-eval', () => {
     expect(typeof reranked.data.results[0].rerank_score).toBe('number');
     const fastRun = await runJson(['recall', probe, '--fast'], { store, env: { SVC_RERANKER: 'ms-marco-minilm-l6' } });
     expect(fastRun.data.reranker).toBeUndefined();
+    // svc inject and svc session start rank through the same recall.
+    const injected = await runJson(['inject', probe], { store, env: { SVC_RERANKER: 'ms-marco-minilm-l6' } });
+    expect(injected.data.reranker).toMatchObject({ state: 'ran', model: 'ms-marco-minilm-l6' });
 
     const badFlag = await run(['rerank-eval', '--reranker', 'cohere'], { store });
     expect(badFlag.code).toBe(1);

@@ -1,10 +1,10 @@
 import { describe, it, expect } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { IntegrityHash } from '../../engine/packs/format.js';
-import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from '../../engine/test/support/run-svc.js';
 
 // `svc packs` end to end: real child processes of the compiled CLI, each test with its own
 // stores, HOME (so ~/svc-packs is private to the test) and working directory.
@@ -63,12 +63,12 @@ async function seeded(w: World): Promise<{ store: string; ids: Record<string, st
   return { store, ids };
 }
 
-/** Recomputes a hand-edited pack's integrity hash and count, as a pack author's tool would. */
+/** Recomputes a hand-edited pack's integrity hash and count, as a pack author's tool without a key would: the pack is then unsigned. */
 function reseal(dir: string): void {
   const files = readdirSync(join(dir, 'engrams')).sort();
   const hash = new IntegrityHash();
   for (const f of files) hash.add(f, parse(readFileSync(join(dir, 'engrams', f), 'utf8')));
-  const manifest = parse(readFileSync(join(dir, 'pack.yaml'), 'utf8'));
+  const { signer: _signer, signature: _signature, ...manifest } = parse(readFileSync(join(dir, 'pack.yaml'), 'utf8'));
   writeFileSync(join(dir, 'pack.yaml'), stringify({ ...manifest, engram_count: files.length, integrity: hash.digest() }));
 }
 
@@ -78,10 +78,10 @@ describe.concurrent('svc packs', () => {
     const store = tempStore();
     const r = await svc(['packs', '--help'], w.opts(store));
     expect(r.code).toBe(0);
-    for (const s of ['packs list', 'packs preview <dir>', 'inspect', 'packs install <dir>', 'packs uninstall <name>', 'remove', 'packs export <name>']) {
+    for (const s of ['packs list', 'packs preview <dir>', 'inspect', 'packs install <dir>', 'packs uninstall <name>', 'remove', 'packs export <name>', 'packs trust <public-key-or-file>']) {
       expect(r.stdout).toContain(s);
     }
-    for (const f of ['--output', '--domain', '--scope', '--tags', '--type', '--description', '--creator', '--json']) expect(r.stdout).toContain(f);
+    for (const f of ['--output', '--domain', '--scope', '--tags', '--type', '--description', '--creator', '--json', '--allow-untrusted', '--list', '--remove', '--label']) expect(r.stdout).toContain(f);
     expect(existsSync(store)).toBe(false);
   });
 
@@ -121,7 +121,7 @@ describe.concurrent('svc packs', () => {
 
     const text1 = await text(w, store, ['packs', 'export', 'text', '--domain', 'eng.style', '--output', join(w.root, 'packs', 'text')]);
     expect(text1.code).toBe(0);
-    expect(text1.stdout).toMatch(/^Exported pack text v1: 1 engram\(s\) to .*packs\/text\nIntegrity   sha256-[0-9a-f]{64}\nLeft out 1: 1 private, 0 holding a secret/);
+    expect(text1.stdout).toMatch(/^Exported pack text v1: 1 engram\(s\) to .*packs\/text\nIntegrity   sha256-[0-9a-f]{64}\nSigned by   ed25519:[A-Za-z0-9_-]{43} \(this store's key\)\nLeft out 1: 1 private, 0 holding a secret/);
   });
 
   it('export refuses bad flags, no match, everything left out, and a folder holding another pack', async () => {
@@ -165,6 +165,7 @@ describe.concurrent('svc packs', () => {
     expect(t.code).toBe(0);
     expect(t.stdout).toMatch(/^Pack style v1 by /);
     expect(t.stdout).toContain('Integrity   verified (sha256-');
+    expect(t.stdout).toMatch(/\nSignature   signed by ed25519:\S+, NOT trusted \(svc packs trust ed25519:\S+ after checking it with its creator; or --allow-untrusted\)\n/);
     expect(t.stdout).toContain('Installed   no');
     expect(t.stdout).toContain('Security scan: no findings');
     expect(t.stdout).toMatch(/contradicts ENG-\S+ \(global\): "Always use tabs for indentation" vs "Never use tabs for indentation"/);
@@ -189,6 +190,7 @@ describe.concurrent('svc packs', () => {
     const dst = tempStore('dst');
     const p = await ok(w, dst, ['packs', 'preview', dir]);
     expect(p.integrity.ok).toBe(true);
+    expect(p.signature.status).toBe('unsigned');
     expect(p.findings.map((f: Json) => `${f.id} ${f.kind} ${f.rule}`).sort()).toEqual(
       [`${inj} injection override instruction`, `${hidden} injection hidden HTML comment`, `${secretId} secret GitHub token`].sort(),
     );
@@ -198,10 +200,10 @@ describe.concurrent('svc packs', () => {
     expect(t.stdout).toContain('Security scan: 3 finding(s):');
     expect(t.stdout).toMatch(new RegExp(`${secretId} {2}secret: GitHub token in statement \\(ghp_…`));
 
-    const inst = await ok(w, dst, ['packs', 'install', dir]);
-    expect(inst.demoted).toEqual([secretId]);
-    expect(inst.candidates.sort()).toEqual([inj, hidden].sort());
-    expect((await ok(w, dst, ['list', '--scope', 'local'])).engrams.map((e: Json) => e.id)).toEqual([secretId]);
+    const inst = await ok(w, dst, ['packs', 'install', dir, '--allow-untrusted']);
+    expect(inst.demoted).toEqual([inst.id_map[secretId]]);
+    expect(inst.candidates.sort()).toEqual([inst.id_map[inj], inst.id_map[hidden]].sort());
+    expect((await ok(w, dst, ['list', '--scope', 'local'])).engrams.map((e: Json) => e.id)).toEqual([inst.id_map[secretId]]);
     expect((await ok(w, dst, ['list', '--status', 'candidate'])).count).toBe(2);
   });
 
@@ -212,12 +214,13 @@ describe.concurrent('svc packs', () => {
     await ok(w, store, ['packs', 'export', 'style', '--domain', 'eng', '--output', dir, '--description', 'House style']);
     const target = tempStore('dst');
     await ok(w, target, ['learn', 'prefer pnpm over npm', '--scope', 'project:web']);
+    await ok(w, target, ['packs', 'trust', dir]);
 
     const r = await svc(['packs', 'install', dir, '--json'], w.opts(target));
     expect(r.code, r.stderr).toBe(0);
     const inst = JSON.parse(r.stdout);
-    expect(inst).toMatchObject({ name: 'style', version: 1, action: 'installed', skipped: [], retired: [] });
-    expect(inst.created.sort()).toEqual([ids.tabs, ids.pnpm].sort());
+    expect(inst).toMatchObject({ name: 'style', version: 1, action: 'installed', skipped: [], retired: [], signature: { status: 'trusted' } });
+    expect(inst.created.sort()).toEqual([inst.id_map[ids.tabs], inst.id_map[ids.pnpm]].sort());
     expect(inst.conflicts).toEqual([expect.objectContaining({ kind: 'duplicate', id: ids.pnpm, existing_scope: 'project:web' })]);
     expect(r.stderr).toMatch(/warning: .* duplicates .*"Prefer pnpm over npm"/);
 
@@ -228,6 +231,7 @@ describe.concurrent('svc packs', () => {
     expect((await ok(w, target, ['status'])).packs).toBe(1);
     const lt = await text(w, target, ['packs', 'list']);
     expect(lt.stdout).toMatch(/^style {2}v1 {2}2 engram\(s\) {2}installed \S+\n {4}House style\n$/);
+    expect(packs.packs[0].state).toBe('installed');
 
     const again = await text(w, target, ['packs', 'install', dir]);
     expect(again.code).toBe(0);
@@ -298,5 +302,84 @@ describe.concurrent('svc packs', () => {
 
     const t = await text(w, store, ['packs', 'install', missing]);
     expect(t).toMatchObject({ code: 1, stdout: '', stderr: `svc: no pack at ${missing}: the folder does not exist\n` });
+  });
+  it('trust: a creator key from a pack, a key file or the key itself; --list; --remove; install asks for it or --allow-untrusted', async () => {
+    const w = world();
+    const { store, ids } = await seeded(w);
+    const dir = join(w.root, 'style');
+    const exp = await ok(w, store, ['packs', 'export', 'style', '--domain', 'eng', '--output', dir, '--creator', 'alice']);
+    const key = exp.signer as string;
+    expect(key).toMatch(/^ed25519:[A-Za-z0-9_-]{43}$/);
+    expect(parse(readFileSync(join(dir, 'pack.yaml'), 'utf8')).signer).toBe(key);
+    // The exporter's own key is listed first and its packs are trusted where they were made.
+    expect((await ok(w, store, ['packs', 'trust', '--list'])).keys).toEqual([{ key, label: 'you', own: true }]);
+    expect((await ok(w, store, ['packs', 'preview', dir])).signature).toMatchObject({ status: 'trusted', signer_label: 'you' });
+
+    const target = tempStore('dst');
+    expect(await text(w, target, ['packs', 'trust', '--list'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^No trusted keys yet/) });
+    const refused = await fails(w, target, ['packs', 'install', dir]);
+    expect(refused.kind).toBe('conflict');
+    expect(refused.message).toBe(
+      `pack "style" at ${dir} is signed by ${key.slice(0, 20)}…, a key you do not trust; it was not installed: check the key with its creator and run svc packs trust ${key}, or allow it for this install (--allow-untrusted; allow_untrusted on the MCP tool and the hub)`,
+    );
+    expect(await ok(w, target, ['status'])).toMatchObject({ engrams: 0, packs: 0 });
+
+    // Trusted from the pack itself: its signer, labelled with its creator.
+    expect(await ok(w, target, ['packs', 'trust', dir])).toEqual({ key, label: 'creator of pack style: alice', added: true });
+    expect((await ok(w, target, ['packs', 'trust', join(dir, 'pack.yaml')])).added).toBe(false);
+    const t = await text(w, target, ['packs', 'preview', dir]);
+    expect(t.stdout).toContain(`Signature   signed by creator of pack style: alice (${key}), trusted`);
+    const inst = await text(w, target, ['packs', 'install', dir]);
+    expect(inst.code, inst.stderr).toBe(0);
+    expect(inst.stdout).toContain(`Signature   signed by creator of pack style: alice (${key}), trusted`);
+
+    // Removed, then trusted again from a key file with a label of one's own.
+    expect(await ok(w, target, ['packs', 'trust', '--remove', key])).toEqual({ removed: { key, label: 'creator of pack style: alice' } });
+    expect((await fails(w, target, ['packs', 'trust', '--remove', key])).message).toMatch(/^key ed25519:\S+… is not trusted \(svc packs trust --list/);
+    expect((await fails(w, target, ['packs', 'install', dir])).message).toMatch(/a key you do not trust/);
+    const allowed = await ok(w, target, ['packs', 'install', dir, '--allow-untrusted']);
+    expect(allowed).toMatchObject({ action: 'updated', signature: { status: 'untrusted', signer: key } });
+    expect(Object.keys(allowed.id_map).sort()).toEqual([ids.tabs, ids.pnpm].sort());
+    writeFileSync(join(w.root, 'alice.pub'), `# alice's pack key\n${key}\n`);
+    expect(await ok(w, target, ['packs', 'trust', join(w.root, 'alice.pub'), '--label', 'Alice (team lead)'])).toEqual({ key, label: 'Alice (team lead)', added: true });
+    expect((await ok(w, target, ['packs', 'trust', '--list'])).keys).toEqual([{ key, label: 'Alice (team lead)', own: false }]);
+
+    // Usage mistakes, each one line.
+    expect((await fails(w, target, ['packs', 'trust'])).message).toBe('svc packs trust takes one of: <public-key-or-file>, --list, --remove <public-key> (see svc packs --help)');
+    expect((await fails(w, target, ['packs', 'trust', 'ed25519:short'])).message).toMatch(/is not a pack public key: expected ed25519:<43 base64url characters>/);
+    expect((await fails(w, target, ['packs', 'trust', join(w.root, 'nothing-here')])).message).toMatch(/is neither a public key \(ed25519:...\) nor a key file or a pack folder$/);
+    expect((await fails(w, target, ['packs', 'trust', '--list', '--label', 'x'])).message).toMatch(/^svc packs trust takes one of|^--label names a key being trusted/);
+    expect((await fails(w, target, ['packs', 'preview', dir, '--allow-untrusted'])).message).toBe('--allow-untrusted is a flag of svc packs install, not of svc packs preview');
+    expect((await fails(w, target, ['packs', 'list', '--remove', key])).message).toBe('--remove is a flag of svc packs trust, not of svc packs list');
+    expect((await fails(w, store, ['packs', 'trust', '--remove', key])).message).toBe('that is your own key: packs you export are always trusted here');
+  });
+
+  it('never prints a pack\'s terminal escape sequences: preview flags them, showing them escaped', async () => {
+    const w = world();
+    const src = tempStore('src');
+    await learnPublic(w, src, 'Tests pass \u001b[2J\u001b[32mALL GREEN\u001b[0m \u001b]0;owned\u0007');
+    const dir = join(w.root, 'ansi');
+    await ok(w, src, ['packs', 'export', 'ansi', '--output', dir]);
+    const dst = tempStore('dst');
+    const t = await text(w, dst, ['packs', 'preview', dir]);
+    expect(t.code).toBe(0);
+    expect(t.stdout + t.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(t.stdout).toContain('      Tests pass ALL GREEN \n');
+    expect(t.stdout).toMatch(/control: terminal escape sequence in statement \(\\u001B\[2J\\u001B\[32mALL GREEN/);
+    const inst = await ok(w, dst, ['packs', 'install', dir, '--allow-untrusted']);
+    expect(inst.candidates).toHaveLength(1);
+  });
+
+  it('refuses a pack with a link in one line that names the link and nothing outside the pack', async () => {
+    const w = world();
+    const store = tempStore();
+    const dir = join(w.root, 'etc-pack');
+    mkdirSync(dir);
+    symlinkSync('/etc', join(dir, 'engrams'));
+    writeFileSync(join(dir, 'pack.yaml'), stringify({ format: 'svc-pack/1', name: 'etc', version: 1, engram_count: 1, integrity: `sha256-${'0'.repeat(64)}` }));
+    for (const verb of ['preview', 'install']) {
+      const e = await fails(w, store, ['packs', verb, dir, ...(verb === 'install' ? ['--allow-untrusted'] : [])]);
+      expect(e).toEqual({ kind: 'invalid', message: `${dir} was refused: engrams/ is a symbolic link, and packs never follow links (copy the real files into the pack)`, details: [] });
+    }
   });
 });

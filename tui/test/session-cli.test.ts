@@ -1,9 +1,8 @@
 import { describe, it, expect } from 'vitest';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions } from './run-svc.js';
+import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions } from '../../engine/test/support/run-svc.js';
 
 // `svc session start|end|show` end to end, over the engine's sessions (engine/ops/sessions.ts).
 

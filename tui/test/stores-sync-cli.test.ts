@@ -1,11 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { okIn as ok, runIn as run, svcJson, neutralCwd, tempStore } from './run-svc.js';
-import { startGitHttpServer, type GitHttpServer } from '../../engine/test/git-http-server.js';
+import { okIn as ok, runIn as run, svcJson, neutralCwd, tempStore } from '../../engine/test/support/run-svc.js';
+import { startGitHttpServer, type GitHttpServer } from '../../engine/test/support/git-http-server.js';
 
 // `svc stores` and `svc sync` through real processes (the compiled CLI), with a real git
 // server (git http-backend behind node:http on 127.0.0.1) between two "machines".
@@ -152,13 +151,25 @@ describe('svc sync between two machines', () => {
     expect(conflicted.run.code, conflicted.run.stderr).toBe(0);
     expect(conflicted.data.conflicts).toHaveLength(1);
     expect(conflicted.data.conflicts[0]).toMatchObject({ engram_id: shared.id, kind: 'edited-on-both', fields: ['rationale'] });
-    expect(conflicted.run.stderr).toMatch(new RegExp(`sync conflict: engram ${shared.id}: kept the local version; the remote version is in .*quarantine`));
-    const copy = conflicted.data.conflicts[0].remote_copy as string;
-    expect(parse(readFileSync(copy, 'utf8')).rationale).toBe('Edited on A');
+    expect(conflicted.run.stderr).toMatch(new RegExp(`sync conflict: engram ${shared.id}: kept this machine's rationale .*the other machine's is in conflicts/.*svc conflicts resolve ${shared.id}`));
     expect(parse(readFileSync(join(b, 'engrams', `${shared.id}.yaml`), 'utf8')).rationale).toBe('Edited on B');
     const status = await ok(b, ['status']);
-    expect(status.quarantined.map((q: Json) => q.reason).join('\n')).toMatch(/sync conflict/);
+    expect(status.sync_conflicts).toEqual([expect.objectContaining({ engram_id: shared.id, fields: ['rationale'] })]);
+    expect(status.quarantined).toEqual([]);
+    // The record syncs: machine A sees the conflict too, and resolves it its way.
+    const synced = await ok(a, ['sync']);
+    expect(synced.open_conflicts).toEqual([expect.objectContaining({ engram_id: shared.id })]);
+    const listed = await ok(a, ['conflicts']);
+    expect(listed.conflicts).toEqual([expect.objectContaining({ engram_id: shared.id, kept: { rationale: 'Edited on B' }, other: { rationale: 'Edited on A' } })]);
+    expect((await run(a, ['conflicts', '--no-json'])).stdout).toMatch(/rationale: now Edited on B \| other Edited on A/);
+    expect(await fails(a, ['conflicts', 'resolve', shared.id])).toMatch(/--keep must be current .* or other/);
+    const resolved = await ok(a, ['conflicts', 'resolve', shared.id, '--keep', 'other']);
+    expect(resolved).toMatchObject({ kept: 'other', engram: { rationale: 'Edited on A' } });
+    expect((await ok(a, ['conflicts'])).count).toBe(0);
     await ok(a, ['sync']);
+    await ok(b, ['sync']);
+    expect((await ok(b, ['conflicts'])).count).toBe(0);
+    expect(parse(readFileSync(join(b, 'engrams', `${shared.id}.yaml`), 'utf8')).rationale).toBe('Edited on A');
     for (const root of [a, b]) {
       for (const f of engramFiles(root)) expect(readFileSync(join(root, 'engrams', f), 'utf8')).not.toMatch(/^(<{7}|={7}|>{7})/m);
     }

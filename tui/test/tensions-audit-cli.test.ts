@@ -1,14 +1,14 @@
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, afterAll } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { okIn, runIn, tempStore, type RunOptions, type SvcRun } from './run-svc.js';
+import { okIn, runIn, tempStore, type RunOptions, type SvcRun } from '../../engine/test/support/run-svc.js';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
-import { claudeProjectKey } from '../../engine/ops/audit.js';
+import { claudeProjectKey } from '../../engine/ops/host-memory.js';
 
 // `svc tensions` and `svc audit` end to end: the compiled CLI as a child process, its LLM a real
 // HTTP server in this process that speaks the OpenAI chat-completions API.

@@ -1,16 +1,15 @@
 import type Router from '@koa/router';
 import type { HubState } from '../../contracts.js';
 import type { EngramDoc } from '../../../engine/model/engram-schema.js';
-import { assertNoSecrets, learn, type LearnInput } from '../../../engine/ops/learn.js';
+import { learn, type LearnInput } from '../../../engine/ops/learn.js';
+import { editEngram, type EngramEdit } from '../../../engine/ops/edit.js';
 import { forget } from '../../../engine/ops/forget.js';
 import { feedback, type FeedbackSignal } from '../../../engine/ops/feedback.js';
 import { promote } from '../../../engine/ops/promote.js';
 import { pin } from '../../../engine/ops/pin.js';
-import { contentHash } from '../../../engine/model/content-hash.js';
-import { detectPolarity } from '../../../engine/model/polarity.js';
 import { validBody } from '../../openapi/spec.js';
 import { badRequest, notFoundProblem } from '../problem.js';
-import { decodeCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireReadable, requireWritable, type Ctx } from './route-kit.js';
+import { decodeSeqCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireEditor, requireReadable, requireWritable, type Ctx } from './route-kit.js';
 
 // /api/v1/engrams: list, learn, read, update, retire, feedback, promote, pin. Every write goes
 // through the engine's operations on the organization's backend; a hidden engram is a 404
@@ -18,12 +17,6 @@ import { decodeCursor, encodeCursor, opContext, pageLimit, queryText, requireAdm
 
 /** The learn fields a client may send (the OpenAPI CreateEngram schema checks them first). */
 type CreateBody = Pick<LearnInput, 'statement' | 'type' | 'scope' | 'domain' | 'tags' | 'rationale' | 'source' | 'visibility' | 'status' | 'supersedes'>;
-
-type PatchBody = Partial<Pick<EngramDoc, 'statement' | 'type' | 'scope' | 'tags' | 'visibility' | 'commitment' | 'summary' | 'contraindications'>> & {
-  domain?: string | null;
-  rationale?: string | null;
-  status?: 'active' | 'dormant';
-};
 
 async function visibleEngram(ctx: Ctx, id: string): Promise<EngramDoc> {
   const e = await ctx.state.backend.get(id);
@@ -35,9 +28,7 @@ async function visibleEngram(ctx: Ctx, id: string): Promise<EngramDoc> {
 export function registerEngramRoutes(router: Router<HubState>): void {
   router.get('/engrams', async (ctx: Ctx) => {
     const limit = pageLimit(ctx);
-    const cursor = decodeCursor(ctx);
-    const after = cursor === undefined ? undefined : Number(cursor);
-    if (after !== undefined && !Number.isInteger(after)) throw badRequest('cursor is not one this API gave out', ['cursor: invalid']);
+    const after = decodeSeqCursor(ctx);
     const scope = queryText(ctx, 'scope');
     if (scope) requireReadable(ctx.state.principal, scope);
     const status = queryText(ctx, 'status');
@@ -66,36 +57,16 @@ export function registerEngramRoutes(router: Router<HubState>): void {
   });
 
   router.patch('/engrams/:id', async (ctx: Ctx) => {
-    const body = await validBody<PatchBody>('PatchEngram', ctx.request.body);
+    const body = await validBody<EngramEdit>('PatchEngram', ctx.request.body);
     const p = ctx.state.principal;
     const id = ctx.params.id!;
     await visibleEngram(ctx, id);
-    // Not a learn: the secret guard is applied here, as learn does on this backend.
-    assertNoSecrets({ statement: body.statement, rationale: body.rationale ?? undefined, tags: body.tags, domain: body.domain ?? undefined });
-    const updated = await ctx.state.backend.write(async (tx) => {
-      const e = await tx.get(id);
-      if (!e) throw notFoundProblem(`no engram ${id}`);
-      requireWritable(p, e.scope);
-      if (body.scope !== undefined && body.scope !== e.scope) requireWritable(p, body.scope);
-      if (e.status === 'retired') throw badRequest(`${id} is retired; learn the statement again to bring it back`, ['id: retired']);
-      const now = new Date().toISOString();
-      const next: EngramDoc = { ...e };
-      for (const [k, v] of Object.entries(body)) {
-        if (v === null) delete (next as Record<string, unknown>)[k];
-        else (next as Record<string, unknown>)[k] = v;
-      }
-      if (body.statement !== undefined && body.statement.trim() !== e.statement) {
-        next.statement = body.statement.trim();
-        next.content_hash = contentHash(next.statement);
-        next.polarity = detectPolarity(next.statement);
-        next.engram_version = (e.engram_version ?? 1) + 1;
-        next.previous_version_ref = { event_id: `${id}@${e.engram_version ?? 1}`, changed_at: now };
-      }
-      if (body.commitment === 'locked' && e.commitment !== 'locked') next.locked_at = now;
-      await tx.put(next, { action: 'updated', at: now });
-      return next;
+    ctx.body = await editEngram(ctx.state.backend, id, body, opContext(), {
+      authorize: (before, after) => {
+        requireWritable(p, before.scope);
+        if (after.scope !== before.scope) requireWritable(p, after.scope);
+      },
     });
-    ctx.body = updated;
   });
 
   router.delete('/engrams/:id', async (ctx: Ctx) => {
@@ -108,7 +79,9 @@ export function registerEngramRoutes(router: Router<HubState>): void {
   router.post('/engrams/:id/feedback', async (ctx: Ctx) => {
     const body = await validBody<{ signal: FeedbackSignal }>('Feedback', ctx.request.body);
     const e = await visibleEngram(ctx, ctx.params.id!);
-    // Feedback is a reader's verdict: any caller who can read the engram may give it.
+    // Feedback is a reader's verdict: any caller who can read the engram may give it, except a
+    // viewer, who changes nothing.
+    requireEditor(ctx.state.principal);
     const [after] = await feedback(ctx.state.backend, [{ id: e.id, signal: body.signal }], opContext());
     ctx.state.auditDetails = { signal: body.signal };
     ctx.body = after;

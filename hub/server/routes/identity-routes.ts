@@ -1,28 +1,95 @@
 import type Router from '@koa/router';
-import type { Database, HubState, Role } from '../../contracts.js';
-import { addMember, createGroup, createUser, issueApiKey, listApiKeys, listGroups, listUsers, revokeApiKey } from '../../access/identity.js';
-import { queryAudit } from '../../audit/audit-log.js';
+import { ident } from '../../data/migrate.js';
+import type { Database, HubState, Principal, Role } from '../../contracts.js';
+import {
+  addMember,
+  createGroup,
+  createInvitation,
+  createUser,
+  getApiKey,
+  getUser,
+  issueApiKey,
+  listApiKeys,
+  listGroups,
+  listUsers,
+  redeemInvitation,
+  revokeApiKey,
+  revokeJwt,
+  updateUser,
+  type UserKind,
+} from '../../access/identity.js';
+import { appendAudit, queryAudit } from '../../audit/audit-log.js';
+import type { Checkpointer } from '../../audit/checkpoints.js';
+import type { FailedAuthGuard } from '../../limits/failed-auth.js';
 import { insights } from '../../data/insights.js';
 import { validBody } from '../../openapi/spec.js';
-import { badRequest } from '../problem.js';
-import { decodeCursor, encodeCursor, isoQuery, pageLimit, queryText, requireAdmin, type Ctx } from './route-kit.js';
+import { badRequest, conflictProblem, forbidden, notFoundProblem } from '../problem.js';
+import { decodeCursor, decodeSeqCursor, encodeCursor, isoQuery, pageLimit, queryText, requireAdmin, type Ctx } from './route-kit.js';
 
-// Who am I (/me), and the admin routes: users, groups and members, API keys, audit, insights.
+// Who am I (/me, my keys, this token), the admin routes (users, groups and members, API keys,
+// invitations, audit, insights), and redeeming an invitation (public).
+//
+// A key acts as its owner, so nobody mints a key that acts as another person: people create
+// their own keys (/me/api-keys), or redeem an invitation an admin issued for their first one;
+// admins issue keys only for themselves and for service accounts (users of kind "service",
+// which are how machines get credentials). Admins may revoke anyone's key (offboarding): the
+// audit row names whose it was.
 
 function paged<T>(items: T[], limit: number, key: (t: T) => string | number): { items: T[]; next_cursor: string | null } {
   return { items, next_cursor: items.length === limit ? encodeCursor(key(items[items.length - 1]!)) : null };
 }
 
-export function registerIdentityRoutes(router: Router<HubState>, db: Database): void {
+const me = (p: Principal) => ({
+  user: { id: p.userId, name: p.userName },
+  org: { id: p.org.id, slug: p.org.slug },
+  role: p.role,
+  token: { id: p.tokenId, kind: p.via },
+  scopes: { readable: p.readable, writable: p.writable },
+});
+
+export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpoints: Checkpointer }): void {
   router.get('/me', (ctx: Ctx) => {
+    ctx.body = me(ctx.state.principal);
+  });
+
+  // What a developer's svc asks to discover the scopes it may use, with their live engram counts.
+  router.get('/me/scopes', async (ctx: Ctx) => {
     const p = ctx.state.principal;
-    ctx.body = {
-      user: { id: p.userId, name: p.userName },
-      org: { id: p.org.id, slug: p.org.slug },
-      role: p.role,
-      token: { id: p.tokenId, kind: p.via },
-      scopes: { readable: p.readable, writable: p.writable },
-    };
+    const counts = await ctx.state.db.query<{ scope: string; n: number }>(
+      `SELECT scope, count(*)::int AS n FROM ${ident(p.org.schema)}.engrams WHERE status <> 'retired' AND scope = ANY($1::text[]) GROUP BY scope`,
+      [p.readable],
+    );
+    const byScope = new Map(counts.rows.map((r) => [r.scope, Number(r.n)]));
+    ctx.body = { items: p.readable.map((scope) => ({ scope, writable: p.writable.includes(scope), engrams: byScope.get(scope) ?? 0 })) };
+  });
+
+  router.get('/me/api-keys', async (ctx: Ctx) => {
+    const limit = pageLimit(ctx);
+    const p = ctx.state.principal;
+    ctx.body = paged(await listApiKeys(ctx.state.db, p.org, { after: decodeCursor(ctx), limit, userId: p.userId }), limit, (k) => k.id);
+  });
+  router.post('/me/api-keys', async (ctx: Ctx) => {
+    const body = await validBody<{ name?: string }>('CreateOwnApiKey', ctx.request.body ?? {});
+    const p = ctx.state.principal;
+    const { key, info } = await issueApiKey(ctx.state.db, p.org, p.userId, body.name ?? 'api key');
+    ctx.state.auditResource = `api_key:${info.id}`;
+    ctx.status = 201;
+    ctx.body = { ...info, key };
+  });
+  router.delete('/me/api-keys/:id', async (ctx: Ctx) => {
+    const p = ctx.state.principal;
+    const key = await getApiKey(ctx.state.db, p.org, ctx.params.id!);
+    if (!key || key.user_id !== p.userId) throw notFoundProblem(`no API key ${ctx.params.id} of yours`);
+    ctx.state.auditResource = `api_key:${key.id}`;
+    ctx.body = await revokeApiKey(ctx.state.db, p.org, key.id);
+  });
+  // Ends the token this call carries: a key is revoked, a hub token (JWT) is revoked by its jti.
+  router.delete('/me/token', async (ctx: Ctx) => {
+    const p = ctx.state.principal;
+    if (p.via === 'api_key') await revokeApiKey(ctx.state.db, p.org, p.tokenId);
+    else await revokeJwt(ctx.state.db, p.org, p.tokenId, new Date((p.expiresAt ?? Date.now() / 1000 + 86_400) * 1000));
+    ctx.state.auditResource = `${p.via === 'api_key' ? 'api_key' : 'token'}:${p.tokenId}`;
+    ctx.body = { revoked: { id: p.tokenId, kind: p.via } };
   });
 
   // Every admin route needs the admin role.
@@ -33,30 +100,40 @@ export function registerIdentityRoutes(router: Router<HubState>, db: Database): 
 
   router.get('/admin/users', async (ctx: Ctx) => {
     const limit = pageLimit(ctx);
-    ctx.body = paged(await listUsers(db, ctx.state.principal.org, { after: decodeCursor(ctx), limit }), limit, (u) => u.name);
+    ctx.body = paged(await listUsers(ctx.state.db, ctx.state.principal.org, { after: decodeCursor(ctx), limit }), limit, (u) => u.name);
   });
   router.post('/admin/users', async (ctx: Ctx) => {
-    const body = await validBody<{ name: string; email?: string; role: Role }>('CreateUser', ctx.request.body);
-    const user = await createUser(db, ctx.state.principal.org, { name: body.name, email: body.email, role: body.role ?? 'editor' });
+    const body = await validBody<{ name: string; email?: string; role: Role; kind?: UserKind }>('CreateUser', ctx.request.body);
+    const user = await createUser(ctx.state.db, ctx.state.principal.org, { name: body.name, email: body.email, role: body.role ?? 'editor', kind: body.kind });
     ctx.state.auditResource = `user:${user.id}`;
     ctx.status = 201;
     ctx.body = user;
   });
+  router.patch('/admin/users/:id', async (ctx: Ctx) => {
+    const body = await validBody<{ role?: Role; active?: boolean }>('UpdateUser', ctx.request.body);
+    const p = ctx.state.principal;
+    if (ctx.params.id === p.userId && (body.active === false || (body.role && body.role !== 'admin'))) {
+      throw badRequest('an admin cannot demote or deactivate themselves; ask another admin', ['id: yourself']);
+    }
+    ctx.state.auditResource = `user:${ctx.params.id}`;
+    ctx.state.auditDetails = body;
+    ctx.body = await updateUser(ctx.state.db, p.org, ctx.params.id!, body);
+  });
 
   router.get('/admin/groups', async (ctx: Ctx) => {
     const limit = pageLimit(ctx);
-    ctx.body = paged(await listGroups(db, ctx.state.principal.org, { after: decodeCursor(ctx), limit }), limit, (g) => g.path);
+    ctx.body = paged(await listGroups(ctx.state.db, ctx.state.principal.org, { after: decodeCursor(ctx), limit }), limit, (g) => g.path);
   });
   router.post('/admin/groups', async (ctx: Ctx) => {
     const body = await validBody<{ path: string }>('CreateGroup', ctx.request.body);
-    const group = await createGroup(db, ctx.state.principal.org, body.path);
+    const group = await createGroup(ctx.state.db, ctx.state.principal.org, body.path);
     ctx.state.auditResource = `group:${group.id}`;
     ctx.status = 201;
     ctx.body = group;
   });
   router.post('/admin/groups/:id/members', async (ctx: Ctx) => {
     const body = await validBody<{ user_id: string; read_only: boolean }>('AddMember', ctx.request.body);
-    const m = await addMember(db, ctx.state.principal.org, ctx.params.id!, body.user_id, body.read_only ?? false);
+    const m = await addMember(ctx.state.db, ctx.state.principal.org, ctx.params.id!, body.user_id, body.read_only ?? false);
     ctx.state.auditResource = `group:${m.group.id}`;
     ctx.state.auditDetails = { user_id: body.user_id, read_only: m.read_only };
     ctx.body = m;
@@ -64,39 +141,94 @@ export function registerIdentityRoutes(router: Router<HubState>, db: Database): 
 
   router.get('/admin/api-keys', async (ctx: Ctx) => {
     const limit = pageLimit(ctx);
-    ctx.body = paged(await listApiKeys(db, ctx.state.principal.org, { after: decodeCursor(ctx), limit }), limit, (k) => k.id);
+    ctx.body = paged(await listApiKeys(ctx.state.db, ctx.state.principal.org, { after: decodeCursor(ctx), limit }), limit, (k) => k.id);
   });
   router.post('/admin/api-keys', async (ctx: Ctx) => {
     const body = await validBody<{ user_id: string; name?: string }>('IssueApiKey', ctx.request.body);
-    const { key, info } = await issueApiKey(db, ctx.state.principal.org, body.user_id, body.name ?? 'api key');
+    const p = ctx.state.principal;
+    const owner = await getUser(ctx.state.db, p.org, body.user_id);
+    if (!owner) throw badRequest(`user_id: no user ${body.user_id} in this organization`, [`user_id: no user ${body.user_id}`]);
+    if (owner.id !== p.userId && owner.kind !== 'service') {
+      throw forbidden(`a key acts as its owner, and ${owner.name} is a person: they create their own keys, or redeem an invitation (POST /api/v1/admin/invitations) for their first one; machines get service accounts`);
+    }
+    const { key, info } = await issueApiKey(ctx.state.db, p.org, owner.id, body.name ?? 'api key');
     ctx.state.auditResource = `api_key:${info.id}`;
+    ctx.state.auditDetails = { owner: owner.name, kind: owner.kind };
     ctx.status = 201;
     ctx.body = { ...info, key };
   });
   router.delete('/admin/api-keys/:id', async (ctx: Ctx) => {
-    const info = await revokeApiKey(db, ctx.state.principal.org, ctx.params.id!);
-    ctx.state.auditResource = `api_key:${info.id}`;
-    ctx.body = info;
+    const p = ctx.state.principal;
+    const key = await getApiKey(ctx.state.db, p.org, ctx.params.id!);
+    if (!key) throw notFoundProblem(`no API key ${ctx.params.id}`);
+    const owner = await getUser(ctx.state.db, p.org, key.user_id);
+    ctx.state.auditResource = `api_key:${key.id}`;
+    // Revoking someone else's key is offboarding: the row says whose it was.
+    ctx.state.auditDetails = { owner: owner?.name ?? key.user_id, own: key.user_id === p.userId };
+    ctx.body = await revokeApiKey(ctx.state.db, p.org, key.id);
+  });
+
+  router.post('/admin/invitations', async (ctx: Ctx) => {
+    const body = await validBody<{ user_id: string; expires_in_hours?: number }>('CreateInvitation', ctx.request.body);
+    const p = ctx.state.principal;
+    const { token, invitation } = await createInvitation(ctx.state.db, p.org, body.user_id, p.userName, body.expires_in_hours ?? 72);
+    ctx.state.auditResource = `invitation:${invitation.id}`;
+    ctx.state.auditDetails = { user_id: invitation.user_id, expires_at: invitation.expires_at };
+    ctx.status = 201;
+    ctx.body = { ...invitation, token };
   });
 
   router.get('/admin/audit', async (ctx: Ctx) => {
     const limit = pageLimit(ctx);
-    const cursor = decodeCursor(ctx);
-    const after = cursor === undefined ? undefined : Number(cursor);
-    if (after !== undefined && !Number.isInteger(after)) throw badRequest('cursor is not one this API gave out', ['cursor: invalid']);
-    const rows = await queryAudit(db, ctx.state.principal.org, {
+    const rows = await queryAudit(ctx.state.db, ctx.state.principal.org, {
       actor: queryText(ctx, 'actor'),
       action: queryText(ctx, 'action'),
       resource: queryText(ctx, 'resource'),
       from: isoQuery(ctx, 'from'),
       to: isoQuery(ctx, 'to'),
-      after,
+      after: decodeSeqCursor(ctx),
       limit,
     });
     ctx.body = paged(rows, limit, (r) => r.seq);
   });
 
+  // The chain's head, verified and signed: for an outside collector to keep (see checkpoints.ts).
+  router.get('/admin/audit/checkpoint', async (ctx: Ctx) => {
+    try {
+      ctx.body = await deps.checkpoints.current(ctx.state.principal.org);
+    } catch (err) {
+      throw conflictProblem((err as Error).message);
+    }
+  });
+
   router.get('/admin/insights', async (ctx: Ctx) => {
-    ctx.body = await insights(db, ctx.state.principal.org);
+    ctx.body = await insights(ctx.state.db, ctx.state.principal.org);
+  });
+}
+
+/**
+ * POST /api/v1/invitations/redeem: no bearer token (the invitation is the credential). A bad
+ * invitation counts as a failed authentication of the caller's address. The new key's audit row
+ * commits with it, in the invitation's organization.
+ */
+export function registerInvitationRoutes(router: Router, deps: { db: Database; failedAuth: FailedAuthGuard; auditKey: string }): void {
+  router.post('/api/v1/invitations/redeem', async (ctx) => {
+    deps.failedAuth.check(ctx.ip, false);
+    const body = await validBody<{ token: string; key_name?: string }>('RedeemInvitation', ctx.request.body);
+    const redeemed = await deps.db.transaction(async (q) => {
+      const r = await redeemInvitation(q, body.token, body.key_name ?? 'api key');
+      if (r) {
+        await appendAudit(q, r.org, deps.auditKey, [
+          { at: new Date().toISOString(), actor: r.user.name, token_id: r.info.id, action: 'POST /api/v1/invitations/redeem', resource: `api_key:${r.info.id}`, outcome: 201, details: {} },
+        ]);
+      }
+      return r;
+    });
+    if (!redeemed) {
+      await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
+      throw badRequest('this invitation is unknown, already used or expired; ask an admin for a new one', ['token: invalid']);
+    }
+    ctx.status = 201;
+    ctx.body = { ...redeemed.info, key: redeemed.key, user: { id: redeemed.user.id, name: redeemed.user.name }, org: { id: redeemed.org.id, slug: redeemed.org.slug } };
   });
 }

@@ -2,28 +2,41 @@ import type Router from '@koa/router';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Database, HubState } from '../../contracts.js';
+import type { HubState } from '../../contracts.js';
 import type { EngramType } from '../../../engine/model/engram-schema.js';
 import { SvcError } from '../../../engine/errors.js';
-import { exportPack, installPack, listPacks, uninstallPack } from '../../../engine/ops/packs.js';
+import { exportPack, installPack, listPacks, NO_TRUSTED_KEYS, uninstallPack } from '../../../engine/ops/packs.js';
 import { peekManifest } from '../../../engine/packs/format.js';
 import { openOrgBackend } from '../../data/pg-backend.js';
 import { PgPackRegistry } from '../../data/pack-registry.js';
 import { validBody } from '../../openapi/spec.js';
 import { badRequest, HubProblem } from '../problem.js';
-import { opContext, requireAdmin, requireReadable, type Ctx } from './route-kit.js';
+import { fetchOutbound, RefusedUrl, UpstreamFailed, type OutboundPolicy } from '../../net/outbound.js';
+import { opContext, queryText, requireAdmin, requireReadable, type Ctx } from './route-kit.js';
 
 // Packs on the hub: the engine's pack operations, with the registry in the organization's
 // tables. A pack travels as its files: export answers them as JSON ({path, content}), install
 // takes them as a multipart upload where each part's field name is the file's path in the pack
-// (pack.yaml, engrams/<id>.yaml). Installing and uninstalling need the admin role.
+// (pack.yaml, engrams/<id>.yaml), or fetches that JSON from a URL. Installing and uninstalling
+// need the admin role.
+//
+// The hub keeps no pack keys: it exports unsigned packs and trusts no signer, so it installs a
+// pack only when the admin says `allow_untrusted=true` (query parameter, or the JSON field
+// beside `url`); a pack whose signature fails is refused always (409).
 
 const MAX_FILES = 20_000;
 const MAX_BYTES = 20 * 1024 * 1024;
 const PACK_PATH = /^(pack\.yaml|engrams\/[A-Za-z0-9._-]+\.yaml)$/;
 
+/** Writes one file of a pack into the folder it is installed from; its name must be a pack path. */
+function writePackFile(into: string, name: string, data: Buffer): void {
+  if (!PACK_PATH.test(name)) throw badRequest(`"${name}" is not a pack file: files are named pack.yaml or engrams/<id>.yaml`, [`${name}: not a pack file`]);
+  mkdirSync(dirname(join(into, name)), { recursive: true });
+  writeFileSync(join(into, name), data);
+}
+
 async function readUpload(ctx: Ctx, into: string): Promise<number> {
-  if (!ctx.is('multipart/form-data')) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'upload the pack as multipart/form-data, one part per file named by its path (pack.yaml, engrams/<id>.yaml)');
+  if (!ctx.is('multipart/form-data')) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'upload the pack as multipart/form-data, one part per file named by its path (pack.yaml, engrams/<id>.yaml), or send {"url": ...} as application/json');
   const { default: Busboy } = await import('busboy');
   return new Promise<number>((resolve, reject) => {
     let files = 0;
@@ -31,10 +44,12 @@ async function readUpload(ctx: Ctx, into: string): Promise<number> {
     const fail = (e: Error) => (failed ??= e);
     const bb = Busboy({ headers: ctx.req.headers, limits: { files: MAX_FILES, fileSize: MAX_BYTES, fieldSize: MAX_BYTES } });
     const take = (name: string, data: Buffer) => {
-      if (!PACK_PATH.test(name)) return fail(badRequest(`"${name}" is not a pack file: parts are named pack.yaml or engrams/<id>.yaml`, [`${name}: not a pack file`]));
-      mkdirSync(dirname(join(into, name)), { recursive: true });
-      writeFileSync(join(into, name), data);
-      files++;
+      try {
+        writePackFile(into, name, data);
+        files++;
+      } catch (err) {
+        fail(err as Error);
+      }
     };
     bb.on('file', (name, stream) => {
       const chunks: Buffer[] = [];
@@ -58,25 +73,70 @@ function hidePath<T>(dir: string, run: () => Promise<T>): Promise<T> {
   });
 }
 
-export function registerPackRoutes(router: Router<HubState>, db: Database): void {
+/**
+ * Fetches a pack published at a URL: the JSON `POST /packs/export` answers ({files: [{path,
+ * content}]}), as any static host serves it. The URL goes through the outbound policy.
+ */
+async function readFromUrl(url: string, into: string, policy: OutboundPolicy): Promise<number> {
+  let fetched;
+  try {
+    fetched = await fetchOutbound(url, policy);
+  } catch (err) {
+    if (err instanceof RefusedUrl) throw badRequest(`url: ${err.message}`, [`url: ${err.message}`]);
+    if (err instanceof UpstreamFailed) throw new HubProblem(502, 'upstream-failed', 'The pack URL failed', err.message);
+    throw err;
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(fetched.body.toString('utf8'));
+  } catch {
+    throw new HubProblem(502, 'upstream-failed', 'The pack URL failed', 'the URL did not answer with JSON: publish the files POST /packs/export answers');
+  }
+  const files = (doc as { files?: unknown }).files;
+  if (!Array.isArray(files) || files.some((f) => typeof f?.path !== 'string' || typeof f?.content !== 'string')) {
+    throw new HubProblem(502, 'upstream-failed', 'The pack URL failed', 'the JSON at the URL has no files: [{path, content}] (what POST /packs/export answers)');
+  }
+  if (files.length > MAX_FILES) throw new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack has at most ${MAX_FILES} files`);
+  for (const f of files as Array<{ path: string; content: string }>) writePackFile(into, f.path, Buffer.from(f.content));
+  return files.length;
+}
+
+/** `?allow_untrusted=true|false` (absent: false). */
+function allowUntrustedQuery(ctx: Ctx): boolean {
+  const v = queryText(ctx, 'allow_untrusted');
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  throw badRequest(`allow_untrusted must be true or false (got "${v}")`, ['allow_untrusted: must be true or false']);
+}
+
+export function registerPackRoutes(router: Router<HubState>, deps: { outbound: OutboundPolicy }): void {
   router.get('/packs', async (ctx: Ctx) => {
-    const r = await listPacks(new PgPackRegistry(db, ctx.state.principal.org));
+    const r = await listPacks(new PgPackRegistry(ctx.state.db, ctx.state.principal.org));
     ctx.body = { items: r.packs, next_cursor: null };
   });
 
   router.post('/packs', async (ctx: Ctx) => {
     const p = ctx.state.principal;
     requireAdmin(p);
+    let allowUntrusted = allowUntrustedQuery(ctx);
     const dir = mkdtempSync(join(tmpdir(), 'svc-hub-pack-'));
     try {
-      const files = await readUpload(ctx, dir);
+      let files: number;
+      if (ctx.is('application/json')) {
+        const body = await validBody<{ url: string; allow_untrusted?: boolean }>('InstallPackFromUrl', ctx.request.body);
+        allowUntrusted ||= body.allow_untrusted === true;
+        files = await readFromUrl(body.url, dir, deps.outbound);
+      } else {
+        files = await readUpload(ctx, dir);
+      }
       if (files === 0) throw badRequest('the upload holds no files: send pack.yaml and engrams/<id>.yaml parts');
       const name = (await peekManifest(dir))?.name;
       // The admin's view plus the pack's own scope, so its engrams are seen as they are written.
-      const backend = openOrgBackend(db, p.org, { readable: [...p.readable, ...(typeof name === 'string' ? [`pack:${name}`] : [])] });
-      const r = await hidePath(dir, () => installPack(backend, new PgPackRegistry(db, p.org), dir, opContext()));
+      const backend = openOrgBackend(ctx.state.db, p.org, { readable: [...p.readable, ...(typeof name === 'string' ? [`pack:${name}`] : [])] });
+      const r = await hidePath(dir, () => installPack(backend, new PgPackRegistry(ctx.state.db, p.org), dir, opContext(), { trust: NO_TRUSTED_KEYS, allowUntrusted }));
       ctx.state.auditResource = `pack:${r.name}`;
-      ctx.state.auditDetails = { version: r.version, created: r.created.length, updated: r.updated.length };
+      // The audit says when an admin let in a pack nobody vouches for.
+      ctx.state.auditDetails = { version: r.version, created: r.created.length, updated: r.updated.length, signature: r.signature.status, signer: r.signature.signer };
       ctx.status = r.action === 'installed' ? 201 : 200;
       const { path: _path, ...rest } = r;
       ctx.body = rest;
@@ -89,9 +149,9 @@ export function registerPackRoutes(router: Router<HubState>, db: Database): void
     const p = ctx.state.principal;
     requireAdmin(p);
     const name = ctx.params.name!;
-    const backend = openOrgBackend(db, p.org, { readable: [...p.readable, `pack:${name}`] });
+    const backend = openOrgBackend(ctx.state.db, p.org, { readable: [...p.readable, `pack:${name}`] });
     ctx.state.auditResource = `pack:${name}`;
-    ctx.body = await uninstallPack(backend, new PgPackRegistry(db, p.org), name, opContext());
+    ctx.body = await uninstallPack(backend, new PgPackRegistry(ctx.state.db, p.org), name, opContext());
   });
 
   router.post('/packs/export', async (ctx: Ctx) => {
@@ -99,7 +159,7 @@ export function registerPackRoutes(router: Router<HubState>, db: Database): void
     if (body.scope) requireReadable(ctx.state.principal, body.scope);
     const dir = join(mkdtempSync(join(tmpdir(), 'svc-hub-export-')), body.name);
     try {
-      const r = await hidePath(dir, () => exportPack(ctx.state.backend, { ...body, creator: body.creator ?? ctx.state.principal.userName, output: dir }, opContext()));
+      const r = await hidePath(dir, () => exportPack(ctx.state.backend, { ...body, creator: body.creator ?? ctx.state.principal.userName, output: dir }, opContext(), null));
       const files = [{ path: 'pack.yaml', content: readFileSync(join(dir, 'pack.yaml'), 'utf8') }];
       for (const f of readdirSync(join(dir, 'engrams')).sort()) files.push({ path: `engrams/${f}`, content: readFileSync(join(dir, 'engrams', f), 'utf8') });
       ctx.state.auditResource = `pack:${r.name}`;

@@ -2,13 +2,15 @@ import type Router from '@koa/router';
 import type { HubState } from '../../contracts.js';
 import { capture, timeline } from '../../../engine/ops/episodes.js';
 import { endSession, startSession } from '../../../engine/ops/sessions.js';
-import { assertNoSecrets, type LearnInput } from '../../../engine/ops/learn.js';
+import type { LearnInput } from '../../../engine/ops/learn.js';
 import { validBody } from '../../openapi/spec.js';
-import { notFoundProblem } from '../problem.js';
+import { badRequest, forbidden, notFoundProblem } from '../problem.js';
 import { isoQuery, opContext, pageLimit, queryText, requireWritable, type Ctx } from './route-kit.js';
 
-// Episodes (the timeline) and sessions. A session's learnings are learned like POST /engrams:
-// each needs a writable scope (default the caller's own) and no secrets.
+// Episodes (the timeline) and sessions. Both belong to the user who wrote them and live in a
+// scope (default that user's own), read by the same rules as engrams; `agent` is the client's
+// label beside the real author. Only a session's owner ends it. A session's learnings are
+// learned like POST /engrams: each needs a writable scope (default the session's).
 
 export function registerRecordRoutes(router: Router<HubState>): void {
   router.get('/episodes', async (ctx: Ctx) => {
@@ -25,11 +27,20 @@ export function registerRecordRoutes(router: Router<HubState>): void {
   });
 
   router.post('/episodes', async (ctx: Ctx) => {
-    const body = await validBody<{ summary: string; agent?: string; channel?: string; session?: string; engram_ids?: string[] }>('CaptureEpisode', ctx.request.body);
-    const episode = await capture(ctx.state.backend, { ...body, agent: body.agent ?? ctx.state.principal.userName }, opContext());
+    const body = await validBody<{ summary: string; agent?: string; channel?: string; session?: string; scope?: string; engram_ids?: string[] }>('CaptureEpisode', ctx.request.body);
+    const p = ctx.state.principal;
+    const scope = body.scope ?? `user:${p.userName}`;
+    requireWritable(p, scope);
+    // What an episode points at must be the caller's to see: a missing and a hidden one read alike.
+    if (body.session && !(await ctx.state.backend.getSession(body.session))) throw badRequest(`session: no session ${body.session}`, [`session: no session ${body.session}`]);
+    const ids = body.engram_ids ?? [];
+    const readable = new Set(await ctx.state.backend.readableIds(ids));
+    const unknown = ids.filter((id) => !readable.has(id));
+    if (unknown.length) throw badRequest(`engram_ids: no engram ${unknown.join(', ')}`, unknown.map((id) => `engram_ids: no engram ${id}`));
+    const episode = await capture(ctx.state.backend, { ...body, scope, agent: body.agent ?? p.userName }, opContext());
     ctx.state.auditResource = `episode:${episode.id}`;
     ctx.status = 201;
-    ctx.body = episode;
+    ctx.body = { ...episode, owner: p.userName, scope };
   });
 
   router.get('/episodes/:id', async (ctx: Ctx) => {
@@ -42,12 +53,13 @@ export function registerRecordRoutes(router: Router<HubState>): void {
   router.post('/sessions', async (ctx: Ctx) => {
     const body = await validBody<{ task?: string; agent?: string; scope?: string; domain?: string; budget?: number }>('StartSession', ctx.request.body ?? {});
     const p = ctx.state.principal;
-    if (body.scope) requireWritable(p, body.scope);
+    const scope = body.scope ?? `user:${p.userName}`;
+    requireWritable(p, scope);
     const embedder = await ctx.state.embedder.load();
-    const r = await startSession(ctx.state.backend, { ...body, agent: body.agent ?? p.userName, embedder }, opContext());
+    const r = await startSession(ctx.state.backend, { ...body, scope, agent: body.agent ?? p.userName, embedder, reranker: ctx.state.reranker }, opContext());
     ctx.state.auditResource = `session:${r.session.id}`;
     ctx.status = 201;
-    ctx.body = { session: r.session, injection: r.injection };
+    ctx.body = { session: { ...r.session, owner: p.userName }, injection: r.injection };
   });
 
   router.get('/sessions/:id', async (ctx: Ctx) => {
@@ -64,12 +76,9 @@ export function registerRecordRoutes(router: Router<HubState>): void {
     const session = await ctx.state.backend.getSession(id);
     if (!session) throw notFoundProblem(`no session ${id}`);
     ctx.state.auditResource = `session:${id}`;
+    if (session.owner !== p.userName) throw forbidden(`session ${id} was started by ${session.owner ?? 'no one'}; only they may end it`);
     const learnings = (body.learnings ?? []).map((l) => ({ ...l, scope: l.scope ?? session.scope ?? `user:${p.userName}` }));
-    for (const l of learnings) {
-      requireWritable(p, l.scope);
-      // Checked for the whole batch first, so a refused learning leaves nothing half-written.
-      assertNoSecrets(l);
-    }
+    for (const l of learnings) requireWritable(p, l.scope);
     const r = await endSession(ctx.state.backend, id, { summary: body.summary, learnings }, { ...opContext(), sessionId: id });
     ctx.body = { session: r.session, learned: r.learned.map((x) => x.engram), suggested: r.suggested };
   });

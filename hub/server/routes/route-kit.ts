@@ -12,6 +12,11 @@ export function requireAdmin(p: Principal): void {
   if (p.role !== 'admin') throw forbidden(`this route needs the admin role; ${p.userName} is ${p.role}`);
 }
 
+/** Viewers read and change nothing; editors and admins write. */
+export function requireEditor(p: Principal): void {
+  if (p.role === 'viewer') throw forbidden(`${p.userName} is a viewer: viewers change nothing`);
+}
+
 export function requireWritable(p: Principal, scope: string): void {
   if (!p.writable.includes(scope)) {
     throw forbidden(
@@ -50,12 +55,25 @@ export function decodeCursor(ctx: Ctx): string | undefined {
   const raw = queryText(ctx, 'cursor');
   if (raw === undefined) return undefined;
   const text = /^[A-Za-z0-9_-]{1,400}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
-  if (!text) throw badRequest('cursor is not one this API gave out; pass next_cursor back unchanged', ['cursor: invalid']);
+  // Every key this API pages by (names, ids, paths, sequence numbers) is printable ASCII.
+  if (!/^[\x21-\x7e]+$/.test(text)) throw badRequest('cursor is not one this API gave out; pass next_cursor back unchanged', ['cursor: invalid']);
   return text;
+}
+
+/** A cursor over a sequence number (engrams, audit rows): a whole number PostgreSQL's bigint holds. */
+export function decodeSeqCursor(ctx: Ctx): number | undefined {
+  const text = decodeCursor(ctx);
+  if (text === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(text)) throw badRequest('cursor is not one this API gave out; pass next_cursor back unchanged', ['cursor: invalid']);
+  return Number(text);
 }
 
 export function isoQuery(ctx: Ctx, name: string): string | undefined {
   const v = queryText(ctx, name);
-  if (v !== undefined && Number.isNaN(Date.parse(v))) throw badRequest(`${name} must be an ISO 8601 date or timestamp (got "${v}")`, [`${name}: not a date`]);
-  return v === undefined ? undefined : new Date(v).toISOString();
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  const year = new Date(t).getUTCFullYear();
+  // Years 1 to 9999: what ISO 8601 writes without an extension, and PostgreSQL reads back.
+  if (Number.isNaN(t) || year < 1 || year > 9999) throw badRequest(`${name} must be an ISO 8601 date or timestamp between the years 1 and 9999 (got "${v}")`, [`${name}: not a date`]);
+  return new Date(t).toISOString();
 }

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Database, HubState } from '../../contracts.js';
+import type { HubState } from '../../contracts.js';
 import { recall } from '../../../engine/ops/recall.js';
 import { inject } from '../../../engine/ops/inject.js';
 import { recallHitJson } from '../../../engine/ops/result-json.js';
@@ -22,12 +22,12 @@ interface InjectBody {
   protocol: boolean;
 }
 
-export function registerSearchRoutes(router: Router<HubState>, db: Database): void {
+export function registerSearchRoutes(router: Router<HubState>): void {
   const recallRoute = (fast: boolean) => async (ctx: Ctx) => {
     const body = await validBody<RecallBody>('RecallRequest', ctx.request.body);
     const embedder = fast ? undefined : await ctx.state.embedder.load();
-    const r = await recall(ctx.state.backend, body.query, { limit: body.limit, fast, embedder });
-    ctx.body = { query: body.query, legs: r.legs, results: r.hits.map(recallHitJson) };
+    const r = await recall(ctx.state.backend, body.query, { limit: body.limit, fast, embedder, reranker: ctx.state.reranker });
+    ctx.body = { query: body.query, legs: r.legs, ...(r.reranker ? { reranker: r.reranker } : {}), results: r.hits.map(recallHitJson) };
   };
   router.post('/recall', recallRoute(false));
   router.post('/recall/bm25', recallRoute(true));
@@ -38,10 +38,10 @@ export function registerSearchRoutes(router: Router<HubState>, db: Database): vo
     if (body.scope) {
       // One scope: the same backend, narrowed to it.
       requireReadable(ctx.state.principal, body.scope);
-      backend = openOrgBackend(db, ctx.state.principal.org, { readable: [body.scope] });
+      backend = openOrgBackend(ctx.state.db, ctx.state.principal.org, { readable: [body.scope] });
     }
     const embedder = await ctx.state.embedder.load();
-    const r = await inject(backend, body.task, { budget: body.budget, maxEngrams: body.max_engrams, withProtocol: body.protocol, embedder });
+    const r = await inject(backend, body.task, { budget: body.budget, maxEngrams: body.max_engrams, withProtocol: body.protocol, embedder, reranker: ctx.state.reranker });
     ctx.body = r;
   });
 }

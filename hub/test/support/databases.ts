@@ -1,32 +1,20 @@
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { inject } from 'vitest';
 import { openDatabase } from '../../data/database.js';
-import { migrateHub } from '../../data/migrate.js';
 import type { Database } from '../../contracts.js';
+import { adminQuery, databaseUrl, SERVER } from './pg-server.js';
 
 // The databases the hub suites run on: PGlite (always) and the PostgreSQL server at
 // SVC_TEST_DATABASE_URL (default 127.0.0.1:5432, database `test`). Each test file gets its own
-// fresh PostgreSQL database, so parallel files never see each other. An unreachable server
-// skips the PostgreSQL runs with a warning, unless SVC_REQUIRE_PG=1 (CI), where it fails.
+// fresh database, copied from the migrated template that global-setup.ts built once for the run,
+// so parallel files never see each other. An unreachable server skips the PostgreSQL runs with a
+// warning, unless SVC_REQUIRE_PG=1 (CI), where it fails.
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
-const SERVER = process.env.SVC_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function serverReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const reachable = await serverReachable();
+const reachable = inject('postgresReachable');
 if (!reachable) {
   if (process.env.SVC_REQUIRE_PG === '1') throw new Error(`PostgreSQL at ${SERVER} is unreachable and SVC_REQUIRE_PG=1`);
   console.warn(`hub tests: PostgreSQL at ${SERVER} is unreachable; running on PGlite only`);
@@ -34,16 +22,6 @@ if (!reachable) {
 
 /** The kinds to parameterize a suite over (`describe.each(DATABASES)`). */
 export const DATABASES: DatabaseKind[] = reachable ? ['pglite', 'postgres'] : ['pglite'];
-
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SERVER });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 export interface TestDatabase {
   db: Database;
@@ -57,17 +35,14 @@ export interface TestDatabase {
 export async function freshDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'pglite') {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'svc-hub-pglite-')), 'data');
+    cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
     const db = await openDatabase({ dataDir });
-    await migrateHub(db);
     return { db, dataDir, close: () => db.close() };
   }
   const name = `svc_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  const u = new URL(SERVER);
-  u.pathname = `/${name}`;
-  const url = u.toString();
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
+  const url = databaseUrl(name);
   const db = await openDatabase({ url });
-  await migrateHub(db);
   return {
     db,
     url,

@@ -10,5 +10,12 @@ export const EVERY_ROUTE: Array<[method: string, path: string, body?: unknown]> 
   ['POST', '/packs/export', { name: 'p' }], ['DELETE', '/packs/p'], ['GET', '/admin/users'], ['POST', '/admin/users', { name: 'u' }],
   ['GET', '/admin/groups'], ['POST', '/admin/groups', { path: 'g' }], ['POST', '/admin/groups/g/members', { user_id: 'x' }],
   ['GET', '/admin/api-keys'], ['POST', '/admin/api-keys', { user_id: 'x' }], ['DELETE', '/admin/api-keys/x'],
-  ['GET', '/admin/audit'], ['GET', '/admin/insights'],
+  ['GET', '/admin/audit'], ['GET', '/admin/insights'], ['GET', '/admin/audit/checkpoint'], ['GET', '/me/api-keys'], ['GET', '/me/scopes'],
+  ['POST', '/me/api-keys', { name: 'k' }], ['DELETE', '/me/api-keys/x'], ['PATCH', '/admin/users/x', { role: 'viewer' }],
+  ['POST', '/admin/invitations', { user_id: 'x' }], ['GET', '/admin/mcp/tools'], ['PUT', '/admin/mcp/tools', { deny: [] }],
+  ['GET', '/admin/webhooks'], ['POST', '/admin/webhooks', { url: 'https://example.com/h', events: ['engram.created'] }],
+  ['GET', '/admin/webhooks/WH-x'], ['PATCH', '/admin/webhooks/WH-x', { state: 'active' }], ['DELETE', '/admin/webhooks/WH-x'],
+  ['POST', '/admin/webhooks/WH-x/test'], ['POST', '/packs', { url: 'https://example.com/p.json' }],
+  // Last: it ends the token it is called with.
+  ['DELETE', '/me/token'],
 ];

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { CLI } from '../../../tui/test/run-svc.js';
+import { CLI } from '../../../engine/test/support/run-svc.js';
 
 // `svc hub` as a real child process (the compiled CLI), for tests that need two hub processes
-// on one database or the server command itself. One-shot commands run through tui/test/run-svc.
+// on one database or the server command itself. One-shot commands run through engine/test/support/run-svc.
 
 export interface HubProcess {
   url: string;
@@ -11,7 +11,7 @@ export interface HubProcess {
 }
 
 export function startHubProcess(env: NodeJS.ProcessEnv, args: string[] = []): Promise<HubProcess> {
-  const child = spawn(process.execPath, [CLI, 'hub', '--port', '0', '--json', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'hub', ...(args.includes('--port') ? [] : ['--port', '0']), '--json', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += d));

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
-import { mcpHandshake } from './mcp-probe.js';
-import { thisCliPath } from './wiring.js';
+import { mcpHandshake } from '../../hooks/install/mcp-probe.js';
+import { thisCliPath } from '../../hooks/install/wiring.js';
+import { round } from '../../engine/text.js';
 
 // Hook latency as the host sees it: `svc hook-inject` as a whole process (spawn to exit, fed a
 // UserPromptSubmit event on stdin) against `node -e 0` in the same run, and the time from
@@ -61,10 +62,10 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
   const hook_inject_ms = median(hook);
   const node_baseline_ms = median(node);
   return {
-    hook_inject_ms: round(hook_inject_ms),
-    node_baseline_ms: round(node_baseline_ms),
-    ratio: round(hook_inject_ms / node_baseline_ms),
-    mcp_ready_ms: ready.length === MCP_RUNS ? round(median(ready)) : NaN,
+    hook_inject_ms: round(hook_inject_ms, 2),
+    node_baseline_ms: round(node_baseline_ms, 2),
+    ratio: round(hook_inject_ms / node_baseline_ms, 2),
+    mcp_ready_ms: ready.length === MCP_RUNS ? round(median(ready), 2) : NaN,
   };
 }
 
@@ -87,4 +88,3 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const round = (x: number): number => Math.round(x * 100) / 100;

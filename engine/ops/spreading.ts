@@ -1,0 +1,55 @@
+import type { EngramReader } from '../backend.js';
+import type { AssociationType, EngramDoc } from '../model/engram-schema.js';
+import { round } from '../text.js';
+
+// Spreading activation (ACT-R): the top hits of a recall pass a bounded share of their score to
+// the engrams they are associated with (associations.ts), so what was learned or used together
+// with a strong match rises with it, and can enter the results when no ranking found it. Read
+// only: associations are formed on writes.
+
+/** How many of the top hits spread activation. */
+export const SPREAD_SOURCES = 10;
+/** Share of a source's score an associate of strength 1 would receive (strengths stop at 0.95). */
+export const SPREAD_SHARE = 0.5;
+
+/** The hit whose activation reached an engram, and along which link. */
+export interface Via {
+  id: string;
+  type: AssociationType;
+  strength: number;
+}
+
+export interface Spread {
+  engram: EngramDoc;
+  /** Added to the engram's relevance (best = 1): below its source's score times SPREAD_SHARE. */
+  boost: number;
+  via: Via;
+}
+
+/**
+ * What the sources (best first, with their scores) spread to their associated engrams. An
+ * engram reached by several keeps the strongest push (one source explains it); retired or
+ * unreadable engrams get nothing. `known` spares reading engrams the rankings already returned.
+ */
+export async function spreadActivation(
+  reader: EngramReader,
+  sources: ReadonlyArray<{ engram: EngramDoc; score: number }>,
+  known: ReadonlyMap<string, EngramDoc>,
+): Promise<Map<string, Spread>> {
+  const best = new Map<string, { boost: number; via: Via }>();
+  for (const { engram, score } of sources) {
+    for (const a of engram.associations ?? []) {
+      if (a.target_type !== 'engram' || a.target === engram.id || score <= 0) continue;
+      const boost = score * a.strength * SPREAD_SHARE;
+      const cur = best.get(a.target);
+      if (!cur || boost > cur.boost) best.set(a.target, { boost, via: { id: engram.id, type: a.type, strength: a.strength } });
+    }
+  }
+  const out = new Map<string, Spread>();
+  const docs = await Promise.all([...best.keys()].map(async (id) => known.get(id) ?? (await reader.get(id))));
+  [...best.entries()].forEach(([id, b], i) => {
+    const engram = docs[i];
+    if (engram && engram.status !== 'retired') out.set(id, { engram, boost: round(b.boost, 6), via: b.via });
+  });
+  return out;
+}

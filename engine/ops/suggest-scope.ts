@@ -1,0 +1,49 @@
+import type { EngramBackend } from '../backend.js';
+import { DEFAULT_SCOPE } from '../model/scope.js';
+import { recall, type TeamSource } from './recall.js';
+
+// Where a statement learned without a scope should go: the scope of the engrams most like it,
+// when they agree. Recall (BM25, and the hub when configured) finds the closest engrams; each
+// scope's share of their relevance is its confidence. A scope is chosen when it holds at least
+// two of them, a clear majority of the relevance (60%), and a strong match (half the best);
+// otherwise `global`, as the spec says. Personal scopes of others never come back from recall.
+
+const NEIGHBOURS = 10;
+const MIN_SHARE = 0.6;
+const MIN_BEST = 0.5;
+const MIN_HITS = 2;
+
+export interface ScopeSuggestion {
+  scope: string;
+  /** 0..1: the chosen scope's share of the neighbours' relevance (0 for the global fallback). */
+  confidence: number;
+  confident: boolean;
+  reason: string;
+  alternatives: Array<{ scope: string; confidence: number; engrams: number }>;
+}
+
+export async function suggestScope(backend: EngramBackend, statement: string, opts: { domain?: string; limit?: number; team?: TeamSource } = {}): Promise<ScopeSuggestion> {
+  const found = await recall(backend, statement, { limit: NEIGHBOURS, fast: true, ...(opts.team ? { team: opts.team } : {}) });
+  const by = new Map<string, { weight: number; best: number; n: number }>();
+  let total = 0;
+  for (const h of found.hits) {
+    // The same domain counts for more: a topic tends to live in one scope.
+    const w = h.score * (opts.domain && h.engram.domain === opts.domain ? 1.5 : 1);
+    const s = by.get(h.engram.scope) ?? { weight: 0, best: 0, n: 0 };
+    s.weight += w;
+    s.best = Math.max(s.best, h.score);
+    s.n += 1;
+    by.set(h.engram.scope, s);
+    total += w;
+  }
+  const ranked = [...by.entries()]
+    .map(([scope, s]) => ({ scope, confidence: total > 0 ? Math.round((s.weight / total) * 100) / 100 : 0, engrams: s.n, best: s.best }))
+    .sort((a, b) => b.confidence - a.confidence || b.engrams - a.engrams);
+  const top = ranked[0];
+  const alternatives = ranked.slice(0, opts.limit ?? 3).map(({ best: _b, ...r }) => r);
+  if (top && top.engrams >= MIN_HITS && top.confidence >= MIN_SHARE && top.best >= MIN_BEST) {
+    return { scope: top.scope, confidence: top.confidence, confident: true, reason: `${top.engrams} of the ${found.hits.length} closest engrams are in ${top.scope} (${Math.round(top.confidence * 100)}% of their relevance)`, alternatives };
+  }
+  const why = !top ? 'no similar engram yet' : `no scope holds a clear majority of the ${found.hits.length} closest engrams${top ? ` (best: ${top.scope}, ${Math.round(top.confidence * 100)}%)` : ''}`;
+  return { scope: DEFAULT_SCOPE, confidence: 0, confident: false, reason: why, alternatives };
+}

@@ -1,0 +1,95 @@
+// The hub as a developer's `svc` reaches it (.svc.yaml: remote_url, remote_token): plain fetch
+// with a deadline on every call, so a slow or absent hub costs at most that deadline. A failure
+// is either `unreachable` (network, timeout, 5xx, 429: worth retrying) or `refused` (any other
+// 4xx: retrying the same request cannot help), with the hub's one-line reason.
+
+export interface RemoteConfig {
+  url: string;
+  token: string;
+  /** Scopes to read from the hub; absent: every scope the token may read. */
+  scopes?: string[];
+}
+
+export class RemoteFailure extends Error {
+  constructor(
+    readonly kind: 'unreachable' | 'refused',
+    message: string,
+    readonly status: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export interface RemoteHit {
+  id: string;
+  statement: string;
+  type: string;
+  scope: string;
+  status: string;
+  domain?: string;
+  tags: string[];
+  pinned: boolean;
+  score: number;
+  found_by?: Array<'bm25' | 'vector' | 'association'>;
+  bm25?: { rank: number; score: number };
+  vector?: { rank: number; cosine: number };
+}
+
+export interface RemoteIdentity {
+  user: string;
+  readable: string[];
+  writable: string[];
+}
+
+/** The remote config of a project, or null when it names no hub. */
+export function remoteOf(project: { remote_url?: string; remote_token?: string; remote_scopes?: string[] } | null | undefined): RemoteConfig | null {
+  if (!project?.remote_url || !project.remote_token) return null;
+  return { url: project.remote_url.replace(/\/+$/, ''), token: project.remote_token, ...(project.remote_scopes?.length ? { scopes: project.remote_scopes } : {}) };
+}
+
+export class HubClient {
+  constructor(readonly remote: RemoteConfig) {}
+
+  async call<T>(method: string, path: string, deadlineMs: number, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.remote.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.remote.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(deadlineMs),
+      });
+    } catch (err) {
+      const e = err as Error;
+      const why = e.name === 'TimeoutError' ? `no answer within ${deadlineMs / 1000} s` : ((e.cause as Error | undefined)?.message ?? e.message);
+      throw new RemoteFailure('unreachable', `the hub at ${this.remote.url} is unreachable (${why})`);
+    }
+    const text = await res.text().catch(() => '');
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (res.ok) return { status: res.status, body: parsed as T };
+    const detail = (parsed as { detail?: string } | undefined)?.detail ?? `HTTP ${res.status}`;
+    const retryable = res.status >= 500 || res.status === 429 || res.status === 408;
+    throw new RemoteFailure(retryable ? 'unreachable' : 'refused', `the hub at ${this.remote.url} answered ${res.status}: ${detail}`, res.status);
+  }
+
+  async me(deadlineMs: number): Promise<RemoteIdentity> {
+    const r = await this.call<{ user: { name: string }; scopes: { readable: string[]; writable: string[] } }>('GET', '/me', deadlineMs);
+    return { user: r.body.user.name, readable: r.body.scopes.readable, writable: r.body.scopes.writable };
+  }
+
+  /** The newest engrams the token may read, filtered like `svc list` (one page, at most 200). */
+  async list(filter: { scope?: string; type?: string; domain?: string; status?: string }, limit: number, deadlineMs: number): Promise<Array<Record<string, unknown>>> {
+    const q = new URLSearchParams({ limit: String(Math.min(200, limit)) });
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    return (await this.call<{ items: Array<Record<string, unknown>> }>('GET', `/engrams?${q}`, deadlineMs)).body.items;
+  }
+
+  async recall(query: string, limit: number, deadlineMs: number): Promise<RemoteHit[]> {
+    return (await this.call<{ results: RemoteHit[] }>('POST', '/recall', deadlineMs, { query, limit })).body.results;
+  }
+}

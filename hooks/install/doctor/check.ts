@@ -1,0 +1,55 @@
+import { existsSync, statSync } from 'node:fs';
+import { isObject, readJsonObject, type JsonObject } from '../config-files.js';
+import { expandHome, shimPath } from '../wiring.js';
+
+// What every doctor check returns, and the small helpers the per-host checks share.
+
+export type Status = 'ok' | 'warn' | 'fail';
+
+export interface Check {
+  check: string;
+  status: Status;
+  message: string;
+  /** Lines under the message (e.g. the failures a log holds). */
+  details?: string[];
+  /** For failures (and some warnings): the command, or the step, that fixes it. */
+  fix?: string;
+}
+
+export function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A config file's JSON, or the failing check that says it cannot be read and how to fix it. */
+export function readConfig(check: string, path: string, fix: string): { data: JsonObject } | { failed: Check } {
+  try {
+    return { data: readJsonObject(path).data };
+  } catch (err) {
+    return { failed: { check, status: 'fail', message: (err as Error).message.replace(/; fix it by hand.*$/, ''), fix: `fix the JSON in ${path} by hand, then ${fix}` } };
+  }
+}
+
+/** Why an MCP entry cannot start svc's server, or null when it can ($HOME as the host expands it). */
+export function entryProblem(entry: unknown, home: string): string | null {
+  if (!isObject(entry) || typeof entry.command !== 'string') return 'the entry has no command';
+  const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
+  if (!args.some((a) => /(^|\s)mcp$/.test(a))) return `the entry does not run "mcp" (args ${JSON.stringify(args)})`;
+  const command = expandHome(entry.command, home);
+  if (command.includes('/') && !existsSync(command)) return `its command ${entry.command} does not exist`;
+  if (command.includes('/') && command !== shimPath(home) && /svc-hook$/.test(command)) return `its command ${command} is another home's shim`;
+  return null;
+}
+
+/**
+ * The closing line of a host's hook check: "wired to the shim" only when the shim is there;
+ * hooks pointing at a missing shim run nothing.
+ */
+export function wiredLine(check: string, wired: string, home: string, fix: string): Check {
+  const shim = shimPath(home);
+  if (!existsSync(shim)) return { check, status: 'fail', message: `${wired} wired to ${shim}, which is missing: no hook runs`, fix };
+  return { check, status: 'ok', message: `${wired} wired to the shim` };
+}

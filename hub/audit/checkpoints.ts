@@ -1,0 +1,209 @@
+import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Database, Org, Queryable } from '../contracts.js';
+import { canonicalJson } from '../../engine/packs/format.js';
+import { ident } from '../data/migrate.js';
+import { GENESIS, verifyAudit, type VerifyResult } from './audit-log.js';
+
+// Signed checkpoints of an organization's audit chain head (sequence, hash, time), in the manner
+// of CloudTrail digest files and Certificate Transparency's signed tree heads. They are meant to
+// leave the database (a folder the hub writes at an interval, `svc hub audit checkpoint`, or an
+// admin fetching GET /api/v1/admin/audit/checkpoint) so that someone who holds the database and
+// the HMAC key still cannot cut the tail of the chain or re-sign it unnoticed: each checkpoint
+// pins the hash of its row, and the Ed25519 signature pins the checkpoint.
+
+export const CHECKPOINT_FORMAT = 'svc-audit-checkpoint/1';
+
+export interface Checkpoint {
+  format: typeof CHECKPOINT_FORMAT;
+  org: string;
+  org_id: string;
+  /** Rows in the chain when it was signed; the last one's sequence number. */
+  seq: number;
+  /** That row's hash (GENESIS for an empty chain). */
+  hash: string;
+  at: string;
+  key_id: string;
+  /** Raw Ed25519 public key, base64url. */
+  public_key: string;
+  /** Ed25519 over the canonical JSON of every other field, base64url. */
+  signature: string;
+}
+
+export interface CheckpointKey {
+  id: string;
+  publicKey: string;
+  private: KeyObject;
+}
+
+/** The signing key from a PKCS#8 PEM. */
+export function checkpointKey(pem: string): CheckpointKey {
+  const priv = createPrivateKey(pem);
+  if (priv.asymmetricKeyType !== 'ed25519') throw new Error('the audit checkpoint key must be an Ed25519 private key (PKCS#8 PEM)');
+  const publicKey = createPublicKey(priv).export({ format: 'jwk' }).x!;
+  return { id: keyId(publicKey), publicKey, private: priv };
+}
+
+const keyId = (publicKey: string): string => createHash('sha256').update(Buffer.from(publicKey, 'base64url')).digest('hex').slice(0, 16);
+
+const signedPart = (c: Omit<Checkpoint, 'signature'> | Checkpoint): string => {
+  const { signature: _s, ...rest } = c as Checkpoint;
+  return canonicalJson(rest);
+};
+
+export function signCheckpoint(key: CheckpointKey, org: Org, head: { seq: number; hash: string }, at = new Date()): Checkpoint {
+  const body: Omit<Checkpoint, 'signature'> = {
+    format: CHECKPOINT_FORMAT,
+    org: org.slug,
+    org_id: org.id,
+    seq: head.seq,
+    hash: head.hash,
+    at: at.toISOString(),
+    key_id: key.id,
+    public_key: key.publicKey,
+  };
+  return { ...body, signature: sign(null, Buffer.from(signedPart(body)), key.private).toString('base64url') };
+}
+
+/** Why a checkpoint's signature does not hold, or null when it does. */
+export function badSignature(c: Checkpoint): string | null {
+  try {
+    if (keyId(c.public_key) !== c.key_id) return 'its key id does not match its public key';
+    const pub = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: c.public_key }, format: 'jwk' });
+    return verify(null, Buffer.from(signedPart(c)), pub, Buffer.from(c.signature, 'base64url')) ? null : 'its signature does not verify';
+  } catch (err) {
+    return `its signature cannot be checked (${(err as Error).message})`;
+  }
+}
+
+export const checkpointFileName = (c: Checkpoint): string => `${c.org}-${String(c.seq).padStart(12, '0')}.json`;
+
+/** Writes a checkpoint into a folder (atomically); an existing file for the same row is kept. */
+export function writeCheckpoint(dir: string, c: Checkpoint): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, checkpointFileName(c));
+  if (!existsSync(file)) {
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(c, null, 2) + '\n');
+    renameSync(tmp, file);
+  }
+  return file;
+}
+
+/** Every checkpoint of one organization in a folder, with the files that could not be read. */
+export function readCheckpoints(dir: string, orgSlug: string): { checkpoints: Array<{ file: string; checkpoint: Checkpoint }>; unreadable: string[] } {
+  const checkpoints: Array<{ file: string; checkpoint: Checkpoint }> = [];
+  const unreadable: string[] = [];
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+    try {
+      const c = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Checkpoint;
+      if (c.format !== CHECKPOINT_FORMAT) continue;
+      if (c.org === orgSlug) checkpoints.push({ file: name, checkpoint: c });
+    } catch {
+      unreadable.push(name);
+    }
+  }
+  checkpoints.sort((a, b) => a.checkpoint.seq - b.checkpoint.seq);
+  return { checkpoints, unreadable };
+}
+
+export interface CheckpointFinding {
+  file: string;
+  problem: string;
+}
+
+export interface CheckpointReport {
+  checked: number;
+  /** The newest checkpoint that holds: nothing up to it was removed, edited or re-signed. */
+  latest?: { seq: number; at: string };
+  problems: CheckpointFinding[];
+}
+
+/**
+ * Holds the chain against its checkpoints: each must be signed by a trusted key, and its row
+ * must still be in the chain with the very hash it signed.
+ */
+export async function checkAgainstCheckpoints(
+  db: Queryable,
+  org: Org,
+  chain: VerifyResult,
+  checkpoints: Array<{ file: string; checkpoint: Checkpoint }>,
+  trustedKeyIds: string[],
+): Promise<CheckpointReport> {
+  const problems: CheckpointFinding[] = [];
+  let latest: CheckpointReport['latest'];
+  for (const { file, checkpoint: c } of checkpoints) {
+    const sig = badSignature(c);
+    if (sig) {
+      problems.push({ file, problem: `not a valid checkpoint: ${sig}` });
+      continue;
+    }
+    if (!trustedKeyIds.includes(c.key_id)) {
+      problems.push({ file, problem: `signed by key ${c.key_id}, which this hub does not hold (trust it with --trust-key if it is an earlier key of yours)` });
+      continue;
+    }
+    if (c.org_id !== org.id) {
+      problems.push({ file, problem: `made for another organization of the same name (id ${c.org_id})` });
+      continue;
+    }
+    const rows = chain.ok ? chain.rows : chain.first_bad!.seq - 1;
+    if (c.seq > rows) {
+      const total = Number((await db.query<{ n: number }>(`SELECT coalesce(max(seq), 0)::bigint AS n FROM ${ident(org.schema)}.audit_log`)).rows[0]!.n);
+      problems.push({
+        file,
+        problem:
+          total < c.seq
+            ? `rows were removed: the checkpoint of ${c.at} saw ${c.seq} rows, the log now ends at row ${total}`
+            : `row ${c.seq}, which the checkpoint of ${c.at} signed, is past the first broken row`,
+      });
+      continue;
+    }
+    const hash = c.seq === 0 ? GENESIS : (await db.query<{ hash: string }>(`SELECT hash FROM ${ident(org.schema)}.audit_log WHERE seq = $1`, [c.seq])).rows[0]?.hash;
+    if (hash !== c.hash) {
+      problems.push({ file, problem: `row ${c.seq} is not the row the checkpoint of ${c.at} signed: the chain was edited and re-signed` });
+      continue;
+    }
+    latest = { seq: c.seq, at: c.at };
+  }
+  return { checked: checkpoints.length, ...(latest ? { latest } : {}), problems };
+}
+
+/**
+ * Signs checkpoints of verified chain heads. It remembers the last head it verified per
+ * organization, so each new checkpoint walks only the rows added since.
+ */
+export class Checkpointer {
+  private readonly heads = new Map<string, { seq: number; hash: string }>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly auditKey: string,
+    readonly key: CheckpointKey,
+  ) {}
+
+  /** A signed checkpoint of the chain as it stands; refuses (throws) when the chain is broken. */
+  async current(org: Org): Promise<Checkpoint> {
+    const from = this.heads.get(org.id);
+    const chain = await verifyAudit(this.db, org, this.auditKey, from);
+    if (!chain.ok) throw new Error(`the audit chain of ${org.slug} is broken at row ${chain.first_bad!.seq} (${chain.first_bad!.problem}); no checkpoint signed`);
+    this.heads.set(org.id, chain.head);
+    return signCheckpoint(this.key, org, chain.head);
+  }
+
+  /** Writes a checkpoint of every organization whose chain grew since its last one in `dir`. */
+  async writeAll(dir: string, orgs: Org[]): Promise<{ written: string[]; failed: string[] }> {
+    const written: string[] = [];
+    const failed: string[] = [];
+    for (const org of orgs) {
+      try {
+        const c = await this.current(org);
+        const file = join(dir, checkpointFileName(c));
+        if (!existsSync(file)) written.push(writeCheckpoint(dir, c));
+      } catch (err) {
+        failed.push(`${org.slug}: ${(err as Error).message}`);
+      }
+    }
+    return { written, failed };
+  }
+}

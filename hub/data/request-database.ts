@@ -1,0 +1,77 @@
+import type { Database, OpenTransaction, Queryable } from '../contracts.js';
+
+// The database as one write request sees it: every query of the request runs in one
+// transaction, so the request's changes and its audit row commit together or not at all. The
+// transaction begins at the first query (work before it, such as fetching a pack by URL, holds
+// no connection and no lock); transactions opened inside it (the engine's write units) become
+// savepoints, so one that fails undoes only itself, as it would on its own.
+
+export class RequestDatabase implements Database {
+  readonly kind: Database['kind'];
+  readonly hasVector: boolean;
+  private tx: Promise<OpenTransaction> | undefined;
+  private savepoints = 0;
+  /** Nested transactions run one at a time: savepoints on one connection must not interleave. */
+  private nested: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly db: Database) {
+    this.kind = db.kind;
+    this.hasVector = db.hasVector;
+  }
+
+  /** Whether any query ran (and so a transaction is open). */
+  get begun(): boolean {
+    return this.tx !== undefined;
+  }
+
+  private open(): Promise<OpenTransaction> {
+    return (this.tx ??= this.db.begin());
+  }
+
+  async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> {
+    return (await this.open()).query<R>(sql, params);
+  }
+
+  async exec(sql: string): Promise<void> {
+    return (await this.open()).exec(sql);
+  }
+
+  transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const run = this.nested.then(async () => {
+      const tx = await this.open();
+      const name = `svc_sp_${++this.savepoints}`;
+      await tx.query(`SAVEPOINT ${name}`);
+      try {
+        const result = await fn(tx);
+        await tx.query(`RELEASE SAVEPOINT ${name}`);
+        return result;
+      } catch (err) {
+        await tx.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
+        throw err;
+      }
+    });
+    this.nested = run.catch(() => undefined);
+    return run;
+  }
+
+  begin(): Promise<OpenTransaction> {
+    throw new Error('a request database is one transaction already');
+  }
+
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    return this.db.listen(channel, onPayload);
+  }
+
+  async commit(): Promise<void> {
+    if (this.tx) await (await this.tx).commit();
+  }
+
+  async rollback(): Promise<void> {
+    const tx = await this.tx?.catch(() => undefined);
+    await tx?.rollback().catch(() => undefined);
+  }
+
+  close(): Promise<void> {
+    throw new Error('a request database is closed by committing or rolling back');
+  }
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Org, Principal } from '../contracts.js';
+import { ident } from '../data/migrate.js';
+import type { McpLimits } from '../server/config.js';
+import { HubProblem, notFoundProblem } from '../server/problem.js';
+
+// MCP sessions (migration org/011): opened by one token, usable only by its user (another user's
+// session id is a 404, like any hidden resource), closed when idle too long. Stored in the
+// database so that every hub process knows every session: a request may reach any of them.
+
+export type McpTransportKind = 'sse' | 'http';
+export type McpProfile = 'full' | 'lean';
+
+export interface McpSession {
+  id: string;
+  userId: string;
+  tokenId: string;
+  transport: McpTransportKind;
+  profile: McpProfile;
+  clientName: string | null;
+  /** The process holding the session's SSE stream. */
+  holder: string | null;
+}
+
+interface Row {
+  id: string;
+  user_id: string;
+  token_id: string;
+  transport: McpTransportKind;
+  profile: McpProfile;
+  client_name: string | null;
+  holder: string | null;
+}
+
+const fromRow = (r: Row): McpSession => ({ id: r.id, userId: r.user_id, tokenId: r.token_id, transport: r.transport, profile: r.profile, clientName: r.client_name, holder: r.holder });
+
+/** Opens a session for the token, within its bound of open sessions (idle ones are closed first). */
+export async function openSession(
+  db: Database,
+  p: Principal,
+  opts: { transport: McpTransportKind; profile: McpProfile; clientName?: string; holder?: string; id?: string; limits: McpLimits },
+): Promise<McpSession> {
+  const s = ident(p.org.schema);
+  await db.query(
+    `UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE token_id = $1 AND closed_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
+    [p.tokenId, opts.limits.idleSeconds],
+  );
+  const open = Number((await db.query<{ n: number }>(`SELECT count(*) AS n FROM ${s}.mcp_sessions WHERE token_id = $1 AND closed_at IS NULL`, [p.tokenId])).rows[0]!.n);
+  if (open >= opts.limits.maxSessionsPerToken) {
+    throw new HubProblem(429, 'too-many-sessions', 'Too many MCP sessions', `this token holds ${open} open MCP sessions, the most it may: end one (DELETE /mcp with its Mcp-Session-Id, or close its SSE stream) or let one stay idle ${opts.limits.idleSeconds} s`);
+  }
+  const id = opts.id ?? randomUUID();
+  const r = await db.query<Row>(
+    `INSERT INTO ${s}.mcp_sessions (id, user_id, token_id, transport, profile, client_name, holder) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     RETURNING id, user_id, token_id, transport, profile, client_name, holder`,
+    [id, p.userId, p.tokenId, opts.transport, opts.profile, opts.clientName ?? null, opts.holder ?? null],
+  );
+  return fromRow(r.rows[0]!);
+}
+
+/** How stale `last_seen_at` may get before a use refreshes it: concurrent calls of one session must not queue on its row. */
+const TOUCH_AFTER_S = 30;
+/**
+ * A session this process just found open is taken as open for this long without asking the
+ * database again (its owner never changes; an end on another process is seen within it).
+ */
+const RECENT_MS = 2000;
+const MAX_RECENT = 10_000;
+const recent = new Map<string, { session: McpSession; until: number }>();
+
+/**
+ * The caller's open session `id`, marked as used (at most every TOUCH_AFTER_S); 404 when there is
+ * none, when it is another user's, or when it has ended or gone idle.
+ */
+export async function useSession(db: Database, p: Principal, id: string, limits: McpLimits): Promise<McpSession> {
+  const key = `${p.org.id}\n${p.userId}\n${id}`;
+  const hit = recent.get(key);
+  if (hit && hit.until > Date.now()) return hit.session;
+  const s = ident(p.org.schema);
+  const r = await db.query<Row & { stale: boolean }>(
+    `SELECT id, user_id, token_id, transport, profile, client_name, holder, last_seen_at < now() - make_interval(secs => $4) AS stale
+       FROM ${s}.mcp_sessions
+      WHERE id = $1 AND user_id = $2 AND closed_at IS NULL AND last_seen_at >= now() - make_interval(secs => $3)`,
+    [id, p.userId, limits.idleSeconds, Math.min(TOUCH_AFTER_S, limits.idleSeconds / 2)],
+  );
+  const row = r.rows[0];
+  if (!row) throw notFoundProblem(`no open MCP session ${id} for this token: it ended, went idle (${limits.idleSeconds} s) or never existed; start a new one`);
+  if (row.stale) await db.query(`UPDATE ${s}.mcp_sessions SET last_seen_at = now() WHERE id = $1`, [id]);
+  const session = fromRow(row);
+  if (recent.size >= MAX_RECENT) recent.clear();
+  recent.set(key, { session, until: Date.now() + RECENT_MS });
+  return session;
+}
+
+export async function recordClient(db: Database, org: Org, id: string, clientName: string | undefined): Promise<void> {
+  if (clientName) await db.query(`UPDATE ${ident(org.schema)}.mcp_sessions SET client_name = $2 WHERE id = $1`, [id, clientName.slice(0, 200)]);
+}
+
+export async function closeSession(db: Database, org: Org, id: string): Promise<void> {
+  for (const key of recent.keys()) if (key.startsWith(`${org.id}\n`) && key.endsWith(`\n${id}`)) recent.delete(key);
+  await db.query(`UPDATE ${ident(org.schema)}.mcp_sessions SET closed_at = now() WHERE id = $1 AND closed_at IS NULL`, [id]);
+}

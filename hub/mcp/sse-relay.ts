@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Database, Org } from '../contracts.js';
+import { ident } from '../data/migrate.js';
+import { orgById } from '../data/organizations.js';
+import type { McpSession } from './sessions.js';
+
+// The SSE transport keeps one stream open on one hub process, while the session's messages may
+// reach any process behind the load balancer. Whichever process gets a message runs it, then
+// hands the answer to the stream's holder: directly when that is itself, else through the
+// database (the answer in mcp_relay, its id in a NOTIFY that the holder listens for).
+
+/** This process, as sessions name their holder. */
+export const PROCESS_ID = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+const CHANNEL = 'svc_mcp_relay';
+
+export class SseRelay {
+  private readonly streams = new Map<string, SSEServerTransport>();
+  private stop: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stop = await this.db.listen(CHANNEL, (payload) => void this.pickUp(payload).catch((err: Error) => this.log(`MCP relay: ${err.message}`)));
+  }
+
+  hold(sessionId: string, transport: SSEServerTransport): void {
+    this.streams.set(sessionId, transport);
+  }
+
+  release(sessionId: string): void {
+    this.streams.delete(sessionId);
+  }
+
+  /** Sends the answer down the session's stream, wherever it is held. */
+  async deliver(org: Org, session: McpSession, message: JSONRPCMessage): Promise<void> {
+    const local = this.streams.get(session.id);
+    if (local) return local.send(message);
+    const s = ident(org.schema);
+    const row = (await this.db.query<{ id: string }>(`INSERT INTO ${s}.mcp_relay (session_id, message) VALUES ($1, $2::jsonb) RETURNING id`, [session.id, JSON.stringify(message)])).rows[0]!;
+    await this.db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ holder: session.holder, org: org.id, id: row.id })]);
+  }
+
+  private async pickUp(payload: string): Promise<void> {
+    const note = JSON.parse(payload) as { holder?: string; org?: string; id?: string };
+    if (note.holder !== PROCESS_ID || !note.org || !note.id) return;
+    const org = await orgById(this.db, note.org);
+    if (!org) return;
+    const row = (await this.db.query<{ session_id: string; message: JSONRPCMessage }>(`DELETE FROM ${ident(org.schema)}.mcp_relay WHERE id = $1 RETURNING session_id, message`, [note.id])).rows[0];
+    if (row) await this.streams.get(row.session_id)?.send(row.message);
+  }
+
+  async close(): Promise<void> {
+    await this.stop?.();
+    for (const t of this.streams.values()) await t.close().catch(() => undefined);
+    this.streams.clear();
+  }
+}

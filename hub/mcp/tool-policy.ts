@@ -1,0 +1,86 @@
+import type Router from '@koa/router';
+import type { Database, HubState, Org } from '../contracts.js';
+import { ident } from '../data/migrate.js';
+import { authChanged } from '../access/epoch.js';
+import { validBody } from '../openapi/spec.js';
+import { ALL_TOOLS } from '../../engine/mcp/tools.js';
+import { badRequest } from '../server/problem.js';
+import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
+
+// Which MCP tools the hub runs. Some tools work on the developer's machine only (a local store,
+// its files, its git remote): the hub answers them with one line saying so. On top, each
+// organization may allow and deny tools (GET/PUT /api/v1/admin/mcp/tools); a change takes effect
+// on every hub process at the next call (it moves the organization's authorization epoch).
+
+/** Tools that only make sense where `svc mcp` runs, and why. */
+export const LOCAL_ONLY_TOOLS: Readonly<Record<string, string>> = {
+  svc_stores_add: 'registers a store folder on the machine it runs on',
+  svc_stores_list: 'lists the store folders of the machine it runs on',
+  svc_sync: 'syncs a local store through git',
+  svc_sync_status: 'reports on a local store\'s git sync',
+  svc_outbox: 'is a local store\'s queue of writes to the hub',
+  svc_packs_preview: 'reads a pack folder on the machine it runs on (upload a pack with POST /api/v1/packs)',
+  svc_packs_install: 'reads a pack folder on the machine it runs on (upload a pack with POST /api/v1/packs)',
+  svc_packs_export: 'writes a pack folder on the machine it runs on (POST /api/v1/packs/export answers with the pack)',
+  svc_import: 'reads an export file on the machine it runs on',
+  svc_tensions: 'keeps tension records in a local store',
+  svc_tensions_purge: 'keeps tension records in a local store',
+  svc_batch_decay: 'decays a local store',
+};
+
+export function localOnlyMessage(name: string): string | undefined {
+  const why = LOCAL_ONLY_TOOLS[name];
+  return why ? `${name} works on a developer's machine (it ${why}): run it with svc mcp there, not on the hub` : undefined;
+}
+
+export interface ToolPolicy {
+  /** null: every tool. */
+  allow: string[] | null;
+  deny: string[];
+}
+
+const OPEN: ToolPolicy = { allow: null, deny: [] };
+
+export function allowed(policy: ToolPolicy, name: string): boolean {
+  return (policy.allow === null || policy.allow.includes(name)) && !policy.deny.includes(name);
+}
+
+const cache = new Map<string, { epoch: number; policy: ToolPolicy }>();
+
+/** The organization's policy, read once per authorization epoch. */
+export async function toolPolicy(db: Database, org: Org, epoch: number): Promise<ToolPolicy> {
+  const hit = cache.get(org.id);
+  if (hit && hit.epoch === epoch) return hit.policy;
+  const row = (await db.query<{ allow: string[] | null; deny: string[] }>(`SELECT allow, deny FROM ${ident(org.schema)}.mcp_tool_policy`)).rows[0];
+  const policy = row ? { allow: row.allow, deny: row.deny } : OPEN;
+  cache.set(org.id, { epoch, policy });
+  return policy;
+}
+
+export function registerToolPolicyRoutes(router: Router<HubState>): void {
+  router.get('/admin/mcp/tools', async (ctx: Ctx) => {
+    requireAdmin(ctx.state.principal);
+    ctx.body = await describe(ctx.state.db, ctx.state.principal.org);
+  });
+  router.put('/admin/mcp/tools', async (ctx: Ctx) => {
+    requireAdmin(ctx.state.principal);
+    const body = await validBody<{ allow?: string[] | null; deny?: string[] }>('McpToolPolicy', ctx.request.body);
+    const known = new Set(ALL_TOOLS.map((t) => t.name));
+    const unknown = [...(body.allow ?? []), ...(body.deny ?? [])].filter((n) => !known.has(n));
+    if (unknown.length) throw badRequest(`unknown MCP tools: ${unknown.join(', ')}`);
+    const org = ctx.state.principal.org;
+    await ctx.state.db.query(
+      `INSERT INTO ${ident(org.schema)}.mcp_tool_policy (singleton, allow, deny, updated_at) VALUES (true, $1, $2, now())
+       ON CONFLICT (singleton) DO UPDATE SET allow = excluded.allow, deny = excluded.deny, updated_at = now()`,
+      [body.allow ?? null, body.deny ?? []],
+    );
+    await authChanged(ctx.state.db, org);
+    ctx.state.auditDetails = { allow: body.allow ?? null, deny: body.deny ?? [] };
+    ctx.body = await describe(ctx.state.db, org);
+  });
+}
+
+async function describe(db: Database, org: Org): Promise<{ allow: string[] | null; deny: string[]; local_only: string[] }> {
+  const row = (await db.query<{ allow: string[] | null; deny: string[] }>(`SELECT allow, deny FROM ${ident(org.schema)}.mcp_tool_policy`)).rows[0];
+  return { allow: row?.allow ?? null, deny: row?.deny ?? [], local_only: Object.keys(LOCAL_ONLY_TOOLS) };
+}

@@ -1,0 +1,88 @@
+import type { Middleware } from 'koa';
+import type { EmbedderProvider } from '../../engine/backend.js';
+import type { HubState } from '../contracts.js';
+import { openOrgBackend } from '../data/pg-backend.js';
+import { RequestDatabase } from '../data/request-database.js';
+import type { AuditEntry } from '../audit/audit-log.js';
+import { toProblem } from './problem.js';
+import { tooMany, type Gatekeeper } from './gatekeeper.js';
+import type { RerankSetting } from '../../engine/ops/recall.js';
+
+// Everything a call under /api/v1 passes before its route: the gatekeeper (the token, failed
+// authentications, rate limits: gatekeeper.ts), then a write runs in one transaction that also
+// appends its audit row, so an acknowledged write always has its row; a read's row (and a
+// refusal's) is queued and written after the answer.
+
+/** POST routes that only read: searching and exporting change nothing. */
+const READ_POSTS = new Set(['/api/v1/recall', '/api/v1/recall/bm25', '/api/v1/inject', '/api/v1/packs/export']);
+
+export function isWrite(method: string, path: string): boolean {
+  if (method === 'POST') return !READ_POSTS.has(path.replace(/\/+$/, ''));
+  return method === 'PATCH' || method === 'PUT' || method === 'DELETE';
+}
+
+export interface ApiGateDeps {
+  gate: Gatekeeper;
+  embedder: EmbedderProvider;
+  reranker?: RerankSetting;
+}
+
+export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<HubState> {
+  const { db, config, audit } = gate.deps;
+  const limits = config.rateLimits;
+
+  return async (ctx, next) => {
+    const header = ctx.get('authorization') || undefined;
+    const set = (k: string, v: string) => ctx.set(k, v);
+    const write = isWrite(ctx.method, ctx.path);
+    const { principal: p, decision } = await gate.admit(await gate.principal(ctx.ip, header, set), header, write, set);
+
+    const entry = (outcome: number): AuditEntry => ({
+      at: new Date().toISOString(),
+      actor: p.userName,
+      token_id: p.tokenId,
+      action: `${ctx.method} ${ctx._matchedRoute ?? ctx.path}`,
+      resource: ctx.state.auditResource ?? null,
+      outcome,
+      details: ctx.state.auditDetails ?? {},
+    });
+    const queued = (outcome: number) => audit.record(p.org, entry(outcome));
+    if (!decision.allowed) {
+      queued(429);
+      throw tooMany(decision, `this token may make ${limits.perMinute} requests and ${limits.writesPerMinute} writes per minute`);
+    }
+
+    ctx.state.principal = p;
+    ctx.state.embedder = embedder;
+    ctx.state.reranker = reranker;
+    if (!write) {
+      ctx.state.db = db;
+      ctx.state.backend = openOrgBackend(db, p.org, { readable: p.readable, owner: p.userName });
+      try {
+        await next();
+        queued(ctx.status);
+      } catch (err) {
+        queued(toProblem(err).status);
+        throw err;
+      }
+      return;
+    }
+
+    const rdb = new RequestDatabase(db);
+    ctx.state.db = rdb;
+    ctx.state.backend = openOrgBackend(rdb, p.org, { readable: p.readable, owner: p.userName });
+    try {
+      await next();
+    } catch (err) {
+      await rdb.rollback();
+      queued(toProblem(err).status);
+      throw err;
+    }
+    if (ctx.status >= 400) {
+      await rdb.rollback();
+      queued(ctx.status);
+      return;
+    }
+    await gate.commitWithAudit(rdb, p.org, entry(ctx.status));
+  };
+}

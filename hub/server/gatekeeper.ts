@@ -1,0 +1,113 @@
+import type { Database, Principal } from '../contracts.js';
+import { appendAudit, type AuditEntry, type AuditWriter } from '../audit/audit-log.js';
+import { limitField, policyField, sweepRateLimits, takeToken, type PolicyName, type RateDecision } from '../limits/rate-limit.js';
+import type { FailedAuthGuard } from '../limits/failed-auth.js';
+import type { RequestDatabase } from '../data/request-database.js';
+import type { HubConfig } from './config.js';
+import { authenticate } from './auth.js';
+import { HubProblem } from './problem.js';
+
+// What every authenticated surface (REST under /api/v1, MCP over HTTP) does with a caller, in
+// order: an address that failed authentication too often is refused before a new token is looked
+// at; the bearer token resolves to a principal (cached per process; the organization's
+// authorization epoch, read with the rate-limit count, says when to resolve it again); the
+// token's policies are counted (429 when over, RateLimit-Policy and RateLimit on every answer).
+// And how a write commits: with its audit row, in one transaction.
+
+export type SetHeader = (name: string, value: string) => void;
+
+export interface GateDeps {
+  db: Database;
+  failedAuth: FailedAuthGuard;
+  config: HubConfig;
+  audit: AuditWriter;
+  log: (message: string) => void;
+}
+
+const MAX_CACHED = 10_000;
+
+export class Gatekeeper {
+  private readonly principals = new Map<string, Principal>();
+  private lastSweep = 0;
+
+  constructor(readonly deps: GateDeps) {}
+
+  /** The caller, from the Authorization header; 401 (and a counted failure for the address) when it is not one. */
+  async principal(address: string, header: string | undefined, set: SetHeader): Promise<Principal> {
+    let principal = header ? this.principals.get(header) : undefined;
+    if (principal?.expiresAt !== undefined && principal.expiresAt * 1000 <= Date.now()) {
+      this.principals.delete(header!);
+      principal = undefined;
+    }
+    this.deps.failedAuth.check(address, principal !== undefined);
+    if (principal) return principal;
+    try {
+      return await this.resolve(header);
+    } catch (err) {
+      if (err instanceof HubProblem && err.status === 401) await this.deps.failedAuth.failed(address, set);
+      throw err;
+    }
+  }
+
+  /**
+   * Counts one request of the principal's token under its policies (and `extra` ones, such as the
+   * MCP message route's); returns the principal as of the organization's current epoch. Sets the
+   * RateLimit fields; the caller throws `tooMany` when the decision refuses.
+   */
+  async admit(principal: Principal, header: string | undefined, write: boolean, set: SetHeader, extra: PolicyName[] = []): Promise<{ principal: Principal; decision: RateDecision }> {
+    if (Date.now() - this.lastSweep > 60_000) {
+      this.lastSweep = Date.now();
+      void sweepRateLimits(this.deps.db).catch(() => undefined);
+    }
+    const limits = this.deps.config.rateLimits;
+    const decision = await takeToken(this.deps.db, principal.org, principal.tokenId, write, limits, Date.now(), extra);
+    if (decision.epoch !== principal.epoch) {
+      // Keys, roles, memberships or packs changed since this principal was resolved.
+      this.principals.delete(header!);
+      principal = await this.resolve(header);
+    }
+    set('RateLimit-Policy', policyField(limits, decision.policies.map((p) => p.name)));
+    set('RateLimit', limitField(decision.policies));
+    return { principal, decision };
+  }
+
+  private async resolve(header: string | undefined): Promise<Principal> {
+    const principal = await authenticate(this.deps.db, this.deps.config.jwt, header);
+    if (this.principals.size >= MAX_CACHED) this.principals.clear();
+    this.principals.set(header!, principal);
+    return principal;
+  }
+
+  /**
+   * Commits a write with its audit row. If the log cannot take the row (its table unreachable,
+   * say) the write still commits and the row waits in the queue like a read's: auditing never
+   * fails a caller.
+   */
+  async commitWithAudit(rdb: RequestDatabase, org: Principal['org'], row: AuditEntry): Promise<void> {
+    const { audit, config, log } = this.deps;
+    const inWrite = await rdb
+      .transaction((q) => appendAudit(q, org, config.auditKey, [row]))
+      .then(() => true)
+      .catch((err: Error) => {
+        log(`the audit row of ${row.action} could not be written with it (${err.message.split('\n')[0]}); queued instead`);
+        return false;
+      });
+    try {
+      await rdb.commit();
+    } catch (err) {
+      await rdb.rollback();
+      audit.record(org, { ...row, outcome: 500 });
+      throw err;
+    }
+    if (!inWrite) audit.record(org, row);
+  }
+}
+
+/** The 429 of a refused decision, naming the policies it violated. */
+export function tooMany(d: RateDecision, what: string): HubProblem {
+  const violated = d.policies.filter((p) => !p.allowed).map((p) => p.name);
+  return new HubProblem(429, 'rate-limited', 'Too many requests', `${what}; retry in ${d.retryAfter} s`, {
+    headers: { 'Retry-After': String(d.retryAfter) },
+    members: { 'violated-policies': violated },
+  });
+}

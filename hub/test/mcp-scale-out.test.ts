@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { DATABASES } from './support/databases.js';
+import { startTestHub, type TestHub } from './support/hub-fixture.js';
+import { startHubProcess, type HubProcess } from './support/hub-process.js';
+
+// Two hub processes on one PostgreSQL, as behind a load balancer: an SSE session's messages that
+// reach the process not holding its stream still get their answers down that stream, and a
+// streamable HTTP session works whichever process each request reaches.
+
+describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub processes', () => {
+  let hub: TestHub;
+  let child: HubProcess;
+  let key: string;
+
+  beforeAll(async () => {
+    hub = await startTestHub('postgres');
+    child = await startHubProcess({ DATABASE_URL: hub.database.url! });
+    key = (await (await hub.newOrg('twin')).user('tia', 'editor', [{ path: 'eng' }])).key;
+  }, 60_000);
+  afterAll(async () => {
+    await child?.stop();
+    await hub?.close();
+  });
+
+  /** A fetch that sends requests matching `which` to the other process. */
+  const divert = (which: (url: URL, init?: RequestInit) => boolean): typeof fetch => {
+    return (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (which(url, init)) {
+        const target = new URL(child.url);
+        url.protocol = target.protocol;
+        url.host = target.host;
+      }
+      return fetch(url, init);
+    };
+  };
+
+  it('answers SSE messages posted to the process that does not hold the stream', async () => {
+    const headers = { Authorization: `Bearer ${key}` };
+    const transport = new SSEClientTransport(new URL(`${hub.url}/sse`), {
+      requestInit: { headers },
+      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+      fetch: divert((url) => url.pathname === '/messages'),
+    });
+    const client = new Client({ name: 'twin-sse', version: '1' });
+    await client.connect(transport);
+    const learned = (await client.callTool({ name: 'svc_learn', arguments: { statement: 'Relay answers through PostgreSQL', scope: 'group:eng' } })) as { isError?: boolean; content: Array<{ text: string }> };
+    expect(learned.isError, learned.content[0]!.text).toBeFalsy();
+    const found = (await client.callTool({ name: 'svc_recall', arguments: { query: 'relay answers postgresql' } })) as { content: Array<{ text: string }> };
+    expect(JSON.parse(found.content[0]!.text).results[0].statement).toBe('Relay answers through PostgreSQL');
+    expect((await client.listTools()).tools).toHaveLength(39);
+    await client.close();
+  });
+
+  it('serves a streamable HTTP session whichever process each request reaches', async () => {
+    let n = 0;
+    const transport = new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+      fetch: divert(() => n++ % 2 === 1),
+    });
+    const client = new Client({ name: 'twin-http', version: '1' });
+    await client.connect(transport);
+    for (let i = 0; i < 4; i++) {
+      const r = (await client.callTool({ name: 'svc_learn', arguments: { statement: `Alternating process statement ${i}`, scope: 'group:eng' } })) as { isError?: boolean; content: Array<{ text: string }> };
+      expect(r.isError, r.content[0]!.text).toBeFalsy();
+    }
+    const found = (await client.callTool({ name: 'svc_recall', arguments: { query: 'alternating process statement', limit: 10 } })) as { content: Array<{ text: string }> };
+    expect(JSON.parse(found.content[0]!.text).results).toHaveLength(4);
+    expect(n).toBeGreaterThan(4);
+    await client.close();
+  });
+});

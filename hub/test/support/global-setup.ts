@@ -1,0 +1,47 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../../data/database.js';
+import { migrateHub } from '../../data/migrate.js';
+import { adminQuery, serverReachable, SERVER } from './pg-server.js';
+
+// Once per test run: one migrated PGlite data folder (a fresh PGlite initdb costs seconds, ~20 s
+// on a loaded machine) and one migrated PostgreSQL template database. Each hub test file then
+// copies the folder or runs CREATE DATABASE ... TEMPLATE, which takes milliseconds.
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgliteTemplate: string;
+    /** Absent when the server is unreachable. */
+    postgresTemplate?: string;
+    postgresReachable: boolean;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const root = mkdtempSync(join(tmpdir(), 'svc-hub-template-'));
+  const pgliteTemplate = join(root, 'data');
+  const db = await openDatabase({ dataDir: pgliteTemplate });
+  await migrateHub(db);
+  await db.close();
+  project.provide('pgliteTemplate', pgliteTemplate);
+
+  const reachable = await serverReachable();
+  project.provide('postgresReachable', reachable);
+  let template: string | undefined;
+  if (reachable) {
+    template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
+    await adminQuery(`CREATE DATABASE ${template}`);
+    const u = new URL(SERVER);
+    u.pathname = `/${template}`;
+    const pg = await openDatabase({ url: u.toString(), poolSize: 1 });
+    await migrateHub(pg);
+    await pg.close();
+    project.provide('postgresTemplate', template);
+  }
+  return async () => {
+    rmSync(root, { recursive: true, force: true });
+    if (template) await adminQuery(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+  };
+}

@@ -1,0 +1,236 @@
+import type { Database, Org } from '../contracts.js';
+import { appendAudit } from '../audit/audit-log.js';
+import { ident } from '../data/migrate.js';
+import { listOrgs } from '../data/organizations.js';
+import { postOutbound, type OutboundPolicy } from '../net/outbound.js';
+import { WEBHOOK_CHANNEL } from './outbox.js';
+import { deliveryHeaders } from './signature.js';
+
+// Every hub process runs one worker. It claims due deliveries of an organization with FOR UPDATE
+// SKIP LOCKED and a lease (locked_until), sends them, and records the outcome: two processes
+// never send one delivery at once, and a process killed mid-send leaves a lease that runs out,
+// so the delivery is sent again (at least once; receivers drop duplicates by event id). A failed
+// attempt waits an exponentially growing, jittered delay. When a delivery has used every
+// attempt: if the webhook has had no success since that event, the receiver is down and the
+// webhook is disabled (audited; its pending deliveries wait for an admin to re-enable it);
+// otherwise the receiver refuses this one payload, and only that delivery is given up.
+//
+// NOTIFY on WEBHOOK_CHANNEL (sent when a change that queued deliveries commits) wakes the worker
+// at once; a poll every `pollMs` picks up retries that came due. Times come from `clock`, so
+// tests can move it.
+
+export interface WebhookSettings {
+  /** One attempt's deadline. */
+  timeoutMs: number;
+  /** Attempts per delivery before it counts as failed for good. */
+  maxAttempts: number;
+  /** Delay after the first failed attempt; it doubles after each, up to retryCapMs. */
+  retryBaseMs: number;
+  retryCapMs: number;
+  /** How often due retries are looked for. */
+  pollMs: number;
+}
+
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
+  timeoutMs: 10_000,
+  maxAttempts: 12,
+  retryBaseMs: 10_000,
+  retryCapMs: 3_600_000,
+  pollMs: 2_000,
+};
+
+const BATCH = 25;
+/** What a receiver may answer with; its body is not used. */
+export const RECEIVER_ANSWER_BYTES = 1024 * 1024;
+/** Delivered and given-up rows are kept this long for the deliveries view, then pruned. */
+const KEEP_MS = 7 * 24 * 3600_000;
+
+/** The wait after the `attempts`-th failure: half the backoff step fixed, half random (equal jitter). */
+export function retryDelay(attempts: number, s: WebhookSettings, random: () => number = Math.random): number {
+  const step = Math.min(s.retryCapMs, s.retryBaseMs * 2 ** Math.max(0, attempts - 1));
+  return Math.round(step / 2 + (random() * step) / 2);
+}
+
+export interface AttemptOutcome {
+  ok: boolean;
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+/** Sends one delivery, once. */
+export async function attempt(url: string, secret: string, event: { id: string; type: string }, body: string, sentAt: Date, policy: OutboundPolicy): Promise<AttemptOutcome> {
+  const started = performance.now();
+  try {
+    const status = await postOutbound(url, body, deliveryHeaders(secret, event, body, sentAt), policy);
+    const latencyMs = Math.round(performance.now() - started);
+    return status >= 200 && status < 300 ? { ok: true, status, latencyMs, error: null } : { ok: false, status, latencyMs, error: `the receiver answered ${status}` };
+  } catch (err) {
+    return { ok: false, status: null, latencyMs: Math.round(performance.now() - started), error: (err as Error).message.slice(0, 500) };
+  }
+}
+
+interface Claimed {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event: string;
+  body: string;
+  attempts: number;
+  created_at: Date | string;
+  url: string;
+  secret: string;
+}
+
+export interface WorkerDeps {
+  db: Database;
+  outbound: OutboundPolicy;
+  settings: WebhookSettings;
+  auditKey: string;
+  log: (message: string) => void;
+  clock?: () => number;
+}
+
+export class DeliveryWorker {
+  private readonly clock: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private orgs = new Map<string, Org>();
+  /** Schemas to look at (or every organization), and the pass working on them. */
+  private wanted = new Set<string>();
+  private wantAll = false;
+  private pass: Promise<void> | null = null;
+  private closed = false;
+  private lastPrune = 0;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    this.unlisten = await this.deps.db.listen(WEBHOOK_CHANNEL, (schema) => this.wake(schema));
+    this.timer = setInterval(() => this.wake(null), this.deps.settings.pollMs);
+    this.timer.unref();
+    this.wake(null);
+  }
+
+  /** Looks for due deliveries now: of one organization (by schema) or, with null, of all. */
+  wake(schema: string | null): void {
+    if (this.closed) return;
+    if (schema === null) this.wantAll = true;
+    else this.wanted.add(schema);
+    this.pass ??= this.drain().finally(() => {
+      this.pass = null;
+    });
+  }
+
+  /** Resolves when nothing is being sent (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.pass) await this.pass;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.unlisten?.();
+    await this.idle();
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.closed && (this.wantAll || this.wanted.size > 0)) {
+      const all = this.wantAll;
+      const schemas = [...this.wanted];
+      this.wantAll = false;
+      this.wanted.clear();
+      try {
+        if (all || schemas.some((s) => !this.orgs.has(s))) this.orgs = new Map((await listOrgs(this.deps.db)).map((o) => [o.schema, o]));
+        const orgs = all ? [...this.orgs.values()] : schemas.map((s) => this.orgs.get(s)).filter((o): o is Org => o !== undefined);
+        for (const org of orgs) if (!this.closed) await this.deliverDue(org);
+        if (all && this.clock() - this.lastPrune > 3600_000) {
+          this.lastPrune = this.clock();
+          for (const org of orgs) await this.prune(org);
+        }
+      } catch (err) {
+        // The database went away for a moment, say: the next poll tries again.
+        this.deps.log(`webhook deliveries: ${(err as Error).message.split('\n')[0]}`);
+      }
+    }
+  }
+
+  private async deliverDue(org: Org): Promise<void> {
+    for (;;) {
+      const claimed = await this.claim(org);
+      if (claimed.length === 0) return;
+      await Promise.all(claimed.map((d) => this.send(org, d)));
+      if (this.closed) return;
+    }
+  }
+
+  private async claim(org: Org): Promise<Claimed[]> {
+    const s = ident(org.schema);
+    const now = new Date(this.clock());
+    const lease = new Date(this.clock() + 2 * this.deps.settings.timeoutMs + 5_000);
+    return (
+      await this.deps.db.query<Claimed>(
+        `WITH due AS (
+           SELECT x.id FROM ${s}.webhook_deliveries x JOIN ${s}.webhooks y ON y.id = x.webhook_id
+            WHERE x.delivered_at IS NULL AND x.failed_at IS NULL AND y.state = 'active'
+              AND x.next_at <= $1 AND (x.locked_until IS NULL OR x.locked_until <= $1)
+            ORDER BY x.id LIMIT $3 FOR UPDATE OF x SKIP LOCKED)
+         UPDATE ${s}.webhook_deliveries d SET locked_until = $2, attempts = d.attempts + 1
+           FROM due, ${s}.webhooks w
+          WHERE d.id = due.id AND w.id = d.webhook_id
+          RETURNING d.id::text AS id, d.webhook_id, d.event_id, d.event, d.body, d.attempts, d.created_at, w.url, w.secret`,
+        [now, lease, BATCH],
+      )
+    ).rows;
+  }
+
+  private async send(org: Org, d: Claimed): Promise<void> {
+    const { db, settings } = this.deps;
+    const s = ident(org.schema);
+    // The signed send time is the wall clock's: receivers hold it against theirs.
+    const out = await attempt(d.url, d.secret, { id: d.event_id, type: d.event }, d.body, new Date(), { ...this.deps.outbound, timeoutMs: settings.timeoutMs, maxBytes: RECEIVER_ANSWER_BYTES });
+    const now = new Date(this.clock());
+    const result = [d.id, out.status, out.error, out.latencyMs];
+    if (out.ok) {
+      await db.query(
+        `WITH done AS (UPDATE ${s}.webhook_deliveries SET delivered_at = $5, last_status = $2, last_error = $3, latency_ms = $4, locked_until = NULL WHERE id = $1 RETURNING webhook_id)
+         UPDATE ${s}.webhooks SET last_success_at = $5 WHERE id IN (SELECT webhook_id FROM done)`,
+        [...result, now],
+      );
+      return;
+    }
+    if (d.attempts < settings.maxAttempts) {
+      const next = new Date(this.clock() + retryDelay(d.attempts, settings));
+      await db.query(`UPDATE ${s}.webhook_deliveries SET next_at = $5, locked_until = NULL, last_status = $2, last_error = $3, latency_ms = $4 WHERE id = $1`, [...result, next]);
+      return;
+    }
+    await this.exhausted(org, d, out, now);
+  }
+
+  /** A delivery used its last attempt: disable a receiver that is down, or give up one payload. */
+  private async exhausted(org: Org, d: Claimed, out: AttemptOutcome, now: Date): Promise<void> {
+    const s = ident(org.schema);
+    await this.deps.db.transaction(async (q) => {
+      const hook = (await q.query<{ state: string; last_success_at: Date | null }>(`SELECT state, last_success_at FROM ${s}.webhooks WHERE id = $1 FOR UPDATE`, [d.webhook_id])).rows[0];
+      const down = hook !== undefined && (hook.last_success_at === null || new Date(hook.last_success_at) < new Date(d.created_at));
+      await q.query(
+        `UPDATE ${s}.webhook_deliveries SET locked_until = NULL, last_status = $2, last_error = $3, latency_ms = $4, next_at = $5, failed_at = $6 WHERE id = $1`,
+        [d.id, out.status, out.error, out.latencyMs, now, down ? null : now],
+      );
+      if (!down || hook.state !== 'active') return;
+      const reason = `${d.attempts} attempts to deliver ${d.event} ${d.event_id} failed since ${new Date(d.created_at).toISOString()} and nothing was delivered since; last: ${out.error}`;
+      await q.query(`UPDATE ${s}.webhooks SET state = 'disabled', disabled_reason = $2 WHERE id = $1`, [d.webhook_id, reason]);
+      await appendAudit(q, org, this.deps.auditKey, [
+        { at: now.toISOString(), actor: 'svc-hub', token_id: null, action: 'webhook.disabled', resource: `webhook:${d.webhook_id}`, outcome: 0, details: { reason } },
+      ]);
+      this.deps.log(`webhook ${d.webhook_id} of ${org.slug} disabled: ${reason}`);
+    });
+  }
+
+  private async prune(org: Org): Promise<void> {
+    const before = new Date(this.clock() - KEEP_MS);
+    await this.deps.db.query(`DELETE FROM ${ident(org.schema)}.webhook_deliveries WHERE delivered_at < $1 OR failed_at < $1`, [before]);
+  }
+}

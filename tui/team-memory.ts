@@ -1,0 +1,33 @@
+import type { Output } from '../engine/cli/cli-kit.js';
+import { loadProjectConfig, type ProjectConfig } from '../engine/config/project-config.js';
+import type { RecallSources, TeamSource } from '../engine/ops/recall.js';
+import { remoteOf } from '../engine/remote/hub-client.js';
+
+// The hub in the commands of a project that names one (.svc.yaml remote_url, remote_token):
+// recall, inject and session start also ask it (within TEAM_RECALL_BUDGET_MS, one warning line
+// when it does not answer), and team writes waiting in the outbox are sent when a command that
+// starts work runs (svc sync, svc session start). Nothing fails because the hub is away.
+
+/** The hub as a recall source for commands run in `cwd`, or undefined when none is configured. */
+export async function teamSource(storeRoot: string, cwd = process.cwd(), project?: ProjectConfig | null): Promise<TeamSource | undefined> {
+  const remote = remoteOf(project === undefined ? await loadProjectConfig(cwd) : project);
+  if (!remote) return undefined;
+  const { hubSource } = await import('../engine/remote/team-recall.js');
+  return hubSource(storeRoot, remote);
+}
+
+/** Warns when the hub was asked and did not answer. */
+export function warnSources(sources: RecallSources | undefined, out: Output): void {
+  const hub = sources?.hub;
+  if (hub && hub.state !== 'ok' && hub.state !== 'cached') out.warn(`${hub.detail ?? `the hub at ${hub.url} did not answer`}: local results only`);
+}
+
+export async function sendQueued(storeRoot: string, project: ProjectConfig | null, out: Output): Promise<Record<string, unknown> | undefined> {
+  const remote = remoteOf(project);
+  if (!remote) return undefined;
+  const { sendPending, flushLine } = await import('../engine/remote/team-writes.js');
+  const report = await sendPending(storeRoot, remote);
+  if (!report) return undefined;
+  out.warn(flushLine(report));
+  return { ...report };
+}

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { CLI, projectDir, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
+import { startHubProcess, type HubProcess } from '../../hub/test/support/hub-process.js';
+
+// Team memory with a real `svc hub` (PGlite, loopback): two developers, each with a local store,
+// one organization and one group. What alice learns for the group, bob recalls and is injected;
+// a write while the hub is down waits in alice's outbox and arrives once; a retry after a lost
+// answer writes nothing twice; local and secret-bearing engrams never reach the hub; a scope bob
+// may not write is a clear error; a slow hub leaves recall local within its budget.
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((done) => s.close(done));
+  return port;
+}
+
+describe('team memory through a hub', () => {
+  const data = join(mkdtempSync(join(tmpdir(), 'svc-team-hub-')), 'hub');
+  let port: number;
+  let hub: HubProcess;
+  let url: string;
+  let aliceKey: string;
+  let bobKey: string;
+  const alice = { store: tempStore('alice'), dir: '' };
+  const bob = { store: tempStore('bob'), dir: '' };
+  const start = () => startHubProcess({ SVC_HUB_RATE_LIMIT: '100000', SVC_HUB_WRITE_RATE_LIMIT: '100000' }, ['--data', data, '--port', String(port)]);
+  const api = async (key: string | null, method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${url}/api/v1${path}`, {
+      method,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: r.status, body: (await r.json().catch(() => null)) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const onHub = async (statement: string) => (await api(aliceKey, 'GET', '/engrams?limit=200')).body.items.filter((e: { statement: string }) => e.statement === statement);
+  const as = (who: typeof alice) => ({ store: who.store, cwd: who.dir });
+
+  beforeAll(async () => {
+    port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    const made = await svcJson(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json']);
+    aliceKey = made.data.api_key;
+    hub = await start();
+    const bobUser = await api(aliceKey, 'POST', '/admin/users', { name: 'bob', role: 'editor' });
+    const invitation = await api(aliceKey, 'POST', '/admin/invitations', { user_id: bobUser.body.id });
+    bobKey = (await api(null, 'POST', '/invitations/redeem', { token: invitation.body.token })).body.key;
+    await api(aliceKey, 'POST', '/admin/groups', { path: 'backend' });
+    await api(aliceKey, 'POST', '/admin/groups', { path: 'frontend' });
+    for (const id of [made.data.admin.id, bobUser.body.id]) await api(aliceKey, 'POST', '/admin/groups/backend/members', { user_id: id });
+    alice.dir = projectDir(`remote_url: ${url}\nremote_token: ${aliceKey}\n`);
+    bob.dir = projectDir(`remote_url: ${url}\nremote_token: ${bobKey}\n`);
+  }, 90_000);
+  afterAll(async () => hub?.stop());
+
+  it("finds alice's team learning in bob's recall and injection, marked as the hub's", async () => {
+    const learned = await svcJson(['learn', 'Backend services log in JSON lines', '--scope', 'group:backend'], as(alice));
+    expect(learned.run.code, learned.run.stderr).toBe(0);
+    expect(learned.data).toMatchObject({ scope: 'group:backend', hub: url });
+    expect(await onHub('Backend services log in JSON lines')).toHaveLength(1);
+
+    await svc(['learn', 'Bob keeps his own notes in markdown'], as(bob));
+    const found = await svcJson(['recall', 'backend log json lines'], as(bob));
+    expect(found.run.code, found.run.stderr).toBe(0);
+    expect(found.data.sources).toMatchObject({ local: 'ok', hub: { url, state: 'ok' } });
+    expect(found.data.results[0]).toMatchObject({ statement: 'Backend services log in JSON lines', source: 'hub', scope: 'group:backend' });
+    const text = await svc(['recall', 'backend log json lines', '--no-json'], as(bob));
+    expect(text.stdout).toMatch(/Backend services log in JSON lines.*\[hub\]/);
+
+    const listed = await svcJson(['list'], as(bob));
+    expect(listed.data.sources).toEqual({ local: 'ok', hub: 'ok' });
+    expect(listed.data.engrams).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ statement: 'Backend services log in JSON lines', source: 'hub' }),
+        expect.objectContaining({ statement: 'Bob keeps his own notes in markdown', source: 'local' }),
+      ]),
+    );
+
+    const injected = await svcJson(['inject', 'add logging to the backend service'], as(bob));
+    expect(injected.data.text).toContain('Backend services log in JSON lines');
+  });
+
+  it('keeps local and secret-bearing engrams on the machine', async () => {
+    await svc(['learn', 'Alice local scratch note', '--scope', 'local'], as(alice));
+    const secret = await svcJson(['learn', 'Deploy with token ghp_abcdefghijklmnopqrstuvwxyz0123456789', '--scope', 'group:backend'], as(alice));
+    expect(secret.run.code).toBe(0);
+    expect(secret.data.scope).toBe('local');
+    expect(secret.run.stderr).toMatch(/secret/i);
+    const all = JSON.stringify((await api(aliceKey, 'GET', '/engrams?limit=200')).body);
+    expect(all).not.toContain('ghp_abcdefghijklmnopqrstuvwxyz0123456789');
+    expect(all).not.toContain('Alice local scratch note');
+  });
+
+  it('refuses a scope bob may not write, clearly, and leaves nothing to retry', async () => {
+    const r = await svc(['learn', 'Frontend uses tabs', '--scope', 'group:frontend'], as(bob));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not learned: the hub at .* answered 403: .*group:frontend/);
+    expect(existsOutbox(bob.store)).toEqual([]);
+  });
+
+  it('queues a write while the hub is down, delivers it once at the next session start, and a retry after a lost answer writes nothing twice', async () => {
+    await hub.stop();
+    const t0 = Date.now();
+    const queued = await svcJson(['learn', 'Queued while the hub was down', '--scope', 'group:backend'], as(alice));
+    expect(Date.now() - t0).toBeLessThan(7_000);
+    expect(queued.run.code).toBe(0);
+    expect(queued.data).toMatchObject({ queued: true, scope: 'group:backend' });
+    expect(queued.run.stderr).toMatch(/unreachable.*queued in the outbox/);
+    expect(existsOutbox(alice.store)).toHaveLength(1);
+    const [file] = existsOutbox(alice.store);
+    // What a kill -9 after the hub stored it but before the entry was removed would leave behind.
+    const copy = join(tmpdir(), `outbox-copy-${Date.now()}.json`);
+    copyFileSync(join(alice.store, 'remote', 'outbox', file!), copy);
+
+    hub = await start();
+    const session = await svcJson(['session', 'start', 'check the queue'], as(alice));
+    expect(session.run.code, session.run.stderr).toBe(0);
+    expect(session.data.outbox).toMatchObject({ delivered: 1, pending: 0 });
+    expect(existsOutbox(alice.store)).toEqual([]);
+    expect(await onHub('Queued while the hub was down')).toHaveLength(1);
+
+    copyFileSync(copy, join(alice.store, 'remote', 'outbox', file!));
+    await svc(['session', 'start', 'again'], as(alice));
+    expect(existsOutbox(alice.store)).toEqual([]);
+    expect(await onHub('Queued while the hub was down')).toHaveLength(1);
+  }, 60_000);
+
+  it('loses and duplicates nothing when svc is killed with SIGKILL after the hub stored its write but before it heard back', async () => {
+    // A proxy that lets the write reach the hub, then holds the answer while the test kills svc.
+    let hold = true;
+    let stored = false;
+    const proxy: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
+        const upstream = await fetch(`${url}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+        const text = await upstream.text();
+        if (req.method === 'POST') stored = true;
+        if (hold && req.method === 'POST') return; // never answered: svc waits until it is killed
+        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+        res.end(text);
+      });
+    });
+    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+    const dir = projectDir(`remote_url: http://127.0.0.1:${(proxy.address() as AddressInfo).port}\nremote_token: ${aliceKey}\n`);
+    try {
+      const child = spawn(process.execPath, [CLI, 'learn', 'Killed mid-delivery, stored once', '--scope', 'group:backend'], { cwd: dir, env: { ...process.env, SVC_PATH: alice.store }, stdio: 'ignore' });
+      const deadline = Date.now() + 10_000;
+      while (!stored && Date.now() < deadline) await new Promise((d) => setTimeout(d, 20));
+      expect(stored).toBe(true);
+      child.kill('SIGKILL');
+      await new Promise((d) => child.once('exit', d));
+      expect(existsOutbox(alice.store)).toHaveLength(1);
+      expect(await onHub('Killed mid-delivery, stored once')).toHaveLength(1);
+      hold = false;
+      // The agent host's SessionStart hook sends what waits, as svc session start does.
+      const event = JSON.stringify({ session_id: 'crash', cwd: dir, hook_event_name: 'SessionStart', source: 'startup' });
+      const hooked = await svc(['hook-inject'], { store: alice.store, cwd: dir, input: event });
+      expect(hooked.code).toBe(0);
+      expect(existsOutbox(alice.store)).toEqual([]);
+      expect(await onHub('Killed mid-delivery, stored once')).toHaveLength(1);
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
+  });
+
+  it('discovers the hub scopes with their counts, registers shared ones, and lists them as stores', async () => {
+    const found = await svcJson(['stores', 'discover'], as(bob));
+    expect(found.run.code, found.run.stderr).toBe(0);
+    expect(found.data.scopes).toEqual(expect.arrayContaining([expect.objectContaining({ scope: 'group:backend', writable: true, queried: true })]));
+    expect(found.data.scopes.find((s: { scope: string }) => s.scope === 'group:backend').engrams).toBeGreaterThanOrEqual(1);
+    // With a whitelist, register adds the shared scopes it lacks to .svc.yaml.
+    const dir = projectDir(`# bob's project\nremote_url: ${url}\nremote_token: ${bobKey}\nremote_scopes: [org:acme]\n`);
+    const reg = await svcJson(['stores', 'discover', '--register'], { store: bob.store, cwd: dir });
+    expect(reg.data.registered).toContain('group:backend');
+    expect(readFileSync(join(dir, '.svc.yaml'), 'utf8')).toMatch(/# bob's project[\s\S]*remote_scopes:[\s\S]*group:backend/);
+    const stores = await svcJson(['stores', 'list'], as(bob));
+    expect(stores.data.stores).toEqual(expect.arrayContaining([expect.objectContaining({ scope: 'group:backend', role: 'remote', path: url })]));
+  });
+
+  it('publishes a local engram to a team scope with svc rescope, and routes a learn without scope to where its kind lives', async () => {
+    const local = await svcJson(['learn', 'Release branches are cut on Thursdays', '--scope', 'project:release'], as(alice));
+    const moved = await svcJson(['rescope', local.data.id, '--scope', 'group:backend', '--reason', 'the team needs it'], as(alice));
+    expect(moved.run.code, moved.run.stderr).toBe(0);
+    expect(moved.data.items[0]).toMatchObject({ id: local.data.id, outcome: 'published', from: 'project:release', to: 'group:backend' });
+    expect(await onHub('Release branches are cut on Thursdays')).toHaveLength(1);
+    expect((await svcJson(['list', '--scope', 'project:release'], as(alice))).data.count).toBe(0); // the local copy is retired
+
+    for (const s of ['Migrations run before deploys', 'Migrations are reviewed by two people', 'Migrations never drop columns'])
+      await svc(['learn', s, '--scope', 'project:db'], as(alice));
+    const routed = await svcJson(['learn', 'Migrations keep a rollback script'], as(alice));
+    expect(routed.data).toMatchObject({ scope: 'project:db', routed: { scope: 'project:db' } });
+    const unrouted = await svcJson(['learn', 'Coffee is in the second kitchen'], as(alice));
+    expect(unrouted.data.scope).toBe('global');
+  });
+
+  it('checks the hub in svc doctor, naming the fix for a bad token', async () => {
+    const good = await svcJson(['doctor', '--no-handshake'], as(alice));
+    expect(good.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({ status: 'ok', message: expect.stringContaining('authenticated as alice') });
+    const dir = projectDir(`remote_url: ${url}\nremote_token: svc_sk_not_a_key\n`);
+    const bad = await svcJson(['doctor', '--no-handshake'], { store: alice.store, cwd: dir });
+    expect(bad.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({ status: 'fail', fix: expect.stringContaining('svc init-remote') });
+  });
+
+  it('answers recall locally within its budget when the hub is slow, with one warning line', async () => {
+    const slow: Server = createServer((req) => void req); // never answers
+    await new Promise<void>((done) => slow.listen(0, '127.0.0.1', done));
+    const dir = projectDir(`remote_url: http://127.0.0.1:${(slow.address() as AddressInfo).port}\nremote_token: svc_sk_whatever\n`);
+    try {
+      await svc(['learn', 'Slow hubs never block recall'], { store: bob.store, cwd: dir });
+      const t0 = Date.now();
+      const r = await svcJson(['recall', 'slow hubs block recall'], { store: bob.store, cwd: dir });
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(r.run.code).toBe(0);
+      expect(r.data.results[0].statement).toBe('Slow hubs never block recall');
+      expect(r.data.sources.hub).toMatchObject({ state: 'unreachable' });
+      expect(r.run.stderr.trim().split('\n').filter((l) => /hub/.test(l))).toHaveLength(1);
+      expect(r.run.stderr).toMatch(/unreachable \(no answer within 1\.5 s\): local results only/);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+});
+
+function existsOutbox(store: string): string[] {
+  try {
+    return readdirSync(join(store, 'remote', 'outbox')).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+}
+
