@@ -27,6 +27,8 @@ export interface HubClaims {
   jti: string;
   /** The user's token version when it was issued: raising it revokes every token of the user. */
   ver: number;
+  /** The sign-in session it was minted from (hub/login): ending the session ends the token. */
+  sid?: string;
 }
 
 /** The longest a hub token may live: a token without `exp`, or meant to live longer, is refused. */
@@ -36,7 +38,7 @@ const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 export async function signJwt(secrets: JwtSecrets, claims: HubClaims, ttlSeconds = 3600): Promise<string> {
   const { SignJWT } = await import('jose');
-  return new SignJWT({ org: claims.org, ver: claims.ver })
+  return new SignJWT({ org: claims.org, ver: claims.ver, ...(claims.sid ? { sid: claims.sid } : {}) })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(claims.sub)
     .setJti(claims.jti)
@@ -66,10 +68,10 @@ export async function verifyJwt(secrets: JwtSecrets, token: string): Promise<Ver
         requiredClaims: ['exp', 'iat', 'jti', 'sub'],
         maxTokenAge: MAX_JWT_LIFETIME_S,
       });
-      const { sub, org, jti, ver, exp, iat } = payload as Record<string, unknown>;
+      const { sub, org, jti, ver, exp, iat, sid } = payload as Record<string, unknown>;
       if (typeof sub !== 'string' || typeof org !== 'string' || typeof jti !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
       if (exp - iat > MAX_JWT_LIFETIME_S) return null;
-      return { sub, org, jti, ver: typeof ver === 'number' ? ver : 0, exp };
+      return { sub, org, jti, ver: typeof ver === 'number' ? ver : 0, exp, ...(typeof sid === 'string' ? { sid } : {}) };
     } catch (err) {
       // An expired token signed with the current secret is expired under the previous one too.
       if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') return null;

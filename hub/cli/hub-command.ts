@@ -55,6 +55,7 @@ const HELP = `
     SVC_HUB_WEBHOOK_RETRY_BASE   seconds before the first retry; doubles up to an hour (default 10)
     SVC_HUB_WEBHOOK_ATTEMPTS     attempts per delivery before giving up or disabling (default 12)
     SVC_HUB_ALLOW_PRIVATE_URLS   1: packs by URL and webhooks may reach private addresses and http
+    SVC_HUB_PUBLIC_URL           the hub's address in browsers (sign-in redirects), e.g. https://hub.example.com
     SVC_HUB_JWT_SECRET, SVC_HUB_JWT_PREVIOUS_SECRET, SVC_HUB_DOCS_URL`;
 
 const FLAGS = {

@@ -23,6 +23,7 @@ import { registerSearchRoutes } from './routes/search-routes.js';
 import { registerRecordRoutes } from './routes/record-routes.js';
 import { registerIdentityRoutes, registerInvitationRoutes } from './routes/identity-routes.js';
 import { registerPackRoutes } from './routes/pack-routes.js';
+import { registerLoginRoutes, registerProviderAdminRoutes } from '../login/login-routes.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
@@ -32,7 +33,7 @@ import type { RerankSetting } from '../../engine/ops/recall.js';
 //   the MCP surface's gate (/mcp, /sse, /messages: the token and its limits; hub/mcp);
 //   the request's path and JSON body checked (request-input.ts);
 //   a write's Idempotency-Key claimed, or its first answer replayed (idempotency.ts);
-//   public routes (the OpenAPI description, health, redeeming an invitation);
+//   public routes (the OpenAPI description, health, redeeming an invitation, signing in);
 //   the REST routes; the MCP routes.
 
 export interface HubOptions extends ConfigOptions {
@@ -144,6 +145,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     ctx.body = { ok: true };
   });
   registerInvitationRoutes(publicRouter, { db, failedAuth, auditKey: config.auditKey });
+  registerLoginRoutes(publicRouter, { db, config, audit, failedAuth });
   app.use(publicRouter.routes());
 
   const api = new Router<HubState>({ prefix: '/api/v1' });
@@ -154,6 +156,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   registerPackRoutes(api, { outbound: config.outbound });
   registerToolPolicyRoutes(api);
   registerWebhookRoutes(api, { db, outbound: config.outbound, settings: config.webhooks });
+  registerProviderAdminRoutes(api, { config });
   app.use(api.routes());
   app.use(api.allowedMethods());
 

@@ -32,8 +32,11 @@ export async function authenticate(db: Database, jwt: JwtSecrets, header: string
   const s = ident(org.schema);
   const user = (
     await db.query<UserRow & { revoked: boolean }>(
-      `SELECT id, name, role, active, token_version, EXISTS (SELECT 1 FROM ${s}.revoked_tokens WHERE jti = $2) AS revoked FROM ${s}.users WHERE id = $1`,
-      [claims.sub, claims.jti],
+      `SELECT id, name, role, active, token_version,
+              EXISTS (SELECT 1 FROM ${s}.revoked_tokens WHERE jti = $2)
+              OR ($3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${s}.login_sessions WHERE id = $3 AND user_id = $1 AND revoked_at IS NULL AND expires_at > now())) AS revoked
+         FROM ${s}.users WHERE id = $1`,
+      [claims.sub, claims.jti, claims.sid ?? null],
     )
   ).rows[0];
   if (user && (user.revoked || Number(user.token_version) !== claims.ver)) throw unauthorized('invalid token: it was revoked', 'invalid_token');

@@ -14,6 +14,8 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/deli
 
 export interface HubConfig {
   docsUrl: string;
+  /** The hub's address as browsers and identity providers reach it (sign-in redirects); absent: the request's own origin. */
+  publicUrl?: string;
   rateLimits: RateLimits;
   jwt: JwtSecrets;
   auditKey: string;
@@ -44,6 +46,7 @@ export interface McpLimits {
 
 export interface ConfigOptions {
   docsUrl?: string;
+  publicUrl?: string;
   rateLimits?: Partial<RateLimits>;
   jwt?: JwtSecrets;
   auditKey?: string;
@@ -95,8 +98,11 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     pem = await storedSecret(db, 'checkpoint_key', newEd25519Pem);
     keysInDatabase.push('checkpoint');
   }
+  const publicUrl = opts.publicUrl ?? (env.SVC_HUB_PUBLIC_URL || undefined);
+  if (publicUrl !== undefined && !/^https?:\/\/[^/?#\s]+\/?$/.test(publicUrl)) throw new Error(`SVC_HUB_PUBLIC_URL must be an origin such as https://hub.example.com (got "${publicUrl}")`);
   return {
     docsUrl: (opts.docsUrl ?? env.SVC_HUB_DOCS_URL ?? DEFAULT_DOCS_URL).replace(/\/+$/, ''),
+    ...(publicUrl ? { publicUrl: publicUrl.replace(/\/$/, '') } : {}),
     rateLimits: {
       perMinute: opts.rateLimits?.perMinute ?? positive(env, 'SVC_HUB_RATE_LIMIT', DEFAULT_RATE_LIMITS.perMinute, 'requests per minute'),
       writesPerMinute: opts.rateLimits?.writesPerMinute ?? positive(env, 'SVC_HUB_WRITE_RATE_LIMIT', DEFAULT_RATE_LIMITS.writesPerMinute, 'writes per minute'),

@@ -16,6 +16,8 @@ export const EVERY_ROUTE: Array<[method: string, path: string, body?: unknown]> 
   ['GET', '/admin/webhooks'], ['POST', '/admin/webhooks', { url: 'https://example.com/h', events: ['engram.created'] }],
   ['GET', '/admin/webhooks/WH-x'], ['PATCH', '/admin/webhooks/WH-x', { state: 'active' }], ['DELETE', '/admin/webhooks/WH-x'],
   ['POST', '/admin/webhooks/WH-x/test'], ['POST', '/packs', { url: 'https://example.com/p.json' }],
+  ['GET', '/admin/identity-providers'], ['POST', '/admin/identity-providers', { name: 'gh', kind: 'github', client_id: 'a', client_secret: 'b' }],
+  ['GET', '/admin/identity-providers/x'], ['PATCH', '/admin/identity-providers/x', { create_users: true }], ['DELETE', '/admin/identity-providers/x'],
   // Last: it ends the token it is called with.
   ['DELETE', '/me/token'],
 ];

@@ -1,0 +1,204 @@
+import type Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database, HubState, Org } from '../contracts.js';
+import type { HubConfig } from '../server/config.js';
+import type { AuditWriter } from '../audit/audit-log.js';
+import { appendAudit } from '../audit/audit-log.js';
+import { ident } from '../data/migrate.js';
+import { findOrg } from '../data/organizations.js';
+import type { FailedAuthGuard } from '../limits/failed-auth.js';
+import { validBody } from '../openapi/spec.js';
+import { HubProblem, badRequest, forbidden, notFoundProblem, unauthorized } from '../server/problem.js';
+import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
+import { createProvider, deleteProvider, getProvider, listProviders, providerByName, updateProvider, type IdentityProvider, type ProviderInput } from './identity-providers.js';
+import { authorizationUrl, completeLogin, failureReason } from './provider-client.js';
+import { createSession, endSession, mintToken, sessionFromCookie, SESSION_COOKIE, SESSION_HOURS } from './login-sessions.js';
+import { signInUser, SignInRefused } from './sign-in.js';
+
+// Signing in through an organization's identity providers, for browsers:
+//   GET  /auth/<org>/<provider>/login[?return_to=/path]  redirects to the provider
+//   GET  /auth/<org>/<provider>/callback                 the provider sends the browser back here
+//   GET  /auth/session                                   who this browser is signed in as
+//   POST /auth/token                                     a short-lived hub token from the session
+//   POST /auth/logout                                    ends the session and its tokens
+// The attempt's state travels both in the redirect and in a cookie on the browser that started
+// it (so nobody can hand a victim a callback for the attacker's account); its PKCE verifier and
+// nonce stay in the database, used once. And the admin routes that configure the providers.
+
+const ATTEMPT_COOKIE = 'svc_login';
+const ATTEMPT_MINUTES = 10;
+const DEFAULT_RETURN = '/auth/session';
+
+type AnyCtx = ParameterizedContext;
+
+export interface LoginDeps {
+  db: Database;
+  config: HubConfig;
+  audit: AuditWriter;
+  failedAuth: FailedAuthGuard;
+}
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** Only a path on this hub: never another origin (//evil, /\evil), never control characters. */
+export function checkReturnTo(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return DEFAULT_RETURN;
+  if (!/^\/(?![/\\])[\x21-\x7e]{0,2000}$/.test(raw) || raw.includes('\\')) throw badRequest('return_to must be a path on this hub, such as /me/', ['return_to: not a local path']);
+  return raw;
+}
+
+// Koa's ctx.origin is the Origin request header: the hub's own origin is protocol and Host.
+const origin = (ctx: AnyCtx, config: HubConfig): string => config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
+const redirectUri = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): string => `${origin(ctx, config)}/auth/${org.slug}/${name}/callback`;
+
+function cookieOptions(ctx: AnyCtx, config: HubConfig, path: string, maxAgeMs: number) {
+  const secure = ctx.secure || (config.publicUrl?.startsWith('https:') ?? false);
+  // Behind a TLS terminator the hub sees http; the browser does not.
+  if (secure) ctx.cookies.secure = true;
+  return { httpOnly: true, sameSite: 'lax' as const, secure, path, maxAge: maxAgeMs, overwrite: true };
+}
+
+/** State-changing calls carried by the cookie: a browser names its origin, and it must be ours. */
+function sameOrigin(ctx: AnyCtx, config: HubConfig): void {
+  const from = ctx.get('origin');
+  if (from && from !== origin(ctx, config)) throw forbidden(`a request from ${from} may not use this hub's sign-in session`);
+}
+
+async function orgAndProvider(db: Database, slug: string, name: string) {
+  const org = await findOrg(db, slug).catch(() => null);
+  const provider = org ? await providerByName(db, org, name) : null;
+  if (!org || !provider) throw notFoundProblem(`no identity provider "${name}" in organization "${slug}"`);
+  return { org, provider };
+}
+
+export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
+  const { db, config } = deps;
+
+  router.get('/auth/:org/:provider/login', async (ctx) => {
+    const returnTo = checkReturnTo(typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined);
+    const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
+    const checks = { state: randomBytes(32).toString('base64url'), nonce: randomBytes(32).toString('base64url'), verifier: randomBytes(48).toString('base64url') };
+    const target = await authorizationUrl(provider, redirectUri(ctx, config, org, provider.name), checks).catch((err: unknown) => {
+      throw new HubProblem(502, 'provider-unreachable', 'Identity provider unreachable', `${provider.name} could not be reached: ${failureReason(err)}`);
+    });
+    await db.query(
+      `INSERT INTO ${ident(org.schema)}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [sha256(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000)],
+    );
+    ctx.cookies.set(ATTEMPT_COOKIE, checks.state, cookieOptions(ctx, config, '/auth/', ATTEMPT_MINUTES * 60_000));
+    ctx.redirect(target.href);
+  });
+
+  router.get('/auth/:org/:provider/callback', async (ctx) => {
+    deps.failedAuth.check(ctx.ip, false);
+    const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
+    const refuse = async (reason: string): Promise<never> => {
+      deps.audit.record(org, { at: new Date().toISOString(), actor: 'anonymous', token_id: null, action: 'auth.login', resource: `identity_provider:${provider.id}`, outcome: 401, details: { reason } });
+      await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
+      throw unauthorized(`sign-in through ${provider.name} failed: ${reason}`);
+    };
+    const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
+    const mine = ctx.cookies.get(ATTEMPT_COOKIE);
+    ctx.cookies.set(ATTEMPT_COOKIE, null, cookieOptions(ctx, config, '/auth/', 0));
+    if (!state || !mine || state !== mine) return refuse('this sign-in was not started by this browser (state does not match); start again');
+    const attempt = (
+      await db.query<{ provider_id: string; code_verifier: string; nonce: string; return_to: string }>(
+        `DELETE FROM ${ident(org.schema)}.login_attempts WHERE state_hash = $1 AND expires_at > now() RETURNING provider_id, code_verifier, nonce, return_to`,
+        [sha256(state)],
+      )
+    ).rows[0];
+    if (!attempt || attempt.provider_id !== provider.id) return refuse('this sign-in is unknown, used already or expired; start again');
+    if (typeof ctx.query.error === 'string') return refuse(`the provider answered ${ctx.query.error.slice(0, 100)}`);
+    const callback = new URL(`${redirectUri(ctx, config, org, provider.name)}?${ctx.querystring}`);
+    let who;
+    try {
+      who = await completeLogin(provider, redirectUri(ctx, config, org, provider.name), callback, { state, nonce: attempt.nonce, verifier: attempt.code_verifier });
+    } catch (err) {
+      return refuse(failureReason(err));
+    }
+    let signed;
+    try {
+      signed = await db.transaction(async (q) => {
+        const user = await signInUser(q, org, provider, who);
+        const made = await createSession(q, org, user.userId, provider.id);
+        await appendAudit(q, org, config.auditKey, [
+          { at: new Date().toISOString(), actor: user.userName, token_id: made.session.id, action: 'auth.login', resource: `user:${user.userId}`, outcome: 200, details: { provider: provider.name, created: user.created } },
+        ]);
+        return made;
+      });
+    } catch (err) {
+      if (err instanceof SignInRefused) return refuse(err.message);
+      throw err;
+    }
+    ctx.cookies.set(SESSION_COOKIE, signed.cookie, cookieOptions(ctx, config, '/', SESSION_HOURS * 3600_000));
+    ctx.redirect(attempt.return_to);
+  });
+
+  const session = async (ctx: AnyCtx) => {
+    const s = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
+    if (!s) throw unauthorized('not signed in: start at /auth/<organization>/<provider>/login');
+    return s;
+  };
+
+  router.get('/auth/session', async (ctx) => {
+    const s = await session(ctx);
+    const user = (await db.query<{ name: string; role: string }>(`SELECT name, role FROM ${ident(s.org.schema)}.users WHERE id = $1`, [s.userId])).rows[0]!;
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { user: { id: s.userId, name: user.name }, org: { id: s.org.id, slug: s.org.slug }, role: user.role, expires_at: s.expiresAt.toISOString() };
+  });
+
+  router.post('/auth/token', async (ctx) => {
+    sameOrigin(ctx, config);
+    const s = await session(ctx);
+    const { token, expiresAt } = await mintToken(db, config.jwt, s);
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { token, token_type: 'Bearer', expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000), expires_at: expiresAt.toISOString() };
+  });
+
+  router.post('/auth/logout', async (ctx) => {
+    sameOrigin(ctx, config);
+    const s = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
+    if (s) {
+      await endSession(db, s);
+      deps.audit.record(s.org, { at: new Date().toISOString(), actor: s.userName, token_id: s.id, action: 'auth.logout', resource: `user:${s.userId}`, outcome: 204, details: {} });
+    }
+    ctx.cookies.set(SESSION_COOKIE, null, cookieOptions(ctx, config, '/', 0));
+    ctx.status = 204;
+  });
+}
+
+/** The admin routes under /api/v1/admin/identity-providers. */
+export function registerProviderAdminRoutes(router: Router<HubState>, deps: { config: HubConfig }): void {
+  const view = (ctx: Ctx, p: IdentityProvider) => ({
+    ...p,
+    login_url: `${origin(ctx, deps.config)}/auth/${ctx.state.principal.org.slug}/${p.name}/login`,
+    redirect_uri: redirectUri(ctx, deps.config, ctx.state.principal.org, p.name),
+  });
+  router.get('/admin/identity-providers', async (ctx: Ctx) => {
+    requireAdmin(ctx.state.principal);
+    ctx.body = { items: (await listProviders(ctx.state.db, ctx.state.principal.org)).map((p) => view(ctx, p)) };
+  });
+  router.post('/admin/identity-providers', async (ctx: Ctx) => {
+    requireAdmin(ctx.state.principal);
+    const body = await validBody<ProviderInput>('IdentityProviderNew', ctx.request.body);
+    ctx.status = 201;
+    ctx.body = view(ctx, await createProvider(ctx.state.db, ctx.state.principal.org, body));
+  });
+  router.get('/admin/identity-providers/:id', async (ctx: Ctx) => {
+    requireAdmin(ctx.state.principal);
+    const p = await getProvider(ctx.state.db, ctx.state.principal.org, ctx.params.id!);
+    if (!p) throw notFoundProblem(`no identity provider ${ctx.params.id}`);
+    ctx.body = view(ctx, p);
+  });
+  router.patch('/admin/identity-providers/:id', async (ctx: Ctx) => {
+    requireAdmin(ctx.state.principal);
+    const body = await validBody<ProviderInput>('IdentityProviderChange', ctx.request.body);
+    ctx.body = view(ctx, await updateProvider(ctx.state.db, ctx.state.principal.org, ctx.params.id!, body));
+  });
+  router.delete('/admin/identity-providers/:id', async (ctx: Ctx) => {
+    requireAdmin(ctx.state.principal);
+    await deleteProvider(ctx.state.db, ctx.state.principal.org, ctx.params.id!);
+    ctx.status = 204;
+  });
+}

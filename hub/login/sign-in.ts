@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { Org, Queryable, Role } from '../contracts.js';
+import { ident } from '../data/migrate.js';
+import { authChanged } from '../access/epoch.js';
+import type { ProviderWithSecret } from './identity-providers.js';
+import type { ExternalIdentity } from './provider-client.js';
+
+// Which user of the organization a provider's account is. In order: the account linked at an
+// earlier sign-in; else the person whose e-mail is one of the account's verified addresses (then
+// linked); else, when the provider may create users, a new person named after the address.
+// Only verified addresses count, and when the provider lists allowed domains, only addresses in
+// them: an unverified address claiming an allowed domain signs nobody in.
+
+export class SignInRefused extends Error {}
+
+export interface SignedIn {
+  userId: string;
+  userName: string;
+  created: boolean;
+}
+
+const domainOf = (email: string): string => email.slice(email.lastIndexOf('@') + 1);
+
+export async function signInUser(q: Queryable, org: Org, p: ProviderWithSecret, who: ExternalIdentity): Promise<SignedIn> {
+  const s = ident(org.schema);
+  const emails = p.allowed_domains.length ? who.emails.filter((e) => p.allowed_domains.includes(domainOf(e))) : who.emails;
+  if (emails.length === 0) {
+    throw new SignInRefused(
+      p.allowed_domains.length
+        ? `this ${p.kind} account has no verified e-mail address in ${p.allowed_domains.join(', ')}`
+        : `this ${p.kind} account has no verified e-mail address`,
+    );
+  }
+  const linked = (
+    await q.query<{ id: string; name: string; active: boolean }>(
+      `SELECT u.id, u.name, u.active FROM ${s}.external_identities x JOIN ${s}.users u ON u.id = x.user_id WHERE x.provider_id = $1 AND x.subject = $2`,
+      [p.id, who.subject],
+    )
+  ).rows[0];
+  if (linked) return active(linked, false);
+
+  const known = (
+    await q.query<{ id: string; name: string; active: boolean }>(
+      `SELECT id, name, active FROM ${s}.users WHERE kind = 'person' AND lower(email) = ANY($1::text[]) ORDER BY array_position($1::text[], lower(email)), created_at LIMIT 2`,
+      [emails],
+    )
+  ).rows;
+  let user: { id: string; name: string; active: boolean };
+  let created = false;
+  if (known[0]) {
+    user = known[0];
+  } else if (p.create_users) {
+    user = { id: randomUUID(), name: await freeName(q, org, emails[0]!), active: true };
+    await q.query(`INSERT INTO ${s}.users (id, name, email, role, kind) VALUES ($1, $2, $3, $4, 'person')`, [user.id, user.name, emails[0], p.default_role as Role]);
+    created = true;
+    await authChanged(q, org);
+  } else {
+    throw new SignInRefused(`no user of ${org.slug} has the e-mail address ${emails[0]}; ask an admin to add you`);
+  }
+  await q.query(`INSERT INTO ${s}.external_identities (provider_id, subject, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [p.id, who.subject, user.id]);
+  return active(user, created);
+}
+
+function active(u: { id: string; name: string; active: boolean }, created: boolean): SignedIn {
+  if (!u.active) throw new SignInRefused(`the user ${u.name} is deactivated`);
+  return { userId: u.id, userName: u.name, created };
+}
+
+/** A user name from an address's local part, made unique with a number when taken. */
+async function freeName(q: Queryable, org: Org, email: string): Promise<string> {
+  const base =
+    email
+      .slice(0, email.lastIndexOf('@'))
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+/, '')
+      .slice(0, 56) || 'user';
+  const taken = new Set(
+    (await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.name),
+  );
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+}

@@ -1,0 +1,48 @@
+-- Sign-in through an organization's identity providers (OAuth 2.0 with GitHub, OIDC with any
+-- issuer, GitLab included). A provider's client secret is write-only through the API.
+CREATE TABLE identity_providers (
+  id             text PRIMARY KEY,
+  -- The provider's name in login URLs: /auth/<org>/<name>/login.
+  name           text NOT NULL UNIQUE,
+  kind           text NOT NULL CHECK (kind IN ('oidc', 'github', 'gitlab')),
+  -- oidc: the issuer; github and gitlab: the instance's base URL (github.com, gitlab.com by default).
+  issuer         text NOT NULL,
+  client_id      text NOT NULL,
+  client_secret  text NOT NULL,
+  -- E-mail domains allowed to sign in (lowercase); empty: any verified address.
+  allowed_domains text[] NOT NULL DEFAULT '{}',
+  -- Whether a first sign-in by someone the organization does not know creates their user.
+  create_users   boolean NOT NULL DEFAULT false,
+  default_role   text NOT NULL DEFAULT 'viewer' CHECK (default_role IN ('viewer', 'editor', 'admin')),
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  updated_at     timestamptz NOT NULL DEFAULT now()
+);
+-- Which provider account is which user, once linked at a first sign-in.
+CREATE TABLE external_identities (
+  provider_id text NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+  subject     text NOT NULL,
+  user_id     text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (provider_id, subject)
+);
+-- A sign-in on its way through a provider: found by the SHA-256 of its state, used once.
+CREATE TABLE login_attempts (
+  state_hash    text PRIMARY KEY,
+  provider_id   text NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+  code_verifier text NOT NULL,
+  nonce         text NOT NULL,
+  return_to     text NOT NULL,
+  expires_at    timestamptz NOT NULL
+);
+-- A browser's signed-in session (the HttpOnly cookie holds its secret); hub tokens minted from it
+-- carry its id, so ending it ends them.
+CREATE TABLE login_sessions (
+  id           text PRIMARY KEY,
+  user_id      text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  provider_id  text REFERENCES identity_providers (id) ON DELETE SET NULL,
+  secret_hash  text NOT NULL UNIQUE,
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  expires_at   timestamptz NOT NULL,
+  revoked_at   timestamptz
+);
+CREATE INDEX login_sessions_user ON login_sessions (user_id);
