@@ -29,6 +29,8 @@ export interface HubClaims {
   ver: number;
   /** The sign-in session it was minted from (hub/login): ending the session ends the token. */
   sid?: string;
+  /** The resource it was issued for (RFC 8707), when an OAuth client asked for one. */
+  aud?: string;
 }
 
 /** The longest a hub token may live: a token without `exp`, or meant to live longer, is refused. */
@@ -38,7 +40,7 @@ const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 export async function signJwt(secrets: JwtSecrets, claims: HubClaims, ttlSeconds = 3600): Promise<string> {
   const { SignJWT } = await import('jose');
-  return new SignJWT({ org: claims.org, ver: claims.ver, ...(claims.sid ? { sid: claims.sid } : {}) })
+  return new SignJWT({ org: claims.org, ver: claims.ver, ...(claims.sid ? { sid: claims.sid } : {}), ...(claims.aud ? { aud: claims.aud } : {}) })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(claims.sub)
     .setJti(claims.jti)

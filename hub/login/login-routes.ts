@@ -3,13 +3,15 @@ import type { ParameterizedContext } from 'koa';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database, HubState, Org } from '../contracts.js';
 import type { HubConfig } from '../server/config.js';
+import { hubOrigin } from '../server/hub-origin.js';
+import { cookieOptions, sameOrigin } from './browser-kit.js';
 import type { AuditWriter } from '../audit/audit-log.js';
 import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/migrate.js';
 import { findOrg } from '../data/organizations.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { validBody } from '../openapi/spec.js';
-import { HubProblem, badRequest, forbidden, notFoundProblem, unauthorized } from '../server/problem.js';
+import { HubProblem, badRequest, notFoundProblem, unauthorized } from '../server/problem.js';
 import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
 import { createProvider, deleteProvider, getProvider, listProviders, providerByName, updateProvider, type IdentityProvider, type ProviderInput } from './identity-providers.js';
 import { authorizationUrl, completeLogin, failureReason } from './provider-client.js';
@@ -48,22 +50,7 @@ export function checkReturnTo(raw: string | undefined): string {
   return raw;
 }
 
-// Koa's ctx.origin is the Origin request header: the hub's own origin is protocol and Host.
-const origin = (ctx: AnyCtx, config: HubConfig): string => config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
-const redirectUri = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): string => `${origin(ctx, config)}/auth/${org.slug}/${name}/callback`;
-
-function cookieOptions(ctx: AnyCtx, config: HubConfig, path: string, maxAgeMs: number) {
-  const secure = ctx.secure || (config.publicUrl?.startsWith('https:') ?? false);
-  // Behind a TLS terminator the hub sees http; the browser does not.
-  if (secure) ctx.cookies.secure = true;
-  return { httpOnly: true, sameSite: 'lax' as const, secure, path, maxAge: maxAgeMs, overwrite: true };
-}
-
-/** State-changing calls carried by the cookie: a browser names its origin, and it must be ours. */
-function sameOrigin(ctx: AnyCtx, config: HubConfig): void {
-  const from = ctx.get('origin');
-  if (from && from !== origin(ctx, config)) throw forbidden(`a request from ${from} may not use this hub's sign-in session`);
-}
+const redirectUri = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): string => `${hubOrigin(ctx, config)}/auth/${org.slug}/${name}/callback`;
 
 async function orgAndProvider(db: Database, slug: string, name: string) {
   const org = await findOrg(db, slug).catch(() => null);
@@ -121,7 +108,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     try {
       signed = await db.transaction(async (q) => {
         const user = await signInUser(q, org, provider, who);
-        const made = await createSession(q, org, user.userId, provider.id);
+        const made = await createSession(q, org, user.userId, { providerId: provider.id });
         await appendAudit(q, org, config.auditKey, [
           { at: new Date().toISOString(), actor: user.userName, token_id: made.session.id, action: 'auth.login', resource: `user:${user.userId}`, outcome: 200, details: { provider: provider.name, created: user.created } },
         ]);
@@ -172,7 +159,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
 export function registerProviderAdminRoutes(router: Router<HubState>, deps: { config: HubConfig }): void {
   const view = (ctx: Ctx, p: IdentityProvider) => ({
     ...p,
-    login_url: `${origin(ctx, deps.config)}/auth/${ctx.state.principal.org.slug}/${p.name}/login`,
+    login_url: `${hubOrigin(ctx, deps.config)}/auth/${ctx.state.principal.org.slug}/${p.name}/login`,
     redirect_uri: redirectUri(ctx, deps.config, ctx.state.principal.org, p.name),
   });
   router.get('/admin/identity-providers', async (ctx: Ctx) => {

@@ -22,23 +22,55 @@ export interface LoginSession {
   expiresAt: Date;
 }
 
-export async function createSession(q: Queryable, org: Org, userId: string, providerId: string): Promise<{ cookie: string; session: LoginSession }> {
+export interface SessionOptions {
+  providerId?: string | null;
+  /** An MCP client's OAuth grant: the client's id. */
+  clientId?: string;
+  hours?: number;
+}
+
+/** A new session; its secret (for the cookie, or an OAuth client's refresh token) is `<org id>.<random>`. */
+export async function createSession(q: Queryable, org: Org, userId: string, opts: SessionOptions = {}): Promise<{ cookie: string; session: LoginSession }> {
   const secret = randomBytes(32).toString('base64url');
   const id = randomUUID();
-  const expiresAt = new Date(Date.now() + SESSION_HOURS * 3600_000);
-  await q.query(`INSERT INTO ${ident(org.schema)}.login_sessions (id, user_id, provider_id, secret_hash, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
+  const expiresAt = new Date(Date.now() + (opts.hours ?? SESSION_HOURS) * 3600_000);
+  await q.query(`INSERT INTO ${ident(org.schema)}.login_sessions (id, user_id, provider_id, client_id, secret_hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
     id,
     userId,
-    providerId,
+    opts.providerId ?? null,
+    opts.clientId ?? null,
     hashKey(secret),
     expiresAt,
   ]);
   return { cookie: `${org.id}.${secret}`, session: { id, org, userId, userName: '', expiresAt } };
 }
 
+const SECRET = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
+
+/**
+ * An OAuth client's refresh: the grant its refresh token names gets a new secret (the old one is
+ * spent, in one statement, so a token used twice works once). Null when unknown, spent or ended.
+ */
+export async function rotateSession(db: Queryable, refresh: string, clientId: string): Promise<{ refresh: string; session: LoginSession } | null> {
+  const m = SECRET.exec(refresh);
+  const org = m ? await orgById(db, m[1]!) : null;
+  if (!m || !org) return null;
+  const s = ident(org.schema);
+  const secret = randomBytes(32).toString('base64url');
+  const row = (
+    await db.query<{ id: string; user_id: string; expires_at: Date }>(
+      `UPDATE ${s}.login_sessions l SET secret_hash = $2 FROM ${s}.users u
+        WHERE l.secret_hash = $1 AND l.client_id = $3 AND u.id = l.user_id AND u.active AND l.revoked_at IS NULL AND l.expires_at > now()
+        RETURNING l.id, l.user_id, l.expires_at`,
+      [hashKey(m[2]!), hashKey(secret), clientId],
+    )
+  ).rows[0];
+  return row ? { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, userName: '', expiresAt: new Date(row.expires_at) } } : null;
+}
+
 /** The live session a cookie names (its user active), or null. */
 export async function sessionFromCookie(db: Queryable, cookie: string | undefined): Promise<LoginSession | null> {
-  const m = cookie ? /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/.exec(cookie) : null;
+  const m = cookie ? SECRET.exec(cookie) : null;
   if (!m) return null;
   const org = await orgById(db, m[1]!);
   if (!org) return null;
@@ -46,7 +78,7 @@ export async function sessionFromCookie(db: Queryable, cookie: string | undefine
   const row = (
     await db.query<{ id: string; user_id: string; name: string; expires_at: Date }>(
       `SELECT l.id, l.user_id, u.name, l.expires_at FROM ${s}.login_sessions l JOIN ${s}.users u ON u.id = l.user_id
-        WHERE l.secret_hash = $1 AND l.revoked_at IS NULL AND l.expires_at > now() AND u.active`,
+        WHERE l.secret_hash = $1 AND l.client_id IS NULL AND l.revoked_at IS NULL AND l.expires_at > now() AND u.active`,
       [hashKey(m[2]!)],
     )
   ).rows[0];
@@ -54,10 +86,11 @@ export async function sessionFromCookie(db: Queryable, cookie: string | undefine
 }
 
 /** A hub token for the session's user, bound to the session, never outliving it. */
-export async function mintToken(db: Queryable, jwt: JwtSecrets, session: LoginSession): Promise<{ token: string; expiresAt: Date }> {
+export async function mintToken(db: Queryable, jwt: JwtSecrets, session: LoginSession, opts: { seconds?: number; audience?: string } = {}): Promise<{ token: string; expiresAt: Date }> {
   const user = (await db.query<{ token_version: number }>(`SELECT token_version FROM ${ident(session.org.schema)}.users WHERE id = $1`, [session.userId])).rows[0];
-  const ttl = Math.max(1, Math.min(ACCESS_TOKEN_SECONDS, Math.floor((session.expiresAt.getTime() - Date.now()) / 1000)));
-  const token = await signJwt(jwt, { sub: session.userId, org: session.org.id, jti: randomUUID(), ver: Number(user?.token_version ?? 0), sid: session.id }, ttl);
+  const ttl = Math.max(1, Math.min(opts.seconds ?? ACCESS_TOKEN_SECONDS, Math.floor((session.expiresAt.getTime() - Date.now()) / 1000)));
+  const claims = { sub: session.userId, org: session.org.id, jti: randomUUID(), ver: Number(user?.token_version ?? 0), sid: session.id, ...(opts.audience ? { aud: opts.audience } : {}) };
+  const token = await signJwt(jwt, claims, ttl);
   return { token, expiresAt: new Date(Date.now() + ttl * 1000) };
 }
 

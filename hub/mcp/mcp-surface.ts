@@ -8,6 +8,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createSvcServer } from '../../engine/mcp/server.js';
 import { isToolProfile } from '../../engine/mcp/tools.js';
+import { withMcpChallenge } from '../login/oauth-server.js';
+import { hubOrigin } from '../server/hub-origin.js';
 import type { HubState, Principal } from '../contracts.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { packageRoot } from '../data/migrate.js';
@@ -42,7 +44,11 @@ export function mcpGate(gate: Gatekeeper): Middleware<HubState> {
     if (!MCP_PATHS.has(ctx.path)) return next();
     const header = ctx.get('authorization') || undefined;
     const set = (k: string, v: string) => ctx.set(k, v);
-    const { principal, decision } = await gate.admit(await gate.principal(ctx.ip, header, set), header, false, set, ['mcp-messages']);
+    const who = await gate.principal(ctx.ip, header, set).catch((err: unknown) => {
+      // An MCP client without a token learns here where to get one (hub/login/oauth-server.ts).
+      throw withMcpChallenge(err, hubOrigin(ctx, gate.deps.config), ctx.path === '/sse' ? '/sse' : '/mcp');
+    });
+    const { principal, decision } = await gate.admit(who, header, false, set, ['mcp-messages']);
     if (!decision.allowed) throw tooMany(decision, `this token may send ${limits.mcpMessagesPerMinute} MCP messages and ${limits.perMinute} requests per minute`);
     ctx.state.principal = principal;
     await next();

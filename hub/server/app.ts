@@ -24,6 +24,7 @@ import { registerRecordRoutes } from './routes/record-routes.js';
 import { registerIdentityRoutes, registerInvitationRoutes } from './routes/identity-routes.js';
 import { registerPackRoutes } from './routes/pack-routes.js';
 import { registerLoginRoutes, registerProviderAdminRoutes } from '../login/login-routes.js';
+import { OAUTH_FORM_PATHS, registerOAuthRoutes } from '../login/oauth-server.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
@@ -126,11 +127,11 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(mcpGate(gatekeeper));
 
   app.use(checkPath);
-  // The pack upload is the one multipart route; it reads its own body.
+  // The pack upload (multipart) and the OAuth forms read their own bodies.
   app.use(
     jsonBody(
       (ctx) => (MCP_PATHS.has(ctx.path) ? config.mcp.maxMessageBytes : config.bodyLimitBytes),
-      (ctx) => ctx.method === 'POST' && ctx.path === '/api/v1/packs' && ctx.is('multipart/form-data') === 'multipart/form-data',
+      (ctx) => (ctx.method === 'POST' && ctx.path === '/api/v1/packs' && ctx.is('multipart/form-data') === 'multipart/form-data') || OAUTH_FORM_PATHS.has(ctx.path),
     ),
   );
 
@@ -146,6 +147,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   });
   registerInvitationRoutes(publicRouter, { db, failedAuth, auditKey: config.auditKey });
   registerLoginRoutes(publicRouter, { db, config, audit, failedAuth });
+  registerOAuthRoutes(publicRouter, { db, config, audit, failedAuth });
   app.use(publicRouter.routes());
 
   const api = new Router<HubState>({ prefix: '/api/v1' });

@@ -80,7 +80,7 @@ export function jsonBody(limitFor: (ctx: Context) => number, ownBody: (ctx: Cont
   };
 }
 
-async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
+export async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
   const tooLarge = () => new HubProblem(413, 'payload-too-large', 'Payload too large', `the body is larger than ${limit} bytes`);
   if (declared > limit) throw tooLarge();

@@ -34,12 +34,14 @@ CREATE TABLE login_attempts (
   return_to     text NOT NULL,
   expires_at    timestamptz NOT NULL
 );
--- A browser's signed-in session (the HttpOnly cookie holds its secret); hub tokens minted from it
--- carry its id, so ending it ends them.
+-- A signed-in session: a browser's (its HttpOnly cookie holds the secret) or an MCP client's
+-- OAuth grant (client_id set; the secret is its refresh token, replaced at each use). Hub tokens
+-- minted from it carry its id, so ending it ends them.
 CREATE TABLE login_sessions (
   id           text PRIMARY KEY,
   user_id      text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   provider_id  text REFERENCES identity_providers (id) ON DELETE SET NULL,
+  client_id    text,
   secret_hash  text NOT NULL UNIQUE,
   created_at   timestamptz NOT NULL DEFAULT now(),
   expires_at   timestamptz NOT NULL,

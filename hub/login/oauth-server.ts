@@ -1,0 +1,389 @@
+import type Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Database } from '../contracts.js';
+import type { HubConfig } from '../server/config.js';
+import type { AuditWriter } from '../audit/audit-log.js';
+import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { findOrg, orgById } from '../data/organizations.js';
+import type { FailedAuthGuard } from '../limits/failed-auth.js';
+import { hubOrigin } from '../server/hub-origin.js';
+import { HubProblem } from '../server/problem.js';
+import { readLimited } from '../server/request-input.js';
+import { cookieOptions, esc, htmlPage, sameOrigin } from './browser-kit.js';
+import { listProviders } from './identity-providers.js';
+import { createSession, mintToken, rotateSession, sessionFromCookie, SESSION_COOKIE, type LoginSession } from './login-sessions.js';
+
+// The hub as the OAuth 2.0 authorization server of its own MCP surface, as the MCP
+// specification's authorization section asks: a client pointed at /mcp without a token gets 401
+// naming the protected resource metadata (RFC 9728); it finds this server's metadata (RFC 8414),
+// registers itself (RFC 7591; public clients, PKCE S256 required, RFC 7636), and sends the
+// person to /oauth/authorize. They sign in through their organization's provider (hub/login),
+// consent, and the client exchanges the code for the hub's own JWT, issued for the resource it
+// named (RFC 8707), with a refresh token that is replaced at each use.
+//
+//   GET  /.well-known/oauth-protected-resource[/mcp|/sse]   resource metadata
+//   GET  /.well-known/oauth-authorization-server            server metadata
+//   POST /oauth/register                                    dynamic client registration
+//   GET  /oauth/authorize                                   start (then sign in, then consent)
+//   POST /oauth/authorize/decide                            the consent form
+//   POST /oauth/token                                       authorization_code, refresh_token
+
+export const OAUTH_FORM_PATHS = new Set(['/oauth/token', '/oauth/authorize/decide']);
+const REQUEST_MINUTES = 10;
+const CODE_SECONDS = 60;
+const ACCESS_SECONDS = 3600;
+const GRANT_HOURS = 30 * 24;
+const CSRF_COOKIE = 'svc_oauth_csrf';
+const MAX_CLIENTS_PER_HOUR = 1000;
+
+type AnyCtx = ParameterizedContext;
+
+export interface OAuthDeps {
+  db: Database;
+  config: HubConfig;
+  audit: AuditWriter;
+  failedAuth: FailedAuthGuard;
+}
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+const S = CONTROL_SCHEMA;
+
+/** The resources tokens may be issued for: this hub's MCP endpoints, and the hub as a whole. */
+const resources = (origin: string): string[] => [`${origin}/mcp`, `${origin}/sse`, origin, `${origin}/`];
+
+/** RFC 6749 section 5.2 errors: JSON, never a problem document (OAuth clients parse these). */
+class OAuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    description: string,
+  ) {
+    super(description);
+  }
+}
+
+async function formBody(ctx: AnyCtx): Promise<URLSearchParams> {
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new OAuthError(400, 'invalid_request', 'send the body as application/x-www-form-urlencoded');
+  const text = new TextDecoder('utf-8', { fatal: true }).decode(await readLimited(ctx as never, 64 * 1024));
+  return new URLSearchParams(text);
+}
+
+/** Redirect URIs a public client may register: https, or http on loopback (native apps, RFC 8252). */
+function checkRedirect(raw: unknown): string {
+  if (typeof raw !== 'string' || raw.length > 2000) throw new OAuthError(400, 'invalid_redirect_uri', 'each redirect URI must be a string of at most 2,000 characters');
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new OAuthError(400, 'invalid_redirect_uri', `"${raw.slice(0, 100)}" is not a URL`);
+  }
+  const loopback = u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+  if ((u.protocol !== 'https:' && !loopback) || u.hash || u.username || u.password) {
+    throw new OAuthError(400, 'invalid_redirect_uri', `"${raw.slice(0, 100)}" must be https, or http on a loopback address, without a fragment or credentials`);
+  }
+  return u.href;
+}
+
+interface Client {
+  client_id: string;
+  client_name: string;
+  redirect_uris: string[];
+}
+
+async function clientById(db: Database, id: string | null): Promise<Client | null> {
+  if (!id || id.length > 100) return null;
+  return (await db.query<Client>(`SELECT client_id, client_name, redirect_uris FROM ${S}.oauth_clients WHERE client_id = $1`, [id])).rows[0] ?? null;
+}
+
+/** Loopback redirect URIs match on any port (RFC 8252 section 7.3); others exactly. */
+function redirectAllowed(client: Client, uri: string): boolean {
+  return client.redirect_uris.some((r) => {
+    if (r === uri) return true;
+    const a = new URL(r);
+    let b: URL;
+    try {
+      b = new URL(uri);
+    } catch {
+      return false;
+    }
+    return a.protocol === 'http:' && a.hostname === b.hostname && b.protocol === 'http:' && a.pathname === b.pathname && a.search === b.search;
+  });
+}
+
+interface PendingRequest {
+  id: string;
+  client_id: string;
+  redirect_uri: string;
+  state: string | null;
+  code_challenge: string;
+  resource: string;
+  csrf: string;
+}
+
+export function registerOAuthRoutes(router: Router, deps: OAuthDeps): void {
+  const { db, config } = deps;
+  const origin = (ctx: AnyCtx) => hubOrigin(ctx, config);
+
+  const oauthErrors = async (ctx: AnyCtx, next: () => Promise<unknown>) => {
+    try {
+      await next();
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      ctx.status = err.status;
+      ctx.set('cache-control', 'no-store');
+      ctx.body = { error: err.code, error_description: err.message };
+    }
+  };
+
+  for (const suffix of ['', '/mcp', '/sse']) {
+    router.get(`/.well-known/oauth-protected-resource${suffix}`, (ctx) => {
+      ctx.body = {
+        resource: `${origin(ctx)}${suffix || '/mcp'}`,
+        authorization_servers: [origin(ctx)],
+        bearer_methods_supported: ['header'],
+        resource_name: 'svc hub',
+      };
+    });
+  }
+
+  router.get('/.well-known/oauth-authorization-server', (ctx) => {
+    const o = origin(ctx);
+    ctx.body = {
+      issuer: o,
+      authorization_endpoint: `${o}/oauth/authorize`,
+      token_endpoint: `${o}/oauth/token`,
+      registration_endpoint: `${o}/oauth/register`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+      authorization_response_iss_parameter_supported: true,
+    };
+  });
+
+  router.post('/oauth/register', oauthErrors, async (ctx) => {
+    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const uris = body.redirect_uris;
+    if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10) throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must list 1 to 10 URIs');
+    const redirects = uris.map(checkRedirect);
+    const method = body.token_endpoint_auth_method ?? 'none';
+    if (method !== 'none') throw new OAuthError(400, 'invalid_client_metadata', 'only public clients (token_endpoint_auth_method "none", with PKCE) may register');
+    for (const [field, allowed] of [['grant_types', ['authorization_code', 'refresh_token']], ['response_types', ['code']]] as const) {
+      const v = body[field];
+      if (v !== undefined && (!Array.isArray(v) || v.some((x) => !(allowed as readonly string[]).includes(x)))) throw new OAuthError(400, 'invalid_client_metadata', `${field} may hold only ${allowed.join(', ')}`);
+    }
+    const name = typeof body.client_name === 'string' && body.client_name.trim() ? body.client_name.trim().slice(0, 100) : 'an MCP client';
+    // Registration needs no credentials: bound the table's growth (a client is a few hundred bytes).
+    const recent = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${S}.oauth_clients WHERE created_at > now() - interval '1 hour'`)).rows[0]!;
+    if (Number(recent.n) >= MAX_CLIENTS_PER_HOUR) throw new OAuthError(429, 'temporarily_unavailable', 'too many client registrations in the last hour; try again later');
+    const id = randomUUID();
+    const row = (await db.query<{ created_at: Date }>(`INSERT INTO ${S}.oauth_clients (client_id, client_name, redirect_uris) VALUES ($1, $2, $3) RETURNING created_at`, [id, name, redirects])).rows[0]!;
+    ctx.status = 201;
+    ctx.set('cache-control', 'no-store');
+    ctx.body = {
+      client_id: id,
+      client_id_issued_at: Math.floor(new Date(row.created_at).getTime() / 1000),
+      client_name: name,
+      redirect_uris: redirects,
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    };
+  });
+
+  /** An error page: for requests whose redirect URI cannot be trusted (never redirect there). */
+  const errorPage = (ctx: AnyCtx, status: number, message: string) => {
+    ctx.status = status;
+    htmlPage(ctx, 'Cannot connect this client', `<p>${esc(message)}</p>`);
+  };
+
+  router.get('/oauth/authorize', async (ctx) => {
+    const q = ctx.query as Record<string, string | string[] | undefined>;
+    const one = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : null);
+    const client = await clientById(db, one('client_id'));
+    if (!client) return errorPage(ctx, 400, 'This client is not registered with the hub (unknown client_id).');
+    const redirect = one('redirect_uri') ?? (client.redirect_uris.length === 1 ? client.redirect_uris[0]! : null);
+    if (!redirect || !redirectAllowed(client, redirect)) return errorPage(ctx, 400, 'The redirect_uri is not one this client registered.');
+    // From here on, errors go back to the client.
+    const back = (error: string, description: string) => {
+      const u = new URL(redirect);
+      u.searchParams.set('error', error);
+      u.searchParams.set('error_description', description);
+      if (one('state') !== null) u.searchParams.set('state', one('state')!);
+      u.searchParams.set('iss', origin(ctx));
+      ctx.redirect(u.href);
+    };
+    if (one('response_type') !== 'code') return back('unsupported_response_type', 'response_type must be code');
+    const challenge = one('code_challenge');
+    if (!challenge || one('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) return back('invalid_request', 'PKCE is required: code_challenge with code_challenge_method S256');
+    const resource = one('resource') ?? `${origin(ctx)}/mcp`;
+    if (!resources(origin(ctx)).includes(resource)) return back('invalid_target', `this server issues tokens for ${origin(ctx)}/mcp only`);
+    const state = one('state');
+    if (state !== null && state.length > 500) return back('invalid_request', 'state is longer than 500 characters');
+    const id = randomBytes(24).toString('base64url');
+    const csrf = randomBytes(24).toString('base64url');
+    await db.query(
+      `INSERT INTO ${S}.oauth_requests (id, client_id, redirect_uri, state, code_challenge, resource, csrf, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [id, client.client_id, redirect, state, challenge, resource, csrf, new Date(Date.now() + REQUEST_MINUTES * 60_000)],
+    );
+    await db.query(`DELETE FROM ${S}.oauth_requests WHERE expires_at < now() - interval '1 hour'`);
+    ctx.redirect(`/oauth/authorize/consent?request=${id}`);
+  });
+
+  const pending = async (id: unknown): Promise<(PendingRequest & { client_name: string }) | null> =>
+    typeof id === 'string' && /^[A-Za-z0-9_-]{32}$/.test(id)
+      ? ((
+          await db.query<PendingRequest & { client_name: string }>(
+            `SELECT r.*, c.client_name FROM ${S}.oauth_requests r JOIN ${S}.oauth_clients c ON c.client_id = r.client_id WHERE r.id = $1 AND r.expires_at > now()`,
+            [id],
+          )
+        ).rows[0] ?? null)
+      : null;
+
+  // Signed in: ask for consent. Not signed in: ask for the organization, then send the person
+  // to its provider, which brings them back here.
+  router.get('/oauth/authorize/consent', async (ctx) => {
+    const request = await pending(ctx.query.request);
+    if (!request) return errorPage(ctx, 400, 'This authorization request is unknown or expired: start again from your MCP client.');
+    const session = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
+    const slug = typeof ctx.query.org === 'string' ? ctx.query.org : undefined;
+    if (!session || (slug && slug !== session.org.slug)) return signInPage(ctx, request, slug);
+    ctx.cookies.set(CSRF_COOKIE, request.csrf, cookieOptions(ctx, config, '/oauth/', REQUEST_MINUTES * 60_000));
+    const user = (await db.query<{ name: string }>(`SELECT name FROM ${ident(session.org.schema)}.users WHERE id = $1`, [session.userId])).rows[0]!;
+    htmlPage(
+      ctx,
+      'Connect an MCP client',
+      `<p><strong>${esc(request.client_name)}</strong> asks to use svc as <strong>${esc(user.name)}</strong> in <strong>${esc(session.org.slug)}</strong>: to read and write the memory you may read and write.</p>
+<p>It will return to ${esc(new URL(request.redirect_uri).origin)}.</p>
+<form method="post" action="/oauth/authorize/decide">
+<input type="hidden" name="request" value="${esc(request.id)}"><input type="hidden" name="csrf" value="${esc(request.csrf)}">
+<button type="submit" name="decision" value="allow">Allow</button> <button type="submit" name="decision" value="deny">Deny</button>
+</form>
+<p><a href="/oauth/authorize/consent?request=${esc(request.id)}&amp;org=">Use another organization</a></p>`,
+      [new URL(request.redirect_uri).origin],
+    );
+  });
+
+  async function signInPage(ctx: AnyCtx, request: PendingRequest, slug: string | undefined): Promise<void> {
+    const org = slug ? await findOrg(db, slug).catch(() => null) : null;
+    const back = `/oauth/authorize/consent?request=${request.id}`;
+    if (!org) {
+      if (slug) ctx.status = 404;
+      htmlPage(
+        ctx,
+        'Sign in to svc',
+        `${slug ? `<p>There is no organization "${esc(slug)}" on this hub.</p>` : ''}<form method="get" action="/oauth/authorize/consent">
+<input type="hidden" name="request" value="${esc(request.id)}">
+<label>Organization <input name="org" required autocomplete="organization"></label> <button type="submit">Continue</button>
+</form>`,
+      );
+      return;
+    }
+    const providers = await listProviders(db, org);
+    const link = (name: string) => `/auth/${org.slug}/${name}/login?return_to=${encodeURIComponent(`${back}&org=${org.slug}`)}`;
+    if (providers.length === 1) return ctx.redirect(link(providers[0]!.name));
+    htmlPage(
+      ctx,
+      `Sign in to ${org.slug}`,
+      providers.length
+        ? `<ul>${providers.map((p) => `<li><a href="${esc(link(p.name))}">Sign in with ${esc(p.name)} (${esc(p.kind)})</a></li>`).join('')}</ul>`
+        : `<p>${esc(org.slug)} has no identity provider yet: ask an admin to add one, or give your MCP client an API key instead.</p>`,
+    );
+  }
+
+  router.post('/oauth/authorize/decide', async (ctx) => {
+    sameOrigin(ctx, config);
+    const form = await formBody(ctx).catch(() => new URLSearchParams());
+    const request = await pending(form.get('request'));
+    if (!request) return errorPage(ctx, 400, 'This authorization request is unknown or expired: start again from your MCP client.');
+    const csrf = form.get('csrf') ?? '';
+    const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
+    const same = (a: string, b: string) => a.length === b.length && a.length > 0 && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+    if (!same(csrf, request.csrf) || !same(cookie, request.csrf)) return errorPage(ctx, 403, 'This form was not sent from the consent page of this hub (anti-forgery check failed).');
+    const session = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
+    if (!session) return errorPage(ctx, 401, 'You are no longer signed in: start again from your MCP client.');
+    await db.query(`DELETE FROM ${S}.oauth_requests WHERE id = $1`, [request.id]);
+    ctx.cookies.set(CSRF_COOKIE, null, cookieOptions(ctx, config, '/oauth/', 0));
+    const to = new URL(request.redirect_uri);
+    if (request.state !== null) to.searchParams.set('state', request.state);
+    to.searchParams.set('iss', origin(ctx));
+    if (form.get('decision') !== 'allow') {
+      to.searchParams.set('error', 'access_denied');
+      return ctx.redirect(to.href);
+    }
+    const code = randomBytes(32).toString('base64url');
+    await db.query(
+      `INSERT INTO ${S}.oauth_codes (code_hash, client_id, org_id, user_id, redirect_uri, code_challenge, resource, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [sha256(code), request.client_id, session.org.id, session.userId, request.redirect_uri, request.code_challenge, request.resource, new Date(Date.now() + CODE_SECONDS * 1000)],
+    );
+    deps.audit.record(session.org, {
+      at: new Date().toISOString(),
+      actor: session.userName,
+      token_id: session.id,
+      action: 'oauth.consent',
+      resource: `oauth_client:${request.client_id}`,
+      outcome: 302,
+      details: { client: request.client_name },
+    });
+    to.searchParams.set('code', code);
+    ctx.redirect(to.href);
+  });
+
+  router.post('/oauth/token', oauthErrors, async (ctx) => {
+    ctx.set('cache-control', 'no-store');
+    const form = await formBody(ctx);
+    const client = await clientById(db, form.get('client_id'));
+    if (!client) throw new OAuthError(401, 'invalid_client', 'unknown client_id');
+    const grant = form.get('grant_type');
+    let session: LoginSession;
+    let refresh: string;
+    let resource: string;
+    if (grant === 'authorization_code') {
+      const code = form.get('code') ?? '';
+      const row = (
+        await db.query<{ client_id: string; org_id: string; user_id: string; redirect_uri: string; code_challenge: string; resource: string }>(
+          `DELETE FROM ${S}.oauth_codes WHERE code_hash = $1 AND expires_at > now() RETURNING client_id, org_id, user_id, redirect_uri, code_challenge, resource`,
+          [sha256(code)],
+        )
+      ).rows[0];
+      if (!row || row.client_id !== client.client_id) return refuse(ctx, 'invalid_grant', 'the code is unknown, used already, expired, or not this client\'s');
+      if (form.get('redirect_uri') !== row.redirect_uri) return refuse(ctx, 'invalid_grant', 'redirect_uri differs from the authorization request\'s');
+      const verifier = form.get('code_verifier') ?? '';
+      if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || createHash('sha256').update(verifier).digest('base64url') !== row.code_challenge) {
+        return refuse(ctx, 'invalid_grant', 'code_verifier does not match the code_challenge');
+      }
+      const asked = form.get('resource');
+      if (asked !== null && asked !== row.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the authorization request\'s');
+      const org = await orgById(db, row.org_id);
+      if (!org) return refuse(ctx, 'invalid_grant', 'the organization no longer exists');
+      const made = await createSession(db, org, row.user_id, { clientId: client.client_id, hours: GRANT_HOURS });
+      session = made.session;
+      refresh = made.cookie;
+      resource = row.resource;
+    } else if (grant === 'refresh_token') {
+      const rotated = await rotateSession(db, form.get('refresh_token') ?? '', client.client_id);
+      if (!rotated) return refuse(ctx, 'invalid_grant', 'the refresh token is unknown, used already, expired or revoked');
+      session = rotated.session;
+      refresh = rotated.refresh;
+      resource = form.get('resource') ?? `${origin(ctx)}/mcp`;
+      if (!resources(origin(ctx)).includes(resource)) throw new OAuthError(400, 'invalid_target', `this server issues tokens for ${origin(ctx)}/mcp only`);
+    } else {
+      throw new OAuthError(400, 'unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
+    }
+    const { token, expiresAt } = await mintToken(db, config.jwt, session, { seconds: ACCESS_SECONDS, audience: resource });
+    ctx.body = { access_token: token, token_type: 'Bearer', expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000), refresh_token: refresh };
+  });
+
+  async function refuse(ctx: AnyCtx, code: string, description: string): Promise<never> {
+    await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
+    throw new OAuthError(400, code, description);
+  }
+}
+
+/** 401s of the MCP surface name the resource metadata, so clients find the authorization server. */
+export function withMcpChallenge(err: unknown, origin: string, path: string): unknown {
+  if (!(err instanceof HubProblem) || err.status !== 401) return err;
+  const challenge = `${err.headers?.['WWW-Authenticate'] ?? 'Bearer realm="svc"'}, resource_metadata="${origin}/.well-known/oauth-protected-resource${path}"`;
+  return new HubProblem(401, err.slug, err.title, err.message, { errors: err.errors, members: err.members, headers: { ...err.headers, 'WWW-Authenticate': challenge } });
+}
