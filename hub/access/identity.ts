@@ -96,9 +96,10 @@ export async function updateUser(db: Queryable, org: Org, id: string, change: { 
   const r = await db.query<User>(
     `UPDATE ${ident(org.schema)}.users SET role = coalesce($2, role), active = coalesce($3, active),
             token_version = token_version + CASE WHEN $3 = false AND active THEN 1 ELSE 0 END
-      WHERE id::text = $1 RETURNING ${USER_COLUMNS}`,
+      WHERE id::text = $1 AND deleted_at IS NULL RETURNING ${USER_COLUMNS}`,
     [id, change.role ?? null, change.active ?? null],
   );
+  // A user deleted through SCIM is kept for the records that name it, never brought back.
   if (!r.rows[0]) throw notFound(`no user ${id}`);
   await authChanged(db, org);
   return toUser(r.rows[0]);

@@ -26,6 +26,8 @@ import { registerPackRoutes } from './routes/pack-routes.js';
 import { registerLoginRoutes, registerProviderAdminRoutes } from '../login/login-routes.js';
 import { OAUTH_FORM_PATHS, registerOAuthRoutes } from '../login/oauth-server.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
+import { scimSurface } from '../scim/scim-routes.js';
+import { registerScimTokenRoutes } from '../scim/scim-token-routes.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
 //   problem documents for every error (and for unknown routes), with no internals shown;
@@ -122,6 +124,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     (ctx.path === '/api/v1' || ctx.path.startsWith('/api/v1/')) && !PUBLIC.has(`${ctx.method} ${ctx.path}`) ? gate(ctx, next) : next(),
   );
 
+  // SCIM (/scim/v2) takes SCIM tokens only and answers in its own error shape (hub/scim).
+  app.use(scimSurface(gatekeeper));
 
   // The MCP surface checks the token and its limits the same way, before it reads anything.
   app.use(mcpGate(gatekeeper));
@@ -159,6 +163,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   registerToolPolicyRoutes(api);
   registerWebhookRoutes(api, { db, outbound: config.outbound, settings: config.webhooks });
   registerProviderAdminRoutes(api, { config });
+  registerScimTokenRoutes(api);
   app.use(api.routes());
   app.use(api.allowedMethods());
 

@@ -18,6 +18,7 @@ export const EVERY_ROUTE: Array<[method: string, path: string, body?: unknown]> 
   ['POST', '/admin/webhooks/WH-x/test'], ['POST', '/packs', { url: 'https://example.com/p.json' }],
   ['GET', '/admin/identity-providers'], ['POST', '/admin/identity-providers', { name: 'gh', kind: 'github', client_id: 'a', client_secret: 'b' }],
   ['GET', '/admin/identity-providers/x'], ['PATCH', '/admin/identity-providers/x', { create_users: true }], ['DELETE', '/admin/identity-providers/x'],
+  ['GET', '/admin/scim-tokens'], ['POST', '/admin/scim-tokens', { name: 'entra' }], ['DELETE', '/admin/scim-tokens/x'],
   // Last: it ends the token it is called with.
   ['DELETE', '/me/token'],
 ];

@@ -1,0 +1,247 @@
+import type { Org, Queryable } from '../contracts.js';
+import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { createUser } from '../access/identity.js';
+import { authChanged } from '../access/epoch.js';
+import { scimInvalid, scimNotFound, ScimError } from './scim-errors.js';
+import { applyPatch, type PatchOp } from './scim-patch.js';
+import { attributeDef, canonicalName, ENTERPRISE_SCHEMA, extensionOf, keyOf, USER_SCHEMA } from './scim-schema.js';
+
+// SCIM Users are the organization's people (hub users of kind "person"; service accounts are
+// not the identity provider's). What the provider sends is kept as it sent it (users.scim), and
+// the hub's columns follow from it: users.email from the primary (else the work, else the first)
+// address, users.active from active. New users are viewers.
+//
+// The hub name is derived once, at creation, and never follows a later userName change: it names
+// the user's scope (user:<name>) and their audit rows. Rule: userName lowercased, every run of
+// characters outside [a-z0-9._-] (the "@" included) becomes "-", leading non-alphanumerics are
+// dropped, cut to 56 characters; "-2", "-3"… is appended when taken ("Alice@Contoso.com" is
+// "alice-contoso.com"). Users made through REST are SCIM users too, their userName their name.
+//
+// Deactivating (active false) or deleting a user ends every credential at once: their API keys
+// are revoked, their hub tokens (token_version) and sign-in sessions end, and the organization's
+// authorization epoch moves so every hub process resolves its callers again. Deleting keeps the
+// row (audit rows and engrams name it) but hides it from SCIM, frees its userName and drops its
+// memberships, email and sign-in links.
+
+type Obj = Record<string, unknown>;
+
+interface UserRow {
+  id: string;
+  name: string;
+  email: string | null;
+  active: boolean;
+  created_at: string;
+  scim: Obj | null;
+  scim_user_name: string | null;
+  scim_modified_at: string | null;
+}
+
+const COLUMNS = 'id, name, email, active, created_at, scim, scim_user_name, scim_modified_at';
+/** Attributes the server computes or never keeps: not stored from a client. */
+const NOT_STORED = new Set(['id', 'meta', 'schemas', 'groups', 'active', 'password']);
+const iso = (v: unknown): string => new Date(v as string).toISOString();
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function toResource(u: UserRow, groups: Obj[], base: string): Obj {
+  const attrs: Obj = u.scim ?? (u.email ? { emails: [{ value: u.email, primary: true }] } : {});
+  return {
+    schemas: isObj(attrs[ENTERPRISE_SCHEMA]) ? [USER_SCHEMA, ENTERPRISE_SCHEMA] : [USER_SCHEMA],
+    id: u.id,
+    userName: u.scim_user_name ?? u.name,
+    ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== 'userName')),
+    active: u.active,
+    groups,
+    meta: {
+      resourceType: 'User',
+      created: iso(u.created_at),
+      lastModified: iso(u.scim_modified_at ?? u.created_at),
+      location: `${base}/Users/${u.id}`,
+    },
+  };
+}
+
+async function groupsOf(q: Queryable, org: Org, base: string, userId?: string): Promise<Map<string, Obj[]>> {
+  const s = ident(org.schema);
+  const r = await q.query<{ user_id: string; id: string; display: string }>(
+    `SELECT m.user_id, g.id, coalesce(g.scim->>'displayName', g.path) AS display FROM ${s}.memberships m JOIN ${s}.groups g ON g.id = m.group_id
+      WHERE ($1::text IS NULL OR m.user_id = $1) ORDER BY g.path`,
+    [userId ?? null],
+  );
+  const by = new Map<string, Obj[]>();
+  for (const g of r.rows) {
+    const list = by.get(g.user_id) ?? [];
+    list.push({ value: g.id, display: g.display, $ref: `${base}/Groups/${g.id}`, type: 'direct' });
+    by.set(g.user_id, list);
+  }
+  return by;
+}
+
+/** Every SCIM user of the organization, oldest first (filters are evaluated over these in memory). */
+export async function listUsers(q: Queryable, org: Org, base: string): Promise<Obj[]> {
+  const rows = (await q.query<UserRow>(`SELECT ${COLUMNS} FROM ${ident(org.schema)}.users WHERE kind = 'person' AND deleted_at IS NULL ORDER BY created_at, id`)).rows;
+  const groups = await groupsOf(q, org, base);
+  return rows.map((u) => toResource(u, groups.get(u.id) ?? [], base));
+}
+
+async function row(q: Queryable, org: Org, id: string): Promise<UserRow> {
+  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM ${ident(org.schema)}.users WHERE id = $1 AND kind = 'person' AND deleted_at IS NULL`, [id]);
+  if (!r.rows[0]) throw scimNotFound(`no User ${id}`);
+  return r.rows[0];
+}
+
+export async function getUser(q: Queryable, org: Org, id: string, base: string): Promise<Obj> {
+  const u = await row(q, org, id);
+  return toResource(u, (await groupsOf(q, org, base, id)).get(id) ?? [], base);
+}
+
+const asBoolean = (v: unknown, what: string): boolean => {
+  if (typeof v === 'boolean') return v;
+  // Entra sends "True" and "False".
+  if (typeof v === 'string' && /^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
+  throw scimInvalid('invalidValue', `${what} must be a boolean (got ${JSON.stringify(v)})`);
+};
+
+interface CleanUser {
+  userName: string;
+  active: boolean | undefined;
+  attrs: Obj;
+  email: string | null;
+}
+
+/** A User body checked and normalized: names in the schema's case, booleans as booleans. */
+function clean(body: unknown, requireSchemas: boolean): CleanUser {
+  if (!isObj(body)) throw scimInvalid('invalidSyntax', 'the body must be a User JSON object');
+  const schemasKey = keyOf(body, 'schemas');
+  if (requireSchemas && (!schemasKey || !Array.isArray(body[schemasKey]) || !(body[schemasKey] as unknown[]).includes(USER_SCHEMA))) {
+    throw scimInvalid('invalidSyntax', `schemas must contain "${USER_SCHEMA}"`);
+  }
+  // No prototype: a "__proto__" key in the body stays a plain (stored, harmless) key.
+  const attrs: Obj = Object.create(null) as Obj;
+  let active: boolean | undefined;
+  for (const [rawKey, value] of Object.entries(body)) {
+    const ext = extensionOf('User', rawKey);
+    if (ext) {
+      if (!isObj(value)) throw scimInvalid('invalidValue', `${ext} must be an object`);
+      attrs[ext] = Object.fromEntries(Object.entries(value).map(([k, v]) => [canonicalName('User', ext, k), v]));
+      continue;
+    }
+    const key = canonicalName('User', undefined, rawKey);
+    if (key === 'active') active = value === null ? undefined : asBoolean(value, 'active');
+    else if (!NOT_STORED.has(key) && value !== null) attrs[key] = checked(key, value);
+  }
+  const userName = attrs.userName;
+  if (typeof userName !== 'string' || userName.trim() === '' || userName.length > 256) throw scimInvalid('invalidValue', 'userName is required: a string of 1 to 256 characters');
+  if (attrs.externalId !== undefined && typeof attrs.externalId !== 'string') throw scimInvalid('invalidValue', 'externalId must be a string');
+  attrs.userName = userName.trim();
+  return { userName: userName.trim(), active, attrs, email: primaryEmail(attrs.emails) };
+}
+
+function checked(key: string, value: unknown): unknown {
+  const def = attributeDef('User', undefined, key);
+  if (!def) return value;
+  if (def.multiValued) {
+    if (!Array.isArray(value) || !value.every(isObj)) throw scimInvalid('invalidValue', `${key} must be an array of objects`);
+    return value.map((item) => {
+      const out = Object.fromEntries(Object.entries(item).map(([k, v]) => [canonicalName('User', undefined, key, k), v]));
+      if (out.primary !== undefined) out.primary = asBoolean(out.primary, `${key}.primary`);
+      return out;
+    });
+  }
+  if (def.type === 'complex' && !isObj(value)) throw scimInvalid('invalidValue', `${key} must be an object`);
+  if (def.type === 'string' && typeof value !== 'string') throw scimInvalid('invalidValue', `${key} must be a string`);
+  return value;
+}
+
+function primaryEmail(emails: unknown): string | null {
+  if (!Array.isArray(emails)) return null;
+  const list = emails.filter((e): e is Obj => isObj(e) && typeof e.value === 'string' && e.value !== '');
+  const pick = list.find((e) => e.primary === true) ?? list.find((e) => String(e.type).toLowerCase() === 'work') ?? list[0];
+  return pick ? (pick.value as string) : null;
+}
+
+async function assertFree(q: Queryable, org: Org, userName: string, self: string | null): Promise<void> {
+  const r = await q.query(
+    `SELECT 1 FROM ${ident(org.schema)}.users WHERE kind = 'person' AND deleted_at IS NULL AND ($2::text IS NULL OR id <> $2)
+        AND (lower(scim_user_name) = lower($1) OR (scim_user_name IS NULL AND name = lower($1))) LIMIT 1`,
+    [userName, self],
+  );
+  if (r.rows.length > 0) throw new ScimError(409, `a User with userName "${userName}" exists already`, 'uniqueness');
+}
+
+/** The hub name for a userName (rule above), free in this organization. */
+export async function hubName(q: Queryable, org: Org, userName: string): Promise<string> {
+  const base =
+    userName
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+/, '')
+      .slice(0, 56) || 'user';
+  const taken = new Set(
+    (await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.name),
+  );
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+}
+
+export async function createScimUser(q: Queryable, org: Org, body: unknown, base: string): Promise<Obj> {
+  const u = clean(body, true);
+  await assertFree(q, org, u.userName, null);
+  const created = await createUser(q, org, { name: await hubName(q, org, u.userName), role: 'viewer', email: u.email, kind: 'person' });
+  await q.query(`UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, active = $4, scim_modified_at = now() WHERE id = $1`, [
+    created.id,
+    JSON.stringify(u.attrs),
+    u.userName,
+    u.active ?? true,
+  ]);
+  await authChanged(q, org);
+  return getUser(q, org, created.id, base);
+}
+
+async function store(q: Queryable, org: Org, id: string, u: CleanUser, base: string): Promise<Obj> {
+  const before = await row(q, org, id);
+  await assertFree(q, org, u.userName, id);
+  await q.query(`UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, email = $4, scim_modified_at = now() WHERE id = $1`, [
+    id,
+    JSON.stringify(u.attrs),
+    u.userName,
+    u.email,
+  ]);
+  if (u.active === false && before.active) await endAccess(q, org, id);
+  else if (u.active === true && !before.active) {
+    await q.query(`UPDATE ${ident(org.schema)}.users SET active = true WHERE id = $1`, [id]);
+    await authChanged(q, org);
+  }
+  return getUser(q, org, id, base);
+}
+
+/** PUT: the body replaces every attribute the client may write; active, when absent, stays. */
+export async function replaceScimUser(q: Queryable, org: Org, id: string, body: unknown, base: string): Promise<Obj> {
+  if (isObj(body) && keyOf(body, 'id') && body[keyOf(body, 'id')!] !== id) throw scimInvalid('mutability', 'id cannot be changed');
+  return store(q, org, id, clean(body, true), base);
+}
+
+export async function patchScimUser(q: Queryable, org: Org, id: string, ops: PatchOp[], base: string): Promise<Obj> {
+  const patched = applyPatch('User', await getUser(q, org, id, base), ops);
+  return store(q, org, id, clean(patched, false), base);
+}
+
+export async function deleteScimUser(q: Queryable, org: Org, id: string): Promise<void> {
+  const u = await row(q, org, id);
+  if (u.active) await endAccess(q, org, id);
+  const s = ident(org.schema);
+  // Its email and sign-in links go too: a person provisioned again later signs in as the new user.
+  await q.query(`UPDATE ${s}.users SET deleted_at = now(), scim_user_name = NULL, email = NULL, active = false WHERE id = $1`, [id]);
+  await q.query(`DELETE FROM ${s}.memberships WHERE user_id = $1`, [id]);
+  await q.query(`DELETE FROM ${s}.external_identities WHERE user_id = $1`, [id]);
+  await authChanged(q, org);
+}
+
+/** Deactivates a user and ends every credential they hold, effective on the next request. */
+async function endAccess(q: Queryable, org: Org, id: string): Promise<void> {
+  const s = ident(org.schema);
+  await q.query(`UPDATE ${s}.users SET active = false, token_version = token_version + 1 WHERE id = $1`, [id]);
+  const keys = await q.query<{ secret_hash: string }>(`UPDATE ${s}.api_keys SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING secret_hash`, [id]);
+  if (keys.rows.length > 0) await q.query(`DELETE FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = ANY($1::text[])`, [keys.rows.map((k) => k.secret_hash)]);
+  await q.query(`UPDATE ${s}.login_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, [id]);
+  await authChanged(q, org);
+}
