@@ -75,6 +75,25 @@ export async function createUser(db: Queryable, org: Org, input: { name: string;
 
 const toUser = (u: User): User => ({ ...u, created_at: iso(u.created_at)! });
 
+/**
+ * A user name made from outside text (a SCIM userName, an address's local part), free in this
+ * organization: lowercased, other characters as "-", a number added when taken.
+ */
+export async function freeUserName(q: Queryable, org: Org, wanted: string): Promise<string> {
+  const base =
+    wanted
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+/, '')
+      .slice(0, 56) || 'user';
+  const taken = new Set(
+    (await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.name),
+  );
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+}
+
+
 export async function listUsers(db: Queryable, org: Org, page: { after?: string; limit: number }): Promise<User[]> {
   const r = await db.query<User>(
     `SELECT ${USER_COLUMNS} FROM ${ident(org.schema)}.users WHERE ($1::text IS NULL OR name > $1) ORDER BY name LIMIT $2`,

@@ -1,7 +1,8 @@
 import type { ParameterizedContext } from 'koa';
 import type { HubConfig } from '../server/config.js';
 import { hubOrigin } from '../server/hub-origin.js';
-import { forbidden } from '../server/problem.js';
+import { badRequest, forbidden, HubProblem } from '../server/problem.js';
+import { readLimited } from '../server/request-input.js';
 
 // What the hub's browser-facing routes share: cookie settings, the same-origin check of
 // state-changing calls, and plain HTML pages (escaped, no script, a strict policy).
@@ -34,4 +35,17 @@ export function htmlPage(ctx: AnyCtx, title: string, body: string, formTargets: 
   ctx.set('referrer-policy', 'no-referrer');
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title></head>\n<body><main><h1>${esc(title)}</h1>\n${body}\n</main></body></html>\n`;
+}
+
+/** Routes whose body is an HTML form (application/x-www-form-urlencoded), read by readForm. */
+export const isFormRoute = (path: string): boolean => path === '/oauth/token' || path === '/oauth/authorize/decide' || /^\/auth\/[^/]+\/[^/]+\/acs$/.test(path);
+
+export async function readForm(ctx: AnyCtx, limitBytes = 64 * 1024): Promise<URLSearchParams> {
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'send the body as application/x-www-form-urlencoded');
+  try {
+    return new URLSearchParams(new TextDecoder('utf-8', { fatal: true }).decode(await readLimited(ctx as never, limitBytes)));
+  } catch (err) {
+    if (err instanceof HubProblem) throw err;
+    throw badRequest('the form is not valid UTF-8');
+  }
 }

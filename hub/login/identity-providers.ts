@@ -1,21 +1,24 @@
-import { randomUUID } from 'node:crypto';
+import { createPublicKey, randomUUID } from 'node:crypto';
 import { conflict, invalid, notFound } from '../../engine/errors.js';
 import type { Org, Queryable, Role } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { authChanged } from '../access/epoch.js';
 
 // An organization's identity providers: where its people sign in. Admins configure them through
-// /api/v1/admin/identity-providers; the client secret is stored and never shown again.
+// /api/v1/admin/identity-providers; the client secret is stored and never shown again. A SAML
+// IdP is given by its metadata, or by its entity ID, SSO URL and signing certificate.
 
-export type ProviderKind = 'oidc' | 'github' | 'gitlab';
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['oidc', 'github', 'gitlab'];
+export type ProviderKind = 'oidc' | 'github' | 'gitlab' | 'saml';
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['oidc', 'github', 'gitlab', 'saml'];
 
 export interface IdentityProvider {
   id: string;
   name: string;
   kind: ProviderKind;
   issuer: string;
-  client_id: string;
+  client_id: string | null;
+  sso_url: string | null;
+  idp_cert: string | null;
   allowed_domains: string[];
   create_users: boolean;
   default_role: Role;
@@ -25,7 +28,7 @@ export interface IdentityProvider {
 
 /** What the login flow needs besides the public fields. */
 export interface ProviderWithSecret extends IdentityProvider {
-  client_secret: string;
+  client_secret: string | null;
 }
 
 export interface ProviderInput {
@@ -34,6 +37,10 @@ export interface ProviderInput {
   issuer?: string;
   client_id?: string;
   client_secret?: string;
+  sso_url?: string;
+  idp_cert?: string;
+  /** SAML: the IdP's metadata XML, from which issuer, sso_url and idp_cert are read. */
+  idp_metadata?: string;
   allowed_domains?: string[];
   create_users?: boolean;
   default_role?: Role;
@@ -48,30 +55,57 @@ export function isLoopbackHttp(url: URL): boolean {
   return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 }
 
-function checkIssuer(raw: string): string {
+function checkUrl(raw: string, field: string): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw invalid(`issuer "${raw}" is not a URL`);
+    throw invalid(`${field} "${raw}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && !isLoopbackHttp(url)) throw invalid(`issuer "${raw}" must be an https URL (plain http only on loopback)`);
-  if (url.username || url.password || url.search || url.hash) throw invalid(`issuer "${raw}" must not carry credentials, a query or a fragment`);
-  return url.href.replace(/\/$/, '');
+  if (url.protocol !== 'https:' && !isLoopbackHttp(url)) throw invalid(`${field} "${raw}" must be an https URL (plain http only on loopback)`);
+  if (url.username || url.password || url.hash || (field === 'issuer' && url.search)) throw invalid(`${field} "${raw}" must not carry credentials, a fragment${field === 'issuer' ? ' or a query' : ''}`);
+  return field === 'issuer' ? url.href.replace(/\/$/, '') : url.href;
 }
 
-function checkInput(input: ProviderInput, creating: boolean): void {
+/** A PEM certificate or public key, or a certificate's bare base64 (as metadata holds it), as PEM. */
+function checkCert(raw: string): string {
+  const text = raw.trim();
+  const pem = text.startsWith('-----BEGIN') ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----`;
+  try {
+    createPublicKey(pem);
+  } catch {
+    throw invalid('idp_cert is not a PEM certificate or public key');
+  }
+  return pem;
+}
+
+function checkInput(input: ProviderInput, creating: boolean, kind: ProviderKind): void {
   if (creating || input.name !== undefined) {
     if (typeof input.name !== 'string' || !NAME.test(input.name)) throw invalid('name must be 1 to 40 lowercase letters, digits or "-", starting with a letter or digit');
   }
   if (creating && !PROVIDER_KINDS.includes(input.kind as ProviderKind)) throw invalid(`kind must be one of ${PROVIDER_KINDS.join(', ')}`);
-  for (const f of ['client_id', 'client_secret'] as const) {
-    if ((creating || input[f] !== undefined) && (typeof input[f] !== 'string' || input[f]!.length === 0 || input[f]!.length > 500)) throw invalid(`${f} must be a string of 1 to 500 characters`);
+  if (kind === 'saml') {
+    if (input.client_id !== undefined || input.client_secret !== undefined) throw invalid('a saml provider has no client_id or client_secret: give idp_metadata, or issuer, sso_url and idp_cert');
+  } else {
+    if (input.sso_url !== undefined || input.idp_cert !== undefined || input.idp_metadata !== undefined) throw invalid(`sso_url, idp_cert and idp_metadata are for saml providers, not ${kind}`);
+    for (const f of ['client_id', 'client_secret'] as const) {
+      if ((creating || input[f] !== undefined) && (typeof input[f] !== 'string' || input[f]!.length === 0 || input[f]!.length > 500)) throw invalid(`${f} must be a string of 1 to 500 characters`);
+    }
   }
   for (const d of input.allowed_domains ?? []) if (!DOMAIN.test(d)) throw invalid(`allowed_domains: "${d}" is not a lowercase domain name`);
 }
 
-const COLUMNS = 'id, name, kind, issuer, client_id, allowed_domains, create_users, default_role, created_at, updated_at';
+/** The SAML fields of an input, metadata read first; each checked. */
+async function samlFields(input: ProviderInput): Promise<{ issuer?: string; sso_url?: string; idp_cert?: string }> {
+  const fromMetadata = input.idp_metadata !== undefined ? await readIdpMetadata(input.idp_metadata) : {};
+  const issuer = input.issuer ?? fromMetadata.issuer;
+  const sso = input.sso_url ?? fromMetadata.sso_url;
+  const cert = input.idp_cert ?? fromMetadata.idp_cert;
+  if (issuer !== undefined && (issuer.length === 0 || issuer.length > 1000)) throw invalid('issuer (the IdP entity ID) must be 1 to 1,000 characters');
+  return { ...(issuer !== undefined ? { issuer } : {}), ...(sso !== undefined ? { sso_url: checkUrl(sso, 'sso_url') } : {}), ...(cert !== undefined ? { idp_cert: checkCert(cert) } : {}) };
+}
+
+const COLUMNS = 'id, name, kind, issuer, client_id, sso_url, idp_cert, allowed_domains, create_users, default_role, created_at, updated_at';
 
 const toProvider = (r: IdentityProvider): IdentityProvider => ({
   ...r,
@@ -81,13 +115,32 @@ const toProvider = (r: IdentityProvider): IdentityProvider => ({
 });
 
 export async function createProvider(db: Queryable, org: Org, input: ProviderInput): Promise<IdentityProvider> {
-  checkInput(input, true);
-  const issuerRaw = input.issuer ?? DEFAULT_BASE[input.kind!];
-  if (!issuerRaw) throw invalid('issuer is required for an oidc provider');
+  checkInput(input, true, input.kind!);
+  let fields: { issuer?: string; sso_url?: string; idp_cert?: string };
+  if (input.kind === 'saml') {
+    fields = await samlFields(input);
+    if (!fields.issuer || !fields.sso_url || !fields.idp_cert) throw invalid('a saml provider needs idp_metadata, or issuer (the IdP entity ID), sso_url and idp_cert');
+  } else {
+    const issuer = input.issuer ?? DEFAULT_BASE[input.kind!];
+    if (!issuer) throw invalid('issuer is required for an oidc provider');
+    fields = { issuer: checkUrl(issuer, 'issuer') };
+  }
   const r = await db.query<IdentityProvider>(
-    `INSERT INTO ${ident(org.schema)}.identity_providers (id, name, kind, issuer, client_id, client_secret, allowed_domains, create_users, default_role)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (name) DO NOTHING RETURNING ${COLUMNS}`,
-    [randomUUID(), input.name, input.kind, checkIssuer(issuerRaw), input.client_id, input.client_secret, input.allowed_domains ?? [], input.create_users ?? false, input.default_role ?? 'viewer'],
+    `INSERT INTO ${ident(org.schema)}.identity_providers (id, name, kind, issuer, client_id, client_secret, sso_url, idp_cert, allowed_domains, create_users, default_role)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (name) DO NOTHING RETURNING ${COLUMNS}`,
+    [
+      randomUUID(),
+      input.name,
+      input.kind,
+      fields.issuer,
+      input.client_id ?? null,
+      input.client_secret ?? null,
+      fields.sso_url ?? null,
+      fields.idp_cert ?? null,
+      input.allowed_domains ?? [],
+      input.create_users ?? false,
+      input.default_role ?? 'viewer',
+    ],
   );
   if (!r.rows[0]) throw conflict(`an identity provider named "${input.name}" exists already`);
   return toProvider(r.rows[0]);
@@ -109,7 +162,10 @@ export async function providerByName(db: Queryable, org: Org, name: string): Pro
 
 export async function updateProvider(db: Queryable, org: Org, id: string, input: ProviderInput): Promise<IdentityProvider> {
   if (input.kind !== undefined) throw invalid('kind cannot change: delete the provider and create another');
-  checkInput(input, false);
+  const current = await getProvider(db, org, id);
+  if (!current) throw notFound(`no identity provider ${id}`);
+  checkInput(input, false, current.kind);
+  const saml = current.kind === 'saml' ? await samlFields(input) : {};
   const sets: string[] = [];
   const values: unknown[] = [id];
   const set = (column: string, value: unknown) => {
@@ -117,7 +173,11 @@ export async function updateProvider(db: Queryable, org: Org, id: string, input:
     sets.push(`${column} = $${values.length}`);
   };
   if (input.name !== undefined) set('name', input.name);
-  if (input.issuer !== undefined) set('issuer', checkIssuer(input.issuer));
+  if (current.kind === 'saml') {
+    if (saml.issuer !== undefined) set('issuer', saml.issuer);
+    if (saml.sso_url !== undefined) set('sso_url', saml.sso_url);
+    if (saml.idp_cert !== undefined) set('idp_cert', saml.idp_cert);
+  } else if (input.issuer !== undefined) set('issuer', checkUrl(input.issuer, 'issuer'));
   if (input.client_id !== undefined) set('client_id', input.client_id);
   if (input.client_secret !== undefined) set('client_secret', input.client_secret);
   if (input.allowed_domains !== undefined) set('allowed_domains', input.allowed_domains);
@@ -139,4 +199,28 @@ export async function deleteProvider(db: Queryable, org: Org, id: string): Promi
   const r = await db.query(`DELETE FROM ${s}.identity_providers WHERE id = $1 RETURNING id`, [id]);
   if (!r.rows[0]) throw notFound(`no identity provider ${id}`);
   await authChanged(db, org);
+}
+
+/** The entity ID, SSO URL (HTTP-Redirect binding) and signing certificate in an IdP's SAML metadata. */
+async function readIdpMetadata(xml: string): Promise<{ issuer?: string; sso_url?: string; idp_cert?: string }> {
+  if (typeof xml !== 'string' || xml.length > 512 * 1024) throw invalid('idp_metadata must be the IdP metadata XML, at most 512 KiB');
+  const { parseStringPromise, processors } = await import('xml2js');
+  type Node = { $?: Record<string, string>; [child: string]: unknown };
+  let root: Record<string, Node>;
+  try {
+    // sax, under xml2js, resolves no external entities.
+    root = await parseStringPromise(xml, { tagNameProcessors: [processors.stripPrefix] });
+  } catch (err) {
+    throw invalid(`idp_metadata is not XML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const kids = (n: Node | undefined, name: string): Node[] => (Array.isArray(n?.[name]) ? (n![name] as Node[]) : []);
+  const entities = root.EntityDescriptor ? [root.EntityDescriptor] : kids(root.EntitiesDescriptor, 'EntityDescriptor');
+  const entity = entities.find((e) => kids(e, 'IDPSSODescriptor').length > 0);
+  const idp = kids(entity, 'IDPSSODescriptor')[0];
+  const sso = kids(idp, 'SingleSignOnService').find((s) => s.$?.Binding === 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect');
+  const key = kids(idp, 'KeyDescriptor').find((k) => !k.$?.use || k.$.use === 'signing');
+  const cert = kids(kids(kids(key, 'KeyInfo')[0], 'X509Data')[0], 'X509Certificate')[0] as unknown;
+  const out = { issuer: entity?.$?.entityID, sso_url: sso?.$?.Location, idp_cert: typeof cert === 'string' ? cert : (cert as { _?: string } | undefined)?._ };
+  if (!out.issuer || !out.sso_url || !out.idp_cert) throw invalid('idp_metadata lacks an IDPSSODescriptor with an entityID, an HTTP-Redirect SingleSignOnService and a signing X509Certificate');
+  return out;
 }

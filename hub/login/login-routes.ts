@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Database, HubState, Org } from '../contracts.js';
 import type { HubConfig } from '../server/config.js';
 import { hubOrigin } from '../server/hub-origin.js';
-import { cookieOptions, sameOrigin } from './browser-kit.js';
+import { cookieOptions, readForm, sameOrigin } from './browser-kit.js';
 import type { AuditWriter } from '../audit/audit-log.js';
 import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/migrate.js';
@@ -13,14 +13,17 @@ import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { validBody } from '../openapi/spec.js';
 import { HubProblem, badRequest, notFoundProblem, unauthorized } from '../server/problem.js';
 import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
-import { createProvider, deleteProvider, getProvider, listProviders, providerByName, updateProvider, type IdentityProvider, type ProviderInput } from './identity-providers.js';
-import { authorizationUrl, completeLogin, failureReason } from './provider-client.js';
+import { createProvider, deleteProvider, getProvider, listProviders, providerByName, updateProvider, type IdentityProvider, type ProviderInput, type ProviderWithSecret } from './identity-providers.js';
+import { authorizationUrl, completeLogin, failureReason, type ExternalIdentity } from './provider-client.js';
+import { completeSaml, samlLoginUrl, samlMetadata, type SamlEndpoints } from './saml-client.js';
 import { createSession, endSession, mintToken, sessionFromCookie, SESSION_COOKIE, SESSION_HOURS } from './login-sessions.js';
 import { signInUser, SignInRefused } from './sign-in.js';
 
 // Signing in through an organization's identity providers, for browsers:
 //   GET  /auth/<org>/<provider>/login[?return_to=/path]  redirects to the provider
 //   GET  /auth/<org>/<provider>/callback                 the provider sends the browser back here
+//   POST /auth/<org>/<provider>/acs                      (SAML) the IdP posts its response here
+//   GET  /auth/<org>/<provider>/metadata                 (SAML) our SP metadata; its URL is our entity ID
 //   GET  /auth/session                                   who this browser is signed in as
 //   POST /auth/token                                     a short-lived hub token from the session
 //   POST /auth/logout                                    ends the session and its tokens
@@ -51,6 +54,10 @@ export function checkReturnTo(raw: string | undefined): string {
 }
 
 const redirectUri = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): string => `${hubOrigin(ctx, config)}/auth/${org.slug}/${name}/callback`;
+const samlEndpoints = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): SamlEndpoints => {
+  const base = `${hubOrigin(ctx, config)}/auth/${org.slug}/${name}`;
+  return { entityId: `${base}/metadata`, acs: `${base}/acs` };
+};
 
 async function orgAndProvider(db: Database, slug: string, name: string) {
   const org = await findOrg(db, slug).catch(() => null);
@@ -66,44 +73,33 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     const returnTo = checkReturnTo(typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined);
     const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
     const checks = { state: randomBytes(32).toString('base64url'), nonce: randomBytes(32).toString('base64url'), verifier: randomBytes(48).toString('base64url') };
-    const target = await authorizationUrl(provider, redirectUri(ctx, config, org, provider.name), checks).catch((err: unknown) => {
+    const saml = provider.kind === 'saml';
+    const target = await (saml
+      ? samlLoginUrl(db, org, provider, samlEndpoints(ctx, config, org, provider.name), checks.state)
+      : authorizationUrl(provider, redirectUri(ctx, config, org, provider.name), checks).then((u) => u.href)
+    ).catch((err: unknown) => {
       throw new HubProblem(502, 'provider-unreachable', 'Identity provider unreachable', `${provider.name} could not be reached: ${failureReason(err)}`);
     });
     await db.query(
       `INSERT INTO ${ident(org.schema)}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
       [sha256(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000)],
     );
-    ctx.cookies.set(ATTEMPT_COOKIE, checks.state, cookieOptions(ctx, config, '/auth/', ATTEMPT_MINUTES * 60_000));
-    ctx.redirect(target.href);
+    // SAML answers with a cross-site POST, which carries no SameSite=Lax cookie: there the
+    // AuthnRequest's single-use ID (InResponseTo) is what binds the answer to this attempt.
+    if (!saml) ctx.cookies.set(ATTEMPT_COOKIE, checks.state, cookieOptions(ctx, config, '/auth/', ATTEMPT_MINUTES * 60_000));
+    ctx.redirect(target);
   });
 
-  router.get('/auth/:org/:provider/callback', async (ctx) => {
+  /** The provider's answer, wherever it came in: refusals audited and counted, success a session. */
+  async function answer(ctx: AnyCtx, slug: string, name: string, take: (org: Org, provider: ProviderWithSecret, refuse: (reason: string) => Promise<never>) => Promise<{ who: ExternalIdentity; returnTo: string }>): Promise<void> {
     deps.failedAuth.check(ctx.ip, false);
-    const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
+    const { org, provider } = await orgAndProvider(db, slug, name);
     const refuse = async (reason: string): Promise<never> => {
       deps.audit.record(org, { at: new Date().toISOString(), actor: 'anonymous', token_id: null, action: 'auth.login', resource: `identity_provider:${provider.id}`, outcome: 401, details: { reason } });
       await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
       throw unauthorized(`sign-in through ${provider.name} failed: ${reason}`);
     };
-    const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
-    const mine = ctx.cookies.get(ATTEMPT_COOKIE);
-    ctx.cookies.set(ATTEMPT_COOKIE, null, cookieOptions(ctx, config, '/auth/', 0));
-    if (!state || !mine || state !== mine) return refuse('this sign-in was not started by this browser (state does not match); start again');
-    const attempt = (
-      await db.query<{ provider_id: string; code_verifier: string; nonce: string; return_to: string }>(
-        `DELETE FROM ${ident(org.schema)}.login_attempts WHERE state_hash = $1 AND expires_at > now() RETURNING provider_id, code_verifier, nonce, return_to`,
-        [sha256(state)],
-      )
-    ).rows[0];
-    if (!attempt || attempt.provider_id !== provider.id) return refuse('this sign-in is unknown, used already or expired; start again');
-    if (typeof ctx.query.error === 'string') return refuse(`the provider answered ${ctx.query.error.slice(0, 100)}`);
-    const callback = new URL(`${redirectUri(ctx, config, org, provider.name)}?${ctx.querystring}`);
-    let who;
-    try {
-      who = await completeLogin(provider, redirectUri(ctx, config, org, provider.name), callback, { state, nonce: attempt.nonce, verifier: attempt.code_verifier });
-    } catch (err) {
-      return refuse(failureReason(err));
-    }
+    const { who, returnTo } = await take(org, provider, refuse);
     let signed;
     try {
       signed = await db.transaction(async (q) => {
@@ -119,7 +115,61 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       throw err;
     }
     ctx.cookies.set(SESSION_COOKIE, signed.cookie, cookieOptions(ctx, config, '/', SESSION_HOURS * 3600_000));
-    ctx.redirect(attempt.return_to);
+    ctx.redirect(returnTo);
+  }
+
+  /** The attempt a state names, spent; null when unknown, used, expired or another provider's. */
+  const spend = async (org: Org, provider: ProviderWithSecret, state: string) =>
+    (
+      await db.query<{ provider_id: string; code_verifier: string; nonce: string; return_to: string }>(
+        `DELETE FROM ${ident(org.schema)}.login_attempts WHERE state_hash = $1 AND expires_at > now() RETURNING provider_id, code_verifier, nonce, return_to`,
+        [sha256(state)],
+      )
+    ).rows.find((a) => a.provider_id === provider.id) ?? null;
+
+  router.get('/auth/:org/:provider/callback', (ctx) =>
+    answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
+      const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
+      const mine = ctx.cookies.get(ATTEMPT_COOKIE);
+      ctx.cookies.set(ATTEMPT_COOKIE, null, cookieOptions(ctx, config, '/auth/', 0));
+      if (provider.kind === 'saml') return refuse('a SAML provider answers at its ACS, not here');
+      if (!state || !mine || state !== mine) return refuse('this sign-in was not started by this browser (state does not match); start again');
+      const attempt = await spend(org, provider, state);
+      if (!attempt) return refuse('this sign-in is unknown, used already or expired; start again');
+      if (typeof ctx.query.error === 'string') return refuse(`the provider answered ${ctx.query.error.slice(0, 100)}`);
+      const uri = redirectUri(ctx, config, org, provider.name);
+      try {
+        return { who: await completeLogin(provider, uri, new URL(`${uri}?${ctx.querystring}`), { state, nonce: attempt.nonce, verifier: attempt.code_verifier }), returnTo: attempt.return_to };
+      } catch (err) {
+        return refuse(failureReason(err));
+      }
+    }),
+  );
+
+  router.post('/auth/:org/:provider/acs', (ctx) =>
+    answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
+      if (provider.kind !== 'saml') return refuse(`${provider.name} is not a SAML provider`);
+      const form = await readForm(ctx, 1024 * 1024).catch(() => new URLSearchParams());
+      const response = form.get('SAMLResponse');
+      if (!response) return refuse('no SAMLResponse was posted');
+      let who: ExternalIdentity;
+      try {
+        who = await completeSaml(db, org, provider, samlEndpoints(ctx, config, org, provider.name), response);
+      } catch (err) {
+        return refuse(failureReason(err));
+      }
+      // Checked after the response: a replayed one fails above before it can spend anything.
+      const attempt = await spend(org, provider, form.get('RelayState') ?? '');
+      if (!attempt) return refuse('this sign-in is unknown, used already or expired (RelayState); start again');
+      return { who, returnTo: attempt.return_to };
+    }),
+  );
+
+  router.get('/auth/:org/:provider/metadata', async (ctx) => {
+    const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
+    if (provider.kind !== 'saml') throw notFoundProblem(`${provider.name} is not a SAML provider: it has no SP metadata`);
+    ctx.type = 'application/samlmetadata+xml';
+    ctx.body = samlMetadata(provider, samlEndpoints(ctx, config, org, provider.name));
   });
 
   const session = async (ctx: AnyCtx) => {
@@ -160,7 +210,8 @@ export function registerProviderAdminRoutes(router: Router<HubState>, deps: { co
   const view = (ctx: Ctx, p: IdentityProvider) => ({
     ...p,
     login_url: `${hubOrigin(ctx, deps.config)}/auth/${ctx.state.principal.org.slug}/${p.name}/login`,
-    redirect_uri: redirectUri(ctx, deps.config, ctx.state.principal.org, p.name),
+    redirect_uri: p.kind === 'saml' ? samlEndpoints(ctx, deps.config, ctx.state.principal.org, p.name).acs : redirectUri(ctx, deps.config, ctx.state.principal.org, p.name),
+    metadata_url: p.kind === 'saml' ? samlEndpoints(ctx, deps.config, ctx.state.principal.org, p.name).entityId : null,
   });
   router.get('/admin/identity-providers', async (ctx: Ctx) => {
     requireAdmin(ctx.state.principal);

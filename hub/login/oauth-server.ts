@@ -9,8 +9,7 @@ import { findOrg, orgById } from '../data/organizations.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { hubOrigin } from '../server/hub-origin.js';
 import { HubProblem } from '../server/problem.js';
-import { readLimited } from '../server/request-input.js';
-import { cookieOptions, esc, htmlPage, sameOrigin } from './browser-kit.js';
+import { cookieOptions, esc, htmlPage, readForm, sameOrigin } from './browser-kit.js';
 import { listProviders } from './identity-providers.js';
 import { createSession, mintToken, rotateSession, sessionFromCookie, SESSION_COOKIE, type LoginSession } from './login-sessions.js';
 
@@ -29,7 +28,6 @@ import { createSession, mintToken, rotateSession, sessionFromCookie, SESSION_COO
 //   POST /oauth/authorize/decide                            the consent form
 //   POST /oauth/token                                       authorization_code, refresh_token
 
-export const OAUTH_FORM_PATHS = new Set(['/oauth/token', '/oauth/authorize/decide']);
 const REQUEST_MINUTES = 10;
 const CODE_SECONDS = 60;
 const ACCESS_SECONDS = 3600;
@@ -63,11 +61,10 @@ class OAuthError extends Error {
   }
 }
 
-async function formBody(ctx: AnyCtx): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new OAuthError(400, 'invalid_request', 'send the body as application/x-www-form-urlencoded');
-  const text = new TextDecoder('utf-8', { fatal: true }).decode(await readLimited(ctx as never, 64 * 1024));
-  return new URLSearchParams(text);
-}
+const formBody = (ctx: AnyCtx): Promise<URLSearchParams> =>
+  readForm(ctx).catch((err: Error) => {
+    throw new OAuthError(400, 'invalid_request', err.message);
+  });
 
 /** Redirect URIs a public client may register: https, or http on loopback (native apps, RFC 8252). */
 function checkRedirect(raw: unknown): string {

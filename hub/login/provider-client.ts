@@ -38,13 +38,16 @@ async function configFor(p: ProviderWithSecret): Promise<Configuration> {
   const oc = await client();
   const base = new URL(p.issuer);
   const execute = isLoopbackHttp(base) ? [oc.allowInsecureRequests] : [];
+  // OAuth and OIDC providers always have both (identity-providers.ts checks it).
+  const id = p.client_id ?? '';
+  const secret = p.client_secret ?? '';
   let config: Configuration;
   if (p.kind === 'github') {
     const root = base.href.replace(/\/$/, '');
-    config = new oc.Configuration({ issuer: root, authorization_endpoint: `${root}/login/oauth/authorize`, token_endpoint: `${root}/login/oauth/access_token` }, p.client_id, p.client_secret);
+    config = new oc.Configuration({ issuer: root, authorization_endpoint: `${root}/login/oauth/authorize`, token_endpoint: `${root}/login/oauth/access_token` }, id, secret);
     for (const f of execute) f(config);
   } else {
-    config = await oc.discovery(base, p.client_id, p.client_secret, undefined, { execute, timeout: TIMEOUT_S });
+    config = await oc.discovery(base, id, secret, undefined, { execute, timeout: TIMEOUT_S });
   }
   config.timeout = TIMEOUT_S;
   configs.set(key, { config, at: Date.now() });

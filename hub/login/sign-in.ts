@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Org, Queryable, Role } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { authChanged } from '../access/epoch.js';
+import { freeUserName } from '../access/identity.js';
 import type { ProviderWithSecret } from './identity-providers.js';
 import type { ExternalIdentity } from './provider-client.js';
 
@@ -50,7 +51,7 @@ export async function signInUser(q: Queryable, org: Org, p: ProviderWithSecret, 
   if (known[0]) {
     user = known[0];
   } else if (p.create_users) {
-    user = { id: randomUUID(), name: await freeName(q, org, emails[0]!), active: true };
+    user = { id: randomUUID(), name: await freeUserName(q, org, emails[0]!.slice(0, emails[0]!.lastIndexOf('@'))), active: true };
     await q.query(`INSERT INTO ${s}.users (id, name, email, role, kind) VALUES ($1, $2, $3, $4, 'person')`, [user.id, user.name, emails[0], p.default_role as Role]);
     created = true;
     await authChanged(q, org);
@@ -64,20 +65,4 @@ export async function signInUser(q: Queryable, org: Org, p: ProviderWithSecret, 
 function active(u: { id: string; name: string; active: boolean }, created: boolean): SignedIn {
   if (!u.active) throw new SignInRefused(`the user ${u.name} is deactivated`);
   return { userId: u.id, userName: u.name, created };
-}
-
-/** A user name from an address's local part, made unique with a number when taken. */
-async function freeName(q: Queryable, org: Org, email: string): Promise<string> {
-  const base =
-    email
-      .slice(0, email.lastIndexOf('@'))
-      .toLowerCase()
-      .replace(/[^a-z0-9._-]+/g, '-')
-      .replace(/^[^a-z0-9]+/, '')
-      .slice(0, 56) || 'user';
-  const taken = new Set(
-    (await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.name),
-  );
-  if (!taken.has(base)) return base;
-  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
 }

@@ -1,6 +1,6 @@
 import type { Org, Queryable } from '../contracts.js';
 import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
-import { createUser } from '../access/identity.js';
+import { createUser, freeUserName } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
 import { scimInvalid, scimNotFound, ScimError } from './scim-errors.js';
 import { applyPatch, type PatchOp } from './scim-patch.js';
@@ -168,25 +168,10 @@ async function assertFree(q: Queryable, org: Org, userName: string, self: string
   if (r.rows.length > 0) throw new ScimError(409, `a User with userName "${userName}" exists already`, 'uniqueness');
 }
 
-/** The hub name for a userName (rule above), free in this organization. */
-export async function hubName(q: Queryable, org: Org, userName: string): Promise<string> {
-  const base =
-    userName
-      .toLowerCase()
-      .replace(/[^a-z0-9._-]+/g, '-')
-      .replace(/^[^a-z0-9]+/, '')
-      .slice(0, 56) || 'user';
-  const taken = new Set(
-    (await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.name),
-  );
-  if (!taken.has(base)) return base;
-  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
-}
-
 export async function createScimUser(q: Queryable, org: Org, body: unknown, base: string): Promise<Obj> {
   const u = clean(body, true);
   await assertFree(q, org, u.userName, null);
-  const created = await createUser(q, org, { name: await hubName(q, org, u.userName), role: 'viewer', email: u.email, kind: 'person' });
+  const created = await createUser(q, org, { name: await freeUserName(q, org, u.userName), role: 'viewer', email: u.email, kind: 'person' });
   await q.query(`UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, active = $4, scim_modified_at = now() WHERE id = $1`, [
     created.id,
     JSON.stringify(u.attrs),

@@ -24,7 +24,8 @@ import { registerRecordRoutes } from './routes/record-routes.js';
 import { registerIdentityRoutes, registerInvitationRoutes } from './routes/identity-routes.js';
 import { registerPackRoutes } from './routes/pack-routes.js';
 import { registerLoginRoutes, registerProviderAdminRoutes } from '../login/login-routes.js';
-import { OAUTH_FORM_PATHS, registerOAuthRoutes } from '../login/oauth-server.js';
+import { registerOAuthRoutes } from '../login/oauth-server.js';
+import { isFormRoute } from '../login/browser-kit.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
 import { scimSurface } from '../scim/scim-routes.js';
 import { registerScimTokenRoutes } from '../scim/scim-token-routes.js';
@@ -131,11 +132,11 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(mcpGate(gatekeeper));
 
   app.use(checkPath);
-  // The pack upload (multipart) and the OAuth forms read their own bodies.
+  // The pack upload (multipart) and the sign-in forms read their own bodies.
   app.use(
     jsonBody(
       (ctx) => (MCP_PATHS.has(ctx.path) ? config.mcp.maxMessageBytes : config.bodyLimitBytes),
-      (ctx) => (ctx.method === 'POST' && ctx.path === '/api/v1/packs' && ctx.is('multipart/form-data') === 'multipart/form-data') || OAUTH_FORM_PATHS.has(ctx.path),
+      (ctx) => (ctx.method === 'POST' && ctx.path === '/api/v1/packs' && ctx.is('multipart/form-data') === 'multipart/form-data') || isFormRoute(ctx.path),
     ),
   );
 

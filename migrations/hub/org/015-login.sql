@@ -1,14 +1,19 @@
 -- Sign-in through an organization's identity providers (OAuth 2.0 with GitHub, OIDC with any
--- issuer, GitLab included). A provider's client secret is write-only through the API.
+-- issuer, GitLab included, SAML 2.0). A provider's client secret is write-only through the API.
 CREATE TABLE identity_providers (
   id             text PRIMARY KEY,
   -- The provider's name in login URLs: /auth/<org>/<name>/login.
   name           text NOT NULL UNIQUE,
-  kind           text NOT NULL CHECK (kind IN ('oidc', 'github', 'gitlab')),
-  -- oidc: the issuer; github and gitlab: the instance's base URL (github.com, gitlab.com by default).
+  kind           text NOT NULL CHECK (kind IN ('oidc', 'github', 'gitlab', 'saml')),
+  -- oidc: the issuer; github and gitlab: the instance's base URL (github.com, gitlab.com by
+  -- default); saml: the IdP's entity ID.
   issuer         text NOT NULL,
-  client_id      text NOT NULL,
-  client_secret  text NOT NULL,
+  -- OAuth and OIDC only.
+  client_id      text,
+  client_secret  text,
+  -- SAML only: where AuthnRequests go (HTTP-Redirect binding), and the IdP's signing key or certificate (PEM).
+  sso_url        text,
+  idp_cert       text,
   -- E-mail domains allowed to sign in (lowercase); empty: any verified address.
   allowed_domains text[] NOT NULL DEFAULT '{}',
   -- Whether a first sign-in by someone the organization does not know creates their user.
@@ -33,6 +38,19 @@ CREATE TABLE login_attempts (
   nonce         text NOT NULL,
   return_to     text NOT NULL,
   expires_at    timestamptz NOT NULL
+);
+-- SAML: the AuthnRequests sent (a response must answer one of them, once), and the assertions
+-- accepted (never twice), each until it expires.
+CREATE TABLE saml_requests (
+  id          text PRIMARY KEY,
+  provider_id text NOT NULL REFERENCES identity_providers (id) ON DELETE CASCADE,
+  -- What node-saml stored with the ID: when the request was made.
+  issued      text NOT NULL,
+  expires_at  timestamptz NOT NULL
+);
+CREATE TABLE saml_assertions (
+  id         text PRIMARY KEY,
+  expires_at timestamptz NOT NULL
 );
 -- A signed-in session: a browser's (its HttpOnly cookie holds the secret) or an MCP client's
 -- OAuth grant (client_id set; the secret is its refresh token, replaced at each use). Hub tokens
