@@ -84,6 +84,8 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       `INSERT INTO ${ident(org.schema)}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
       [sha256(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000)],
     );
+    // Abandoned sign-ins leave their attempt behind: each new one clears the expired.
+    await db.query(`DELETE FROM ${ident(org.schema)}.login_attempts WHERE expires_at < now()`);
     // SAML answers with a cross-site POST, which carries no SameSite=Lax cookie: there the
     // AuthnRequest's single-use ID (InResponseTo) is what binds the answer to this attempt.
     if (!saml) ctx.cookies.set(ATTEMPT_COOKIE, checks.state, cookieOptions(ctx, config, '/auth/', ATTEMPT_MINUTES * 60_000));

@@ -310,6 +310,8 @@ export function registerOAuthRoutes(router: Router, deps: OAuthDeps): void {
       return ctx.redirect(to.href);
     }
     const code = randomBytes(32).toString('base64url');
+    // Codes never exchanged stay behind: each new one clears the expired.
+    await db.query(`DELETE FROM ${S}.oauth_codes WHERE expires_at < now()`);
     await db.query(
       `INSERT INTO ${S}.oauth_codes (code_hash, client_id, org_id, user_id, redirect_uri, code_challenge, resource, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [sha256(code), request.client_id, session.org.id, session.userId, request.redirect_uri, request.code_challenge, request.resource, new Date(Date.now() + CODE_SECONDS * 1000)],
