@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hashKey } from '../access/tokens.js';
 import type { Database, HubState, Org } from '../contracts.js';
 import type { HubConfig } from '../server/config.js';
 import { hubOrigin } from '../server/hub-origin.js';
@@ -44,7 +45,6 @@ export interface LoginDeps {
   failedAuth: FailedAuthGuard;
 }
 
-const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
 /** Only a path on this hub: never another origin (//evil, /\evil), never control characters. */
 export function checkReturnTo(raw: string | undefined): string {
@@ -82,7 +82,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     });
     await db.query(
       `INSERT INTO ${ident(org.schema)}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [sha256(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000)],
+      [hashKey(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000)],
     );
     // Abandoned sign-ins leave their attempt behind: each new one clears the expired.
     await db.query(`DELETE FROM ${ident(org.schema)}.login_attempts WHERE expires_at < now()`);
@@ -125,7 +125,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     (
       await db.query<{ provider_id: string; code_verifier: string; nonce: string; return_to: string }>(
         `DELETE FROM ${ident(org.schema)}.login_attempts WHERE state_hash = $1 AND expires_at > now() RETURNING provider_id, code_verifier, nonce, return_to`,
-        [sha256(state)],
+        [hashKey(state)],
       )
     ).rows.find((a) => a.provider_id === provider.id) ?? null;
 
@@ -182,9 +182,8 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
 
   router.get('/auth/session', async (ctx) => {
     const s = await session(ctx);
-    const user = (await db.query<{ name: string; role: string }>(`SELECT name, role FROM ${ident(s.org.schema)}.users WHERE id = $1`, [s.userId])).rows[0]!;
     ctx.set('cache-control', 'no-store');
-    ctx.body = { user: { id: s.userId, name: user.name }, org: { id: s.org.id, slug: s.org.slug }, role: user.role, expires_at: s.expiresAt.toISOString() };
+    ctx.body = { user: { id: s.userId, name: s.userName }, org: { id: s.org.id, slug: s.org.slug }, role: s.role, expires_at: s.expiresAt.toISOString() };
   });
 
   router.post('/auth/token', async (ctx) => {

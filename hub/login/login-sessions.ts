@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Database, Org, Queryable } from '../contracts.js';
+import type { Database, Org, Queryable, Role } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey, signJwt, type JwtSecrets } from '../access/tokens.js';
@@ -18,8 +18,13 @@ export interface LoginSession {
   id: string;
   org: Org;
   userId: string;
-  userName: string;
   expiresAt: Date;
+}
+
+/** A browser's session, with who it is (read with it, for pages and audit rows). */
+export interface BrowserSession extends LoginSession {
+  userName: string;
+  role: Role;
 }
 
 export interface SessionOptions {
@@ -42,7 +47,7 @@ export async function createSession(q: Queryable, org: Org, userId: string, opts
     hashKey(secret),
     expiresAt,
   ]);
-  return { cookie: `${org.id}.${secret}`, session: { id, org, userId, userName: '', expiresAt } };
+  return { cookie: `${org.id}.${secret}`, session: { id, org, userId, expiresAt } };
 }
 
 const SECRET = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
@@ -65,24 +70,24 @@ export async function rotateSession(db: Queryable, refresh: string, clientId: st
       [hashKey(m[2]!), hashKey(secret), clientId],
     )
   ).rows[0];
-  return row ? { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, userName: '', expiresAt: new Date(row.expires_at) } } : null;
+  return row ? { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, expiresAt: new Date(row.expires_at) } } : null;
 }
 
 /** The live session a cookie names (its user active), or null. */
-export async function sessionFromCookie(db: Queryable, cookie: string | undefined): Promise<LoginSession | null> {
+export async function sessionFromCookie(db: Queryable, cookie: string | undefined): Promise<BrowserSession | null> {
   const m = cookie ? SECRET.exec(cookie) : null;
   if (!m) return null;
   const org = await orgById(db, m[1]!);
   if (!org) return null;
   const s = ident(org.schema);
   const row = (
-    await db.query<{ id: string; user_id: string; name: string; expires_at: Date }>(
-      `SELECT l.id, l.user_id, u.name, l.expires_at FROM ${s}.login_sessions l JOIN ${s}.users u ON u.id = l.user_id
+    await db.query<{ id: string; user_id: string; name: string; role: Role; expires_at: Date }>(
+      `SELECT l.id, l.user_id, u.name, u.role, l.expires_at FROM ${s}.login_sessions l JOIN ${s}.users u ON u.id = l.user_id
         WHERE l.secret_hash = $1 AND l.client_id IS NULL AND l.revoked_at IS NULL AND l.expires_at > now() AND u.active`,
       [hashKey(m[2]!)],
     )
   ).rows[0];
-  return row ? { id: row.id, org, userId: row.user_id, userName: row.name, expiresAt: new Date(row.expires_at) } : null;
+  return row ? { id: row.id, org, userId: row.user_id, userName: row.name, role: row.role, expiresAt: new Date(row.expires_at) } : null;
 }
 
 /** A hub token for the session's user, bound to the session, never outliving it. */

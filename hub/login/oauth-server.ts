@@ -4,7 +4,8 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import type { Database } from '../contracts.js';
 import type { HubConfig } from '../server/config.js';
 import type { AuditWriter } from '../audit/audit-log.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { hashKey } from '../access/tokens.js';
 import { findOrg, orgById } from '../data/organizations.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { hubOrigin } from '../server/hub-origin.js';
@@ -44,7 +45,6 @@ export interface OAuthDeps {
   failedAuth: FailedAuthGuard;
 }
 
-const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 const S = CONTROL_SCHEMA;
 
 /** The resources tokens may be issued for: this hub's MCP endpoints, and the hub as a whole. */
@@ -247,11 +247,10 @@ export function registerOAuthRoutes(router: Router, deps: OAuthDeps): void {
     const slug = typeof ctx.query.org === 'string' ? ctx.query.org : undefined;
     if (!session || (slug && slug !== session.org.slug)) return signInPage(ctx, request, slug);
     ctx.cookies.set(CSRF_COOKIE, request.csrf, cookieOptions(ctx, config, '/oauth/', REQUEST_MINUTES * 60_000));
-    const user = (await db.query<{ name: string }>(`SELECT name FROM ${ident(session.org.schema)}.users WHERE id = $1`, [session.userId])).rows[0]!;
     htmlPage(
       ctx,
       'Connect an MCP client',
-      `<p><strong>${esc(request.client_name)}</strong> asks to use svc as <strong>${esc(user.name)}</strong> in <strong>${esc(session.org.slug)}</strong>: to read and write the memory you may read and write.</p>
+      `<p><strong>${esc(request.client_name)}</strong> asks to use svc as <strong>${esc(session.userName)}</strong> in <strong>${esc(session.org.slug)}</strong>: to read and write the memory you may read and write.</p>
 <p>It will return to ${esc(new URL(request.redirect_uri).origin)}.</p>
 <form method="post" action="/oauth/authorize/decide">
 <input type="hidden" name="request" value="${esc(request.id)}"><input type="hidden" name="csrf" value="${esc(request.csrf)}">
@@ -314,7 +313,7 @@ export function registerOAuthRoutes(router: Router, deps: OAuthDeps): void {
     await db.query(`DELETE FROM ${S}.oauth_codes WHERE expires_at < now()`);
     await db.query(
       `INSERT INTO ${S}.oauth_codes (code_hash, client_id, org_id, user_id, redirect_uri, code_challenge, resource, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [sha256(code), request.client_id, session.org.id, session.userId, request.redirect_uri, request.code_challenge, request.resource, new Date(Date.now() + CODE_SECONDS * 1000)],
+      [hashKey(code), request.client_id, session.org.id, session.userId, request.redirect_uri, request.code_challenge, request.resource, new Date(Date.now() + CODE_SECONDS * 1000)],
     );
     deps.audit.record(session.org, {
       at: new Date().toISOString(),
@@ -343,7 +342,7 @@ export function registerOAuthRoutes(router: Router, deps: OAuthDeps): void {
       const row = (
         await db.query<{ client_id: string; org_id: string; user_id: string; redirect_uri: string; code_challenge: string; resource: string }>(
           `DELETE FROM ${S}.oauth_codes WHERE code_hash = $1 AND expires_at > now() RETURNING client_id, org_id, user_id, redirect_uri, code_challenge, resource`,
-          [sha256(code)],
+          [hashKey(code)],
         )
       ).rows[0];
       if (!row || row.client_id !== client.client_id) return refuse(ctx, 'invalid_grant', 'the code is unknown, used already, expired, or not this client\'s');

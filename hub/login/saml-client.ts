@@ -3,6 +3,7 @@ import type { Org, Queryable } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import type { ProviderWithSecret } from './identity-providers.js';
 import type { ExternalIdentity } from './provider-client.js';
+import { esc } from './browser-kit.js';
 
 // SAML 2.0 as a service provider, through @node-saml/node-saml: SP-initiated (an AuthnRequest by
 // the HTTP-Redirect binding, the answer by HTTP-POST to the assertion consumer service). A
@@ -76,16 +77,14 @@ export async function samlLoginUrl(db: Queryable, org: Org, p: ProviderWithSecre
 export function samlMetadata(p: ProviderWithSecret, at: SamlEndpoints): string {
   // Synchronous and local: building the XML reads no cache and no network.
   return `<?xml version="1.0"?>
-<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${xmlAttr(at.entityId)}">
+<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${esc(at.entityId)}">
   <SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="false" WantAssertionsSigned="true">
     <NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</NameIDFormat>
-    <AssertionConsumerService index="1" isDefault="true" Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${xmlAttr(at.acs)}"/>
+    <AssertionConsumerService index="1" isDefault="true" Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${esc(at.acs)}"/>
   </SPSSODescriptor>
 </EntityDescriptor>
 `;
 }
-
-const xmlAttr = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 type Parsed = { $?: Record<string, string>; [k: string]: unknown };
 const first = (n: Parsed | undefined, name: string): Parsed | undefined => {
