@@ -38,13 +38,13 @@ const DEFAULT_RETURN = '/auth/session';
 
 type AnyCtx = ParameterizedContext;
 
+/** What the browser-facing routes (sign-in here, the OAuth server in oauth-server.ts) use. */
 export interface LoginDeps {
   db: Database;
   config: HubConfig;
   audit: AuditWriter;
   failedAuth: FailedAuthGuard;
 }
-
 
 /** Only a path on this hub: never another origin (//evil, /\evil), never control characters. */
 export function checkReturnTo(raw: string | undefined): string {

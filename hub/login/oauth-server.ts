@@ -2,15 +2,13 @@ import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../contracts.js';
-import type { HubConfig } from '../server/config.js';
-import type { AuditWriter } from '../audit/audit-log.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
 import { hashKey } from '../access/tokens.js';
 import { findOrg, orgById } from '../data/organizations.js';
-import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { hubOrigin } from '../server/hub-origin.js';
 import { HubProblem } from '../server/problem.js';
 import { cookieOptions, esc, htmlPage, readForm, sameOrigin } from './browser-kit.js';
+import type { LoginDeps } from './login-routes.js';
 import { listProviders } from './identity-providers.js';
 import { createSession, mintToken, rotateSession, sessionFromCookie, SESSION_COOKIE, type LoginSession } from './login-sessions.js';
 
@@ -38,12 +36,6 @@ const MAX_CLIENTS_PER_HOUR = 1000;
 
 type AnyCtx = ParameterizedContext;
 
-export interface OAuthDeps {
-  db: Database;
-  config: HubConfig;
-  audit: AuditWriter;
-  failedAuth: FailedAuthGuard;
-}
 
 const S = CONTROL_SCHEMA;
 
@@ -118,7 +110,7 @@ interface PendingRequest {
   csrf: string;
 }
 
-export function registerOAuthRoutes(router: Router, deps: OAuthDeps): void {
+export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
   const { db, config } = deps;
   const origin = (ctx: AnyCtx) => hubOrigin(ctx, config);
 

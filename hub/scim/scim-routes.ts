@@ -96,67 +96,45 @@ function routes(): ReturnType<Router<ScimState>['routes']> {
     send(ctx, 200, found);
   });
 
-  // Filters are evaluated in memory over every user of the organization: fine for the
-  // thousands an organization has; push them down to SQL if that ever changes.
-  r.get('/Users', async (ctx) => {
-    mark(ctx, 'scim.user.list');
-    send(ctx, 200, listResponse(ctx, 'User', await listUsers(ctx.state.q, org(ctx), ctx.state.base)));
-  });
-  r.get('/Users/:id', async (ctx) => {
-    mark(ctx, 'scim.user.get', `user:${ctx.params.id}`);
-    send(ctx, 200, projected(ctx, 'User', await getUser(ctx.state.q, org(ctx), ctx.params.id!, ctx.state.base)));
-  });
-  r.post('/Users', async (ctx) => {
-    mark(ctx, 'scim.user.create');
-    const user = await createScimUser(ctx.state.q, org(ctx), ctx.request.body, ctx.state.base);
-    mark(ctx, 'scim.user.create', `user:${user.id}`);
-    ctx.set('Location', String((user.meta as { location: string }).location));
-    send(ctx, 201, user);
-  });
-  r.put('/Users/:id', async (ctx) => {
-    mark(ctx, 'scim.user.replace', `user:${ctx.params.id}`);
-    send(ctx, 200, await replaceScimUser(ctx.state.q, org(ctx), ctx.params.id!, ctx.request.body, ctx.state.base));
-  });
-  r.patch('/Users/:id', async (ctx) => {
-    mark(ctx, 'scim.user.patch', `user:${ctx.params.id}`);
-    send(ctx, 200, await patchScimUser(ctx.state.q, org(ctx), ctx.params.id!, patchOps(ctx.request.body), ctx.state.base));
-  });
-  r.delete('/Users/:id', async (ctx) => {
-    mark(ctx, 'scim.user.delete', `user:${ctx.params.id}`);
-    await deleteScimUser(ctx.state.q, org(ctx), ctx.params.id!);
-    ctx.status = 204;
-  });
-
-  r.get('/Groups', async (ctx) => {
-    mark(ctx, 'scim.group.list');
-    send(ctx, 200, listResponse(ctx, 'Group', await listGroups(ctx.state.q, org(ctx), ctx.state.base)));
-  });
-  r.get('/Groups/:id', async (ctx) => {
-    mark(ctx, 'scim.group.get', `group:${ctx.params.id}`);
-    send(ctx, 200, projected(ctx, 'Group', await getGroup(ctx.state.q, org(ctx), ctx.params.id!, ctx.state.base)));
-  });
-  r.post('/Groups', async (ctx) => {
-    mark(ctx, 'scim.group.create');
-    const group = await createScimGroup(ctx.state.q, org(ctx), ctx.request.body, ctx.state.base);
-    mark(ctx, 'scim.group.create', `group:${group.id}`);
-    ctx.set('Location', String((group.meta as { location: string }).location));
-    send(ctx, 201, group);
-  });
-  r.put('/Groups/:id', async (ctx) => {
-    mark(ctx, 'scim.group.replace', `group:${ctx.params.id}`);
-    send(ctx, 200, await replaceScimGroup(ctx.state.q, org(ctx), ctx.params.id!, ctx.request.body, ctx.state.base));
-  });
-  r.patch('/Groups/:id', async (ctx) => {
-    mark(ctx, 'scim.group.patch', `group:${ctx.params.id}`);
-    const group = await patchScimGroup(ctx.state.q, org(ctx), ctx.params.id!, patchOps(ctx.request.body), ctx.state.base);
-    // Entra and Okta ignore the body of a group PATCH; the RFC allows 204 or 200 with it.
-    send(ctx, 200, projected(ctx, 'Group', group));
-  });
-  r.delete('/Groups/:id', async (ctx) => {
-    mark(ctx, 'scim.group.delete', `group:${ctx.params.id}`);
-    await deleteScimGroup(ctx.state.q, org(ctx), ctx.params.id!);
-    ctx.status = 204;
-  });
+  // Users and Groups answer alike. Filters are evaluated in memory over every user (or group) of
+  // the organization: fine for the thousands an organization has; push them down to SQL if that
+  // ever changes. A PATCH answers 200 with the resource (the RFC allows 204; Entra and Okta
+  // read neither).
+  const RESOURCES = [
+    { path: '/Users', kind: 'User', tag: 'user', list: listUsers, get: getUser, create: createScimUser, replace: replaceScimUser, patch: patchScimUser, remove: deleteScimUser },
+    { path: '/Groups', kind: 'Group', tag: 'group', list: listGroups, get: getGroup, create: createScimGroup, replace: replaceScimGroup, patch: patchScimGroup, remove: deleteScimGroup },
+  ] as const;
+  for (const x of RESOURCES) {
+    const kind = x.kind as ResourceKind;
+    r.get(x.path, async (ctx) => {
+      mark(ctx, `scim.${x.tag}.list`);
+      send(ctx, 200, listResponse(ctx, kind, await x.list(ctx.state.q, org(ctx), ctx.state.base)));
+    });
+    r.get(`${x.path}/:id`, async (ctx) => {
+      mark(ctx, `scim.${x.tag}.get`, `${x.tag}:${ctx.params.id}`);
+      send(ctx, 200, projected(ctx, kind, await x.get(ctx.state.q, org(ctx), ctx.params.id!, ctx.state.base)));
+    });
+    r.post(x.path, async (ctx) => {
+      mark(ctx, `scim.${x.tag}.create`);
+      const made = await x.create(ctx.state.q, org(ctx), ctx.request.body, ctx.state.base);
+      mark(ctx, `scim.${x.tag}.create`, `${x.tag}:${made.id}`);
+      ctx.set('Location', String((made.meta as { location: string }).location));
+      send(ctx, 201, made);
+    });
+    r.put(`${x.path}/:id`, async (ctx) => {
+      mark(ctx, `scim.${x.tag}.replace`, `${x.tag}:${ctx.params.id}`);
+      send(ctx, 200, await x.replace(ctx.state.q, org(ctx), ctx.params.id!, ctx.request.body, ctx.state.base));
+    });
+    r.patch(`${x.path}/:id`, async (ctx) => {
+      mark(ctx, `scim.${x.tag}.patch`, `${x.tag}:${ctx.params.id}`);
+      send(ctx, 200, projected(ctx, kind, await x.patch(ctx.state.q, org(ctx), ctx.params.id!, patchOps(ctx.request.body), ctx.state.base)));
+    });
+    r.delete(`${x.path}/:id`, async (ctx) => {
+      mark(ctx, `scim.${x.tag}.delete`, `${x.tag}:${ctx.params.id}`);
+      await x.remove(ctx.state.q, org(ctx), ctx.params.id!);
+      ctx.status = 204;
+    });
+  }
   return r.routes();
 }
 
