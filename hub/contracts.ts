@@ -1,5 +1,6 @@
 import type { EmbedderProvider, EngramBackend } from '../engine/backend.js';
 import type { EngramDoc } from '../engine/model/engram-schema.js';
+import type { Session } from '../engine/model/records.js';
 import type { RerankSetting } from '../engine/ops/recall.js';
 
 // The shapes the hub's parts agree on: the database handle (PostgreSQL through `pg`, or PGlite),
@@ -73,6 +74,8 @@ export interface OrgBackend extends EngramBackend {
   readonly org: Org;
   /** A page of engrams, newest first, after the cursor (a `seq`); `next` continues it, null at the end. */
   page(filter: EngramPageFilter, after: number | undefined, limit: number): Promise<{ items: EngramDoc[]; next: number | null }>;
+  /** The sessions `owner` started, newest first. */
+  sessionsOf(owner: string, limit: number): Promise<Session[]>;
   /** Of these engram ids, the ones the caller may read. */
   readableIds(ids: readonly string[]): Promise<string[]>;
 }

@@ -177,6 +177,40 @@ export async function addMember(db: Queryable, org: Org, groupId: string, userId
   return { group: toGroup({ ...g.rows[0], members: Number(members.rows[0]!.n) }), user, read_only: readOnly };
 }
 
+async function groupByIdOrPath(db: Queryable, org: Org, groupId: string): Promise<{ id: string; path: string }> {
+  const g = await db.query<{ id: string; path: string }>(`SELECT id, path FROM ${ident(org.schema)}.groups WHERE id::text = $1 OR path = $1`, [groupId]);
+  if (!g.rows[0]) throw notFound(`no group ${groupId}`);
+  return g.rows[0];
+}
+
+export interface Member {
+  user_id: string;
+  name: string;
+  role: Role;
+  active: boolean;
+  read_only: boolean;
+}
+
+/** A group's members (by its id or path), by name. */
+export async function listMembers(db: Queryable, org: Org, groupId: string): Promise<Member[]> {
+  const s = ident(org.schema);
+  const g = await groupByIdOrPath(db, org, groupId);
+  const r = await db.query<Member>(
+    `SELECT u.id::text AS user_id, u.name, u.role, u.active, m.read_only FROM ${s}.memberships m JOIN ${s}.users u ON u.id = m.user_id
+      WHERE m.group_id = $1 ORDER BY u.name`,
+    [g.id],
+  );
+  return r.rows;
+}
+
+/** Takes a user out of a group; their scopes change at their next request (the epoch moves). */
+export async function removeMember(db: Queryable, org: Org, groupId: string, userId: string): Promise<void> {
+  const g = await groupByIdOrPath(db, org, groupId);
+  const r = await db.query(`DELETE FROM ${ident(org.schema)}.memberships WHERE group_id = $1 AND user_id::text = $2 RETURNING user_id`, [g.id, userId]);
+  if (r.rows.length === 0) throw notFound(`user ${userId} is not a member of group ${g.path}`);
+  await authChanged(db, org);
+}
+
 /** Issues a key for a user; the key itself is returned once and never stored. */
 export async function issueApiKey(db: Database, org: Org, userId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
   if (!(await getUser(db, org, userId))) throw invalid(`user_id: no user ${userId} in this organization`);

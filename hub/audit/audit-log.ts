@@ -182,8 +182,9 @@ export interface AuditQuery {
   resource?: string;
   from?: string;
   to?: string;
-  /** Rows after this sequence number (pagination). */
+  /** Rows after this sequence number (pagination); with `newestFirst`, rows before it. */
   after?: number;
+  newestFirst?: boolean;
   limit: number;
 }
 
@@ -194,10 +195,10 @@ export async function queryAudit(db: Queryable, org: Org, f: AuditQuery): Promis
   if (f.resource) w.add('resource = ?', f.resource);
   if (f.from) w.add('at >= ?', f.from);
   if (f.to) w.add('at <= ?', f.to);
-  if (f.after !== undefined) w.add('seq > ?', f.after);
+  if (f.after !== undefined) w.add(f.newestFirst ? 'seq < ?' : 'seq > ?', f.after);
   const r = await db.query<AuditRow>(
     `SELECT seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash FROM ${ident(org.schema)}.audit_log
-      WHERE true${w.sql} ORDER BY seq LIMIT ${w.param(f.limit)}`,
+      WHERE true${w.sql} ORDER BY seq${f.newestFirst ? ' DESC' : ''} LIMIT ${w.param(f.limit)}`,
     w.params,
   );
   return r.rows.map((x) => ({ ...x, seq: Number(x.seq), outcome: Number(x.outcome) }));

@@ -407,6 +407,16 @@ export class PgBackend implements OrgBackend {
     return doc ? this.forReader(doc) : null;
   }
 
+  async sessionsOf(owner: string, limit: number): Promise<Session[]> {
+    const params: unknown[] = [owner, limit];
+    const scope = this.scopeClause('scope', params);
+    const rows = await this.db.query<{ doc: Session }>(
+      `SELECT doc FROM ${this.s}.sessions WHERE owner = $1${scope} ORDER BY doc->>'started_at' DESC, id DESC LIMIT $2`,
+      params,
+    );
+    return Promise.all(rows.rows.map((r) => this.forReader(r.doc)));
+  }
+
   async appendEvents(events: EngramEvent[]): Promise<void> {
     await insertEvents(this.db, this.s, events);
   }

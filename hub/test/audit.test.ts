@@ -1,3 +1,4 @@
+import { asOwner } from './support/audit-tamper.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,16 +18,6 @@ async function rows(db: Database, org: Org): Promise<Array<{ seq: number; action
   return (await db.query<{ seq: number; action: string; outcome: number; actor: string; resource: string | null; details: Record<string, unknown> }>(
     `SELECT seq, action, outcome, actor, resource, details FROM ${ident(org.schema)}.audit_log ORDER BY seq`,
   )).rows.map((r) => ({ ...r, seq: Number(r.seq), outcome: Number(r.outcome) }));
-}
-
-/** What the table's owner (or a superuser) can still do: switch the append-only triggers off. */
-async function asOwner(db: Database, org: Org, sql: string, params: unknown[] = []): Promise<void> {
-  const t = `${ident(org.schema)}.audit_log`;
-  await db.transaction(async (q) => {
-    await q.query(`ALTER TABLE ${t} DISABLE TRIGGER USER`);
-    await q.query(sql, params);
-    await q.query(`ALTER TABLE ${t} ENABLE TRIGGER USER`);
-  });
 }
 
 const entry = (action: string, extra: Partial<AuditEntry> = {}): AuditEntry => ({ at: new Date().toISOString(), actor: 'tester', token_id: null, action, resource: null, outcome: 200, details: {}, ...extra });

@@ -56,6 +56,13 @@ export function registerEngramRoutes(router: Router<HubState>): void {
     ctx.body = await visibleEngram(ctx, ctx.params.id!);
   });
 
+  // Its change events, newest first: created, edited, retired, pinned...
+  router.get('/engrams/:id/history', async (ctx: Ctx) => {
+    const e = await visibleEngram(ctx, ctx.params.id!);
+    // The backend answers the newest `limit` in the order they happened.
+    ctx.body = { items: (await ctx.state.backend.listEvents({ engram_id: e.id, limit: pageLimit(ctx) })).reverse() };
+  });
+
   router.patch('/engrams/:id', async (ctx: Ctx) => {
     const body = await validBody<EngramEdit>('PatchEngram', ctx.request.body);
     const p = ctx.state.principal;

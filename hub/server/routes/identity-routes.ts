@@ -3,6 +3,8 @@ import { ident } from '../../data/migrate.js';
 import type { Database, HubState, Principal, Role } from '../../contracts.js';
 import {
   addMember,
+  listMembers,
+  removeMember,
   createGroup,
   createInvitation,
   createUser,
@@ -46,6 +48,13 @@ const me = (p: Principal) => ({
   token: { id: p.tokenId, kind: p.via },
   scopes: { readable: p.readable, writable: p.writable },
 });
+
+/** `?order=asc|desc` (absent: asc, oldest first, as the chain runs). */
+function auditOrder(ctx: Ctx): 'asc' | 'desc' {
+  const v = queryText(ctx, 'order') ?? 'asc';
+  if (v !== 'asc' && v !== 'desc') throw badRequest(`order must be asc or desc (got "${v}")`, ['order: must be asc or desc']);
+  return v;
+}
 
 export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpoints: Checkpointer }): void {
   router.get('/me', (ctx: Ctx) => {
@@ -139,6 +148,16 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     ctx.body = m;
   });
 
+  router.get('/admin/groups/:id/members', async (ctx: Ctx) => {
+    ctx.body = { items: await listMembers(ctx.state.db, ctx.state.principal.org, ctx.params.id!) };
+  });
+  router.delete('/admin/groups/:id/members/:user_id', async (ctx: Ctx) => {
+    await removeMember(ctx.state.db, ctx.state.principal.org, ctx.params.id!, ctx.params.user_id!);
+    ctx.state.auditResource = `group:${ctx.params.id}`;
+    ctx.state.auditDetails = { user_id: ctx.params.user_id };
+    ctx.status = 204;
+  });
+
   router.get('/admin/api-keys', async (ctx: Ctx) => {
     const limit = pageLimit(ctx);
     ctx.body = paged(await listApiKeys(ctx.state.db, ctx.state.principal.org, { after: decodeCursor(ctx), limit }), limit, (k) => k.id);
@@ -187,9 +206,15 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
       from: isoQuery(ctx, 'from'),
       to: isoQuery(ctx, 'to'),
       after: decodeSeqCursor(ctx),
+      newestFirst: auditOrder(ctx) === 'desc',
       limit,
     });
     ctx.body = paged(rows, limit, (r) => r.seq);
+  });
+
+  // The whole chain verified now: the first row that breaks it, lost rows, unfinished writers.
+  router.get('/admin/audit/verify', async (ctx: Ctx) => {
+    ctx.body = await deps.checkpoints.verifyChain(ctx.state.principal.org);
   });
 
   // The chain's head, verified and signed: for an outside collector to keep (see checkpoints.ts).

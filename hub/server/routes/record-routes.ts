@@ -62,6 +62,11 @@ export function registerRecordRoutes(router: Router<HubState>): void {
     ctx.body = { session: { ...r.session, owner: p.userName }, injection: r.injection };
   });
 
+  // The caller's own sessions, newest first.
+  router.get('/sessions', async (ctx: Ctx) => {
+    ctx.body = { items: await ctx.state.backend.sessionsOf(ctx.state.principal.userName, pageLimit(ctx, 20)), next_cursor: null };
+  });
+
   router.get('/sessions/:id', async (ctx: Ctx) => {
     const s = await ctx.state.backend.getSession(ctx.params.id!);
     if (!s) throw notFoundProblem(`no session ${ctx.params.id}`);
