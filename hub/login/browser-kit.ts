@@ -3,6 +3,7 @@ import type { HubConfig } from '../server/config.js';
 import { hubOrigin } from '../server/hub-origin.js';
 import { badRequest, forbidden, HubProblem } from '../server/problem.js';
 import { readLimited } from '../server/request-input.js';
+import { escapeHtml } from '../pages/html.js';
 
 // What the hub's browser-facing routes share: cookie settings, the same-origin check of
 // state-changing calls, and plain HTML pages (escaped, no script, a strict policy).
@@ -22,7 +23,7 @@ export function sameOrigin(ctx: AnyCtx, config: HubConfig): void {
   if (from && from !== hubOrigin(ctx, config)) throw forbidden(`a request from ${from} may not use this hub's sign-in session`);
 }
 
-export const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const esc = escapeHtml;
 
 /**
  * Answers a small HTML page. `body` must be built with esc() around every value from outside.

@@ -196,14 +196,19 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
 
   router.post('/auth/logout', async (ctx) => {
     sameOrigin(ctx, config);
-    const s = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
-    if (s) {
-      await endSession(db, s);
-      deps.audit.record(s.org, { at: new Date().toISOString(), actor: s.userName, token_id: s.id, action: 'auth.logout', resource: `user:${s.userId}`, outcome: 204, details: {} });
-    }
-    ctx.cookies.set(SESSION_COOKIE, null, cookieOptions(ctx, config, '/', 0));
+    await signOut(ctx, deps);
     ctx.status = 204;
   });
+}
+
+/** Ends the browser's session (audited) and clears its cookie; the pages' sign-out does the same. */
+export async function signOut(ctx: AnyCtx, deps: Pick<LoginDeps, 'db' | 'config' | 'audit'>): Promise<void> {
+  const s = await sessionFromCookie(deps.db, ctx.cookies.get(SESSION_COOKIE));
+  if (s) {
+    await endSession(deps.db, s);
+    deps.audit.record(s.org, { at: new Date().toISOString(), actor: s.userName, token_id: s.id, action: 'auth.logout', resource: `user:${s.userId}`, outcome: 204, details: {} });
+  }
+  ctx.cookies.set(SESSION_COOKIE, null, cookieOptions(ctx, deps.config, '/', 0));
 }
 
 /** The admin routes under /api/v1/admin/identity-providers. */

@@ -29,13 +29,18 @@ import { isFormRoute } from '../login/browser-kit.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
 import { scimSurface } from '../scim/scim-routes.js';
 import { registerScimTokenRoutes } from '../scim/scim-token-routes.js';
+import { pageSurface } from '../pages/page-routes.js';
+import { registerSignInPage } from '../pages/sign-in-page.js';
+import { registerAssetRoutes } from '../pages/assets.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
 //   problem documents for every error (and for unknown routes), with no internals shown;
 //   the gate of /api/v1 but its public routes (api-gate.ts): authentication, rate limits, the
 //   write transaction and the audit row of every call;
 //   the MCP surface's gate (/mcp, /sse, /messages: the token and its limits; hub/mcp);
-//   the request's path and JSON body checked (request-input.ts);
+//   the request's path checked (request-input.ts);
+//   the admin UI and the portal (/admin/, /me/: hub/pages), which call the REST routes in process;
+//   the JSON body read and checked (request-input.ts);
 //   a write's Idempotency-Key claimed, or its first answer replayed (idempotency.ts);
 //   public routes (the OpenAPI description, health, redeeming an invitation, signing in);
 //   the REST routes; the MCP routes.
@@ -132,6 +137,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(mcpGate(gatekeeper));
 
   app.use(checkPath);
+  // The admin UI and the portal: server-rendered pages, each a client of the REST routes below.
+  app.use(pageSurface({ app: app as never, db, config, gatekeeper, audit, log }));
   // The pack upload (multipart) and the sign-in forms read their own bodies.
   app.use(
     jsonBody(
@@ -153,6 +160,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   registerInvitationRoutes(publicRouter, { db, failedAuth, auditKey: config.auditKey });
   registerLoginRoutes(publicRouter, { db, config, audit, failedAuth });
   registerOAuthRoutes(publicRouter, { db, config, audit, failedAuth });
+  registerSignInPage(publicRouter, db);
+  registerAssetRoutes(publicRouter);
   app.use(publicRouter.routes());
 
   const api = new Router<HubState>({ prefix: '/api/v1' });

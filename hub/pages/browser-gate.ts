@@ -1,0 +1,155 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Next } from 'koa';
+import type { Database } from '../contracts.js';
+import type { HubConfig } from '../server/config.js';
+import type { Gatekeeper } from '../server/gatekeeper.js';
+import { hubOrigin } from '../server/hub-origin.js';
+import { HubProblem, toProblem } from '../server/problem.js';
+import { readLimited } from '../server/request-input.js';
+import { cookieOptions } from '../login/browser-kit.js';
+import { mintToken, sessionFromCookie, SESSION_COOKIE, type BrowserSession } from '../login/login-sessions.js';
+import { ApiFailure } from './api-call.js';
+import { html } from './html.js';
+import { errorBox, renderPage, securityHeaders, type PageCtx, type PageForm, type Viewer } from './page-kit.js';
+
+// Who may see a page, before any page runs: a signed-in browser (the session cookie) or a
+// caller with a Bearer header. Browsers without a session are sent to sign in. A form posted
+// with the session cookie must carry the CSRF token (double-submit: the same value in a cookie
+// and in the form, HMAC-bound to the session so a planted cookie is worthless) and, when the
+// browser names one, come from this hub's origin. /admin/ needs the admin role.
+
+const CSRF_COOKIE = 'svc_csrf';
+const MAX_FORM_BYTES = 64 * 1024;
+const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
+const MAX_CACHED_TOKENS = 10_000;
+
+export interface GateDeps {
+  db: Database;
+  config: HubConfig;
+  gatekeeper: Gatekeeper;
+  /** Operator messages: a page's internal error is logged here and shown as a plain 500 page. */
+  log: (message: string) => void;
+}
+
+/** The paths the pages own. */
+export const isPagePath = (path: string): boolean => path === '/admin' || path.startsWith('/admin/') || path === '/me' || path.startsWith('/me/');
+
+export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
+  const csrfKey = createHash('sha256').update(`svc-csrf\0${config.jwt.current}`).digest();
+  const sign = (sessionId: string, nonce: string) => createHmac('sha256', csrfKey).update(`${sessionId}.${nonce}`).digest('base64url');
+  const csrfValid = (sessionId: string, token: string | undefined): boolean => {
+    const [nonce, mac] = (token ?? '').split('.');
+    if (!nonce || !mac) return false;
+    const want = Buffer.from(sign(sessionId, nonce));
+    const got = Buffer.from(mac);
+    return want.length === got.length && timingSafeEqual(want, got);
+  };
+  // A hub token per browser session, minted once and used until a minute before it expires.
+  const tokens = new Map<string, { header: string; expiresAt: number }>();
+  const tokenFor = async (s: BrowserSession): Promise<string> => {
+    const cached = tokens.get(s.id);
+    if (cached && cached.expiresAt - Date.now() > 60_000) return cached.header;
+    const { token, expiresAt } = await mintToken(db, config.jwt, s);
+    if (tokens.size >= MAX_CACHED_TOKENS) tokens.clear();
+    const header = `Bearer ${token}`;
+    tokens.set(s.id, { header, expiresAt: expiresAt.getTime() });
+    return header;
+  };
+
+  async function viewerOf(ctx: PageCtx): Promise<Viewer | null> {
+    const header = ctx.get('authorization');
+    if (header) {
+      const p = await gatekeeper.principal(ctx.ip, header, (k, v) => ctx.set(k, v));
+      return { name: p.userName, userId: p.userId, role: p.role, org: { id: p.org.id, slug: p.org.slug }, authorization: header, csrf: null };
+    }
+    const s = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
+    if (!s) return null;
+    let csrf = ctx.cookies.get(CSRF_COOKIE);
+    if (!csrfValid(s.id, csrf)) {
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') csrf = undefined;
+      else {
+        const nonce = randomBytes(18).toString('base64url');
+        csrf = `${nonce}.${sign(s.id, nonce)}`;
+        ctx.cookies.set(CSRF_COOKIE, csrf, { ...cookieOptions(ctx, config, '/', 12 * 3600_000), sameSite: 'strict' });
+      }
+    }
+    return { name: s.userName, userId: s.userId, role: s.role, org: { id: s.org.id, slug: s.org.slug }, authorization: await tokenFor(s), csrf: csrf ?? '' };
+  }
+
+  /** A cookie-carried form must come from our pages: our origin, and the token of this session. */
+  function checkCsrf(ctx: PageCtx, viewer: Viewer, form: PageForm): void {
+    const origin = ctx.get('origin');
+    if (origin && origin !== hubOrigin(ctx, config)) throw new HubProblem(403, 'forbidden', 'Forbidden', `a form from ${origin} may not act on this hub; use the hub's own pages`);
+    if (ctx.get('sec-fetch-site') === 'cross-site') throw new HubProblem(403, 'forbidden', 'Forbidden', 'a form from another site may not act on this hub');
+    const sent = form.fields.get('_csrf') ?? '';
+    const want = viewer.csrf ?? '';
+    if (!want || !sent || sent.length !== want.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(want))) {
+      throw new HubProblem(403, 'forbidden', 'Forbidden', 'the form has no valid security token (it may be from an older page); go back, reload the page and try again');
+    }
+  }
+
+  return async (ctx: PageCtx, next: Next): Promise<void> => {
+    securityHeaders(ctx);
+    try {
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.method !== 'POST') {
+        ctx.set('allow', 'GET, HEAD, POST');
+        throw new HubProblem(405, 'method-not-allowed', 'Method not allowed', `${ctx.method} is not used by these pages`);
+      }
+      if (ctx.path === '/admin' || ctx.path === '/me') return ctx.redirect(`${ctx.path}/`);
+      const viewer = await viewerOf(ctx);
+      if (!viewer) {
+        if (ctx.method === 'POST') throw new HubProblem(401, 'unauthorized', 'Not signed in', 'sign in, then send the form again');
+        return ctx.redirect(`/sign-in?return_to=${encodeURIComponent(ctx.originalUrl)}`);
+      }
+      ctx.state.viewer = viewer;
+      if (ctx.method === 'POST') {
+        const form = await readPageForm(ctx);
+        if (viewer.csrf !== null) checkCsrf(ctx, viewer, form);
+        ctx.state.form = form;
+      }
+      if (ctx.path.startsWith('/admin/') && viewer.role !== 'admin') {
+        throw new HubProblem(403, 'forbidden', 'Admins only', `the admin pages need the admin role; ${viewer.name} is ${viewer.role === 'editor' ? 'an editor' : 'a viewer'}. Your own page is /me/.`);
+      }
+      await next();
+      if (ctx.body === undefined && ctx.status === 404) throw new HubProblem(404, 'not-found', 'Not found', `there is no page ${ctx.path}`);
+    } catch (err) {
+      const status = err instanceof ApiFailure ? err.status : toProblem(err).status;
+      if (status === 401 && ctx.method === 'GET') return ctx.redirect(`/sign-in?return_to=${encodeURIComponent(ctx.originalUrl)}`);
+      const internal = status >= 500 && !(err instanceof ApiFailure);
+      if (internal) log(`internal error on ${ctx.method} ${ctx.path}: ${(err as Error)?.stack ?? String(err)}`);
+      const message = internal ? 'the hub could not show this page (the error is in its log)' : err instanceof ApiFailure ? err.message : toProblem(err).message;
+      const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status === 401 ? 'Not signed in' : 'Something went wrong';
+      const section = ctx.path.startsWith('/admin/') && ctx.state.viewer?.role === 'admin' ? 'admin' : 'me';
+      renderPage(ctx, { title, section, status, body: [errorBox(message), html`<p><a href="${section === 'admin' ? '/admin/' : '/me/'}">Back to the start page</a></p>`] });
+    }
+  };
+}
+
+/** A posted form, URL-encoded or (uploads) multipart, within its size limit. */
+async function readPageForm(ctx: PageCtx): Promise<PageForm> {
+  if (ctx.is('application/x-www-form-urlencoded')) {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(await readLimited(ctx as never, MAX_FORM_BYTES));
+    return { fields: new URLSearchParams(text), files: new Map() };
+  }
+  if (ctx.is('multipart/form-data')) return readMultipart(ctx);
+  throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'pages take HTML forms (application/x-www-form-urlencoded or multipart/form-data)');
+}
+
+async function readMultipart(ctx: PageCtx): Promise<PageForm> {
+  const { default: Busboy } = await import('busboy');
+  return new Promise<PageForm>((resolve, reject) => {
+    const form: PageForm = { fields: new URLSearchParams(), files: new Map() };
+    let failed: Error | undefined;
+    const bb = Busboy({ headers: ctx.req.headers, limits: { files: 4, fileSize: MAX_UPLOAD_BYTES, fields: 50, fieldSize: MAX_FORM_BYTES } });
+    bb.on('field', (name, value) => form.fields.append(name, value));
+    bb.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('limit', () => (failed ??= new HubProblem(413, 'payload-too-large', 'Payload too large', `an uploaded file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`)));
+      stream.on('end', () => form.files.set(name, { filename: info.filename ?? name, data: Buffer.concat(chunks) }));
+    });
+    bb.on('error', (e: Error) => reject(new HubProblem(400, 'bad-request', 'Bad request', `the upload is not valid multipart: ${e.message}`)));
+    bb.on('close', () => (failed ? reject(failed) : resolve(form)));
+    ctx.req.pipe(bb);
+  });
+}

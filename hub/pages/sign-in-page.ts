@@ -1,0 +1,36 @@
+import type Router from '@koa/router';
+import type { Database } from '../contracts.js';
+import { findOrg } from '../data/organizations.js';
+import { listProviders } from '../login/identity-providers.js';
+import { checkReturnTo } from '../login/login-routes.js';
+import { html } from './html.js';
+import { queryOf, renderPage, type PageCtx } from './page-kit.js';
+
+// /sign-in: where the pages send a browser without a session. It asks for the organization (the
+// hub never lists its tenants), then offers that organization's sign-in providers.
+
+export function registerSignInPage(router: Router, db: Database): void {
+  router.get('/sign-in', async (ctx) => {
+    const page = ctx as unknown as PageCtx;
+    const slug = typeof ctx.query.org === 'string' ? ctx.query.org.trim() : '';
+    const raw = typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined;
+    let returnTo = '/me/';
+    try {
+      returnTo = raw === undefined ? returnTo : checkReturnTo(raw);
+    } catch {
+      // A return address that is not a path here is dropped, not followed.
+    }
+    const orgForm = html`<form class="stack" method="get" action="/sign-in"><input type="hidden" name="return_to" value="${returnTo}">
+<label>Organization <input type="text" name="org" required autocomplete="organization" value="${slug}"></label><div><button type="submit">Continue</button></div></form>`;
+    if (!slug) return renderPage(page, { title: 'Sign in', section: 'me', body: html`<section class="card">${orgForm}</section>` });
+    const org = await findOrg(db, slug).catch(() => null);
+    const providers = org ? await listProviders(db, org) : [];
+    const body = providers.length
+      ? html`<section class="card"><p>Sign in to <strong>${slug}</strong> with:</p><ul>${providers.map(
+          (p) => html`<li><a href="/auth/${slug}/${p.name}/login${queryOf({ return_to: returnTo })}">${p.name}</a> <span class="muted">(${p.kind})</span></li>`,
+        )}</ul></section><p><a href="/sign-in${queryOf({ return_to: returnTo })}">Another organization</a></p>`
+      : // The same answer for an unknown organization and one without providers: tenants are not listed.
+        html`<p class="error" role="alert">No sign-in providers for "${slug}". Check the organization's name; an admin adds providers on the admin pages.</p><section class="card">${orgForm}</section>`;
+    renderPage(page, { title: 'Sign in', section: 'me', body });
+  });
+}
