@@ -30,7 +30,7 @@ export function registerSignInPage(router: Router, db: Database): void {
           (p) => html`<li><a href="/auth/${slug}/${p.name}/login${queryOf({ return_to: returnTo })}">${p.name}</a> <span class="muted">(${p.kind})</span></li>`,
         )}</ul></section><p><a href="/sign-in${queryOf({ return_to: returnTo })}">Another organization</a></p>`
       : // The same answer for an unknown organization and one without providers: tenants are not listed.
-        html`<p class="error" role="alert">No sign-in providers for "${slug}". Check the organization's name; an admin adds providers on the admin pages.</p><section class="card">${orgForm}</section>`;
+        html`<p class="error" role="alert">No sign-in providers for "${slug}". Check the organization's name. An admin adds providers on the admin pages, or the first one with an API key (POST /api/v1/admin/identity-providers).</p><section class="card">${orgForm}</section>`;
     renderPage(page, { title: 'Sign in', section: 'me', body });
   });
 }
