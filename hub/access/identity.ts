@@ -203,12 +203,13 @@ export async function listMembers(db: Queryable, org: Org, groupId: string): Pro
   return r.rows;
 }
 
-/** Takes a user out of a group; their scopes change at their next request (the epoch moves). */
-export async function removeMember(db: Queryable, org: Org, groupId: string, userId: string): Promise<void> {
+/** Takes a user out of a group (by its id or path); their scopes change at their next request (the epoch moves). */
+export async function removeMember(db: Queryable, org: Org, groupId: string, userId: string): Promise<{ id: string; path: string }> {
   const g = await groupByIdOrPath(db, org, groupId);
   const r = await db.query(`DELETE FROM ${ident(org.schema)}.memberships WHERE group_id = $1 AND user_id::text = $2 RETURNING user_id`, [g.id, userId]);
   if (r.rows.length === 0) throw notFound(`user ${userId} is not a member of group ${g.path}`);
   await authChanged(db, org);
+  return g;
 }
 
 /** Issues a key for a user; the key itself is returned once and never stored. */

@@ -31,10 +31,17 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     const gone = await hub.request('DELETE', `/admin/groups/eng/members/${eve.id}`, { token: acme.adminKey, template: '/admin/groups/{id}/members/{user_id}' });
     expect(gone.status).toBe(204);
     expect((await hub.request('GET', '/me', { token: eve.key })).body.scopes.readable).not.toContain('group:eng');
+    // The audit row names the group by its id (as adding a member does), though the call named it by path.
+    const groups = await hub.request('GET', '/admin/groups', { token: acme.adminKey, template: '/admin/groups' });
+    const eng = groups.body.items.find((g: { path: string }) => g.path === 'eng');
+    await hub.running.hub.audit.drain();
+    const removal = await hub.request('GET', `/admin/audit?resource=group:${eng.id}&order=desc&limit=1`, { token: acme.adminKey, template: '/admin/audit' });
+    expect(removal.body.items[0]).toMatchObject({ action: expect.stringMatching(/^DELETE \/api\/v1\/admin\/groups\/.*members/), outcome: 204, details: { user_id: eve.id } });
     const again = await hub.request('DELETE', `/admin/groups/eng/members/${eve.id}`, { token: acme.adminKey, template: '/admin/groups/{id}/members/{user_id}' });
     expect(again.status).toBe(404);
     expect(again.body.detail).toMatch(/not a member of group eng/);
     expect((await hub.request('GET', '/admin/groups/nope/members', { token: acme.adminKey, template: '/admin/groups/{id}/members' })).status).toBe(404);
+    expect((await hub.request('DELETE', `/admin/groups/nope/members/${gus.id}`, { token: acme.adminKey, template: '/admin/groups/{id}/members/{user_id}' })).status).toBe(404);
     expect((await hub.request('GET', '/admin/groups/eng/members', { token: gus.key, template: '/admin/groups/{id}/members' })).status).toBe(403);
     expect((await hub.request('DELETE', `/admin/groups/eng/members/${gus.id}`, { token: eve.key, template: '/admin/groups/{id}/members/{user_id}' })).status).toBe(403);
   });

@@ -152,8 +152,9 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     ctx.body = { items: await listMembers(ctx.state.db, ctx.state.principal.org, ctx.params.id!) };
   });
   router.delete('/admin/groups/:id/members/:user_id', async (ctx: Ctx) => {
-    await removeMember(ctx.state.db, ctx.state.principal.org, ctx.params.id!, ctx.params.user_id!);
-    ctx.state.auditResource = `group:${ctx.params.id}`;
+    const g = await removeMember(ctx.state.db, ctx.state.principal.org, ctx.params.id!, ctx.params.user_id!);
+    // By the group's id whether it was named by id or path, as adding a member records it.
+    ctx.state.auditResource = `group:${g.id}`;
     ctx.state.auditDetails = { user_id: ctx.params.user_id };
     ctx.status = 204;
   });

@@ -19,6 +19,8 @@ export const EVERY_ROUTE: Array<[method: string, path: string, body?: unknown]> 
   ['GET', '/admin/identity-providers'], ['POST', '/admin/identity-providers', { name: 'gh', kind: 'github', client_id: 'a', client_secret: 'b' }],
   ['GET', '/admin/identity-providers/x'], ['PATCH', '/admin/identity-providers/x', { create_users: true }], ['DELETE', '/admin/identity-providers/x'],
   ['GET', '/admin/scim-tokens'], ['POST', '/admin/scim-tokens', { name: 'entra' }], ['DELETE', '/admin/scim-tokens/x'],
+  ['GET', '/admin/groups/g/members'], ['DELETE', '/admin/groups/g/members/x'], ['GET', '/admin/audit/verify'],
+  ['GET', '/engrams/ENG-X-2026-0101-001/history'], ['GET', '/sessions'],
   // Last: it ends the token it is called with.
   ['DELETE', '/me/token'],
 ];
