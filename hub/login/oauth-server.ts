@@ -237,7 +237,8 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     if (!request) return errorPage(ctx, 400, 'This authorization request is unknown or expired: start again from your MCP client.');
     const session = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
     const slug = typeof ctx.query.org === 'string' ? ctx.query.org : undefined;
-    if (!session || (slug && slug !== session.org.slug)) return signInPage(ctx, request, slug);
+    // `org` present but another (or empty: "use another organization"): choose and sign in again.
+    if (!session || (slug !== undefined && slug !== session.org.slug)) return signInPage(ctx, request, slug || undefined);
     ctx.cookies.set(CSRF_COOKIE, request.csrf, cookieOptions(ctx, config, '/oauth/', REQUEST_MINUTES * 60_000));
     htmlPage(
       ctx,

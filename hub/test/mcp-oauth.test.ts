@@ -82,6 +82,10 @@ describe.each(DATABASES)('MCP clients that log in by themselves (%s)', (kind) =>
     expect(consent.status).toBe(200);
     expect(consent.text).toContain(`<strong>${clientName}</strong> asks to use svc as <strong>alice</strong> in <strong>acme</strong>`);
     expect(consent.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    // "Use another organization" asks for one, signed in or not.
+    const other = await browser.follow(`${hub.url}/oauth/authorize/consent?request=${field(consent.text, 'request')}&org=`, atClient);
+    expect(other.text).toContain('Organization');
+    expect(other.text).not.toContain('asks to use svc');
     const form = new URLSearchParams({ request: field(consent.text, 'request'), csrf: field(consent.text, 'csrf'), decision: 'allow' });
     const decided = await browser.request('POST', `${hub.url}/oauth/authorize/decide`, { headers: { 'content-type': 'application/x-www-form-urlencoded', origin: hub.url }, body: form.toString() });
     expect(decided.status, decided.text).toBe(302);
