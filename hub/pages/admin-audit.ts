@@ -1,7 +1,8 @@
 import type { AuditRow } from '../audit/audit-log.js';
 import type { ApiClient } from './api-call.js';
 import { html, type Html } from './html.js';
-import { notice, q, queryOf, renderPage, table, when } from './page-kit.js';
+import { notice, queryOf, renderPage, table, when } from './page-kit.js';
+import { queryText } from '../server/routes/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /admin/audit: the log, newest first, filtered and paged; and whether its hash chain holds,
@@ -40,9 +41,9 @@ function verificationBox(v: Verification): Html {
 
 export function registerAuditPages(router: PageRouter, api: ApiClient): void {
   router.get('/admin/audit', async (ctx) => {
-    const filters = Object.fromEntries(FILTERS.map((f) => [f, q(ctx, f)])) as Record<(typeof FILTERS)[number], string | undefined>;
+    const filters = Object.fromEntries(FILTERS.map((f) => [f, queryText(ctx, f)])) as Record<(typeof FILTERS)[number], string | undefined>;
     const [page, verification] = await Promise.all([
-      api.call<{ items: AuditRow[]; next_cursor: string | null }>(ctx, 'GET', `/admin/audit${queryOf({ ...filters, order: 'desc', limit: '50', cursor: q(ctx, 'cursor') })}`),
+      api.call<{ items: AuditRow[]; next_cursor: string | null }>(ctx, 'GET', `/admin/audit${queryOf({ ...filters, order: 'desc', limit: '50', cursor: queryText(ctx, 'cursor') })}`),
       api.get<Verification>(ctx, '/admin/audit/verify'),
     ]);
     const rows = page.ok ? page.body.items : [];

@@ -3,7 +3,8 @@ import type { ScimTokenInfo } from '../scim/scim-tokens.js';
 import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { everything } from './admin-people.js';
 import { html, type Html } from './html.js';
-import { csrfField, field, notice, q, queryOf, renderPage, table, when, type PageCtx, type Viewer } from './page-kit.js';
+import { csrfField, field, notice, queryOf, renderPage, table, when, type PageCtx, type Viewer } from './page-kit.js';
+import { queryText } from '../server/routes/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /admin/api-keys, /admin/scim-tokens and /admin/providers: what lets people and programs in.
@@ -50,7 +51,7 @@ export function registerCredentialPages(router: PageRouter, api: ApiClient): voi
   router.get('/admin/api-keys', async (ctx) => {
     const v = ctx.state.viewer;
     const [page, users] = await Promise.all([
-      api.get<{ items: ApiKeyInfo[]; next_cursor: string | null }>(ctx, `/admin/api-keys${queryOf({ limit: '100', cursor: q(ctx, 'cursor') })}`),
+      api.get<{ items: ApiKeyInfo[]; next_cursor: string | null }>(ctx, `/admin/api-keys${queryOf({ limit: '100', cursor: queryText(ctx, 'cursor') })}`),
       everything<{ id: string; name: string; active: boolean }>(ctx, api, '/admin/users'),
     ]);
     const names = new Map(users.map((u) => [u.id, u.name]));

@@ -2,7 +2,8 @@ import type { Insights } from '../data/insights.js';
 import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { AUDIT_HEADERS, auditRows, type AuditRow } from './admin-audit.js';
 import { html, type Html } from './html.js';
-import { csrfField, errorBox, field, notice, q, queryOf, renderPage, table, when, type PageCtx } from './page-kit.js';
+import { csrfField, errorBox, field, notice, queryOf, renderPage, table, when, type PageCtx } from './page-kit.js';
+import { queryText } from '../server/routes/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /admin/ (the overview), /admin/engrams (listed by filters, never searched: the spec keeps
@@ -129,9 +130,9 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
   });
 
   router.get('/admin/engrams', async (ctx) => {
-    const f = { scope: q(ctx, 'scope'), status: q(ctx, 'status'), type: q(ctx, 'type'), domain: q(ctx, 'domain') };
+    const f = { scope: queryText(ctx, 'scope'), status: queryText(ctx, 'status'), type: queryText(ctx, 'type'), domain: queryText(ctx, 'domain') };
     const [page, scopes] = await Promise.all([
-      api.call<{ items: Engram[]; next_cursor: string | null }>(ctx, 'GET', `/engrams${queryOf({ ...f, limit: '50', cursor: q(ctx, 'cursor') })}`),
+      api.call<{ items: Engram[]; next_cursor: string | null }>(ctx, 'GET', `/engrams${queryOf({ ...f, limit: '50', cursor: queryText(ctx, 'cursor') })}`),
       api.get<{ items: Array<{ scope: string; engrams: number }> }>(ctx, '/me/scopes'),
     ]);
     renderPage(ctx, {

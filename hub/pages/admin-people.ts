@@ -1,7 +1,8 @@
 import type { Group, Member, User } from '../access/identity.js';
 import { ApiFailure, perform, type ApiClient } from './api-call.js';
 import { html, type Html } from './html.js';
-import { csrfField, field, notice, q, queryOf, renderPage, table, when, type PageCtx, type Viewer } from './page-kit.js';
+import { csrfField, field, notice, queryOf, renderPage, table, when, type PageCtx, type Viewer } from './page-kit.js';
+import { queryText } from '../server/routes/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /admin/users and /admin/groups: people, their roles, and the groups that give them scopes.
@@ -61,7 +62,7 @@ function groupTree(groups: Group[]): Html {
 
 export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
   router.get('/admin/users', async (ctx) => {
-    const page = await api.get<Page<User>>(ctx, `/admin/users${queryOf({ limit: '50', cursor: q(ctx, 'cursor') })}`);
+    const page = await api.get<Page<User>>(ctx, `/admin/users${queryOf({ limit: '50', cursor: queryText(ctx, 'cursor') })}`);
     const v = ctx.state.viewer;
     renderPage(ctx, {
       title: 'Users',

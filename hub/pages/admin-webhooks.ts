@@ -1,5 +1,6 @@
 import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { secretPage } from './admin-credentials.js';
+import type { WebhookView } from '../webhooks/webhook-routes.js';
 import { html } from './html.js';
 import { csrfField, done, field, notice, renderPage, table, when } from './page-kit.js';
 import type { PageRouter } from './page-router.js';
@@ -7,17 +8,7 @@ import type { PageRouter } from './page-router.js';
 // /admin/webhooks: register (the signing secret shown once), send a test event, read the recent
 // deliveries, disable and re-enable, remove.
 
-interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  state: 'active' | 'disabled';
-  disabled_reason: string | null;
-  created_by: string;
-  created_at: string;
-  last_success_at: string | null;
-  pending: number;
-}
+type Webhook = WebhookView;
 
 interface Delivery {
   id: string;

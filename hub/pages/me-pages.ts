@@ -7,7 +7,8 @@ import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { keyRows, secretPage } from './admin-credentials.js';
 import { engramFields, engramTable, historyTable, type Engram } from './admin-engrams.js';
 import { html } from './html.js';
-import { csrfField, field, notice, q, queryOf, renderPage, table, when } from './page-kit.js';
+import { csrfField, field, notice, queryOf, renderPage, table, when } from './page-kit.js';
+import { queryText } from '../server/routes/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /me/: the personal portal, for every role. Who I am and what I may read and write, my API keys,
@@ -55,7 +56,7 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
 
   router.get('/me/api-keys', async (ctx) => {
     const v = ctx.state.viewer;
-    const keys = await api.get<{ items: Parameters<typeof keyRows>[1]; next_cursor: string | null }>(ctx, `/me/api-keys${queryOf({ limit: '100', cursor: q(ctx, 'cursor') })}`);
+    const keys = await api.get<{ items: Parameters<typeof keyRows>[1]; next_cursor: string | null }>(ctx, `/me/api-keys${queryOf({ limit: '100', cursor: queryText(ctx, 'cursor') })}`);
     renderPage(ctx, {
       title: 'My API keys',
       section: 'me',
@@ -91,7 +92,7 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
 
   router.get('/me/engrams', async (ctx) => {
     const v = ctx.state.viewer;
-    const page = await api.get<{ items: Engram[]; next_cursor: string | null }>(ctx, `/engrams${queryOf({ scope: `user:${v.name}`, limit: '50', cursor: q(ctx, 'cursor') })}`);
+    const page = await api.get<{ items: Engram[]; next_cursor: string | null }>(ctx, `/engrams${queryOf({ scope: `user:${v.name}`, limit: '50', cursor: queryText(ctx, 'cursor') })}`);
     renderPage(ctx, {
       title: 'My engrams',
       section: 'me',

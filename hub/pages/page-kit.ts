@@ -157,9 +157,3 @@ export function queryOf(params: Record<string, string | undefined>): string {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
-
-export const q = (ctx: PageCtx, name: string): string | undefined => {
-  const v = ctx.query[name];
-  const s = Array.isArray(v) ? v[v.length - 1] : v;
-  return s === undefined || s === '' ? undefined : s;
-};

@@ -3,6 +3,7 @@ import type { Database } from '../contracts.js';
 import { findOrg } from '../data/organizations.js';
 import { listProviders } from '../login/identity-providers.js';
 import { checkReturnTo } from '../login/login-routes.js';
+import { queryText } from '../server/routes/route-kit.js';
 import { html } from './html.js';
 import { queryOf, renderPage, type PageCtx } from './page-kit.js';
 
@@ -12,8 +13,8 @@ import { queryOf, renderPage, type PageCtx } from './page-kit.js';
 export function registerSignInPage(router: Router, db: Database): void {
   router.get('/sign-in', async (ctx) => {
     const page = ctx as unknown as PageCtx;
-    const slug = typeof ctx.query.org === 'string' ? ctx.query.org.trim() : '';
-    const raw = typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined;
+    const slug = queryText(ctx, 'org')?.trim() ?? '';
+    const raw = queryText(ctx, 'return_to');
     let returnTo = '/me/';
     try {
       returnTo = raw === undefined ? returnTo : checkReturnTo(raw);

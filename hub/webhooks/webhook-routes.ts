@@ -36,7 +36,13 @@ interface WebhookRow {
 
 const iso = (v: Date | string | null): string | null => (v === null ? null : new Date(v).toISOString());
 
-function view(w: WebhookRow): Record<string, unknown> {
+/** A webhook as the API answers it (the admin pages read this shape too). */
+export interface WebhookView extends Omit<WebhookRow, 'created_at' | 'last_success_at'> {
+  created_at: string;
+  last_success_at: string | null;
+}
+
+function view(w: WebhookRow): WebhookView {
   return {
     id: w.id,
     url: w.url,
@@ -44,7 +50,7 @@ function view(w: WebhookRow): Record<string, unknown> {
     state: w.state,
     disabled_reason: w.disabled_reason,
     created_by: w.created_by,
-    created_at: iso(w.created_at),
+    created_at: iso(w.created_at)!,
     last_success_at: iso(w.last_success_at),
     pending: Number(w.pending),
   };

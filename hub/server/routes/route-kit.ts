@@ -35,7 +35,8 @@ export const opContext = (): OpContext => ({ now: () => new Date(), sessionId: n
 
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[v.length - 1] : v);
 
-export function queryText(ctx: Ctx, name: string): string | undefined {
+/** A query parameter's last value; absent or empty: undefined. (The pages use it too.) */
+export function queryText(ctx: Pick<ParameterizedContext, 'query'>, name: string): string | undefined {
   const v = one(ctx.query[name] as string | string[] | undefined);
   return v === undefined || v === '' ? undefined : v;
 }
