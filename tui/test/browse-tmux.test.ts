@@ -72,7 +72,8 @@ describe.skipIf(!hasTmux)(`svc browse in a real terminal (tmux, 80×24)${hasTmux
     const command = [
       `cd ${sh(join(marks, 'project'))}`,
       `env -u CI -u CONTINUOUS_INTEGRATION SVC_PATH=${sh(store)} ${sh(process.execPath)} ${sh(CLI)}; echo "exit=$?" > ${sh(join(marks, 'exit'))}`,
-      `stty -a > ${sh(join(marks, 'stty'))}`,
+      // Written aside, then renamed: the file the test waits for appears only once complete.
+      `stty -a > ${sh(join(marks, 'stty.part'))} && mv ${sh(join(marks, 'stty.part'))} ${sh(join(marks, 'stty'))}`,
       'exec sleep 600',
     ].join('; ');
     tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command);
