@@ -13,13 +13,15 @@ import type { Database, EngramPageFilter, Org, OrgBackend, Queryable } from '../
 import { ident } from './migrate.js';
 import { SqlWhere } from './sql-where.js';
 import { documentTerms, parseQuery, type ParsedQuery } from './fts-tokens.js';
+import { postingsCacheOf, type RankedDoc, type TermLists } from './postings-cache.js';
 import type { WriteGuard } from '../mcp/write-guard.js';
 import { emitEvents, type WebhookEvent } from '../webhooks/outbox.js';
 
 // The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
 // recall, inject, forget, ...) run on it unchanged. Nothing that matters is kept in memory:
-// several hub processes share the database. Writes of one organization are serialized by a
-// transaction-scoped advisory lock (content-hash dedup and id allocation stay race-free across
+// several hub processes share the database (BM25 postings a process holds in memory are checked
+// against the database's revision on each use: postings-cache.ts). Writes of one organization are
+// serialized by a transaction-scoped advisory lock (content-hash dedup and id allocation stay race-free across
 // processes). With `readable`, every read sees only engrams in those scopes: a hidden engram
 // looks exactly like a missing one.
 
@@ -98,24 +100,21 @@ export class PgBackend implements OrgBackend {
   async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
     const parsed = parseQuery(query, mode);
     if (!parsed) return [];
-    // The database hands over the postings of the query's terms in the scopes the caller may
-    // read (retired engrams included: FTS5 counts them in N and document frequency) and those
-    // scopes' statistics, so the caller's scores are those of an index holding only what it may
-    // read; the arithmetic of bm25() happens here, then the top documents are fetched.
     const terms = [...new Set(parsed.phrases.flat())];
-    const params: unknown[] = [terms];
-    const postingScope = this.scopeClause('t.scope', params);
-    const statScope = this.readable ? ` WHERE scope = ANY($${params.length}::text[])` : '';
-    const rows = (
-      await this.db.query<Posting>(
-        `WITH s AS (SELECT coalesce(sum(n_rows), 0) AS n_rows, coalesce(sum(n_tokens), 0) AS n_tokens FROM ${this.s}.fts_scope_stats${statScope})
-         SELECT t.term, t.engram_id, t.wtf, t.ntok, t.live, t.seq, s.n_rows, s.n_tokens
-           FROM ${this.s}.engram_terms t, s WHERE t.term = ANY ($1::text[])${postingScope}`,
-        params,
-      )
-    ).rows;
-    if (rows.length === 0) return [];
-    const top = rankBm25(parsed, rows, limit);
+    // Scores are those of an index holding only what the caller may read: N, the average length
+    // and document frequencies count the readable scopes only (retired engrams included, as
+    // FTS5 counts them); the arithmetic of bm25() happens here, then the top documents are fetched.
+    const cached = await postingsCacheOf(this.db)?.current(this.org.schema);
+    let top: Array<{ id: string; score: number }>;
+    if (cached) {
+      const readable = this.readable ? new Set(this.readable) : null;
+      const { rows, tokens } = cached.totals(readable);
+      const visible = readable ? (d: RankedDoc) => readable.has(cached.scopeOf(d)) : () => true;
+      top = rankBm25(parsed, cached.lists(terms), visible, rows, tokens, limit);
+    } else {
+      const { lists, rows, tokens } = await this.postingsFromDatabase(terms);
+      top = rankBm25(parsed, lists, () => true, rows, tokens, limit);
+    }
     if (top.length === 0) return [];
     const docs = new Map(
       (await this.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${this.s}.engrams WHERE id = ANY ($1::text[])`, [top.map((t) => t.id)])).rows.map((r) => [r.id, r.doc]),
@@ -124,6 +123,30 @@ export class PgBackend implements OrgBackend {
       const doc = docs.get(t.id);
       return doc ? [{ engram: doc, score: t.score }] : [];
     });
+  }
+
+  /** The postings of these terms in the scopes the caller may read, and those scopes' statistics. */
+  private async postingsFromDatabase(terms: string[]): Promise<{ lists: TermLists; rows: number; tokens: number }> {
+    const params: unknown[] = [terms];
+    const postingScope = this.scopeClause('t.scope', params);
+    const statScope = this.readable ? ` WHERE scope = ANY($${params.length}::text[])` : '';
+    const r = await this.db.query<Posting>(
+      `WITH s AS (SELECT coalesce(sum(n_rows), 0) AS n_rows, coalesce(sum(n_tokens), 0) AS n_tokens FROM ${this.s}.fts_scope_stats${statScope})
+       SELECT t.term, t.engram_id, t.wtf, t.ntok, t.live, t.seq, s.n_rows, s.n_tokens
+         FROM ${this.s}.engram_terms t, s WHERE t.term = ANY ($1::text[])${postingScope}`,
+      params,
+    );
+    const docs = new Map<string, RankedDoc>();
+    const lists: TermLists = new Map();
+    for (const p of r.rows) {
+      let doc = docs.get(p.engram_id);
+      if (!doc) docs.set(p.engram_id, (doc = { id: p.engram_id, ntok: Number(p.ntok), live: p.live, seq: Number(p.seq) }));
+      let l = lists.get(p.term);
+      if (!l) lists.set(p.term, (l = new Map()));
+      l.set(doc, Number(p.wtf));
+    }
+    const first = r.rows[0];
+    return { lists, rows: Number(first?.n_rows ?? 0), tokens: Number(first?.n_tokens ?? 0) };
   }
 
   async list(filter: ListFilter): Promise<EngramDoc[]> {
@@ -307,7 +330,7 @@ export class PgBackend implements OrgBackend {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, now())
        ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, status = excluded.status, type = excluded.type,
          domain = excluded.domain, content_hash = excluded.content_hash, pinned = excluded.pinned, ntok = excluded.ntok,
-         doc = excluded.doc, updated_at = now()`,
+         doc = excluded.doc, updated_at = now(), rev = DEFAULT`,
       [engram.id, engram.scope, engram.status, engram.type, engram.domain ?? null, hash, engram.pinned === true, ntok, JSON.stringify(engram)],
     );
     await q.query(`DELETE FROM ${this.s}.engram_terms WHERE engram_id = $1`, [engram.id]);
@@ -466,53 +489,47 @@ interface Posting {
  * + b * D / avgdl)) in phrase order, D the row's tokens. Retired rows count in N and n but are
  * never returned. Equal scores keep insertion order, as FTS5's rowid order does.
  */
-function rankBm25(parsed: ParsedQuery, rows: Posting[], limit: number): Array<{ id: string; score: number }> {
-  const n = Number(rows[0]!.n_rows);
-  const avgdl = n === 0 ? 1 : Number(rows[0]!.n_tokens) / n;
-  const byTerm = new Map<string, Map<string, Posting>>();
-  for (const r of rows) {
-    let m = byTerm.get(r.term);
-    if (!m) byTerm.set(r.term, (m = new Map()));
-    m.set(r.engram_id, r);
-  }
-  const scores = new Map<string, { score: number; seq: number; matched: Set<number> }>();
-  parsed.phrases.forEach((tokens, ord) => {
-    const lists = tokens.map((t) => byTerm.get(t));
-    if (lists.some((l) => !l)) return;
-    const [first, ...others] = lists as Array<Map<string, Posting>>;
-    const hits: Array<{ p: Posting; freq: number }> = [];
-    for (const [id, p] of first!) {
-      let freq = p.wtf;
+function rankBm25(parsed: ParsedQuery, lists: TermLists, visible: (d: RankedDoc) => boolean, n: number, tokens: number, limit: number): Array<{ id: string; score: number }> {
+  const avgdl = n === 0 ? 1 : tokens / n;
+  const scores = new Map<RankedDoc, { score: number; matched: Set<number> }>();
+  parsed.phrases.forEach((phrase, ord) => {
+    const found = phrase.map((t) => lists.get(t));
+    if (found.some((l) => !l)) return;
+    const [first, ...others] = found as Array<Map<RankedDoc, number>>;
+    const hits: Array<{ doc: RankedDoc; freq: number }> = [];
+    for (const [doc, wtf] of first!) {
+      if (!visible(doc)) continue;
+      let freq = wtf;
       let all = true;
       for (const o of others) {
-        const q = o.get(id);
-        if (!q) {
+        const w = o.get(doc);
+        if (w === undefined) {
           all = false;
           break;
         }
-        freq = Math.min(freq, q.wtf);
+        freq = Math.min(freq, w);
       }
-      if (all) hits.push({ p, freq });
+      if (all) hits.push({ doc, freq });
     }
     const raw = Math.log((n - hits.length + 0.5) / (hits.length + 0.5));
     const idf = raw <= 0 ? 1e-6 : raw;
-    for (const { p, freq } of hits) {
-      if (!p.live) continue;
-      const part = (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * p.ntok) / avgdl));
-      const cur = scores.get(p.engram_id);
+    for (const { doc, freq } of hits) {
+      if (!doc.live) continue;
+      const part = (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * doc.ntok) / avgdl));
+      const cur = scores.get(doc);
       if (cur) {
         cur.score += part;
         cur.matched.add(ord);
-      } else scores.set(p.engram_id, { score: part, seq: Number(p.seq), matched: new Set([ord]) });
+      } else scores.set(doc, { score: part, matched: new Set([ord]) });
     }
   });
-  let ranked = [...scores.entries()].map(([id, v]) => ({ id, ...v, key: Math.round(v.score * 1e9) }));
+  let ranked = [...scores.entries()].map(([doc, v]) => ({ doc, ...v, key: Math.round(v.score * 1e9) }));
   if (parsed.groups) {
     const groups = parsed.groups;
     ranked = ranked.filter((r) => groups.every((g) => g.some((ord) => r.matched.has(ord))));
   }
-  ranked.sort((a, b) => b.key - a.key || a.seq - b.seq);
-  return ranked.slice(0, limit).map((r) => ({ id: r.id, score: r.score }));
+  ranked.sort((a, b) => b.key - a.key || a.doc.seq - b.doc.seq);
+  return ranked.slice(0, limit).map((r) => ({ id: r.doc.id, score: r.score }));
 }
 
 /** The webhook event of an engram write: a new one, one retired by it, or any other change. */

@@ -5,6 +5,7 @@ import type { EmbedderProvider } from '../../engine/backend.js';
 import { AuditWriter } from '../audit/audit-log.js';
 import { Checkpointer } from '../audit/checkpoints.js';
 import { listOrgs } from '../data/organizations.js';
+import { enablePostingsCache } from '../data/postings-cache.js';
 import { openApiText } from '../openapi/spec.js';
 import { loadConfig, type ConfigOptions, type HubConfig } from './config.js';
 import { apiGate, isWrite } from './api-gate.js';
@@ -77,6 +78,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   const { db } = opts;
   const config = await loadConfig(db, opts);
   const log = opts.log ?? ((m: string) => process.stderr.write(`svc hub: ${m}\n`));
+  enablePostingsCache(db, config.cacheEngrams);
   const audit = new AuditWriter(db, config.auditKey, { log });
   const checkpoints = new Checkpointer(db, config.auditKey, config.checkpointKey);
   for (const which of config.keysInDatabase) {

@@ -32,6 +32,8 @@ export interface HubConfig {
   outbound: OutboundPolicy;
   mcp: McpLimits;
   webhooks: WebhookSettings;
+  /** Engrams whose BM25 postings this process holds in memory, over all organizations (0: none). */
+  cacheEngrams: number;
 }
 
 /** Bounds of the MCP surface (hub/mcp). */
@@ -60,8 +62,12 @@ export interface ConfigOptions {
   outboundMaxBytes?: number;
   mcp?: Partial<McpLimits>;
   webhooks?: Partial<WebhookSettings>;
+  cacheEngrams?: number;
   env?: NodeJS.ProcessEnv;
 }
+
+/** About 1 KB of memory per engram held (its postings and their index entries). */
+export const DEFAULT_CACHE_ENGRAMS = 200_000;
 
 export const DEFAULT_DOCS_URL = 'https://svc.dev/docs';
 
@@ -70,6 +76,14 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: 
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number of ${unit} (got "${raw}")`);
+  return n;
+}
+
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of ${unit}, 0 or more (got "${raw}")`);
   return n;
 }
 
@@ -124,6 +138,7 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
       retryCapMs: opts.webhooks?.retryCapMs ?? DEFAULT_WEBHOOK_SETTINGS.retryCapMs,
       pollMs: opts.webhooks?.pollMs ?? DEFAULT_WEBHOOK_SETTINGS.pollMs,
     },
+    cacheEngrams: opts.cacheEngrams ?? wholeNumber(env, 'SVC_HUB_CACHE_ENGRAMS', DEFAULT_CACHE_ENGRAMS, 'engrams'),
     jwt: { current, ...(previous ? { previous } : {}) },
     auditKey,
     checkpointKey: checkpointKey(pem),

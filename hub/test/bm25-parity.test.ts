@@ -8,10 +8,17 @@ import { systemContext } from '../../engine/ops/context.js';
 import { syntheticEngrams, syntheticQueries } from '../../tui/bench/synthetic-engrams.js';
 import { createOrg } from '../data/organizations.js';
 import { openOrgBackend, type PgBackend } from '../data/pg-backend.js';
+import { enablePostingsCache } from '../data/postings-cache.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
 
 // The hub ranks exactly as the local index does: the same engrams learned into a local store and
-// into an organization give the same BM25 order and the same scores, query after query.
+// into an organization give the same BM25 order and the same scores, query after query, whether
+// the hub reads the postings from the database or holds them in memory (postings-cache.ts).
+
+const POSTINGS = [
+  ['from the database', 0],
+  ['held in memory', 1_000_000],
+] as const;
 
 const EXTRA = [
   { statement: 'Ne jamais déployer le vendredi après-midi', domain: 'deploy', tags: ['français'] },
@@ -50,7 +57,8 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
     await t?.close();
   });
 
-  it('gives the same order and scores for 150 queries', async () => {
+  it.each(POSTINGS)('gives the same order and scores for 150 queries, postings %s', async (_, cache) => {
+    enablePostingsCache(t.db, cache);
     const queries = [...syntheticQueries(150, 9), 'déployer vendredi', 'migrationen prüfe', 'email queue', 'covid rota', 'τεστ merge'];
     let compared = 0;
     for (const q of queries) {
@@ -63,7 +71,8 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
     expect(compared).toBeGreaterThan(1000);
   });
 
-  it('agrees in "all" mode too', async () => {
+  it.each(POSTINGS)('agrees in "all" mode too, postings %s', async (_, cache) => {
+    enablePostingsCache(t.db, cache);
     for (const q of syntheticQueries(40, 3)) {
       const a = await local.searchText(q, 10, 'all');
       const b = await hub.searchText(q, 10, 'all');
@@ -71,8 +80,9 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
     }
   });
 
-  it('ranks a caller as a local index holding only what that caller may read', async () => {
+  it.each(POSTINGS)('ranks a caller as a local index holding only what that caller may read, postings %s', async (_, cache) => {
     const t2 = await freshDatabase(kind);
+    enablePostingsCache(t2.db, cache);
     try {
       const org = await createOrg(t2.db, `scoped-${kind}`);
       const all = openOrgBackend(t2.db, org);
