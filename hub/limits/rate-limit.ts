@@ -70,8 +70,8 @@ export function limitField(policies: PolicyState[]): string {
 }
 
 function judge(name: PolicyName, quota: number, hits: number, prev: number, now: number): PolicyState & { retryAfter: number } {
-  const windowStart = Math.floor(now / 1000 / WINDOW_S) * WINDOW_S;
-  const elapsed = now / 1000 - windowStart;
+  const start = windowStart(now);
+  const elapsed = now / 1000 - start;
   const estimate = prev * (1 - elapsed / WINDOW_S) + hits;
   const allowed = estimate <= quota;
   // When the estimate is back under the quota, if nothing more is sent: still in this minute as
@@ -85,15 +85,25 @@ function judge(name: PolicyName, quota: number, hits: number, prev: number, now:
     name,
     quota,
     remaining: Math.max(0, Math.floor(quota - estimate)),
-    reset: Math.max(1, Math.ceil(windowStart + WINDOW_S - now / 1000)),
+    reset: Math.max(1, Math.ceil(start + WINDOW_S - now / 1000)),
     allowed,
     retryAfter: Math.max(1, Math.ceil(wait)),
   };
 }
 
-async function count(db: Database, key: string, names: PolicyName[], orgId: string | null, now: number): Promise<Array<{ bucket: PolicyName; hits: number; prev: number; epoch: number | null }>> {
-  const windowStart = Math.floor(now / 1000 / WINDOW_S) * WINDOW_S;
-  const r = await db.query<{ bucket: PolicyName; hits: number; prev: number; epoch: number | null }>(
+/** The start of the one-minute window holding `now` (ms), in seconds. */
+export const windowStart = (now: number): number => Math.floor(now / 1000 / WINDOW_S) * WINDOW_S;
+
+/** One policy's count: this minute's hits (this request's included), the previous minute's, and the organization's epoch. */
+export interface CountRow {
+  bucket: PolicyName;
+  hits: number;
+  prev: number;
+  epoch: number | null;
+}
+
+async function count(db: Database, key: string, names: PolicyName[], orgId: string | null, now: number): Promise<CountRow[]> {
+  const r = await db.query<CountRow>(
     `WITH up AS (
        INSERT INTO ${CONTROL_SCHEMA}.rate_limits (token_key, bucket, window_start, hits)
        SELECT $1, b, $2, 1 FROM unnest($3::text[]) AS b
@@ -103,12 +113,12 @@ async function count(db: Database, key: string, names: PolicyName[], orgId: stri
             (SELECT epoch FROM ${CONTROL_SCHEMA}.org_epochs WHERE org_id = $4) AS epoch
        FROM up LEFT JOIN ${CONTROL_SCHEMA}.rate_limits p
          ON p.token_key = $1 AND p.bucket = up.bucket AND p.window_start = $2 - ${WINDOW_S}`,
-    [key, windowStart, names, orgId],
+    [key, windowStart(now), names, orgId],
   );
   return r.rows;
 }
 
-function decide(rows: Awaited<ReturnType<typeof count>>, limits: RateLimits, now: number): RateDecision {
+export function decide(rows: CountRow[], limits: RateLimits, now: number): RateDecision {
   const judged = rows.map((row) => judge(row.bucket, policyQuota(limits, row.bucket), Number(row.hits), Number(row.prev), now));
   const refused = judged.filter((p) => !p.allowed);
   return {
@@ -119,10 +129,14 @@ function decide(rows: Awaited<ReturnType<typeof count>>, limits: RateLimits, now
   };
 }
 
-/** Counts one request of a token (and one write, for writes); reads the organization's epoch. */
-export async function takeToken(db: Database, org: { id: string }, tokenId: string, write: boolean, limits: RateLimits, now = Date.now(), extra: PolicyName[] = []): Promise<RateDecision> {
+/**
+ * Counts one request of a token (and one write, for writes) in the database; reads the
+ * organization's epoch. `counted` sees the counts (the batched counter keeps them).
+ */
+export async function takeToken(db: Database, org: { id: string }, tokenId: string, write: boolean, limits: RateLimits, now = Date.now(), extra: PolicyName[] = [], counted?: (rows: CountRow[]) => void): Promise<RateDecision> {
   const names: PolicyName[] = [...(write ? ['requests', 'writes'] as PolicyName[] : ['requests'] as PolicyName[]), ...extra];
   const rows = await count(db, `${org.id}:${tokenId}`, names, org.id, now);
+  counted?.(rows);
   // Policies in a stable order: requests, then writes.
   rows.sort((a, b) => names.indexOf(a.bucket) - names.indexOf(b.bucket));
   return decide(rows, limits, now);

@@ -198,6 +198,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
       if (checkpointTimer) clearInterval(checkpointTimer);
       await relay.close();
       await webhooks.close();
+      await gatekeeper.flushCounts().catch((err: Error) => log(`rate-limit counts of the last moments were not saved: ${err.message}`));
       await audit.close(drainMs);
     },
   };

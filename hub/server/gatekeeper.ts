@@ -1,6 +1,7 @@
 import type { Database, Principal } from '../contracts.js';
 import { appendAudit, type AuditEntry, type AuditWriter } from '../audit/audit-log.js';
-import { limitField, policyField, sweepRateLimits, takeToken, type PolicyName, type RateDecision } from '../limits/rate-limit.js';
+import { limitField, policyField, sweepRateLimits, type PolicyName, type RateDecision } from '../limits/rate-limit.js';
+import { BatchedCounter } from '../limits/batched-counter.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import type { RequestDatabase } from '../data/request-database.js';
 import type { HubConfig } from './config.js';
@@ -10,8 +11,9 @@ import { HubProblem } from './problem.js';
 // What every authenticated surface (REST under /api/v1, MCP over HTTP) does with a caller, in
 // order: an address that failed authentication too often is refused before a new token is looked
 // at; the bearer token resolves to a principal (cached per process; the organization's
-// authorization epoch, read with the rate-limit count, says when to resolve it again); the
-// token's policies are counted (429 when over, RateLimit-Policy and RateLimit on every answer).
+// authorization epoch, read on every request, says when to resolve it again); the token's
+// policies are counted (batched-counter.ts; 429 when over, RateLimit-Policy and RateLimit on
+// every answer).
 // And how a write commits: with its audit row, in one transaction.
 
 export type SetHeader = (name: string, value: string) => void;
@@ -29,8 +31,11 @@ const MAX_CACHED = 10_000;
 export class Gatekeeper {
   private readonly principals = new Map<string, Principal>();
   private lastSweep = 0;
+  private readonly counter: BatchedCounter;
 
-  constructor(readonly deps: GateDeps) {}
+  constructor(readonly deps: GateDeps) {
+    this.counter = new BatchedCounter(deps.db);
+  }
 
   /** The caller, from the Authorization header; 401 (and a counted failure for the address) when it is not one. */
   async principal(address: string, header: string | undefined, set: SetHeader): Promise<Principal> {
@@ -60,7 +65,7 @@ export class Gatekeeper {
       void sweepRateLimits(this.deps.db).catch(() => undefined);
     }
     const limits = this.deps.config.rateLimits;
-    const decision = await takeToken(this.deps.db, principal.org, principal.tokenId, write, limits, Date.now(), extra);
+    const decision = await this.counter.take(principal.org, principal.tokenId, write, limits, extra);
     if (decision.epoch !== principal.epoch) {
       // Keys, roles, memberships or packs changed since this principal was resolved.
       this.principals.delete(header!);
@@ -69,6 +74,11 @@ export class Gatekeeper {
     set('RateLimit-Policy', policyField(limits, decision.policies.map((p) => p.name)));
     set('RateLimit', limitField(decision.policies));
     return { principal, decision };
+  }
+
+  /** Adds the requests counted in memory to the database (on close). */
+  flushCounts(): Promise<void> {
+    return this.counter.flush();
   }
 
   private async resolve(header: string | undefined): Promise<Principal> {
