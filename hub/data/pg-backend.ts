@@ -490,13 +490,17 @@ interface Posting {
  * never returned. Equal scores keep insertion order, as FTS5's rowid order does.
  */
 function rankBm25(parsed: ParsedQuery, lists: TermLists, visible: (d: RankedDoc) => boolean, n: number, tokens: number, limit: number): Array<{ id: string; score: number }> {
+  if (limit <= 0) return [];
   const avgdl = n === 0 ? 1 : tokens / n;
-  const scores = new Map<RankedDoc, { score: number; matched: Set<number> }>();
+  const scores = new Map<RankedDoc, number>();
+  // Which phrases each document matched: only "all" mode's groups need it.
+  const matched = parsed.groups ? new Map<RankedDoc, Set<number>>() : null;
   parsed.phrases.forEach((phrase, ord) => {
     const found = phrase.map((t) => lists.get(t));
     if (found.some((l) => !l)) return;
     const [first, ...others] = found as Array<Map<RankedDoc, number>>;
-    const hits: Array<{ doc: RankedDoc; freq: number }> = [];
+    const hits: RankedDoc[] = [];
+    const freqs: number[] = [];
     for (const [doc, wtf] of first!) {
       if (!visible(doc)) continue;
       let freq = wtf;
@@ -509,27 +513,41 @@ function rankBm25(parsed: ParsedQuery, lists: TermLists, visible: (d: RankedDoc)
         }
         freq = Math.min(freq, w);
       }
-      if (all) hits.push({ doc, freq });
+      if (!all) continue;
+      hits.push(doc);
+      freqs.push(freq);
     }
     const raw = Math.log((n - hits.length + 0.5) / (hits.length + 0.5));
     const idf = raw <= 0 ? 1e-6 : raw;
-    for (const { doc, freq } of hits) {
+    for (let i = 0; i < hits.length; i++) {
+      const doc = hits[i]!;
       if (!doc.live) continue;
-      const part = (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * doc.ntok) / avgdl));
-      const cur = scores.get(doc);
-      if (cur) {
-        cur.score += part;
-        cur.matched.add(ord);
-      } else scores.set(doc, { score: part, matched: new Set([ord]) });
+      const freq = freqs[i]!;
+      scores.set(doc, (scores.get(doc) ?? 0) + (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * doc.ntok) / avgdl)));
+      if (matched) {
+        const m = matched.get(doc);
+        if (m) m.add(ord);
+        else matched.set(doc, new Set([ord]));
+      }
     }
   });
-  let ranked = [...scores.entries()].map(([doc, v]) => ({ doc, ...v, key: Math.round(v.score * 1e9) }));
-  if (parsed.groups) {
-    const groups = parsed.groups;
-    ranked = ranked.filter((r) => groups.every((g) => g.some((ord) => r.matched.has(ord))));
+  // The top `limit` by score (rounded as FTS5's order sees it), ties in insertion order: a
+  // bounded insertion sort, as most documents of a common term fall below the last kept.
+  const groups = parsed.groups;
+  const top: Array<{ doc: RankedDoc; score: number; key: number }> = [];
+  const before = (a: { key: number; doc: RankedDoc }, b: { key: number; doc: RankedDoc }) => a.key > b.key || (a.key === b.key && a.doc.seq < b.doc.seq);
+  for (const [doc, score] of scores) {
+    if (groups && !groups.every((g) => g.some((ord) => matched!.get(doc)!.has(ord)))) continue;
+    const entry = { doc, score, key: Math.round(score * 1e9) };
+    if (top.length === limit && !before(entry, top[limit - 1]!)) continue;
+    let i = top.length === limit ? limit - 1 : top.length;
+    while (i > 0 && before(entry, top[i - 1]!)) {
+      top[i] = top[i - 1]!;
+      i--;
+    }
+    top[i] = entry;
   }
-  ranked.sort((a, b) => b.key - a.key || a.doc.seq - b.doc.seq);
-  return ranked.slice(0, limit).map((r) => ({ id: r.doc.id, score: r.score }));
+  return top.map((r) => ({ id: r.doc.id, score: r.score }));
 }
 
 /** The webhook event of an engram write: a new one, one retired by it, or any other change. */

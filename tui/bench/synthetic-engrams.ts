@@ -156,3 +156,34 @@ export function syntheticQueries(count: number, seed = 7): string[] {
   }
   return out;
 }
+
+const ASKS: Array<(p: Pick, d: Domain) => string> = [
+  (p, d) => `what is our policy on ${p(d.things)} when we ${p(d.tasks)} for the ${p(SERVICES)} service`,
+  (p, d) => `should I use ${p(d.tools)} or ${p(d.tools)} to ${p(d.tasks)}`,
+  (p, d) => `why does ${p(SYMPTOMS)} in ${p(SERVICES)} and how do we fix it with ${p(d.tools)}`,
+  (p, d) => `steps to ${p(d.tasks)} before ${p(EVENTS)}`,
+  (p, d) => `is it ok to ${p(BAD_VERBS)} ${p(d.things)} in ${p(PLACES)} ${p(WHENS)}`,
+  (p, d) => `who reviews changes to ${p(d.things)} on the ${p(TEAMS)} team`,
+  (p, d) => `${p(d.tools)} config for ${p(SERVICES)} ${p(d.things)} ${p(STORES)} ${p(BUSES)}`,
+  (p) => `where does the ${p(TEAMS)} team keep notes about ${p(TERMS)[0]} and ${p(TERMS)[0]}`,
+  (p, d) => `error in ${p(APIS)} handler of ${p(SERVICES)} after ${p(d.tasks)}, what should we check first`,
+  (p, d) => `remind me the rule about ${p(d.things)} and ${p(d.things)}`,
+];
+
+/**
+ * Queries as people and agents type them: 4 to 16 words, whole questions with common words
+ * ("the", "we", "service", "team") and several domains' words at once, some words the store
+ * never saw. They reach far more postings than `syntheticQueries`; distinct, same seed same list.
+ */
+export function variedQueries(count: number, seed = 13): string[] {
+  const r = seededRandom(seed);
+  const pick: Pick = (xs) => xs[Math.floor(r() * xs.length)]!;
+  const out = new Set<string>();
+  while (out.size < count) {
+    let q = pick(ASKS)(pick, pick(DOMAINS));
+    if (r() < 0.3) q += ` (${pick(['urgent', 'prod incident', 'new hire question', 'for the quarterly review', 'again'])})`;
+    if (r() < 0.25) q = `${q} ${pick(DOMAINS).tools.join(' ').split(' ').slice(0, 2).join(' ')}`;
+    out.add(q);
+  }
+  return [...out];
+}
