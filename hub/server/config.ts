@@ -66,7 +66,7 @@ export interface ConfigOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** About 1 KB of memory per engram held (its postings and their index entries). */
+/** An estimated 1 KB of memory per engram held (its postings and their map entries; not measured yet). */
 export const DEFAULT_CACHE_ENGRAMS = 200_000;
 
 export const DEFAULT_DOCS_URL = 'https://svc.dev/docs';
