@@ -12,8 +12,9 @@ import { invalid } from '../../engine/errors.js';
 import type { Database, EngramPageFilter, Org, OrgBackend, Queryable } from '../contracts.js';
 import { ident } from './migrate.js';
 import { SqlWhere } from './sql-where.js';
-import { documentTerms, parseQuery, type ParsedQuery } from './fts-tokens.js';
-import { postingsCacheOf, type RankedDoc, type TermLists } from './postings-cache.js';
+import { documentTerms, parseQuery } from './fts-tokens.js';
+import { postingsCacheOf } from './postings-cache.js';
+import { rankBm25, type RankedDoc, type RankInput, type TermPostings } from './bm25-rank.js';
 import type { WriteGuard } from '../mcp/write-guard.js';
 import { emitEvents, type WebhookEvent } from '../webhooks/outbox.js';
 
@@ -37,8 +38,6 @@ export interface OrgBackendOptions {
 const EMBED_BATCH = 64;
 /** Per database and schema, fixed once its migrations ran: whether vectors have a pgvector column. */
 const VECTOR_PATHS = new WeakMap<Database, Map<string, 'pgvector' | 'array'>>();
-const K1 = 1.2;
-const B = 0.75;
 
 export function openOrgBackend(db: Database, org: Org, opts: OrgBackendOptions = {}): PgBackend {
   return new PgBackend(db, org, opts.readable ?? null, opts.owner ?? null, opts.guard ?? null);
@@ -103,22 +102,16 @@ export class PgBackend implements OrgBackend {
     const terms = [...new Set(parsed.phrases.flat())];
     // Scores are those of an index holding only what the caller may read: N, the average length
     // and document frequencies count the readable scopes only (retired engrams included, as
-    // FTS5 counts them); the arithmetic of bm25() happens here, then the top documents are fetched.
+    // FTS5 counts them); the arithmetic of bm25() happens here, then the top documents are
+    // fetched (from memory when the postings were).
     const cached = await postingsCacheOf(this.db)?.current(this.org.schema);
-    let top: Array<{ id: string; score: number }>;
-    if (cached) {
-      const readable = this.readable ? new Set(this.readable) : null;
-      const { rows, tokens } = cached.totals(readable);
-      const visible = readable ? (d: RankedDoc) => readable.has(cached.scopeOf(d)) : () => true;
-      top = rankBm25(parsed, cached.lists(terms), visible, rows, tokens, limit);
-    } else {
-      const { lists, rows, tokens } = await this.postingsFromDatabase(terms);
-      top = rankBm25(parsed, lists, () => true, rows, tokens, limit);
-    }
+    const top = rankBm25(parsed, cached ? cached.rankInput(terms, this.readable) : await this.postingsFromDatabase(terms), limit);
     if (top.length === 0) return [];
-    const docs = new Map(
-      (await this.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${this.s}.engrams WHERE id = ANY ($1::text[])`, [top.map((t) => t.id)])).rows.map((r) => [r.id, r.doc]),
-    );
+    const docs = cached
+      ? new Map(top.map((t) => [t.id, JSON.parse(cached.json(t.id)!) as EngramDoc]))
+      : new Map(
+          (await this.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${this.s}.engrams WHERE id = ANY ($1::text[])`, [top.map((t) => t.id)])).rows.map((r) => [r.id, r.doc]),
+        );
     return top.flatMap((t) => {
       const doc = docs.get(t.id);
       return doc ? [{ engram: doc, score: t.score }] : [];
@@ -126,7 +119,7 @@ export class PgBackend implements OrgBackend {
   }
 
   /** The postings of these terms in the scopes the caller may read, and those scopes' statistics. */
-  private async postingsFromDatabase(terms: string[]): Promise<{ lists: TermLists; rows: number; tokens: number }> {
+  private async postingsFromDatabase(terms: string[]): Promise<RankInput> {
     const params: unknown[] = [terms];
     const postingScope = this.scopeClause('t.scope', params);
     const statScope = this.readable ? ` WHERE scope = ANY($${params.length}::text[])` : '';
@@ -136,17 +129,18 @@ export class PgBackend implements OrgBackend {
          FROM ${this.s}.engram_terms t, s WHERE t.term = ANY ($1::text[])${postingScope}`,
       params,
     );
+    // The database filtered by scope already: one group per term.
     const docs = new Map<string, RankedDoc>();
-    const lists: TermLists = new Map();
+    const lists = new Map<string, TermPostings>();
     for (const p of r.rows) {
       let doc = docs.get(p.engram_id);
-      if (!doc) docs.set(p.engram_id, (doc = { id: p.engram_id, ntok: Number(p.ntok), live: p.live, seq: Number(p.seq) }));
+      if (!doc) docs.set(p.engram_id, (doc = { id: p.engram_id, ord: docs.size, group: 0, ntok: Number(p.ntok), live: p.live, seq: Number(p.seq) }));
       let l = lists.get(p.term);
-      if (!l) lists.set(p.term, (l = new Map()));
-      l.set(doc, Number(p.wtf));
+      if (!l) lists.set(p.term, (l = new Map([[0, new Map()]])));
+      l.get(0)!.set(doc, Number(p.wtf));
     }
     const first = r.rows[0];
-    return { lists, rows: Number(first?.n_rows ?? 0), tokens: Number(first?.n_tokens ?? 0) };
+    return { lists, rows: Number(first?.n_rows ?? 0), tokens: Number(first?.n_tokens ?? 0), size: docs.size };
   }
 
   async list(filter: ListFilter): Promise<EngramDoc[]> {
@@ -479,75 +473,6 @@ interface Posting {
   seq: number;
   n_rows: number;
   n_tokens: number;
-}
-
-/**
- * FTS5's bm25() over postings. Per phrase: freq = the column-weighted count in the row (a
- * phrase of several tokens, as CJK text gives, counts where all its tokens occur, with the least
- * frequent one's count: adjacency is not checked, FTS5 checks it); idf = ln((N - n + 0.5) /
- * (n + 0.5)), 1e-6 when not positive; score = sum of idf * freq * (k1 + 1) / (freq + k1 * (1 - b
- * + b * D / avgdl)) in phrase order, D the row's tokens. Retired rows count in N and n but are
- * never returned. Equal scores keep insertion order, as FTS5's rowid order does.
- */
-function rankBm25(parsed: ParsedQuery, lists: TermLists, visible: (d: RankedDoc) => boolean, n: number, tokens: number, limit: number): Array<{ id: string; score: number }> {
-  if (limit <= 0) return [];
-  const avgdl = n === 0 ? 1 : tokens / n;
-  const scores = new Map<RankedDoc, number>();
-  // Which phrases each document matched: only "all" mode's groups need it.
-  const matched = parsed.groups ? new Map<RankedDoc, Set<number>>() : null;
-  parsed.phrases.forEach((phrase, ord) => {
-    const found = phrase.map((t) => lists.get(t));
-    if (found.some((l) => !l)) return;
-    const [first, ...others] = found as Array<Map<RankedDoc, number>>;
-    const hits: RankedDoc[] = [];
-    const freqs: number[] = [];
-    for (const [doc, wtf] of first!) {
-      if (!visible(doc)) continue;
-      let freq = wtf;
-      let all = true;
-      for (const o of others) {
-        const w = o.get(doc);
-        if (w === undefined) {
-          all = false;
-          break;
-        }
-        freq = Math.min(freq, w);
-      }
-      if (!all) continue;
-      hits.push(doc);
-      freqs.push(freq);
-    }
-    const raw = Math.log((n - hits.length + 0.5) / (hits.length + 0.5));
-    const idf = raw <= 0 ? 1e-6 : raw;
-    for (let i = 0; i < hits.length; i++) {
-      const doc = hits[i]!;
-      if (!doc.live) continue;
-      const freq = freqs[i]!;
-      scores.set(doc, (scores.get(doc) ?? 0) + (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * doc.ntok) / avgdl)));
-      if (matched) {
-        const m = matched.get(doc);
-        if (m) m.add(ord);
-        else matched.set(doc, new Set([ord]));
-      }
-    }
-  });
-  // The top `limit` by score (rounded as FTS5's order sees it), ties in insertion order: a
-  // bounded insertion sort, as most documents of a common term fall below the last kept.
-  const groups = parsed.groups;
-  const top: Array<{ doc: RankedDoc; score: number; key: number }> = [];
-  const before = (a: { key: number; doc: RankedDoc }, b: { key: number; doc: RankedDoc }) => a.key > b.key || (a.key === b.key && a.doc.seq < b.doc.seq);
-  for (const [doc, score] of scores) {
-    if (groups && !groups.every((g) => g.some((ord) => matched!.get(doc)!.has(ord)))) continue;
-    const entry = { doc, score, key: Math.round(score * 1e9) };
-    if (top.length === limit && !before(entry, top[limit - 1]!)) continue;
-    let i = top.length === limit ? limit - 1 : top.length;
-    while (i > 0 && before(entry, top[i - 1]!)) {
-      top[i] = top[i - 1]!;
-      i--;
-    }
-    top[i] = entry;
-  }
-  return top.map((r) => ({ id: r.doc.id, score: r.score }));
 }
 
 /** The webhook event of an engram write: a new one, one retired by it, or any other change. */

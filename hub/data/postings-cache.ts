@@ -1,8 +1,10 @@
 import type { Database } from '../contracts.js';
 import { ident } from './migrate.js';
+import type { RankedDoc, RankInput, TermPostings } from './bm25-rank.js';
 
-// BM25 postings of each organization, held in memory by a hub process, so that ranking a query
-// reads no postings from the database (common terms have thousands). PostgreSQL stays the source
+// BM25 postings of each organization, and its engrams as JSON text, held in memory by a hub
+// process, so that ranking a query reads no postings from the database (common terms have
+// thousands) and answering it reads no documents. PostgreSQL stays the source
 // of truth: each use first reads the organization's highest engram revision (engrams.rev, one
 // index lookup); when it moved, the engrams written since are read again and their postings
 // replaced, so every process answers as the database stands once a write is acknowledged.
@@ -14,59 +16,52 @@ import { ident } from './migrate.js';
 // organization is dropped first, and one larger than the bound is never held (its queries read
 // postings from the database).
 
-/** One engram as ranking sees it. Retired engrams are kept (BM25 counts them in N and in document frequency). */
-export interface RankedDoc {
-  id: string;
-  /** Tokens in the full-text columns: BM25's document length. */
-  ntok: number;
-  live: boolean;
-  /** Insertion order: ties rank as FTS5's rowid order does. */
-  seq: number;
-}
-
 interface CachedDoc extends RankedDoc {
-  scope: string;
   terms: string[];
+  /** The engram as stored (jsonb as text): parsed only when it is an answer. */
+  json: string;
 }
-
-/** term -> document -> column-weighted count. */
-export type TermLists = Map<string, Map<RankedDoc, number>>;
 
 /** One organization's postings as of revision `rev`. */
 export class OrgPostings {
   rev = 0;
   private readonly docs = new Map<string, CachedDoc>();
-  private readonly byTerm = new Map<string, Map<RankedDoc, number>>();
-  private readonly scopes = new Map<string, { rows: number; tokens: number }>();
+  /** term -> scope number -> document -> column-weighted count. */
+  private readonly byTerm = new Map<string, TermPostings>();
+  /** Scopes by number (documents hold the number), and their rows and tokens. */
+  private readonly scopeIds = new Map<string, number>();
+  private readonly scopeNames: string[] = [];
+  private readonly scopeRows: number[] = [];
+  private readonly scopeTokens: number[] = [];
 
   get size(): number {
     return this.docs.size;
   }
 
-  /** The lists of these terms (shared, not copied: read them, never change them). */
-  lists(terms: readonly string[]): TermLists {
-    const out: TermLists = new Map();
+  /** What ranking needs for a caller who may read `readable` (null: everything). */
+  rankInput(terms: readonly string[], readable: readonly string[] | null): RankInput {
+    const allowed = readable ? new Set(readable) : null;
+    const ok = this.scopeNames.map((name) => !allowed || allowed.has(name));
+    const lists = new Map<string, TermPostings>();
     for (const t of terms) {
-      const l = this.byTerm.get(t);
-      if (l) out.set(t, l);
+      const all = this.byTerm.get(t);
+      if (!all) continue;
+      const mine: TermPostings = allowed ? new Map([...all].filter(([scope]) => ok[scope])) : all;
+      if (mine.size > 0) lists.set(t, mine);
     }
-    return out;
-  }
-
-  /** Rows and tokens over the scopes the caller may read (null: all): BM25's N and average length. */
-  totals(readable: ReadonlySet<string> | null): { rows: number; tokens: number } {
     let rows = 0;
     let tokens = 0;
-    for (const [scope, s] of this.scopes) {
-      if (readable && !readable.has(scope)) continue;
-      rows += s.rows;
-      tokens += s.tokens;
-    }
-    return { rows, tokens };
+    ok.forEach((yes, i) => {
+      if (!yes) return;
+      rows += this.scopeRows[i]!;
+      tokens += this.scopeTokens[i]!;
+    });
+    return { lists, rows, tokens, size: this.docs.size };
   }
 
-  scopeOf(doc: RankedDoc): string {
-    return (doc as CachedDoc).scope;
+  /** The engram's document as stored, when held. */
+  json(id: string): string | undefined {
+    return this.docs.get(id)?.json;
   }
 
   /** Replaces an engram's postings with those of its latest revision. */
@@ -74,29 +69,42 @@ export class OrgPostings {
     const old = this.docs.get(row.id);
     if (old) {
       for (const t of old.terms) {
-        const l = this.byTerm.get(t)!;
-        l.delete(old);
-        if (l.size === 0) this.byTerm.delete(t);
+        const all = this.byTerm.get(t)!;
+        const group = all.get(old.group)!;
+        group.delete(old);
+        if (group.size === 0) all.delete(old.group);
+        if (all.size === 0) this.byTerm.delete(t);
       }
-      this.count(old.scope, -1, -old.ntok);
+      this.count(old.group, -1, -old.ntok);
     }
-    const doc: CachedDoc = { id: row.id, ntok: Number(row.ntok), live: row.live, seq: Number(row.seq), scope: row.scope, terms: row.terms };
+    const group = this.scopeNumber(row.scope);
+    const doc: CachedDoc = { id: row.id, ord: old?.ord ?? this.docs.size, group, ntok: Number(row.ntok), live: row.live, seq: Number(row.seq), terms: row.terms, json: row.doc };
     this.docs.set(row.id, doc);
     row.terms.forEach((t, i) => {
-      let l = this.byTerm.get(t);
-      if (!l) this.byTerm.set(t, (l = new Map()));
-      l.set(doc, Number(row.wtfs[i]));
+      let all = this.byTerm.get(t);
+      if (!all) this.byTerm.set(t, (all = new Map()));
+      let postings = all.get(group);
+      if (!postings) all.set(group, (postings = new Map()));
+      postings.set(doc, Number(row.wtfs[i]));
     });
-    this.count(doc.scope, 1, doc.ntok);
+    this.count(group, 1, doc.ntok);
     this.rev = Math.max(this.rev, Number(row.rev));
   }
 
-  private count(scope: string, rows: number, tokens: number): void {
-    const s = this.scopes.get(scope) ?? { rows: 0, tokens: 0 };
-    s.rows += rows;
-    s.tokens += tokens;
-    if (s.rows === 0) this.scopes.delete(scope);
-    else this.scopes.set(scope, s);
+  private scopeNumber(name: string): number {
+    let n = this.scopeIds.get(name);
+    if (n === undefined) {
+      this.scopeIds.set(name, (n = this.scopeNames.length));
+      this.scopeNames.push(name);
+      this.scopeRows.push(0);
+      this.scopeTokens.push(0);
+    }
+    return n;
+  }
+
+  private count(scope: number, rows: number, tokens: number): void {
+    this.scopeRows[scope]! += rows;
+    this.scopeTokens[scope]! += tokens;
   }
 }
 
@@ -109,6 +117,7 @@ interface RevisionRow {
   scope: string;
   terms: string[];
   wtfs: number[];
+  doc: string;
 }
 
 /** The organizations' postings one database handle serves, within a bound on engrams held. */
@@ -149,7 +158,7 @@ class PostingsCache {
       const s = ident(schema);
       running = this.db
         .query<RevisionRow>(
-          `SELECT e.id, e.rev, e.ntok, e.status <> 'retired' AS live, e.seq, e.scope,
+          `SELECT e.id, e.rev, e.ntok, e.status <> 'retired' AS live, e.seq, e.scope, e.doc::text AS doc,
                   coalesce(t.terms, '{}') AS terms, coalesce(t.wtfs, '{}') AS wtfs
              FROM ${s}.engrams e
              LEFT JOIN LATERAL (SELECT array_agg(term) AS terms, array_agg(wtf) AS wtfs FROM ${s}.engram_terms WHERE engram_id = e.id) t ON true

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { syntheticEngrams, syntheticQueries } from '../../tui/bench/synthetic-engrams.js';
+import { syntheticEngrams, syntheticQueries, variedQueries } from '../../tui/bench/synthetic-engrams.js';
 import { createOrg } from '../data/organizations.js';
 import { openOrgBackend, type PgBackend } from '../data/pg-backend.js';
 import { enablePostingsCache } from '../data/postings-cache.js';
@@ -57,9 +57,9 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
     await t?.close();
   });
 
-  it.each(POSTINGS)('gives the same order and scores for 150 queries, postings %s', async (_, cache) => {
+  it.each(POSTINGS)('gives the same order and scores for 215 queries, postings %s', async (_, cache) => {
     enablePostingsCache(t.db, cache);
-    const queries = [...syntheticQueries(150, 9), 'déployer vendredi', 'migrationen prüfe', 'email queue', 'covid rota', 'τεστ merge'];
+    const queries = [...syntheticQueries(150, 9), ...variedQueries(60, 2), 'déployer vendredi', 'migrationen prüfe', 'email queue', 'covid rota', 'τεστ merge'];
     let compared = 0;
     for (const q of queries) {
       const a = await local.searchText(q, 20);
