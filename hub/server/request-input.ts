@@ -86,15 +86,21 @@ export async function readLimited(ctx: Context, limit: number): Promise<Buffer> 
   if (declared > limit) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    // Past the limit the rest is read and dropped, so the client gets its 413 instead of a reset
-    // connection; past eight times the limit the connection is cut.
-    if (size > 8 * limit) {
-      ctx.req.destroy();
-      break;
+  try {
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      // Past the limit the rest is read and dropped, so the client gets its 413 instead of a reset
+      // connection; past eight times the limit the connection is cut.
+      if (size > 8 * limit) {
+        ctx.req.destroy();
+        break;
+      }
+      if (size <= limit) chunks.push(chunk);
     }
-    if (size <= limit) chunks.push(chunk);
+  } catch (err) {
+    // The client went away mid-body: its failure, not ours (and no one reads the answer).
+    if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || ctx.req.destroyed) throw badRequest('the client closed the connection before the whole body arrived', ['body: incomplete']);
+    throw err;
   }
   if (size > limit) {
     ctx.set('Connection', 'close');

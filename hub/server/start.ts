@@ -17,10 +17,16 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
   const hub = await createHub(opts);
   const server: Server = createServer(hub.app.callback());
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+    });
+  } catch (err) {
+    // Its webhook worker listens on the database and polls: stopped, or the process never ends.
+    await hub.close(0);
+    throw err;
+  }
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHubProcess } from './support/hub-process.js';
 import { svc } from '../../engine/test/support/run-svc.js';
+import { DATABASES, freshDatabase } from './support/databases.js';
 
 // `svc hub` as a user runs it: create an organization, start the server, call it, stop it.
 
@@ -36,6 +37,22 @@ describe('svc hub', () => {
         body: JSON.stringify({ statement: 'Ship small changes', scope: 'org:acme' }),
       });
       expect(learn.status).toBe(201);
+      // A second hub on the same port says so and exits, on either database (its webhook worker
+      // and its LISTEN connection stopped: nothing keeps the process running).
+      const port = new URL(hub.url).port;
+      const busy = await svc(['hub', '--port', port, '--data', join(data, '..', 'second'), '--no-json'], { env });
+      expect(busy.stderr).toMatch(new RegExp(`^svc: port ${port} is in use; pick another with --port\n$`, 'm'));
+      expect(busy.code).toBe(1);
+      if (DATABASES.includes('postgres')) {
+        const pg = await freshDatabase('postgres');
+        try {
+          const onPg = await svc(['hub', '--port', port, '--no-json'], { env: { ...env, DATABASE_URL: pg.url! } });
+          expect(onPg.stderr).toMatch(new RegExp(`^svc: port ${port} is in use; pick another with --port\n$`, 'm'));
+          expect(onPg.code).toBe(1);
+        } finally {
+          await pg.close();
+        }
+      }
     } finally {
       expect(await hub.stop()).toBe(0);
     }
