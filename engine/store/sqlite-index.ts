@@ -34,6 +34,13 @@ export interface PendingEmbedding {
 }
 
 
+// Read by every prompt's hook in a fresh process, whose page cache is cold: BM25 ranks over the
+// full-text index alone (retired rows excluded through this small index, documents fetched for
+// the top rows only), and pinned engrams are found without reading the table. Created on open
+// when an index of this schema version lacks them (added after version 5 shipped).
+const HOT_INDEXES = `CREATE INDEX IF NOT EXISTS engrams_retired ON engrams (rowid) WHERE status = 'retired';
+CREATE INDEX IF NOT EXISTS engrams_pinned ON engrams (learned_at) WHERE pinned = 1;`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS engrams (
@@ -59,6 +66,7 @@ CREATE INDEX IF NOT EXISTS engrams_scope ON engrams (scope, status);
 CREATE INDEX IF NOT EXISTS engrams_learned ON engrams (learned_at);
 -- Engrams whose vector is missing or stale: hybrid recall asks on every call, so keep it cheap.
 CREATE INDEX IF NOT EXISTS engrams_unembedded ON engrams (rowid) WHERE vec_hash IS NOT content_hash;
+${HOT_INDEXES}
 CREATE VIRTUAL TABLE IF NOT EXISTS engram_fts USING fts5(
   statement, tags, domain, rationale,
   tokenize = 'porter unicode61 remove_diacritics 2'
@@ -151,6 +159,16 @@ export class SqliteIndex {
       .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
       .get();
     return row !== undefined && this.getMeta('schema_version') === INDEX_SCHEMA_VERSION;
+  }
+
+  /** Whether the indexes the hot read path needs are there (an index made before they existed lacks them). */
+  hasHotIndexes(): boolean {
+    return (this.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('engrams_retired', 'engrams_pinned')").get() as { n: number }).n === 2;
+  }
+
+  /** Adds them. Call under the write lock. */
+  createHotIndexes(): void {
+    this.db.exec(HOT_INDEXES);
   }
 
   /** Creates the schema, dropping an index of another version (it is derived data). Call under the write lock. */
@@ -341,11 +359,14 @@ export class SqliteIndex {
   searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): SearchHit[] {
     const match = ftsQuery(query, mode);
     if (!match) return [];
+    // Ranked over the full-text index alone, ties in rowid order; documents for the top rows only.
     const rows = this.stmt(
-      `SELECT e.doc AS doc, bm25(engram_fts, ${BM25_WEIGHTS}) AS rank
-         FROM engram_fts JOIN engrams e ON e.rowid = engram_fts.rowid
-        WHERE engram_fts MATCH ? AND e.status != 'retired'
-        ORDER BY rank LIMIT ?`,
+      `SELECT e.doc AS doc, r.rank AS rank
+         FROM (SELECT rowid, bm25(engram_fts, ${BM25_WEIGHTS}) AS rank FROM engram_fts
+                WHERE engram_fts MATCH ? AND rowid NOT IN (SELECT rowid FROM engrams WHERE status = 'retired')
+                ORDER BY rank, rowid LIMIT ?) r
+         JOIN engrams e ON e.rowid = r.rowid
+        ORDER BY r.rank, r.rowid`,
     ).all(match, limit) as { doc: string; rank: number }[];
     return rows.map((r) => ({ engram: JSON.parse(r.doc) as EngramDoc, score: -r.rank }));
   }
@@ -371,10 +392,8 @@ export class SqliteIndex {
     } else if (!filter.includeRetired) {
       where.push("status != 'retired'");
     }
-    if (filter.pinned !== undefined) {
-      where.push('pinned = ?');
-      args.push(filter.pinned ? 1 : 0);
-    }
+    // A literal, so that the partial index of pinned engrams serves `pinned = 1`.
+    if (filter.pinned !== undefined) where.push(filter.pinned ? 'pinned = 1' : 'pinned = 0');
     if (filter.idPrefix) {
       where.push('id >= ? AND id < ?');
       args.push(filter.idPrefix, filter.idPrefix + '\uffff');
