@@ -317,10 +317,11 @@ export class AuditWriter {
       if (q.entries.length === 0 && q.lost.n === 0) continue;
       const { rows, taken, lost } = this.batchFor(q);
       try {
-        await this.db.transaction((tx) => appendAudit(tx, q.org, this.key, rows));
+        await this.db.transaction((tx) => this.append(tx, q.org, rows));
         this.accept(q, taken, lost);
         this.failures = 0;
       } catch (err) {
+        if (this.closed) return;
         if (!(await this.rowByRow(q, taken, err))) {
           this.failures++;
           if (this.failures === 1 || this.failures % 20 === 0) this.log(`audit write failed (${(err as Error).message}); retrying`);
@@ -338,7 +339,7 @@ export class AuditWriter {
     if (!rowIsTheProblem(batchError)) return false;
     const { rows: head } = this.batchFor({ ...q, entries: [] });
     try {
-      if (head.length > 0) await this.db.transaction((tx) => appendAudit(tx, q.org, this.key, head));
+      if (head.length > 0) await this.db.transaction((tx) => this.append(tx, q.org, head));
       this.accept(q, 0, q.lost.n);
     } catch {
       return false;
@@ -346,7 +347,7 @@ export class AuditWriter {
     for (let i = 0; i < taken; i++) {
       const entry = q.entries[0]!;
       try {
-        await this.db.transaction((tx) => appendAudit(tx, q.org, this.key, [entry]));
+        await this.db.transaction((tx) => this.append(tx, q.org, [entry]));
         q.written++;
       } catch (err) {
         if (!rowIsTheProblem(err)) return false;
@@ -358,6 +359,12 @@ export class AuditWriter {
       this.queued--;
     }
     return true;
+  }
+
+  /** A queued write; none starts once the writer is closed (a failed attempt must not land after close). */
+  private async append(tx: Queryable, org: Org, rows: AuditEntry[]): Promise<void> {
+    if (this.closed) throw new Error('the audit writer is closed');
+    await appendAudit(tx, org, this.key, rows);
   }
 
   /** Waits until everything queued is written, or the time is up; true when nothing is left. */
@@ -389,6 +396,8 @@ export class AuditWriter {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // An attempt still in flight ends before close does (it can no longer start a write).
+    if (this.flushing) await Promise.race([this.flushing, sleep(2_000)]);
     if (drained) {
       const left = Math.max(0, timeoutMs - (Date.now() - started));
       for (const q of this.queues.values()) {
