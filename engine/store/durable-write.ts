@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../lazy-crypto.js';
 
 // A write is durable when it returns: the bytes reach a temp file that is fsynced, renamed
 // over the target, and the folder is fsynced so the rename itself survives a power cut.
@@ -12,7 +12,7 @@ export const TEMP_PREFIX = '.tmp-';
 export type FileData = string | Buffer;
 
 function tempPath(target: string): string {
-  return join(dirname(target), `${TEMP_PREFIX}${basename(target)}-${process.pid}-${randomBytes(4).toString('hex')}`);
+  return join(dirname(target), `${TEMP_PREFIX}${basename(target)}-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`);
 }
 
 function writeAndSync(path: string, data: FileData, mode: number): void {

@@ -1,6 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EngramWriter, EventNote, StoreStats } from '../backend.js';
 import type { LocalBackend, QuarantinedFile } from './local-backend.js';
@@ -9,6 +8,7 @@ import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from 
 import { appendLines, readLinesFrom } from './jsonl-log.js';
 import { formatId, idDay, idStem, newStorePrefix, parseId, type IdKind } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
+import { nodeCrypto } from '../lazy-crypto.js';
 import { invalid, SvcError } from '../errors.js';
 import { SqliteIndex, type FileStamp } from './sqlite-index.js';
 import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
@@ -226,7 +226,7 @@ export class LocalStore implements LocalBackend {
 
   /** A fresh id for an episode or session: `EP-{PREFIX}-YYYY-MMDD-{hex}`. */
   recordId(kind: 'EP' | 'SES', now: Date): string {
-    return `${kind}-${this.idPrefix()}-${idDay(now)}-${randomBytes(4).toString('hex')}`;
+    return `${kind}-${this.idPrefix()}-${idDay(now)}-${nodeCrypto().randomBytes(4).toString('hex')}`;
   }
 
   async appendEpisodes(episodes: Episode[]): Promise<void> {
@@ -450,7 +450,7 @@ export class LocalStore implements LocalBackend {
       writeFileDurable(join(this.root, 'config.yaml'), `store_version: ${STORE_LAYOUT_VERSION}\n`);
     }
     // local.yaml is written last: its presence means the layout is complete.
-    createFileDurable(join(this.root, 'local.yaml'), `# This machine's copy of the store.\nid_prefix: ${newStorePrefix(randomBytes)}\n`);
+    createFileDurable(join(this.root, 'local.yaml'), `# This machine's copy of the store.\nid_prefix: ${newStorePrefix((n) => nodeCrypto().randomBytes(n))}\n`);
   }
 
   private dirMtime(): string {
