@@ -126,7 +126,11 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
     const groups = parsed.groups;
     const keep = groups ? (d: RankedDoc) => groups.every((g) => g.some((o) => freqOf(phrases.find((p) => p.ord === o) ?? NO_PHRASE, d) > 0)) : null;
     // The answers' scores summed in phrase order, as FTS5 sums them.
-    const exact = (doc: RankedDoc) => phrases.reduce((s, p) => s + (freqOf(p, doc) > 0 ? part(p.idf, freqOf(p, doc), doc) : 0), 0);
+    const exact = (doc: RankedDoc) =>
+      phrases.reduce((sum, p) => {
+        const freq = freqOf(p, doc);
+        return freq > 0 ? sum + part(p.idf, freq, doc) : sum;
+      }, 0);
     return topK(touched, score, keep, limit).map((doc) => ({ doc, score: exact(doc) }))
       .sort((a, b) => Math.round(b.score * 1e9) - Math.round(a.score * 1e9) || a.doc.seq - b.doc.seq)
       .map((r) => ({ id: r.doc.id, score: r.score }));

@@ -23,7 +23,7 @@ interface CachedDoc extends RankedDoc {
 }
 
 /** One organization's postings as of revision `rev`. */
-export class OrgPostings {
+class OrgPostings {
   rev = 0;
   private readonly docs = new Map<string, CachedDoc>();
   /** term -> scope number -> document -> column-weighted count. */

@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Database } from '../contracts.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { invalid } from '../../engine/errors.js';
 import type { JwtSecrets } from '../access/tokens.js';
 import { checkpointKey, type CheckpointKey } from '../audit/checkpoints.js';
 import { DEFAULT_RATE_LIMITS, type RateLimits } from '../limits/rate-limit.js';
@@ -71,19 +72,12 @@ export const DEFAULT_CACHE_ENGRAMS = 200_000;
 
 export const DEFAULT_DOCS_URL = 'https://svc.dev/docs';
 
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: string): number {
+/** A whole number from the environment, at least `min`; a clear error when it is not one. */
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: string, min = 1): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number of ${unit} (got "${raw}")`);
-  return n;
-}
-
-function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: string): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of ${unit}, 0 or more (got "${raw}")`);
+  if (!Number.isInteger(n) || n < min) throw invalid(`${name} must be ${min === 1 ? 'a positive whole number' : `a whole number, ${min} or more,`} of ${unit} (got "${raw}")`);
   return n;
 }
 
@@ -113,7 +107,7 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     keysInDatabase.push('checkpoint');
   }
   const publicUrl = opts.publicUrl ?? (env.SVC_HUB_PUBLIC_URL || undefined);
-  if (publicUrl !== undefined && !/^https?:\/\/[^/?#\s]+\/?$/.test(publicUrl)) throw new Error(`SVC_HUB_PUBLIC_URL must be an origin such as https://hub.example.com (got "${publicUrl}")`);
+  if (publicUrl !== undefined && !/^https?:\/\/[^/?#\s]+\/?$/.test(publicUrl)) throw invalid(`SVC_HUB_PUBLIC_URL must be an origin such as https://hub.example.com (got "${publicUrl}")`);
   return {
     docsUrl: (opts.docsUrl ?? env.SVC_HUB_DOCS_URL ?? DEFAULT_DOCS_URL).replace(/\/+$/, ''),
     ...(publicUrl ? { publicUrl: publicUrl.replace(/\/$/, '') } : {}),
@@ -138,7 +132,7 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
       retryCapMs: opts.webhooks?.retryCapMs ?? DEFAULT_WEBHOOK_SETTINGS.retryCapMs,
       pollMs: opts.webhooks?.pollMs ?? DEFAULT_WEBHOOK_SETTINGS.pollMs,
     },
-    cacheEngrams: opts.cacheEngrams ?? wholeNumber(env, 'SVC_HUB_CACHE_ENGRAMS', DEFAULT_CACHE_ENGRAMS, 'engrams'),
+    cacheEngrams: opts.cacheEngrams ?? positive(env, 'SVC_HUB_CACHE_ENGRAMS', DEFAULT_CACHE_ENGRAMS, 'engrams', 0),
     jwt: { current, ...(previous ? { previous } : {}) },
     auditKey,
     checkpointKey: checkpointKey(pem),

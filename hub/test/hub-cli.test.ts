@@ -23,6 +23,11 @@ describe('svc hub', () => {
     expect((await svc(['hub', 'org', 'create', 'nobody', '--data', data, '--no-json'], { env })).stderr).toMatch(/--admin <name> is required/);
     expect((await svc(['hub', 'frobnicate', '--data', data, '--no-json'], { env })).stderr).toMatch(/unknown hub subcommand "frobnicate"/);
     expect((await svc(['hub', '--port', '70000', '--data', data, '--no-json'], { env })).stderr).toMatch(/--port must be a port number/);
+    // A bad setting is the operator's mistake, named in one line, not an internal error.
+    const badSetting = await svc(['hub', '--data', data, '--no-json'], { env: { ...env, SVC_HUB_CACHE_ENGRAMS: 'lots' } });
+    expect(badSetting.stderr).toMatch(/^svc: SVC_HUB_CACHE_ENGRAMS must be a whole number, 0 or more, of engrams \(got "lots"\)\n$/m);
+    expect(badSetting.stderr).not.toMatch(/internal error/);
+    expect(badSetting.code).toBe(1);
     const listed = await svc(['hub', 'org', 'list', '--data', data, '--json'], { env });
     expect(JSON.parse(listed.stdout).orgs.map((o: { slug: string }) => o.slug)).toEqual(['acme']);
 
