@@ -2,9 +2,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database, Org, Queryable } from '../contracts.js';
 import { canonicalJson } from '../../engine/packs/format.js';
-import { ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { SqlWhere } from '../data/sql-where.js';
-import { emitEvents } from '../webhooks/outbox.js';
+import { outboxSql } from '../webhooks/outbox.js';
 
 // The audit log: one row per call, per organization, append-only (the database refuses UPDATE,
 // DELETE and TRUNCATE on it: migration 007). Each row's hash is HMAC-SHA256(key, previous hash ‖
@@ -83,8 +83,8 @@ export function rowHash(key: string, prevHash: string, seq: number, e: AuditEntr
 export async function appendAudit(q: Queryable, org: Org, key: string, entries: AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const s = ident(org.schema);
-  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:audit:${org.schema}`]);
-  const last = (await q.query<{ seq: number; hash: string }>(`SELECT seq, hash FROM ${s}.audit_log ORDER BY seq DESC LIMIT 1`)).rows[0];
+  // The organization's audit lock (to the end of the transaction) and the chain's head, read after it.
+  const last = (await q.query<{ seq: number; hash: string }>(`SELECT seq, hash FROM ${CONTROL_SCHEMA}.audit_chain_head($1)`, [org.schema])).rows[0];
   let seq = last ? Number(last.seq) : 0;
   let prev = last?.hash ?? GENESIS;
   const rows: AuditRow[] = [];
@@ -95,14 +95,18 @@ export async function appendAudit(q: Queryable, org: Org, key: string, entries: 
     rows.push({ ...e, seq, prev_hash: prev, hash });
     prev = hash;
   }
+  const params: unknown[] = [JSON.stringify(rows)];
+  const outbox = outboxSql(org, rows.map(({ prev_hash: _, ...row }) => ({ type: 'audit.entry', data: row })), params);
   await q.query(
-    `INSERT INTO ${s}.audit_log (seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash)
-     SELECT x.seq, x.at, x.actor, x.token_id, x.action, x.resource, x.outcome, x.details, x.prev_hash, x.hash
-       FROM jsonb_to_recordset($1::jsonb) AS x(seq bigint, at text, actor text, token_id text, action text, resource text,
-                                              outcome int, details jsonb, prev_hash text, hash text)`,
-    [JSON.stringify(rows)],
+    `WITH appended AS (
+       INSERT INTO ${s}.audit_log (seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash)
+       SELECT x.seq, x.at, x.actor, x.token_id, x.action, x.resource, x.outcome, x.details, x.prev_hash, x.hash
+         FROM jsonb_to_recordset($1::jsonb) AS x(seq bigint, at text, actor text, token_id text, action text, resource text,
+                                                outcome int, details jsonb, prev_hash text, hash text)),
+     ${outbox.cte}
+     ${outbox.select}`,
+    params,
   );
-  await emitEvents(q, org, rows.map(({ prev_hash: _, ...row }) => ({ type: 'audit.entry', data: row })));
 }
 
 export interface AuditGap {

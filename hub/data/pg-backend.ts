@@ -10,13 +10,13 @@ import { validateEngram } from '../../engine/model/validate-engram.js';
 import { queryTerms } from '../../engine/search/fts-query.js';
 import { invalid } from '../../engine/errors.js';
 import type { Database, EngramPageFilter, Org, OrgBackend, Queryable } from '../contracts.js';
-import { ident } from './migrate.js';
+import { CONTROL_SCHEMA, ident } from './migrate.js';
 import { SqlWhere } from './sql-where.js';
 import { documentTerms, parseQuery } from './fts-tokens.js';
 import { postingsCacheOf } from './postings-cache.js';
 import { rankBm25, type RankedDoc, type RankInput, type TermPostings } from './bm25-rank.js';
 import type { WriteGuard } from '../mcp/write-guard.js';
-import { emitEvents, type WebhookEvent } from '../webhooks/outbox.js';
+import { emitEvents, outboxSql, type WebhookEvent } from '../webhooks/outbox.js';
 
 // The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
 // recall, inject, forget, ...) run on it unchanged. Nothing that matters is kept in memory:
@@ -287,15 +287,39 @@ export class PgBackend implements OrgBackend {
 
   async write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T> {
     return this.db.transaction(async (q) => {
-      await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:write:${this.org.schema}`]);
+      // The organization's write lock, taken before the unit's first query and held to the end
+      // of the transaction (learn's first query takes it and reads in one round trip). The
+      // shorter the span from lock to commit, the more writes an organization takes a second.
+      let locked = false;
+      const lock = async (): Promise<void> => {
+        if (locked) return;
+        await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:write:${this.org.schema}`]);
+        locked = true;
+      };
+      // Ids this unit allocated and has not written yet: no engram can have them, so their
+      // first put skips reading a prior version (and fails rather than overwrite one).
+      const fresh = new Set<string>();
       const tx: EngramWriter = {
-        get: async (id) => this.visible(await getDoc(q, this.s, id)),
+        get: async (id) => {
+          await lock();
+          return this.visible(await getDoc(q, this.s, id));
+        },
         findByHash: async (hash) => {
-          const params: unknown[] = [hash];
-          const where = this.scopeClause('scope', params);
-          return (await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${this.s}.engrams WHERE content_hash = $1${where} ORDER BY seq`, params)).rows.map((r) => r.doc);
+          if (locked) {
+            const params: unknown[] = [hash];
+            const where = this.scopeClause('scope', params);
+            return (await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${this.s}.engrams WHERE content_hash = $1${where} ORDER BY seq`, params)).rows.map((r) => r.doc);
+          }
+          const rows = await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${CONTROL_SCHEMA}.engrams_by_hash_locked($1, $2, $3) AS doc`, [
+            this.org.schema,
+            hash,
+            this.readable ? [...this.readable] : null,
+          ]);
+          locked = true;
+          return rows.rows.map((r) => r.doc);
         },
         allocateId: async (kind, now) => {
+          await lock();
           const day = idDay(now);
           const stem = idStem(kind, this.org.idPrefix, day);
           const r = await q.query<{ last: number }>(
@@ -303,49 +327,73 @@ export class PgBackend implements OrgBackend {
              ON CONFLICT (stem) DO UPDATE SET last = ${this.s}.id_counters.last + 1 RETURNING last`,
             [stem],
           );
-          return formatId(kind, this.org.idPrefix, day, Number(r.rows[0]!.last));
+          const id = formatId(kind, this.org.idPrefix, day, Number(r.rows[0]!.last));
+          fresh.add(id);
+          return id;
         },
-        put: (engram, note) => this.putEngram(q, engram, note),
+        put: async (engram, note) => {
+          await lock();
+          await this.putEngram(q, engram, note, fresh.delete(engram.id));
+        },
       };
       return fn(tx);
     });
   }
 
-  private async putEngram(q: Queryable, engram: EngramDoc, note: EventNote | undefined): Promise<void> {
+  /**
+   * Writes an engram, its postings, its scope statistics, its change event and its webhook
+   * events in one statement (one round trip while the organization's write lock is held).
+   */
+  private async putEngram(q: Queryable, engram: EngramDoc, note: EventNote | undefined, fresh: boolean): Promise<void> {
     const check = validateEngram(engram);
     if (!check.ok) throw invalid(`engram ${engram.id} is invalid`, check.errors);
-    const prior = (await q.query<{ doc: EngramDoc; ntok: number }>(`SELECT doc, ntok FROM ${this.s}.engrams WHERE id = $1`, [engram.id])).rows[0];
+    const prior = fresh ? undefined : (await q.query<{ doc: EngramDoc; ntok: number }>(`SELECT doc, ntok FROM ${this.s}.engrams WHERE id = $1`, [engram.id])).rows[0];
     const before = prior?.doc ?? null;
     this.guard?.(before, engram);
     const { terms, ntok } = documentTerms(engram);
     const hash = engram.content_hash ?? contentHash(engram.statement);
-    await q.query(
-      `INSERT INTO ${this.s}.engrams (id, scope, status, type, domain, content_hash, pinned, ntok, doc, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, now())
-       ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, status = excluded.status, type = excluded.type,
-         domain = excluded.domain, content_hash = excluded.content_hash, pinned = excluded.pinned, ntok = excluded.ntok,
-         doc = excluded.doc, updated_at = now(), rev = DEFAULT`,
-      [engram.id, engram.scope, engram.status, engram.type, engram.domain ?? null, hash, engram.pinned === true, ntok, JSON.stringify(engram)],
-    );
-    await q.query(`DELETE FROM ${this.s}.engram_terms WHERE engram_id = $1`, [engram.id]);
-    if (terms.size > 0) {
-      await q.query(
-        `INSERT INTO ${this.s}.engram_terms (term, engram_id, wtf, ntok, live, scope, seq)
-         SELECT t, e.id, w, e.ntok, e.status <> 'retired', e.scope, e.seq
-           FROM unnest($2::text[], $3::float8[]) AS x(t, w), ${this.s}.engrams e WHERE e.id = $1`,
-        [engram.id, [...terms.keys()], [...terms.values()]],
-      );
+    // The collection statistics of the scope it left and the one it is in, as deltas.
+    const stats = new Map<string, { rows: number; tokens: number }>([[engram.scope, { rows: 1, tokens: ntok }]]);
+    if (before) {
+      const left = stats.get(before.scope) ?? { rows: 0, tokens: 0 };
+      stats.set(before.scope, { rows: left.rows - 1, tokens: left.tokens - Number(prior!.ntok) });
     }
-    // The collection statistics of the scope it left and the one it is in.
-    if (before) await q.query(`UPDATE ${this.s}.fts_scope_stats SET n_rows = n_rows - 1, n_tokens = n_tokens - $2 WHERE scope = $1`, [before.scope, Number(prior!.ntok)]);
-    await q.query(
-      `INSERT INTO ${this.s}.fts_scope_stats (scope, n_rows, n_tokens) VALUES ($1, 1, $2)
-       ON CONFLICT (scope) DO UPDATE SET n_rows = ${this.s}.fts_scope_stats.n_rows + 1, n_tokens = ${this.s}.fts_scope_stats.n_tokens + $2`,
-      [engram.scope, ntok],
-    );
     const event = changeEvent(before, engram, note);
-    if (event) await insertEvents(q, this.s, [event]);
-    await emitEvents(q, this.org, [{ type: lifecycleEvent(before, engram), data: engram }]);
+    const params: unknown[] = [
+      engram.id, engram.scope, engram.status, engram.type, engram.domain ?? null, hash, engram.pinned === true, ntok, JSON.stringify(engram),
+      [...terms.keys()], [...terms.values()],
+      [...stats.keys()], [...stats.values()].map((d) => d.rows), [...stats.values()].map((d) => d.tokens),
+      JSON.stringify(event ? [event] : []),
+    ];
+    const outbox = outboxSql(this.org, [{ type: lifecycleEvent(before, engram), data: engram }], params);
+    const s = this.s;
+    const upsert = fresh
+      ? ''
+      : `ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, status = excluded.status, type = excluded.type,
+           domain = excluded.domain, content_hash = excluded.content_hash, pinned = excluded.pinned, ntok = excluded.ntok,
+           doc = excluded.doc, updated_at = now(), rev = DEFAULT`;
+    // The terms it no longer has go; the others are written over (disjoint rows: one statement may do both).
+    await q.query(
+      `WITH written AS (
+         INSERT INTO ${s}.engrams (id, scope, status, type, domain, content_hash, pinned, ntok, doc, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, now()) ${upsert}
+         RETURNING id, seq, ntok, status, scope),
+       gone AS (DELETE FROM ${s}.engram_terms WHERE engram_id = $1 AND term <> ALL ($10::text[])),
+       postings AS (
+         INSERT INTO ${s}.engram_terms (term, engram_id, wtf, ntok, live, scope, seq)
+         SELECT x.t, e.id, x.w, e.ntok, e.status <> 'retired', e.scope, e.seq FROM unnest($10::text[], $11::float8[]) AS x(t, w), written e
+         ON CONFLICT (term, engram_id) DO UPDATE SET wtf = excluded.wtf, ntok = excluded.ntok, live = excluded.live, scope = excluded.scope, seq = excluded.seq),
+       stats AS (
+         INSERT INTO ${s}.fts_scope_stats AS f (scope, n_rows, n_tokens) SELECT * FROM unnest($12::text[], $13::bigint[], $14::bigint[])
+         ON CONFLICT (scope) DO UPDATE SET n_rows = f.n_rows + excluded.n_rows, n_tokens = f.n_tokens + excluded.n_tokens),
+       events AS (
+         INSERT INTO ${s}.engram_events (at, action, engram_id, session, doc)
+         SELECT (x.doc->>'at')::timestamptz, x.doc->>'action', x.doc->>'engram_id', x.doc->>'session', x.doc
+           FROM jsonb_array_elements($15::jsonb) AS x(doc)),
+       ${outbox.cte}
+       ${outbox.select}`,
+      params,
+    );
   }
 
   // ---------------------------------------------------------------- records

@@ -11,6 +11,8 @@ export class RequestDatabase implements Database {
   readonly hasVector: boolean;
   private tx: Promise<OpenTransaction> | undefined;
   private savepoints = 0;
+  /** The savepoint of the last unit that succeeded, until the next one releases it. */
+  private unreleased: string | undefined;
   /** Nested transactions run one at a time: savepoints on one connection must not interleave. */
   private nested: Promise<unknown> = Promise.resolve();
 
@@ -40,13 +42,17 @@ export class RequestDatabase implements Database {
     const run = this.nested.then(async () => {
       const tx = await this.open();
       const name = `svc_sp_${++this.savepoints}`;
-      await tx.query(`SAVEPOINT ${name}`);
+      // The previous unit's savepoint is released in the same round trip as this one is set
+      // (a write's last one is released by COMMIT): fewer round trips while a lock is held.
+      const release = this.unreleased ? `RELEASE SAVEPOINT ${this.unreleased}; ` : '';
+      this.unreleased = undefined;
+      await tx.exec(`${release}SAVEPOINT ${name}`);
       try {
         const result = await fn(tx);
-        await tx.query(`RELEASE SAVEPOINT ${name}`);
+        this.unreleased = name;
         return result;
       } catch (err) {
-        await tx.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
+        await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => undefined);
         throw err;
       }
     });

@@ -25,20 +25,32 @@ export function eventBody(org: Org, e: OutboxEvent, id: string = randomUUID(), a
   return { id, body: JSON.stringify({ id, type: e.type, created_at: at.toISOString(), organization: org.slug, data: e.data }) };
 }
 
+/**
+ * The outbox part of a change's statement: a WITH item `queued` that queues the events for every
+ * active webhook that wants them, and the SELECT that ends the statement (waking the delivery
+ * workers when it queued any). Its parameters are appended to `params`, so a write can queue
+ * its events in the same round trip as the change itself.
+ */
+export function outboxSql(org: Org, events: OutboxEvent[], params: unknown[]): { cte: string; select: string } {
+  const s = ident(org.schema);
+  params.push(JSON.stringify(events.map((e) => ({ ...eventBody(org, e), type: e.type }))), WEBHOOK_CHANNEL, org.schema);
+  const n = params.length - 2;
+  return {
+    cte: `queued AS (
+       INSERT INTO ${s}.webhook_deliveries (webhook_id, event_id, event, body)
+       SELECT w.id, x.id, x.type, x.body
+         FROM jsonb_to_recordset($${n}::jsonb) AS x(id text, type text, body text)
+         JOIN ${s}.webhooks w ON w.state = 'active' AND x.type = ANY (w.events)
+       RETURNING 1)`,
+    select: `SELECT c.n FROM (SELECT count(*)::int AS n FROM queued) c
+       LEFT JOIN LATERAL (SELECT pg_notify($${n + 1}, $${n + 2}) WHERE c.n > 0) woken ON true`,
+  };
+}
+
 /** Queues the events for every active webhook that wants them, on `q` (the change's transaction). */
 export async function emitEvents(q: Queryable, org: Org, events: OutboxEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const s = ident(org.schema);
-  const rows = events.map((e) => ({ ...eventBody(org, e), type: e.type }));
-  const queued = await q.query<{ n: number }>(
-    `WITH queued AS (
-       INSERT INTO ${s}.webhook_deliveries (webhook_id, event_id, event, body)
-       SELECT w.id, x.id, x.type, x.body
-         FROM jsonb_to_recordset($1::jsonb) AS x(id text, type text, body text)
-         JOIN ${s}.webhooks w ON w.state = 'active' AND x.type = ANY (w.events)
-       RETURNING 1)
-     SELECT count(*)::int AS n FROM queued`,
-    [JSON.stringify(rows)],
-  );
-  if (Number(queued.rows[0]?.n ?? 0) > 0) await q.query('SELECT pg_notify($1, $2)', [WEBHOOK_CHANNEL, org.schema]);
+  const params: unknown[] = [];
+  const outbox = outboxSql(org, events, params);
+  await q.query(`WITH ${outbox.cte} ${outbox.select}`, params);
 }
