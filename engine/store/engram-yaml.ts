@@ -2,6 +2,7 @@ import { parse, stringify } from 'yaml';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { validateEngram } from '../model/validate-engram.js';
 import { contentHash } from '../model/content-hash.js';
+import { readSvcYaml } from './svc-yaml-reader.js';
 
 // One engram per YAML file. Reading validates against the model; anything that does not
 // validate is reported with the reasons, never read as empty. Unknown keys are kept.
@@ -22,7 +23,8 @@ export function parseEngramYaml(text: string): ParsedEngram {
   if (text.trim() === '') return { ok: false, reason: 'file is empty' };
   let value: unknown;
   try {
-    value = parse(text, { prettyErrors: true, uniqueKeys: true });
+    // svc's own files take the fast reader; anything else (edited by hand) the full parser.
+    value = readSvcYaml(text) ?? parse(text, { prettyErrors: true, uniqueKeys: true });
   } catch (err) {
     return { ok: false, reason: `not valid YAML: ${(err as Error).message.split('\n')[0]}` };
   }
