@@ -139,7 +139,7 @@ export class LocalStore implements LocalBackend {
           await store.rebuildLocked();
         });
       }
-      if (!store.readOnly && !store.index.hasHotIndexes()) await store.exclusive(async () => store.index.createHotIndexes());
+      if (!store.readOnly && !store.index.hasAddedIndexes()) await store.exclusive(async () => store.index.createAddedIndexes());
       if (!store.readOnly && !existsSync(join(root, 'local.yaml'))) await store.exclusive(() => store.initLayout());
       const notice = storeVersionNotice(root);
       if (notice) store.warnings.push(notice);

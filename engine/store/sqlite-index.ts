@@ -34,12 +34,18 @@ export interface PendingEmbedding {
 }
 
 
-// Read by every prompt's hook in a fresh process, whose page cache is cold: BM25 ranks over the
-// full-text index alone (retired rows excluded through this small index, documents fetched for
-// the top rows only), and pinned engrams are found without reading the table. Created on open
-// when an index of this schema version lacks them (added after version 5 shipped).
-const HOT_INDEXES = `CREATE INDEX IF NOT EXISTS engrams_retired ON engrams (rowid) WHERE status = 'retired';
-CREATE INDEX IF NOT EXISTS engrams_pinned ON engrams (learned_at) WHERE pinned = 1;`;
+// Indexes added after schema version 5 shipped, created on open when an index lacks them.
+// engrams_retired, engrams_pinned: read by every prompt's hook in a fresh process, whose page
+// cache is cold: BM25 ranks over the full-text index alone (retired rows excluded through this
+// small index, documents fetched for the top rows only), and pinned engrams are found without
+// reading the table. engrams_file: reconciling changed files (a pull, a clone, an index left
+// behind) looks each one up by file; without it every lookup read the whole table.
+const ADDED_INDEXES: Record<string, string> = {
+  engrams_retired: `CREATE INDEX IF NOT EXISTS engrams_retired ON engrams (rowid) WHERE status = 'retired'`,
+  engrams_pinned: 'CREATE INDEX IF NOT EXISTS engrams_pinned ON engrams (learned_at) WHERE pinned = 1',
+  engrams_file: 'CREATE INDEX IF NOT EXISTS engrams_file ON engrams (file)',
+};
+const ADDED_INDEX_SQL = Object.values(ADDED_INDEXES).map((sql) => `${sql};`).join('\n');
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -66,7 +72,7 @@ CREATE INDEX IF NOT EXISTS engrams_scope ON engrams (scope, status);
 CREATE INDEX IF NOT EXISTS engrams_learned ON engrams (learned_at);
 -- Engrams whose vector is missing or stale: hybrid recall asks on every call, so keep it cheap.
 CREATE INDEX IF NOT EXISTS engrams_unembedded ON engrams (rowid) WHERE vec_hash IS NOT content_hash;
-${HOT_INDEXES}
+${ADDED_INDEX_SQL}
 CREATE VIRTUAL TABLE IF NOT EXISTS engram_fts USING fts5(
   statement, tags, domain, rationale,
   tokenize = 'porter unicode61 remove_diacritics 2'
@@ -161,14 +167,16 @@ export class SqliteIndex {
     return row !== undefined && this.getMeta('schema_version') === INDEX_SCHEMA_VERSION;
   }
 
-  /** Whether the indexes the hot read path needs are there (an index made before they existed lacks them). */
-  hasHotIndexes(): boolean {
-    return (this.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('engrams_retired', 'engrams_pinned')").get() as { n: number }).n === 2;
+  /** Whether the indexes added after version 5 are there (an index made before them lacks them). */
+  hasAddedIndexes(): boolean {
+    const names = Object.keys(ADDED_INDEXES);
+    const found = this.db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name IN (${names.map(() => '?').join(', ')})`).get(...names) as { n: number };
+    return found.n === names.length;
   }
 
   /** Adds them. Call under the write lock. */
-  createHotIndexes(): void {
-    this.db.exec(HOT_INDEXES);
+  createAddedIndexes(): void {
+    this.db.exec(ADDED_INDEX_SQL);
   }
 
   /** Creates the schema, dropping an index of another version (it is derived data). Call under the write lock. */

@@ -190,6 +190,23 @@ describe('the YAML is the source of truth', () => {
     expect((await recall(store, 'squash')).hits.map((h) => h.engram.id)).toEqual(['ENG-2026-0101-001']);
   });
 
+  it('looks a changed file up through an index, which an index made before it gains on open', async () => {
+    await learn(store, { statement: 'Seed engram' }, systemContext);
+    store.close();
+    const { default: Database } = await import('better-sqlite3');
+    const raw = new Database(join(root, 'index.db'));
+    raw.exec('DROP INDEX engrams_file');
+    raw.close();
+    await reopen('fast');
+    store.close();
+    const check = new Database(join(root, 'index.db'), { readonly: true });
+    // Without it, reconciling n changed files (a pull, a clone) read the whole table n times.
+    const plan = check.prepare('EXPLAIN QUERY PLAN SELECT mtime, size FROM engrams WHERE file = ?').all('x.yaml') as Array<{ detail: string }>;
+    check.close();
+    expect(plan.map((p) => p.detail).join(' ')).toMatch(/USING INDEX engrams_file/);
+    await reopen();
+  });
+
   it('the fast path notices files added or removed behind its back', async () => {
     await learn(store, { statement: 'Seed engram' }, systemContext);
     const added = { id: 'ENG-2026-0202-001', version: 2, status: 'active', type: 'behavioral', scope: 'global', statement: 'Vendored dependencies are forbidden' };
