@@ -526,7 +526,8 @@ export class LocalStore implements LocalBackend {
       this.quarantine(file, `it lost ${lost.join(', ')}, which its previous version had: the file was cut short or damaged`);
       return;
     }
-    this.index.upsert(parsed.engram, file, stamp);
+    // parseEngramYaml has just computed the statement's hash.
+    this.index.upsert(parsed.engram, file, stamp, parsed.engram.content_hash);
     this.bumpCounter(expected);
   }
 
