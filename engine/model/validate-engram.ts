@@ -1,7 +1,7 @@
 // Validates engram documents against engramJsonSchema and fills its defaults. The validator
 // itself is generated ahead of time by ajv (see generate-validator.ts), so no ajv compile runs.
+import { createRequire } from 'node:module';
 import type { ErrorObject } from 'ajv';
-import validate from './engram-validator.gen.cjs';
 import { engramJsonSchema, PATTERN_HINTS, type EngramDoc } from './engram-schema.js';
 
 export type EngramValidation = { ok: true; engram: EngramDoc } | { ok: false; errors: string[] };
@@ -11,8 +11,12 @@ interface GeneratedValidator {
   errors?: ErrorObject[] | null;
 }
 
+// Required, not imported: importing CommonJS from ESM first scans the whole 136 KB file for its
+// export names, which took longer than compiling it (svc learn pays this on every call).
+const validate = createRequire(import.meta.url)('./engram-validator.gen.cjs') as GeneratedValidator;
+
 export function validateEngram(value: unknown): EngramValidation {
-  const check = validate as GeneratedValidator;
+  const check = validate;
   if (check(value)) return { ok: true, engram: value as EngramDoc };
   const errors = (check.errors ?? []).map((e) => toMessage(e, value));
   return { ok: false, errors: [...new Set(errors)] };
