@@ -1,8 +1,8 @@
-import { parse, stringify } from 'yaml';
+import { createRequire } from 'node:module';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { validateEngram } from '../model/validate-engram.js';
 import { contentHash } from '../model/content-hash.js';
-import { readSvcYaml } from './svc-yaml-reader.js';
+import { readSvcYaml, writeSvcYaml } from './svc-yaml.js';
 
 // One engram per YAML file. Reading validates against the model; anything that does not
 // validate is reported with the reasons, never read as empty. Unknown keys are kept.
@@ -14,6 +14,10 @@ import { readSvcYaml } from './svc-yaml-reader.js';
 // again from the statement: a stale one (a statement edited by hand, an old store) or half of
 // one (a file cut in its last line, statement intact) costs nothing.
 
+/** The `yaml` package, loaded only for what svc-yaml.ts steps aside from (it takes ~20 ms to load). */
+let yamlPackage: typeof import('yaml') | undefined;
+const fullYaml = (): typeof import('yaml') => (yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
+
 export type ParsedEngram = { ok: true; engram: EngramDoc; keys: ReadonlySet<string> } | { ok: false; reason: string };
 
 /** Keys svc writes into every engram file: a file that had them and lost them was cut short. */
@@ -24,7 +28,7 @@ export function parseEngramYaml(text: string): ParsedEngram {
   let value: unknown;
   try {
     // svc's own files take the fast reader; anything else (edited by hand) the full parser.
-    value = readSvcYaml(text) ?? parse(text, { prettyErrors: true, uniqueKeys: true });
+    value = readSvcYaml(text) ?? fullYaml().parse(text, { prettyErrors: true, uniqueKeys: true });
   } catch (err) {
     return { ok: false, reason: `not valid YAML: ${(err as Error).message.split('\n')[0]}` };
   }
@@ -47,5 +51,5 @@ export function stringifyEngram(engram: EngramDoc): string {
   // statements, so diffs stay one line per field.
   const { content_hash, ...rest } = engram;
   const ordered = content_hash === undefined ? rest : { ...rest, content_hash };
-  return stringify(ordered, { lineWidth: 0, aliasDuplicateObjects: false });
+  return writeSvcYaml(ordered) ?? fullYaml().stringify(ordered, { lineWidth: 0, aliasDuplicateObjects: false });
 }

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { readSvcYaml } from '../store/svc-yaml-reader.js';
+import { readSvcYaml, writeSvcYaml } from '../store/svc-yaml.js';
 import { parseEngramYaml, stringifyEngram } from '../store/engram-yaml.js';
 import { buildEngram } from '../ops/learn.js';
 import { seededRandom } from '../seeded-random.js';
 import { syntheticEngrams } from '../../tui/bench/synthetic-engrams.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 
-// The fast reader of svc's own YAML must answer exactly what the `yaml` package answers, or
-// step aside (undefined) so that the package reads the text.
+// The fast reader and writer of svc's own YAML must answer exactly what the `yaml` package
+// answers (the same values read, the same bytes written), or step aside (undefined).
 
 const AT = '2026-11-25T10:00:00.000Z';
 const engram = (statement: string, extra: Partial<EngramDoc> = {}): EngramDoc => ({
@@ -32,6 +32,15 @@ const sameAsYaml = (text: string): 'fast' | 'fallback' => {
   const fast = readSvcYaml(text);
   if (fast === undefined) return 'fallback';
   expect(fast, text).toEqual(parse(text, { uniqueKeys: true }));
+  return 'fast';
+};
+
+const OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
+/** Writes through the fast writer when it can, and checks the bytes against yaml's. */
+const writesAsYaml = (value: Record<string, unknown>): 'fast' | 'fallback' => {
+  const fast = writeSvcYaml(value);
+  if (fast === undefined) return 'fallback';
+  expect(fast).toBe(stringify(value, OPTIONS));
   return 'fast';
 };
 
@@ -122,5 +131,38 @@ describe('readSvcYaml', () => {
     const value = { a: { b: { c: [1, 'x', { d: [], e: {} }] } }, list: [{ k: 'v', n: [{ m: null }] }, 'tail'], empty: [], obj: {} };
     const text = stringify(value, { lineWidth: 0 });
     expect(sameAsYaml(text)).toBe('fast');
+  });
+});
+
+describe('writeSvcYaml', () => {
+  it('writes every benchmark engram byte for byte as yaml does', () => {
+    const docs = syntheticEngrams(2000, 9).map((input, i) => ({
+      ...buildEngram({ ...input, scope: input.scope ?? 'project:x', visibility: 'private' }, AT, { scope: 'project:x', session_id: null, stored_at: AT }),
+      id: `ENG-2026-1125-${i + 1}`,
+    }));
+    expect(docs.map((d) => writesAsYaml(d)).filter((w) => w === 'fast')).toHaveLength(docs.length);
+    // And stringifyEngram's output reads back through the fast reader as the same engram.
+    for (const d of docs.slice(0, 200)) expect(readSvcYaml(stringifyEngram(d))).toEqual(parse(stringifyEngram(d)));
+  });
+
+  it('writes what yaml writes, or steps aside, for strings, numbers and shapes that stress a writer', () => {
+    let fast = 0;
+    const r = seededRandom(23);
+    const pick = () => TRICKY[Math.floor(r() * TRICKY.length)]!;
+    const values: Array<Record<string, unknown>> = [];
+    for (const s of TRICKY) values.push({ ...engram(s || 'x'), tags: [s], rationale: s });
+    for (let i = 0; i < 3000; i++) {
+      const parts = Array.from({ length: 1 + Math.floor(r() * 3) }, pick);
+      values.push({ ...engram(parts.join(' ') || 'x'), tags: parts, note: r() < 0.2 ? undefined : pick(), n: [0.7, 1e21, 1e-7, -5, 0, 123456789012, NaN, -0, Infinity][i % 9] });
+    }
+    values.push(
+      { a: { b: { c: [1, 'x', { d: [], e: {} }] } }, list: [{ k: 'v', n: [{ m: null }] }, 'tail'], empty: [], obj: {} },
+      { gone: undefined, kept: 1, nested: { gone: undefined }, items: [{ a: undefined, b: 2 }] },
+      { when: new Date(0) },
+      { deep: [[1, 2]] },
+      { item: [{}] },
+    );
+    for (const v of values) if (writesAsYaml(v) === 'fast') fast++;
+    expect(fast).toBeGreaterThan(values.length / 4);
   });
 });

@@ -1,13 +1,15 @@
-// A reader for the YAML that svc itself writes (stringifyEngram: block mappings and sequences
-// indented by two spaces, one scalar per line, `[]` and `{}` for empty collections), about 20x
-// faster than the general parser. Rebuilding the index of a large store was mostly YAML parsing.
+// A reader and a writer for the YAML that svc itself writes (stringifyEngram: block mappings and
+// sequences indented by two spaces, one scalar per line, `[]` and `{}` for empty collections).
+// Rebuilding the index of a large store was mostly YAML parsing, and `svc learn` spent a good
+// part of its start-up loading the `yaml` package, so the common case goes through these.
 //
-// It answers `undefined` for anything outside that subset: comments, flow collections, block
-// or multi-line scalars, anchors and tags, other indentation, a plain scalar YAML would read as
-// anything but a plain string, number, boolean or null. The caller then parses with the `yaml`
-// package, so a file edited by hand reads exactly as before. What it does answer equals what
-// `yaml` answers (the core schema); engine/test/svc-yaml-reader.test.ts checks that on
-// generated and hand-written documents.
+// Both answer `undefined` for anything outside that subset, and the caller then uses the `yaml`
+// package, so nothing reads or writes differently. The reader steps aside for comments, flow
+// collections, block or multi-line scalars, anchors and tags, other indentation, and a plain
+// scalar YAML would read as anything but a plain string, number, boolean or null. The writer
+// writes only values it can write as plain scalars, and steps aside for any string that YAML
+// would quote. engine/test/svc-yaml.test.ts checks both against the `yaml` package: the same
+// values read, the same bytes written.
 
 type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
 
@@ -112,6 +114,12 @@ class Reader {
   }
 }
 
+/** Whether `s` can stand as a plain scalar and read back as this very string. */
+function plainText(s: string): boolean {
+  if (s === '' || s === '[]' || s === '{}' || s === 'null' || s === 'true' || s === 'false' || OTHER_WORDS.has(s)) return false;
+  return !CORE_NUMBER.test(s) && !PLAIN_START.test(s) && !PLAIN_INSIDE.test(s);
+}
+
 function scalar(s: string): Value {
   const c = s.charCodeAt(0);
   if (c === 34 /* " */) {
@@ -135,12 +143,89 @@ function scalar(s: string): Value {
   if (s === 'null') return null;
   if (s === 'true') return true;
   if (s === 'false') return false;
-  if (s === '' || OTHER_WORDS.has(s)) throw OUTSIDE;
   if (CORE_NUMBER.test(s)) {
     const n = Number(s);
     if (!DECIMAL.test(s) || Object.is(n, -0)) throw OUTSIDE;
     return n;
   }
-  if (PLAIN_START.test(s) || PLAIN_INSIDE.test(s)) throw OUTSIDE;
+  if (!plainText(s)) throw OUTSIDE;
   return s;
+}
+
+// ---------------------------------------------------------------- writing
+
+/** Strings left to yaml: line breaks, control characters, lone surrogates, a document marker first. */
+const UNWRITABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\ud800-\udfff]|^(?:---|\.\.\.)/u;
+/** What yaml will not write plain (its own test): it quotes a one-line string that matches. */
+const YAML_QUOTES = /^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$/;
+
+/** The YAML `yaml.stringify(value, { lineWidth: 0 })` writes for this mapping, or undefined when it is outside the subset. */
+export function writeSvcYaml(value: Record<string, unknown>): string | undefined {
+  const out: string[] = [];
+  try {
+    writePairs(value, 0, out);
+  } catch (err) {
+    if (err === OUTSIDE) return undefined;
+    throw err;
+  }
+  return out.join('');
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+
+/** A mapping's pairs at column `col`; the first one after `lead` (a sequence item's `- `) when given. */
+function writePairs(obj: Record<string, unknown>, col: number, out: string[], lead?: string): void {
+  const pad = ' '.repeat(col);
+  let first = true;
+  for (const key of Object.keys(obj)) {
+    const v = obj[key];
+    if (v === undefined) continue;
+    if (!KEY.test(key) || NOT_TEXT_KEYS.has(key)) throw OUTSIDE;
+    const start = first && lead !== undefined ? lead : pad;
+    first = false;
+    if (Array.isArray(v) && v.length > 0) {
+      out.push(`${start}${key}:\n`);
+      writeItems(v, col + 2, out);
+    } else if (isPlainObject(v) && Object.keys(v).some((k) => v[k] !== undefined)) {
+      out.push(`${start}${key}:\n`);
+      writePairs(v, col + 2, out);
+    } else {
+      out.push(`${start}${key}: ${writeScalar(v)}\n`);
+    }
+  }
+  // An item whose keys are all undefined is `{}` in yaml: not written here.
+  if (first && lead !== undefined) throw OUTSIDE;
+}
+
+function writeItems(items: unknown[], col: number, out: string[]): void {
+  const lead = `${' '.repeat(col)}- `;
+  for (const item of items) {
+    if (isPlainObject(item) && Object.keys(item).length > 0) writePairs(item, col + 2, out, lead);
+    else if (Array.isArray(item) && item.length > 0) throw OUTSIDE;
+    else out.push(`${lead}${writeScalar(item)}\n`);
+  }
+}
+
+function writeScalar(v: unknown): string {
+  if (v === null) return 'null';
+  if (v === true) return 'true';
+  if (v === false) return 'false';
+  if (Array.isArray(v)) return '[]';
+  if (isPlainObject(v)) return '{}';
+  if (typeof v === 'number') {
+    const text = String(v);
+    if (!DECIMAL.test(text.replace('e+', 'e')) || Object.is(v, -0)) throw OUTSIDE;
+    return text;
+  }
+  if (typeof v === 'string') {
+    if (UNWRITABLE.test(v)) throw OUTSIDE;
+    if (plainText(v)) return v;
+    // Quoted as yaml quotes a one-line string it cannot write plain: in single quotes when it
+    // holds a double quote and no single one, else as JSON (its escapes mean the same in YAML).
+    if (v === '' || YAML_QUOTES.test(v) || CORE_NUMBER.test(v) || OTHER_WORDS.has(v) || v === 'null' || v === 'true' || v === 'false') {
+      return v.includes('"') && !v.includes("'") ? `'${v}'` : JSON.stringify(v);
+    }
+  }
+  throw OUTSIDE;
 }
