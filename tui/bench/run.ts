@@ -6,6 +6,7 @@ type Bench = { run(argv: string[]): Promise<number> };
 
 const BENCHES: Record<string, () => Promise<Bench>> = {
   engine: () => import('./engine.js'),
+  curve: () => import('./curve.js'),
   locomo: () => import('./locomo.js'),
   hub: () => import('./hub.js'),
   team: () => import('./team.js'),
@@ -13,6 +14,8 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
 
 const USAGE = `Usage: npm run bench -- [${Object.keys(BENCHES).join('|')}] [--json] [flags]
   engine (default)   learn, recall, RSS, rebuild on a synthetic store; --engrams N (default 10000)
+  curve              recall, svc recall, index build, rebuild and peak RSS as the store grows;
+                     --sizes 10000,50000,100000
   locomo FILE...     retrieval quality on LoCoMo conversations (R@k, MRR, latency); --fast for BM25 only
   hub                the hub under load from a separate process (autocannon): recall and create
                      on PGlite and PostgreSQL; --sizes 10000,100000 --databases pglite,postgres --duration 10
