@@ -188,7 +188,8 @@ describe('svc sync between two machines', () => {
     expect(text.stdout).toMatch(/^Remote\s+http:\/\/127\.0\.0\.1:\d+\/cli\.git$/m);
     const full = await ok(a, ['sync', '--full', '--fast']);
     expect(full).toMatchObject({ rebuilt: true, engrams: 3 });
-  });
+    // About 30 svc processes and git round trips in turn: 55 s on a slow, loaded machine.
+  }, 180_000);
 
   it('syncs a registered store that has a remote of its own (read-only: pull only)', async () => {
     const { url } = server.createRepo('team');
