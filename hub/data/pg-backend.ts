@@ -304,12 +304,8 @@ export class PgBackend implements OrgBackend {
           await lock();
           return this.visible(await getDoc(q, this.s, id));
         },
+        // Takes the lock (again, if held: it is re-entrant) and reads after it, in one round trip.
         findByHash: async (hash) => {
-          if (locked) {
-            const params: unknown[] = [hash];
-            const where = this.scopeClause('scope', params);
-            return (await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${this.s}.engrams WHERE content_hash = $1${where} ORDER BY seq`, params)).rows.map((r) => r.doc);
-          }
           const rows = await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${CONTROL_SCHEMA}.engrams_by_hash_locked($1, $2, $3) AS doc`, [
             this.org.schema,
             hash,

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -10,7 +10,7 @@ import { recall } from '../../engine/ops/recall.js';
 import { round } from '../../engine/text.js';
 import { syntheticEngrams, syntheticQueries } from './synthetic-engrams.js';
 import { median, percentile } from './stats.js';
-import { CLI, timeNode, timeProcess } from './proc.js';
+import { CLI, timeNode, timeNodeWithPeakRss } from './proc.js';
 
 // `npm run bench -- curve`: how the local engine's costs grow with the store, at 10,000, 50,000
 // and 100,000 engrams (--sizes). Each store is seeded by writing its YAML files directly (learning
@@ -22,7 +22,6 @@ import { CLI, timeNode, timeProcess } from './proc.js';
 const QUERIES = 200;
 const WARMUP = 20;
 const PROCESS_RUNS = 11;
-const GNU_TIME = '/usr/bin/time';
 
 export interface CurvePoint {
   engrams: number;
@@ -84,12 +83,9 @@ async function measure(size: number, root: string, cwd: string): Promise<CurvePo
   rmSync(join(root, 'index.db'), { force: true });
 
   log(`${size} engrams: full index build and rebuild in a child process`);
-  const withTime = existsSync(GNU_TIME);
-  const args = ['--input-type=module', '-e', OPEN_AND_REBUILD, root];
-  const child = withTime ? timeProcess(GNU_TIME, ['-f', '%M', process.execPath, ...args], { cwd }) : timeNode(args, { cwd });
+  const child = timeNodeWithPeakRss(['--input-type=module', '-e', OPEN_AND_REBUILD, root], { cwd });
   if (child.code !== 0) throw new Error(`index build failed (exit ${child.code}): ${child.stderr}`);
   const built = JSON.parse(child.stdout.trim().split('\n').pop()!) as { open: number; rebuild: number };
-  const kb = withTime ? Number(child.stderr.trim().split('\n').pop()) : NaN;
 
   log(`${size} engrams: recall in-process and as svc recall processes`);
   const store = await LocalStore.open(root, 'fast');
@@ -121,7 +117,7 @@ async function measure(size: number, root: string, cwd: string): Promise<CurvePo
     recall_cli_ratio: round(median(cli) / median(node), 2),
     cold_open_ms: round(built.open, 0),
     rebuild_ms: round(built.rebuild, 0),
-    peak_rss_mb: Number.isFinite(kb) && kb > 0 ? round(kb / 1024, 0) : null,
+    peak_rss_mb: child.peakRssMb === null ? null : round(child.peakRssMb, 0),
   };
 }
 

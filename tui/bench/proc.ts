@@ -34,11 +34,16 @@ export const timeNode = (args: string[], opts: ProcOptions = {}): Timed => timeP
 
 const GNU_TIME = '/usr/bin/time';
 
+/** Runs `node <args>` under GNU time: the run and its peak RSS in MB (null when /usr/bin/time is missing). */
+export function timeNodeWithPeakRss(args: string[], opts: ProcOptions = {}): Timed & { peakRssMb: number | null } {
+  if (!existsSync(GNU_TIME)) return { ...timeNode(args, opts), peakRssMb: null };
+  const r = timeProcess(GNU_TIME, ['-f', '%M', process.execPath, ...args], opts);
+  const lines = r.stderr.trimEnd().split('\n');
+  const kb = Number(lines.pop());
+  return { ...r, stderr: lines.join('\n'), peakRssMb: Number.isFinite(kb) && kb > 0 ? kb / 1024 : null };
+}
+
 /** Peak RSS in MB of `node <args>` via GNU time, or null when /usr/bin/time is missing. */
 export function nodePeakRssMb(args: string[], opts: ProcOptions = {}): number | null {
-  if (!existsSync(GNU_TIME)) return null;
-  const r = timeProcess(GNU_TIME, ['-f', '%M', process.execPath, ...args], opts);
-  const last = r.stderr.trim().split('\n').pop() ?? '';
-  const kb = Number(last);
-  return Number.isFinite(kb) && kb > 0 ? kb / 1024 : null;
+  return timeNodeWithPeakRss(args, opts).peakRssMb;
 }
