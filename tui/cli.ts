@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
 import { SvcError } from '../engine/errors.js';
 import { HOOK_NAMES } from '../hooks/hook-names.js';
 
@@ -89,11 +88,6 @@ const USAGE = `svc: memory for AI agents and teams
   Global flags: --json --path <dir> --fast --quiet --help --version
 `;
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
-
 /** Global flags given before the command (`svc --json status`) go after it, where commands read them. */
 function commandFirst(argv: string[]): string[] {
   const leading: string[] = [];
@@ -118,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    process.stdout.write(version() + '\n');
+    process.stdout.write((await import('../engine/cli/cli-kit.js')).svcVersion() + '\n');
     return 0;
   }
   const load = COMMANDS[name];

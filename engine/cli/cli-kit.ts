@@ -1,4 +1,5 @@
-import meow, { type AnyFlags, type Result } from 'meow';
+import { readFileSync } from 'node:fs';
+import { parseArgs as nodeParseArgs } from 'node:util';
 import { invalid } from '../errors.js';
 import { editDistance, terminalSafe } from '../text.js';
 import type { ReconcileMode } from '../store/local-store.js';
@@ -7,7 +8,7 @@ import { resolveStoreRoot } from '../store/store-root.js';
 import { openStoreSpan } from '../store/open-store.js';
 import type { StoreSpan } from '../store/multi-store.js';
 
-// What every command shares: flag parsing (meow) with the global flags, JSON-or-text output,
+// What every command shares: flag parsing with the global flags, JSON-or-text output,
 // reading stdin, and opening the store.
 
 export const globalFlags = {
@@ -15,7 +16,7 @@ export const globalFlags = {
   path: { type: 'string' },
   fast: { type: 'boolean', default: false },
   quiet: { type: 'boolean', default: false },
-} as const satisfies AnyFlags;
+} as const satisfies FlagSpecs;
 
 export const GLOBAL_HELP = `
   Global flags
@@ -62,43 +63,117 @@ export function makeOutput(flags: { json?: boolean; quiet?: boolean }): Output {
 const FLAG_TOKEN = /^(--[A-Za-z][A-Za-z0-9-]*(=.*)?|-[A-Za-z])$/s;
 
 /**
- * Parses a command's argv with meow; unknown flags are a usage error (exit 1), named as the user
- * typed them. An argument that starts with dashes but is no flag (`svc learn "--- x"`) stays an
- * argument; `--` ends the flags (what follows is arguments, whatever it looks like).
+ * A command's flags, keyed by camelCase name (typed as kebab-case: `dryRun` is `--dry-run`).
+ * Booleans also take `--no-<name>`; a flag given twice is an error unless `isMultiple`.
  */
-export function parseArgs<F extends AnyFlags>(argv: string[], help: string, flags: F): Result<F & typeof globalFlags> {
-  const all = { ...globalFlags, ...flags } as F & typeof globalFlags;
+export interface FlagSpec {
+  readonly type: 'string' | 'boolean' | 'number';
+  readonly default?: string | boolean | number;
+  readonly isMultiple?: boolean;
+}
+export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
+type Scalar<S> = S extends { type: 'string' } ? string : S extends { type: 'number' } ? number : boolean;
+type FlagValue<S> = S extends { isMultiple: true } ? Scalar<S>[] : S extends { default: string | boolean | number } ? Scalar<S> : Scalar<S> | undefined;
+export type ParsedFlags<F extends FlagSpecs> = { -readonly [K in keyof F]: FlagValue<F[K]> };
+export interface ParsedArgs<F extends FlagSpecs> {
+  /** The positional arguments, in order. */
+  input: string[];
+  flags: ParsedFlags<F & typeof globalFlags>;
+}
+
+/**
+ * Parses a command's argv (node:util's parser, which costs nothing to load: this runs on every
+ * call). Unknown flags, a flag without its value and a repeated flag are usage errors (exit 1),
+ * named as the user typed them. An argument that starts with dashes but is no flag
+ * (`svc learn "--- x"`, `--limit -5`) stays an argument or a value; `--` ends the flags. `--help`
+ * prints the command's help and `--version` svc's version, then exit 0.
+ */
+export function parseArgs<F extends FlagSpecs>(argv: string[], help: string, flags: F): ParsedArgs<F> {
+  const all: FlagSpecs = { ...globalFlags, ...flags };
   // Hide dash-led arguments from the flag parser, and put them back afterwards.
   const held: string[] = [];
   const end = argv.indexOf('--');
   const shielded = argv.map((a, i) => ((end === -1 || i < end) && a.startsWith('-') && a !== '--' && !FLAG_TOKEN.test(a) ? `\u0000${held.push(a) - 1}` : a));
-  const cli = meow(help + '\n' + GLOBAL_HELP, {
-    importMeta: import.meta,
-    argv: shielded,
-    flags: all,
-    allowUnknownFlags: true,
-    booleanDefault: undefined,
-    description: false,
-  });
-  cli.input = cli.input.map((a) => (a.startsWith('\u0000') ? held[Number(a.slice(1))]! : a));
-  const known = new Set<string>(['help', 'version']);
-  for (const [name, spec] of Object.entries(all)) {
-    known.add(name);
-    known.add(kebab(name));
-    for (const alias of (spec as { aliases?: string[] }).aliases ?? []) known.add(alias);
+  const unshield = (a: string): string => (a.startsWith('\u0000') ? held[Number(a.slice(1))]! : a);
+  // Each flag under its typed names (kebab-case, and camelCase as given), booleans negated too.
+  const keyOf = new Map<string, { key: string; negated: boolean }>();
+  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' } };
+  for (const [key, spec] of Object.entries(all)) {
+    for (const name of new Set([kebab(key), key])) {
+      options[name] = { type: spec.type === 'boolean' ? 'boolean' : 'string' };
+      keyOf.set(name, { key, negated: false });
+      if (spec.type === 'boolean') {
+        options[`no-${name}`] = { type: 'boolean' };
+        keyOf.set(`no-${name}`, { key, negated: true });
+      }
+    }
   }
-  for (const raw of Object.keys(cli.unnormalizedFlags)) {
-    if (known.has(raw) || known.has(kebab(raw))) continue;
-    const typed = argv.find((a) => new RegExp(`^--?(no-)?${escapeRe(kebab(raw))}(=|$)`).test(a) || new RegExp(`^--?(no-)?${escapeRe(raw)}(=|$)`).test(a));
-    const name = typed ? typed.split('=')[0]! : `--${kebab(raw)}`;
-    const near = closest(kebab(raw), [...known].filter((k) => !/[A-Z]/.test(k)));
-    throw invalid(`unknown flag ${name}${near ? ` (did you mean --${near}?)` : ''} (see --help)`);
+  const { tokens } = nodeParseArgs({ args: shielded, options, strict: false, allowPositionals: true, tokens: true });
+  const input: string[] = [];
+  const values: Record<string, unknown> = {};
+  let wants: 'help' | 'version' | undefined;
+  for (const token of tokens) {
+    if (token.kind === 'positional') input.push(unshield(token.value));
+    if (token.kind !== 'option') continue;
+    if (token.name === 'help' || token.name === 'version') {
+      wants ??= token.name;
+      continue;
+    }
+    const named = keyOf.get(token.name);
+    if (!named) {
+      const near = closest(token.name, [...keyOf.keys(), 'help', 'version'].filter((k) => !/[A-Z]/.test(k)));
+      throw invalid(`unknown flag ${token.rawName}${near ? ` (did you mean --${near}?)` : ''} (see --help)`);
+    }
+    const spec = all[named.key]!;
+    const value = flagValue(token.rawName, spec, named.negated, token.value === undefined ? undefined : unshield(token.value), token.inlineValue === true);
+    if (spec.isMultiple) values[named.key] = [...((values[named.key] as unknown[] | undefined) ?? []), value];
+    else if (named.key in values) throw invalid(`${token.rawName} is given more than once (see --help)`);
+    else values[named.key] = value;
   }
-  return cli;
+  if (wants === 'help') exitWith(formatHelp(help + '\n' + GLOBAL_HELP));
+  if (wants === 'version') exitWith(svcVersion() + '\n');
+  for (const [key, spec] of Object.entries(all)) {
+    if (key in values) continue;
+    if (spec.isMultiple) values[key] = [];
+    else if (spec.default !== undefined) values[key] = spec.default;
+  }
+  return { input, flags: values as ParsedFlags<F & typeof globalFlags> };
+}
+
+/** A flag's value, checked against its type: `--limit 5`, `--limit=5`, `--json`, `--no-json`, `--json=false`. */
+function flagValue(typed: string, spec: FlagSpec, negated: boolean, value: string | undefined, inline: boolean): string | number | boolean {
+  if (spec.type === 'boolean') {
+    if (value === undefined) return !negated;
+    if (inline && (value === 'true' || value === 'false')) return (value === 'true') !== negated;
+    throw invalid(`${typed} takes no value (got "${value}")`);
+  }
+  // A string flag takes the next argument, unless that is another flag: then the value is missing.
+  if (value === undefined || (!inline && FLAG_TOKEN.test(value))) throw invalid(`${typed} needs a value (see --help)`);
+  if (spec.type === 'string') return value;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw invalid(`${typed} must be a number (got "${value}")`);
+  return n;
+}
+
+/** Help text as commands write it (indented in a template literal), printed flush with two spaces. */
+function formatHelp(text: string): string {
+  const lines = text.replace(/^\n+|\s+$/g, '').split('\n');
+  const indent = Math.min(...lines.filter((l) => l.trim() !== '').map((l) => /^ */.exec(l)![0].length));
+  return '\n' + lines.map((l) => (l.trim() === '' ? '' : '  ' + l.slice(indent))).join('\n') + '\n\n';
+}
+
+/** svc's version, from its package.json. */
+export function svcVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** Prints and ends the process at once: --help and --version do nothing else. */
+function exitWith(text: string): never {
+  process.stdout.write(text);
+  process.exit(0);
 }
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The candidate nearest to `word` (edit distance at most 2, or a prefix), if any. */
 export function closest(word: string, candidates: string[]): string | undefined {

@@ -47,4 +47,16 @@ describe('what the prompt-time hook loads', () => {
     const heavy = loads.filter((f) => /^dist\/(engine\/(mcp|packs|importers|remote\/team-writes)|tui\/(browse|commands)|hub)\/|generated-validator/.test(f));
     expect(heavy).toEqual([]);
   }, 60_000);
+
+  it('svc learn loads no package but SQLite: flags by node:util, YAML by svc-yaml', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-hot-home-'));
+    const project = projectDir();
+    const env = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off' };
+    expect((await svc(['learn', 'Deploys to production happen only on Tuesdays'], { cwd: project, env })).code).toBe(0);
+
+    const loads = loadsOf(['learn', 'Release notes are written in the pull request', '--tags', 'release'], '', project, env);
+    expect(loads.some((f) => f.endsWith('engine/ops/learn.js')), 'learn did not run').toBe(true);
+    const packages = [...new Set(loads.filter((f) => f.startsWith('node_modules/')).map((f) => f.split('/')[1]))];
+    expect(packages).toEqual(['better-sqlite3']);
+  }, 60_000);
 });

@@ -1,4 +1,3 @@
-import type { AnyFlags, Result } from 'meow';
 import { invalid } from '../../engine/errors.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { checkBudget, DEFAULT_INJECT_BUDGET } from '../../engine/ops/inject-budget.js';
@@ -7,7 +6,7 @@ import { sendQueued, teamSource, warnSources } from '../team-memory.js';
 import { learnSummary } from '../../engine/ops/result-json.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
-import { globalFlags, makeOutput, openStore, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
+import { globalFlags, makeOutput, openStore, parseArgs, type Output, type FlagSpecs, type ParsedFlags } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
 import { shellQuote } from '../../engine/text.js';
 import { rerankerSetting } from '../../engine/rerank/reranker.js';
@@ -39,9 +38,9 @@ const FLAGS = {
   budget: { type: 'number' },
   summary: { type: 'string' },
   learn: { type: 'string', isMultiple: true },
-} as const satisfies AnyFlags;
+} as const satisfies FlagSpecs;
 
-type Flags = Result<typeof FLAGS & typeof globalFlags>['flags'];
+type Flags = ParsedFlags<typeof FLAGS & typeof globalFlags>;
 
 const FLAG_USE: Record<string, Array<keyof typeof FLAGS>> = {
   start: ['agent', 'scope', 'domain', 'budget'],

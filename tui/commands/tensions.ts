@@ -20,8 +20,7 @@ import { LocalTensionStore, TENSION_STATUSES, type TensionRecord } from '../../e
 import { llmJudge } from '../../engine/ops/tension-judge.js';
 import { chatClientFor, resolveLlmSettings } from '../../engine/llm/settings.js';
 import { checkScope } from '../../engine/model/scope.js';
-import type { AnyFlags, Result } from 'meow';
-import { globalFlags, makeOutput, openStore, parseArgs, positiveInt, type Output } from '../../engine/cli/cli-kit.js';
+import { globalFlags, makeOutput, openStore, parseArgs, positiveInt, type Output, type FlagSpecs, type ParsedFlags } from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage
@@ -78,9 +77,9 @@ const FLAGS = {
   llmBaseUrl: { type: 'string' },
   llmApiKey: { type: 'string' },
   model: { type: 'string' },
-} as const satisfies AnyFlags;
+} as const satisfies FlagSpecs;
 
-type Flags = Result<typeof FLAGS & typeof globalFlags>['flags'];
+type Flags = ParsedFlags<typeof FLAGS & typeof globalFlags>;
 
 export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, FLAGS);

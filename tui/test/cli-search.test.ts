@@ -69,7 +69,7 @@ describe('inject', () => {
     expect(data.text).not.toMatch(/LEARNING PROTOCOL/);
     const bad = await svc(['inject', 'x', '--budget', 'lots'], { store });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/--budget must be a whole number of tokens from 50 to 100000 \(got NaN\)/);
+    expect(bad.stderr).toMatch(/--budget must be a number \(got \\"lots\\"\)/);
     // One rule with MCP and the hub: below 50 tokens is refused, not answered with nothing.
     expect((await svc(['inject', 'x', '--budget', '5'], { store })).stderr).toMatch(/--budget must be a whole number of tokens from 50 to 100000 \(got 5\)/);
   });
