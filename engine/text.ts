@@ -67,3 +67,11 @@ export function editDistance(a: string, b: string): number {
   }
   return row[b.length]!;
 }
+
+/**
+ * Orders strings by code unit: for ids and ISO timestamps that is their natural order, and it
+ * costs nothing, where `localeCompare` loads ICU's collator (about 5 ms on the first call).
+ */
+export function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

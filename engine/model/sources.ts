@@ -1,4 +1,5 @@
 import type { EngramDoc } from './engram-schema.js';
+import { byCodeUnit } from '../text.js';
 
 // `sources` records each write of an engram. It stays bounded: the first write and the newest
 // ones are kept, the rest counted in `sources_omitted` (a statement learned daily for years
@@ -14,7 +15,7 @@ export function boundSources(e: EngramDoc): void {
   const sources = e.sources;
   if (!sources || sources.length <= MAX_SOURCES) return;
   const [first, ...rest] = sources;
-  rest.sort((a, b) => a.stored_at.localeCompare(b.stored_at));
+  rest.sort((a, b) => byCodeUnit(a.stored_at, b.stored_at));
   const drop = sources.length - MAX_SOURCES;
   e.sources = [first!, ...rest.slice(drop)];
   e.sources_omitted = (e.sources_omitted ?? 0) + drop;

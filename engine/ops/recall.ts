@@ -3,7 +3,7 @@ import { contentHash } from '../model/content-hash.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { activationStrength } from '../model/activation.js';
-import { round } from '../text.js';
+import { round, byCodeUnit } from '../text.js';
 import type { RerankerName, RerankReport } from '../rerank/reranker.js';
 import { SPREAD_SOURCES, spreadActivation, type Via } from './spreading.js';
 
@@ -203,7 +203,7 @@ function shape(hits: RecallHit[], relevance: ReadonlyMap<string, number>, factor
     return f;
   };
   for (const h of hits) h.score = round(relevance.get(h.engram.id)! * factor(h.engram), 4);
-  hits.sort((a, b) => b.score - a.score || factor(b.engram) - factor(a.engram) || a.engram.id.localeCompare(b.engram.id));
+  hits.sort((a, b) => b.score - a.score || factor(b.engram) - factor(a.engram) || byCodeUnit(a.engram.id, b.engram.id));
 }
 
 /** The cross-encoder step: reorders the head (the module and the model load only when asked for). */

@@ -4,7 +4,7 @@
 
 import type { EngramDoc } from '../model/engram-schema.js';
 import { contentTokens, overlapOf } from '../search/text-overlap.js';
-import { round } from '../text.js';
+import { round, byCodeUnit } from '../text.js';
 import { pairKey } from './tension-records.js';
 
 /** Pairs sharing less than this share of their content words are not candidates. */
@@ -65,6 +65,6 @@ export function candidatePairs(engrams: EngramDoc[], minOverlap = MIN_OVERLAP): 
       }
     }
   }
-  pairs.sort((p, q) => q.overlap - p.overlap || q.shared - p.shared || p.key.localeCompare(q.key));
+  pairs.sort((p, q) => q.overlap - p.overlap || q.shared - p.shared || byCodeUnit(p.key, q.key));
   return pairs.map(({ shared: _shared, ...p }) => p);
 }

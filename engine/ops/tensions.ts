@@ -5,7 +5,7 @@ import type { EngramDoc } from '../model/engram-schema.js';
 import { conflict, invalid, notFound, SvcError } from '../errors.js';
 import type { OpContext } from './context.js';
 import { forget } from './forget.js';
-import { round } from '../text.js';
+import { round, byCodeUnit } from '../text.js';
 import {
   checkTensionId,
   pairKey,
@@ -223,7 +223,7 @@ export async function listTensions(store: TensionStore, status: TensionListStatu
 function compareIds(a: string, b: string): number {
   const [, da, sa] = /^T-(\d{4}-\d{4})-(\d+)$/.exec(a) ?? [];
   const [, db, sb] = /^T-(\d{4}-\d{4})-(\d+)$/.exec(b) ?? [];
-  return (da ?? '').localeCompare(db ?? '') || Number(sa) - Number(sb);
+  return byCodeUnit(da ?? '', db ?? '') || Number(sa) - Number(sb);
 }
 
 async function mustGet(tx: TensionTx, id: string): Promise<TensionRecord> {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { byCodeUnit } from '../text.js';
 
 // Sync conflict records: when two machines changed the same thing differently, the version a
 // merge did not keep lives in conflicts/<name>.yaml, a file of the store like any other: it is
@@ -69,6 +70,6 @@ export function readConflicts(root: string): { conflicts: StoredConflict[]; prob
       problems.push(`${file}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  conflicts.sort((a, b) => a.detected_at.localeCompare(b.detected_at) || a.id.localeCompare(b.id));
+  conflicts.sort((a, b) => byCodeUnit(a.detected_at, b.detected_at) || byCodeUnit(a.id, b.id));
   return { conflicts, problems };
 }

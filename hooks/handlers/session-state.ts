@@ -2,6 +2,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { join } from 'node:path';
 import { writeFileDurable } from '../../engine/store/durable-write.js';
 import { hookFailed } from './failure-log.js';
+import { byCodeUnit } from '../../engine/text.js';
 
 // The hooks' memory of one agent session: `<store>/sessions/hooks/<session>.json`. Hooks are
 // separate short processes, several per event and run in parallel by the host (UserPromptSubmit
@@ -123,7 +124,7 @@ function trim(state: HookSessionState): void {
   if (state.corrections.length > MAX_CORRECTIONS) {
     const open = state.corrections.filter((c) => !c.reminded);
     const done = state.corrections.filter((c) => c.reminded);
-    state.corrections = [...done, ...open].slice(-MAX_CORRECTIONS).sort((a, b) => a.at.localeCompare(b.at));
+    state.corrections = [...done, ...open].slice(-MAX_CORRECTIONS).sort((a, b) => byCodeUnit(a.at, b.at));
   }
   state.reverts = state.reverts.slice(-MAX_REVERTS);
   state.edits = state.edits.slice(-MAX_EDITS);

@@ -6,6 +6,7 @@ import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/
 import type { EngramDoc } from '../../engine/model/engram-schema.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
+import { byCodeUnit } from '../../engine/text.js';
 
 const HELP = `
   Usage
@@ -57,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
       ...engrams.map((e) => ({ doc: e, source: 'local' as const })),
       ...(hub?.items ?? []).filter((e) => !seen.has(e.content_hash)).map((e) => ({ doc: e, source: 'hub' as const })),
     ]
-      .sort((a, b) => learnedAt(b.doc).localeCompare(learnedAt(a.doc)))
+      .sort((a, b) => byCodeUnit(learnedAt(b.doc), learnedAt(a.doc)))
       .slice(0, limit ?? Infinity);
     const body = { count: rows.length, engrams: rows.map((r) => (hub ? { ...engramSummary(r.doc), source: r.source } : engramSummary(r.doc))), ...(hub ? { sources: { local: 'ok', hub: hub.state } } : {}) };
     out.result(body, () => (rows.length ? rows.map((r) => `${engramLine(r.doc)}${r.source === 'hub' ? '  [hub]' : ''}`).join('\n') : 'No engrams.'));

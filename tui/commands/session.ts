@@ -8,7 +8,7 @@ import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
 import { globalFlags, makeOutput, openStore, parseArgs, type Output, type FlagSpecs, type ParsedFlags } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';
-import { shellQuote } from '../../engine/text.js';
+import { shellQuote, byCodeUnit } from '../../engine/text.js';
 import { rerankerSetting } from '../../engine/rerank/reranker.js';
 
 const HELP = `
@@ -145,7 +145,7 @@ async function show(id: string, f: Flags, out: Output): Promise<number> {
   const store = await openStore(f, 'fast', out);
   try {
     const session = await sessionScope(store, id, {});
-    const episodes = (await store.queryEpisodes({ session: id, limit: 200 })).sort((a, b) => a.at.localeCompare(b.at));
+    const episodes = (await store.queryEpisodes({ session: id, limit: 200 })).sort((a, b) => byCodeUnit(a.at, b.at));
     out.result({ session, episodes }, () => {
       const s = session;
       const lines = [
