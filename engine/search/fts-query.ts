@@ -1,5 +1,5 @@
 import { isStopWord } from './stop-words.js';
-import { COMPOUND, UNSEGMENTED_CHAR, foldText, hasUnsegmented, joinCompound } from './fts-text.js';
+import { foldText, hasUnsegmented, isUnsegmentedChar, joinCompound, textPatterns, type TextPatterns } from './fts-text.js';
 
 // Turns free user text into a safe FTS5 query. Every term is a double-quoted string holding only
 // letters, digits and marks (any script) and spaces, so no user text is ever read as FTS5 syntax
@@ -19,12 +19,6 @@ import { COMPOUND, UNSEGMENTED_CHAR, foldText, hasUnsegmented, joinCompound } fr
 //
 // Queries are folded like the indexed text (NFKC, Greek accents, ё, ß): see fts-text.ts.
 
-const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
-const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}]/u;
-const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
-const CHUNK = new RegExp(`${COMPOUND.source}|${WORD.source}`, 'gu');
-/** What may stand between a sentence end and its first word: spaces, quotes, brackets. */
-const LEAD = /[\s\p{Ps}\p{Pi}\p{Pf}"'`*_¿¡-]/u;
 const SENTENCE_END = /[.!?…:;。！？]/u;
 
 /** Upper bound on the phrases of one query: a pasted page must not become a 500-term OR. */
@@ -39,14 +33,13 @@ interface Unit {
   stop: boolean;
 }
 
-function isSentenceStart(text: string, index: number): boolean {
+function isSentenceStart(text: string, index: number, p: TextPatterns): boolean {
   let i = index - 1;
-  while (i >= 0 && LEAD.test(text[i]!)) i -= 1;
+  while (i >= 0 && p.lead.test(text[i]!)) i -= 1;
   return i < 0 || SENTENCE_END.test(text[i]!);
 }
 
-const isCapitalized = (w: string): boolean => /^[\p{Lu}\p{Lt}]/u.test(w);
-const isAcronym = (w: string): boolean => w.length >= 2 && /\p{Lu}/u.test(w) && w === w.toUpperCase();
+const isAcronym = (w: string, p: TextPatterns): boolean => w.length >= 2 && p.upper.test(w) && w === w.toUpperCase();
 
 /** Bigrams of a run of unsegmented characters, plus the whole run when longer than two. */
 function unsegmentedAlts(chars: string[], mode: 'any' | 'all'): string[] {
@@ -57,23 +50,23 @@ function unsegmentedAlts(chars: string[], mode: 'any' | 'all'): string[] {
 }
 
 /** The units of one word (a word may mix scripts: "SQLite数据库"). */
-function wordUnits(word: string, name: boolean, stop: boolean, mode: 'any' | 'all'): Unit[] {
-  if (!TOKEN_CHAR.test(word)) return [];
+function wordUnits(word: string, name: boolean, stop: boolean, mode: 'any' | 'all', p: TextPatterns): Unit[] {
+  if (!p.tokenChar.test(word)) return [];
   if (!hasUnsegmented(word)) return [{ alts: [word.toLowerCase()], weight: name ? NAME_WEIGHT : 1, stop }];
   const units: Unit[] = [];
   let run: string[] = [];
   let other = '';
   const flush = (): void => {
     if (run.length > 0) units.push({ alts: unsegmentedAlts(run, mode), weight: 1, stop: false });
-    if (TOKEN_CHAR.test(other)) units.push({ alts: [other.toLowerCase()], weight: 1, stop: false });
+    if (p.tokenChar.test(other)) units.push({ alts: [other.toLowerCase()], weight: 1, stop: false });
     run = [];
     other = '';
   };
   for (const ch of word) {
-    if (UNSEGMENTED_CHAR.test(ch)) {
+    if (isUnsegmentedChar(ch)) {
       if (other) flush();
       run.push(ch);
-    } else if (run.length > 0 && !LETTER_OR_DIGIT.test(ch)) {
+    } else if (run.length > 0 && !p.letterOrDigit.test(ch)) {
       // a combining mark inside a Thai or Khmer run: the tokenizer drops it, so does the query
     } else {
       if (run.length > 0) flush();
@@ -86,26 +79,27 @@ function wordUnits(word: string, name: boolean, stop: boolean, mode: 'any' | 'al
 
 function queryUnits(text: string, mode: 'any' | 'all'): Unit[] {
   const folded = foldText(text);
-  const shouting = !/\p{Ll}/u.test(folded);
+  const p = textPatterns(folded);
+  const shouting = !p.lower.test(folded);
   const units: Unit[] = [];
-  for (const m of folded.matchAll(CHUNK)) {
+  for (const m of folded.matchAll(p.chunk)) {
     const chunk = m[0];
-    const words = [...chunk.matchAll(WORD)];
+    const words = [...chunk.matchAll(p.word)];
     const compound = words.length > 1 && !hasUnsegmented(chunk);
     if (compound && mode === 'all') {
-      const parts = words.map((w) => w[0].toLowerCase()).filter((w) => TOKEN_CHAR.test(w));
+      const parts = words.map((w) => w[0].toLowerCase()).filter((w) => p.tokenChar.test(w));
       const alts = [...new Set([parts.join(' '), joinCompound(chunk).toLowerCase()])];
       units.push({ alts, weight: 1, stop: parts.every(isStopWord) });
       continue;
     }
     for (const w of words) {
       const word = w[0];
-      const initial = isSentenceStart(folded, m.index + w.index);
+      const initial = isSentenceStart(folded, m.index + w.index, p);
       const inside = !shouting && !initial && word !== 'I';
-      const name = inside && isCapitalized(word);
+      const name = inside && p.capitalized.test(word);
       // "Will", "US", "IT": a capitalized or all-capital stop word is a name or an acronym.
-      const stop = isStopWord(word.toLowerCase()) && !(name || (!shouting && isAcronym(word)));
-      units.push(...wordUnits(word, name, stop, mode));
+      const stop = isStopWord(word.toLowerCase()) && !(name || (!shouting && isAcronym(word, p)));
+      units.push(...wordUnits(word, name, stop, mode, p));
     }
     if (compound) units.push({ alts: [joinCompound(chunk).toLowerCase()], weight: 1, stop: false });
   }

@@ -21,18 +21,79 @@
 /** BM25 column weights, in the order of the FTS5 columns: statement, tags, domain, rationale. */
 export const BM25_COLUMN_WEIGHTS = [4.0, 2.0, 2.0, 1.0] as const;
 
-/** One letter or digit of a script written without spaces between words. */
-export const UNSEGMENTED_CHAR =
-  /(?=[\p{L}\p{N}])[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
-const UNSEGMENTED_CHARS = new RegExp(UNSEGMENTED_CHAR.source, 'gu');
-
 const GREEK = /[\u0370-\u03ff\u1f00-\u1fff]/u;
 const GREEK_WITH_MARKS = /([\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+/gu;
 const NEEDS_FOLDING = /[^\x00-\x7f]/u;
-
-/** Hyphen-joined words: "self-care", "COVID-19", "state-of-the-art". */
-export const COMPOUND = /[\p{L}\p{N}\p{M}]+(?:[-\u2010\u2011][\p{L}\p{N}\p{M}]+)+/gu;
 const HYPHENS = /[-\u2010\u2011]/gu;
+
+/** The patterns text is split into words with, here and in fts-query.ts. */
+export interface TextPatterns {
+  /** A word: letters, digits, marks, private use. */
+  word: RegExp;
+  /** Hyphen-joined words: "self-care", "COVID-19", "state-of-the-art". */
+  compound: RegExp;
+  /** A compound, else a word. */
+  chunk: RegExp;
+  /** A character the tokenizer keeps in a token. */
+  tokenChar: RegExp;
+  letterOrDigit: RegExp;
+  /** What may stand between a sentence end and its first word: spaces, quotes, brackets. */
+  lead: RegExp;
+  lower: RegExp;
+  upper: RegExp;
+  /** A word that starts with a capital (or title-case) letter. */
+  capitalized: RegExp;
+}
+
+// Unicode property classes take about a millisecond each to compile, in every process (svc learn,
+// recall and the prompt hook each pay it). ASCII text, the common case, is split with their ASCII
+// equivalents, which match exactly the same there: no ASCII character is a mark, private use, a
+// Unicode hyphen or an initial or final quote. The Unicode set is built for the first text that
+// needs it. fts-query.test.ts checks that the two agree on ASCII.
+export const ASCII_PATTERNS: TextPatterns = {
+  word: /[A-Za-z0-9]+/g,
+  compound: /[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+/g,
+  chunk: /[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+|[A-Za-z0-9]+/g,
+  tokenChar: /[A-Za-z0-9]/,
+  letterOrDigit: /[A-Za-z0-9]/,
+  lead: /[\t\n\v\f\r "'`*_([{-]/,
+  lower: /[a-z]/,
+  upper: /[A-Z]/,
+  capitalized: /^[A-Z]/,
+};
+
+let unicode: (TextPatterns & { unsegmented: RegExp; unsegmentedAll: RegExp }) | undefined;
+
+export function unicodePatterns(): TextPatterns & { unsegmented: RegExp; unsegmentedAll: RegExp } {
+  if (unicode) return unicode;
+  const word = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+  const compound = /[\p{L}\p{N}\p{M}]+(?:[-\u2010\u2011][\p{L}\p{N}\p{M}]+)+/gu;
+  // One letter or digit of a script written without spaces between words.
+  const unsegmented = /(?=[\p{L}\p{N}])[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
+  return (unicode = {
+    word,
+    compound,
+    chunk: new RegExp(`${compound.source}|${word.source}`, 'gu'),
+    tokenChar: /[\p{L}\p{N}\p{Co}]/u,
+    letterOrDigit: /[\p{L}\p{N}]/u,
+    lead: /[\s\p{Ps}\p{Pi}\p{Pf}"'`*_¿¡-]/u,
+    lower: /\p{Ll}/u,
+    upper: /\p{Lu}/u,
+    capitalized: /^[\p{Lu}\p{Lt}]/u,
+    unsegmented,
+    unsegmentedAll: new RegExp(unsegmented.source, 'gu'),
+  });
+}
+
+/** The patterns for this text: the ASCII ones when it is all ASCII (see above). */
+export function textPatterns(text: string): TextPatterns {
+  return NEEDS_FOLDING.test(text) ? unicodePatterns() : ASCII_PATTERNS;
+}
+
+/** True when this character belongs to a script written without spaces between words. */
+export function isUnsegmentedChar(ch: string): boolean {
+  return NEEDS_FOLDING.test(ch) && unicodePatterns().unsegmented.test(ch);
+}
 
 /** Character folding shared by the index and the queries (see the top of this file). */
 export function foldText(text: string): string {
@@ -44,12 +105,12 @@ export function foldText(text: string): string {
 
 /** True when the text holds characters of a script written without spaces. */
 export function hasUnsegmented(text: string): boolean {
-  return UNSEGMENTED_CHAR.test(text);
+  return NEEDS_FOLDING.test(text) && unicodePatterns().unsegmented.test(text);
 }
 
 /** Puts every character of an unsegmented script in its own token. */
 export function splitUnsegmented(text: string): string {
-  return hasUnsegmented(text) ? text.replace(UNSEGMENTED_CHARS, ' $& ') : text;
+  return hasUnsegmented(text) ? text.replace(unicodePatterns().unsegmentedAll, ' $& ') : text;
 }
 
 /** The joined form of a hyphenated compound ("self-care" -> "selfcare"). */
@@ -62,7 +123,7 @@ export function ftsIndexText(text: string): string {
   let t = foldText(text);
   const joined: string[] = [];
   if (t.includes('-') || t.includes('\u2010') || t.includes('\u2011')) {
-    for (const m of t.matchAll(COMPOUND)) if (!hasUnsegmented(m[0])) joined.push(joinCompound(m[0]));
+    for (const m of t.matchAll(textPatterns(t).compound)) if (!hasUnsegmented(m[0])) joined.push(joinCompound(m[0]));
   }
   if (joined.length > 0) t = `${t} ${joined.join(' ')}`;
   return splitUnsegmented(t);

@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import Database from 'better-sqlite3';
 import { ftsQuery, queryTerms, MAX_QUERY_PHRASES } from '../search/fts-query.js';
-import { ftsIndexText, foldText, splitUnsegmented } from '../search/fts-text.js';
+import { ASCII_PATTERNS, ftsIndexText, foldText, splitUnsegmented, unicodePatterns } from '../search/fts-text.js';
+import { seededRandom } from '../seeded-random.js';
 import { STOP_WORDS } from '../search/stop-words.js';
 
 // Query construction, and the agreement between the indexed text and the queries, checked
@@ -231,5 +232,34 @@ describe('the indexed text and the query agree', () => {
 
   it('keeps scripts with combining marks findable (Devanagari)', () => {
     expect(search(['नमस्ते दुनिया', 'hello world'], 'नमस्ते')).toEqual([1]);
+  });
+});
+
+describe('the ASCII patterns', () => {
+  // ASCII text is split with ASCII patterns (cheap to compile); they must match exactly what the
+  // Unicode ones match on it, or a query would differ by whether it holds one accent.
+  const unicode = unicodePatterns();
+  const keys = Object.keys(ASCII_PATTERNS) as (keyof typeof ASCII_PATTERNS)[];
+
+  it('classify every ASCII character as the Unicode patterns do', () => {
+    for (let c = 0; c < 128; c++) {
+      const ch = String.fromCharCode(c);
+      for (const k of keys) {
+        const [a, u] = [ASCII_PATTERNS[k], unicode[k]];
+        expect([k, ch, new RegExp(a.source, a.flags.replace('g', '')).test(ch)]).toEqual([k, ch, new RegExp(u.source, u.flags.replace('g', '')).test(ch)]);
+      }
+    }
+  });
+
+  it('split random ASCII text into the same words, compounds and chunks', () => {
+    const random = seededRandom(7);
+    const alphabet = 'abcXYZ09--  .,:;!?"\'`*_()[]{}<>/\\@#$%^&+=~|\t\n';
+    for (let n = 0; n < 2000; n++) {
+      let text = '';
+      for (let i = Math.floor(random() * 40); i > 0; i--) text += alphabet[Math.floor(random() * alphabet.length)];
+      for (const k of ['word', 'compound', 'chunk'] as const) {
+        expect([...text.matchAll(ASCII_PATTERNS[k])].map((m) => [m.index, m[0]])).toEqual([...text.matchAll(unicode[k])].map((m) => [m.index, m[0]]));
+      }
+    }
   });
 });
