@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir, writeFileDurable } from '../store/durable-write.js';
+import { nodeCrypto } from '../lazy-crypto.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 
 // Writes on their way to the hub, kept in the store (<store>/remote/outbox/, one JSON file each) before
@@ -42,7 +42,7 @@ export function enqueue(storeRoot: string, remote: RemoteConfig, path: string, b
   const dir = outboxDir(storeRoot);
   mkdirSync(dir, { recursive: true });
   // Sorts by time: entries are sent in the order they were queued.
-  const key = `${now.toISOString().replace(/[-:.]/g, '')}-${randomUUID()}`;
+  const key = `${now.toISOString().replace(/[-:.]/g, '')}-${nodeCrypto().randomUUID()}`;
   const entry: OutboxEntry = { key, url: remote.url, method: 'POST', path, body, queued_at: now.toISOString(), attempts: 0 };
   writeFileDurable(fileOf(storeRoot, key), JSON.stringify(entry, null, 2) + '\n');
   return entry;

@@ -9,7 +9,6 @@ import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgumen
 import { embedderFor } from '../embedding.js';
 import { secretsIn } from '../../engine/model/secret-guard.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
-import { goesToHub, learnOnHub } from '../../engine/remote/team-writes.js';
 import { SvcError } from '../../engine/errors.js';
 
 const HELP = `
@@ -78,7 +77,9 @@ export async function run(argv: string[]): Promise<number> {
     const routedLine = routed ? `\nRouted to ${String(routed.scope)}: ${String(routed.reason)}` : '';
     // A team scope's write goes to the hub; one holding a secret never leaves the machine (the
     // local learn below demotes it, with a warning).
-    if (remote && scope && (await goesToHub(store.root, remote, scope)) && secretsIn({ statement, rationale: f.rationale }).length === 0) {
+    // (The hub's write path loads only for a project that has a hub.)
+    const teamWrites = remote && scope ? await import('../../engine/remote/team-writes.js') : undefined;
+    if (teamWrites && remote && scope && (await teamWrites.goesToHub(store.root, remote, scope)) && secretsIn({ statement, rationale: f.rationale }).length === 0) {
       const body = {
         statement,
         scope,
@@ -90,7 +91,7 @@ export async function run(argv: string[]): Promise<number> {
         ...(f.supersedes ? { supersedes: splitList(f.supersedes, 'supersedes') } : {}),
         ...(f.visibility ? { visibility: f.visibility } : {}),
       };
-      const r = await learnOnHub(store.root, remote, body, startedAt);
+      const r = await teamWrites.learnOnHub(store.root, remote, body, startedAt);
       if (r.outcome === 'refused') throw new SvcError('invalid', `not learned: ${r.error}`);
       if (r.outcome === 'queued') {
         out.warn(`${r.error}; queued in the outbox, sent at the next svc sync or session start`);
