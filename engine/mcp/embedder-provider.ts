@@ -1,6 +1,9 @@
 import type { EmbedderState } from '../embed/embedder.js';
 import type { EmbedderProvider } from '../backend.js';
 
+/** How long a long-lived server takes "no model" as the answer. */
+const RECHECK_MS = 2000;
+
 /**
  * The dense leg of a local store for a long-lived server: fastembed is imported and the model
  * loaded (downloaded on first need) only when a tool first needs vectors; `loadEmbedder` caches a
@@ -8,6 +11,9 @@ import type { EmbedderProvider } from '../backend.js';
  */
 export function localEmbedderProvider(storeRoot: string, opts: { log?: (message: string) => void; env?: NodeJS.ProcessEnv } = {}): EmbedderProvider {
   let ready: EmbedderState | undefined;
+  // Without a model, the answer stands for a moment: every recall of a busy server would
+  // otherwise look for the files again. A model placed by hand is still seen within it.
+  let missing: { state: EmbedderState; until: number } | undefined;
   const told = new Set<string>();
   const module = () => import('../embed/fastembed-embedder.js');
   const note = (state: EmbedderState): EmbedderState => {
@@ -21,8 +27,11 @@ export function localEmbedderProvider(storeRoot: string, opts: { log?: (message:
   return {
     async load() {
       if (ready) return ready;
+      if (missing && missing.until > Date.now()) return missing.state;
       const { loadEmbedder } = await module();
-      return note(await loadEmbedder(storeRoot, { download: true, progress: false, env: opts.env }));
+      const state = note(await loadEmbedder(storeRoot, { download: true, progress: false, env: opts.env }));
+      missing = state.state === 'ready' ? undefined : { state, until: Date.now() + RECHECK_MS };
+      return state;
     },
     peek() {
       return ready;

@@ -1,5 +1,6 @@
 import { z } from 'zod/v4';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { invalid } from '../errors.js';
 import { callTool, type ToolResult } from './dispatch.js';
@@ -76,10 +77,17 @@ export function describeTool(tool: AnyToolDef): Tool {
   };
 }
 
+// The SDK gives each Server an Ajv of its own (to check elicitation answers, which svc never asks
+// for). Building one takes about 2 ms, and the hub builds a Server per request: one is shared.
+let validator: AjvJsonSchemaValidator | undefined;
+
 export function createSvcServer(opts: SvcServerOptions): SvcServer {
   const tools = toolsForProfile(opts.profile);
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const server = new Server({ name: SERVER_NAME, version: opts.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: SERVER_NAME, version: opts.version },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()) },
+  );
   let listed: Tool[] | undefined;
   let context: ToolContext | undefined;
   const contextFor = (): ToolContext => {

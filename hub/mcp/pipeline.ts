@@ -111,9 +111,16 @@ function scopesNamed(args: unknown): string[] {
 }
 
 function sanitizeResult(result: ToolResult): ToolResult {
-  if (result.isError || !result.structuredContent) return result;
+  // Most answers (recall's, say) hold no local field: they go out as they are, not copied.
+  if (result.isError || !result.structuredContent || !holdsLocalField(result.structuredContent)) return result;
   const clean = strip(result.structuredContent) as Record<string, unknown>;
   return { ...result, content: [{ type: 'text', text: JSON.stringify(clean) }], structuredContent: clean };
+}
+
+function holdsLocalField(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsLocalField);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => LOCAL_FIELDS.has(k) || holdsLocalField(v));
 }
 
 function strip(value: unknown): unknown {
