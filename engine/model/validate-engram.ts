@@ -1,7 +1,8 @@
 // Validates engram documents against engramJsonSchema and fills its defaults. The validator
 // itself is generated ahead of time by ajv (see generate-validator.ts), so no ajv compile runs.
-import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
+import { requireWithCodeCache } from '../code-cache.js';
 import { engramJsonSchema, PATTERN_HINTS, type EngramDoc } from './engram-schema.js';
 
 export type EngramValidation = { ok: true; engram: EngramDoc } | { ok: false; errors: string[] };
@@ -12,8 +13,9 @@ interface GeneratedValidator {
 }
 
 // Required, not imported: importing CommonJS from ESM first scans the whole 136 KB file for its
-// export names, which took longer than compiling it (svc learn pays this on every call).
-const validate = createRequire(import.meta.url)('./engram-validator.gen.cjs') as GeneratedValidator;
+// export names, which took longer than compiling it; and compiled from its code cache, when the
+// build wrote one (svc learn pays this on every call).
+const validate = requireWithCodeCache(fileURLToPath(new URL('./engram-validator.gen.cjs', import.meta.url))) as GeneratedValidator;
 
 export function validateEngram(value: unknown): EngramValidation {
   const check = validate;

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { requireWithCodeCache, writeCodeCache } from '../code-cache.js';
+
+// The code cache only saves compile time: a module loads the same with it, without it, and
+// with one that no longer fits the file.
+
+const MODULE = `"use strict";
+const { join } = require('node:path');
+module.exports = function where(x) { return join(__dirname, String(x)) + ':' + typeof exports; };`;
+
+describe('requireWithCodeCache', () => {
+  it('loads a CommonJS file the same with a cache, without one, and with a stale one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-code-cache-'));
+    const file = join(dir, 'mod.cjs');
+    writeFileSync(file, MODULE);
+    const plain = (requireWithCodeCache(file) as (x: unknown) => string)(1);
+    expect(plain).toBe(`${join(dir, '1')}:object`);
+
+    writeCodeCache(file, (f) => (f as (x: unknown) => string)(2));
+    expect(existsSync(`${file}.v8cache`)).toBe(true);
+    expect((requireWithCodeCache(file) as (x: unknown) => string)(1)).toBe(plain);
+
+    writeFileSync(file, MODULE.replace("':' + typeof exports", "'!'"));
+    expect((requireWithCodeCache(file) as (x: unknown) => string)(1)).toBe(`${join(dir, '1')}!`);
+  });
+
+  it('the build writes a cache of the engram validator that node accepts', () => {
+    const gen = fileURLToPath(new URL('../../dist/engine/model/engram-validator.gen.cjs', import.meta.url));
+    expect(existsSync(`${gen}.v8cache`)).toBe(true);
+    const check = `const { Script } = require('node:vm'); const { Module } = require('node:module'); const fs = require('node:fs');
+      const s = new Script(Module.wrap(fs.readFileSync(${JSON.stringify(gen)}, 'utf8')), { filename: ${JSON.stringify(gen)}, cachedData: fs.readFileSync(${JSON.stringify(gen + '.v8cache')}) });
+      process.stdout.write(String(s.cachedDataRejected));`;
+    const r = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
+    expect(r.stdout).toBe('false');
+  });
+});
