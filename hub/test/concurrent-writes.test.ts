@@ -71,6 +71,8 @@ describe.runIf(DATABASES.includes('postgres'))('concurrent writes across two hub
     expect(stats.map((r) => ({ ...r, n_rows: Number(r.n_rows), n_tokens: Number(r.n_tokens) }))).toEqual(truth);
     expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engrams e WHERE NOT EXISTS (SELECT 1 FROM ${s}.engram_terms t WHERE t.engram_id = e.id)`)).n).toBe(0);
     expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engram_terms t JOIN ${s}.engrams e ON e.id = t.engram_id WHERE t.seq <> e.seq OR t.scope <> e.scope`)).n).toBe(0);
+    // No posting without its engram (no foreign key says so: the writer does).
+    expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engram_terms t WHERE NOT EXISTS (SELECT 1 FROM ${s}.engrams e WHERE e.id = t.engram_id)`)).n).toBe(0);
 
     // One signed, linked audit row per write, whichever process took it, each in its write's
     // transaction (none fell back to the queue after a clash on the chain's head).
