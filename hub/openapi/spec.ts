@@ -9,15 +9,16 @@ import { badRequest } from '../server/problem.js';
 
 export const OPENAPI_PATH = join(packageRoot(), 'hub', 'openapi', 'openapi.yaml');
 
-let loaded: { text: string; doc: OpenApiDoc; ajv: import('ajv').default } | undefined;
+let loading: Promise<{ text: string; doc: OpenApiDoc; ajv: import('ajv').default }> | undefined;
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }>; $ref?: string }> }>>;
   components: { schemas: Record<string, unknown>; responses: Record<string, { content: Record<string, { schema: unknown }> }> };
 }
 
-async function load() {
-  if (!loaded) {
+/** The description, parsed once per process (concurrent first callers share the one load). */
+function load() {
+  loading ??= (async () => {
     const [{ parse }, { default: Ajv2020 }, { default: addFormats }] = await Promise.all([
       import('yaml'),
       import('ajv/dist/2020.js'),
@@ -28,9 +29,20 @@ async function load() {
     const ajv = new (Ajv2020 as unknown as typeof import('ajv').default)({ allErrors: true, strict: false, useDefaults: true });
     (addFormats as unknown as (a: unknown) => void)(ajv);
     ajv.addSchema({ $id: 'openapi', components: doc.components });
-    loaded = { text, doc, ajv };
-  }
-  return loaded;
+    return { text, doc, ajv };
+  })().catch((err: unknown) => {
+    loading = undefined; // the next request tries again, and reports the failure itself
+    throw err;
+  });
+  return loading;
+}
+
+/**
+ * Loads the description now (about half a second), so that the first request that validates a
+ * body does not wait for it: `svc hub` calls this once it listens.
+ */
+export function preloadOpenApi(): void {
+  load().catch(() => undefined);
 }
 
 export async function openApiText(): Promise<string> {

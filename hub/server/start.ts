@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
+import { preloadOpenApi } from '../openapi/spec.js';
 
 // Listening: one HTTP server on one port; close() stops accepting, closes the audit writer
 // within its drain window, and leaves the database to its owner.
@@ -27,6 +28,7 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
     await hub.close(0);
     throw err;
   }
+  preloadOpenApi();
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {
