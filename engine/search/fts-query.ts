@@ -1,5 +1,5 @@
 import { isStopWord } from './stop-words.js';
-import { foldText, hasUnsegmented, isUnsegmentedChar, joinCompound, textPatterns, type TextPatterns } from './fts-text.js';
+import { foldText, hasUnsegmented, joinCompound, textPatterns, type TextPatterns } from './fts-text.js';
 
 // Turns free user text into a safe FTS5 query. Every term is a double-quoted string holding only
 // letters, digits and marks (any script) and spaces, so no user text is ever read as FTS5 syntax
@@ -63,7 +63,7 @@ function wordUnits(word: string, name: boolean, stop: boolean, mode: 'any' | 'al
     other = '';
   };
   for (const ch of word) {
-    if (isUnsegmentedChar(ch)) {
+    if (hasUnsegmented(ch)) {
       if (other) flush();
       run.push(ch);
     } else if (run.length > 0 && !p.letterOrDigit.test(ch)) {

@@ -90,11 +90,6 @@ export function textPatterns(text: string): TextPatterns {
   return NEEDS_FOLDING.test(text) ? unicodePatterns() : ASCII_PATTERNS;
 }
 
-/** True when this character belongs to a script written without spaces between words. */
-export function isUnsegmentedChar(ch: string): boolean {
-  return NEEDS_FOLDING.test(ch) && unicodePatterns().unsegmented.test(ch);
-}
-
 /** Character folding shared by the index and the queries (see the top of this file). */
 export function foldText(text: string): string {
   if (!NEEDS_FOLDING.test(text)) return text; // plain ASCII: nothing to fold (the common case)

@@ -107,14 +107,13 @@ function loadVectorExtension(db: Database.Database): void {
  * `bindings` package, which reads a stack trace and probes a dozen paths (3 ms of every command).
  * Undefined (that search) when the addon is elsewhere.
  */
-function addonPath(): string | undefined {
+const ADDON = ((): string | undefined => {
   try {
     return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
   } catch {
     return undefined;
   }
-}
-let addon: string | undefined | null = null;
+})();
 
 export class SqliteIndex {
   readonly db: Database.Database;
@@ -123,8 +122,7 @@ export class SqliteIndex {
 
   /** `:memory:` for a store that cannot be written (a read-only mount): rebuilt from the YAML on open. */
   constructor(path: string) {
-    if (addon === null) addon = addonPath();
-    this.db = new Database(path, { timeout: BUSY_TIMEOUT_MS, ...(addon && { nativeBinding: addon }) });
+    this.db = new Database(path, { timeout: BUSY_TIMEOUT_MS, ...(ADDON && { nativeBinding: ADDON }) });
     if (path !== ':memory:') this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
   }
