@@ -1,9 +1,10 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-// Requests the hub makes on a user's behalf (packs by URL, webhooks) go only where a user
+// Requests the hub makes on a user's behalf (packs by URL, webhooks, sign-in providers) go only where a user
 // of a hosted service could legitimately point them: https, a public address, no redirect, a
 // deadline and a size cap. The name is resolved once and the connection made to the address
 // that was checked, so a DNS answer that changes between check and connect (rebinding) cannot
@@ -21,21 +22,58 @@ export class RefusedUrl extends Error {}
 /** The destination failed: unreachable, slow, an error status, too large (the caller answers 502). */
 export class UpstreamFailed extends Error {}
 
-const PRIVATE = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) PRIVATE.addSubnet(net, bits, 'ipv6');
+type Parsed = ipaddr.IPv4 | ipaddr.IPv6;
 
-/** Loopback, private, link-local, shared, documentation, multicast or reserved: not the public internet. */
+/** The IPv4 address an IPv6 one carries, for the forms that route to it; null for the others. */
+function embeddedIpv4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const [, p1 = 0, p2 = 0, , , , p6 = 0, p7 = 0] = a.parts;
+  const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  switch (a.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d
+      return v4(p6, p7);
+    case 'rfc6052': // NAT64 64:ff9b::a.b.c.d (the local-use 64:ff9b:1::/48 is refused before)
+      return v4(p6, p7);
+    case '6to4': // 2002:aabb:ccdd::
+      return v4(p1, p2);
+    default:
+      return null;
+  }
+}
+
+/** A public IPv4 address: ipaddr.js's plain "unicast", none of its special ranges. */
+const publicV4 = (a: ipaddr.IPv4): boolean => a.range() === 'unicast';
+
+function publicV6(a: ipaddr.IPv6): boolean {
+  // Local-use NAT64 (RFC 8215) translates into the operator's own network.
+  if (a.match(ipaddr.IPv6.parse('64:ff9b:1::'), 48)) return false;
+  const range = a.range();
+  if (range === 'teredo') {
+    // 2001:0:<server v4>:<flags>:<port>:<client v4, inverted>: both must be public.
+    const [, , s1 = 0, s2 = 0, , , c1 = 0, c2 = 0] = a.parts;
+    const server = new ipaddr.IPv4([s1 >> 8, s1 & 0xff, s2 >> 8, s2 & 0xff]);
+    const client = new ipaddr.IPv4([(~c1 >> 8) & 0xff, ~c1 & 0xff, (~c2 >> 8) & 0xff, ~c2 & 0xff]);
+    return publicV4(server) && publicV4(client);
+  }
+  const inner = embeddedIpv4(a);
+  if (inner) return publicV4(inner);
+  // Anything else ipaddr.js names (loopback, link-local, unique local, site-local, multicast,
+  // unspecified, documentation, ...) is not public; nor is unicast outside 2000::/3, where
+  // IPv4-compatible addresses (::a.b.c.d, deprecated) and other reserved blocks live.
+  return range === 'unicast' && a.match(ipaddr.IPv6.parse('2000::'), 3);
+}
+
+/** Loopback, private, link-local, shared, documentation, multicast or reserved (an embedded IPv4 address counted as itself): not the public internet. */
 export function isPrivateAddress(address: string): boolean {
-  const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (v4mapped) return PRIVATE.check(v4mapped[1]!, 'ipv4');
-  return PRIVATE.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  let a: Parsed;
+  try {
+    const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+    // ipaddr.js reads a dotted tail as IPv4-mapped (::8.8.8.8 as ::ffff:808:808); the URL parser writes it in hex first.
+    a = ipaddr.parse(bare.includes(':') ? new URL(`http://[${bare}]/`).hostname.slice(1, -1) : bare);
+  } catch {
+    return true;
+  }
+  return a.kind() === 'ipv4' ? !publicV4(a as ipaddr.IPv4) : !publicV6(a as ipaddr.IPv6);
 }
 
 /** The URL, checked against the policy, and the address to connect to. */
@@ -75,14 +113,20 @@ export async function postOutbound(raw: string, body: string, headers: Record<st
   return (await send(raw, 'POST', headers, body, policy)).status;
 }
 
-interface Sent {
+/** Any request under the policy (sign-in providers' endpoints): the answer whatever its status but a redirect. */
+export async function requestOutbound(raw: string, init: { method: string; headers: Record<string, string>; body?: string | Buffer }, policy: OutboundPolicy): Promise<Sent> {
+  return send(raw, init.method, init.headers, init.body, policy);
+}
+
+export interface Sent {
   host: string;
   status: number;
   body: Buffer;
   contentType: string;
+  headers: IncomingMessage['headers'];
 }
 
-async function send(raw: string, method: 'GET' | 'POST', headers: Record<string, string>, payload: string | undefined, policy: OutboundPolicy): Promise<Sent> {
+async function send(raw: string, method: string, headers: Record<string, string>, payload: string | Buffer | undefined, policy: OutboundPolicy): Promise<Sent> {
   const { url, address, family } = await checkUrl(raw, policy);
   // Connect to the checked address whatever the resolver would say now.
   const pinned: LookupFunction = (_host, opts, cb) => {
@@ -117,7 +161,7 @@ async function send(raw: string, method: 'GET' | 'POST', headers: Record<string,
       res.on('error', fail);
       res.on('end', () => {
         clearTimeout(deadline);
-        resolve({ host: url.host, status, body: Buffer.concat(chunks), contentType: String(res.headers['content-type'] ?? '') });
+        resolve({ host: url.host, status, body: Buffer.concat(chunks), contentType: String(res.headers['content-type'] ?? ''), headers: res.headers });
       });
     });
     req.on('error', fail);
