@@ -5,6 +5,7 @@ import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey, newApiKey } from './tokens.js';
 import { authChanged } from './epoch.js';
+import { assertNotLastAdmin, endAccess, type Ended } from './end-access.js';
 
 // Users (people and service accounts), groups, memberships, API keys and invitations of one
 // organization. A key acts as the user it belongs to: people mint their own (or redeem an
@@ -56,14 +57,20 @@ export interface Invitation {
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
+/** Names nobody may have: the audit log's own actor (rows the hub writes by itself). */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(['svc-hub']);
+
+/** Every way a user gets a name (REST, SCIM, sign-in, the CLI) passes here. */
 export function checkUserName(name: string): void {
   if (!NAME.test(name)) throw invalid(`user name "${name}" is invalid: 1 to 64 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`);
+  if (RESERVED_NAMES.has(name)) throw invalid(`user name "${name}" is reserved: the audit log names the hub itself so`);
 }
 
 const USER_COLUMNS = 'id, name, email, role, kind, active, created_at';
 
 export async function createUser(db: Queryable, org: Org, input: { name: string; role: Role; email?: string | null; kind?: UserKind }): Promise<User> {
   checkUserName(input.name);
+  if (input.email) await assertEmailFree(db, org, input.email, null);
   const r = await db.query<User>(
     `INSERT INTO ${ident(org.schema)}.users (id, name, email, role, kind) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (name) DO NOTHING RETURNING ${USER_COLUMNS}`,
@@ -74,6 +81,27 @@ export async function createUser(db: Queryable, org: Org, input: { name: string;
 }
 
 const toUser = (u: User): User => ({ ...u, created_at: iso(u.created_at)! });
+
+/** One live user per e-mail address in an organization, in any case (the unique index of migration org/018 backs this). */
+export async function assertEmailFree(q: Queryable, org: Org, email: string, self: string | null): Promise<void> {
+  const r = await q.query<{ name: string }>(
+    `SELECT name FROM ${ident(org.schema)}.users WHERE lower(email) = lower($1) AND deleted_at IS NULL AND ($2::text IS NULL OR id <> $2) LIMIT 1`,
+    [email, self],
+  );
+  if (r.rows[0]) throw conflict(`the e-mail address ${email} belongs to another user of this organization already`);
+}
+
+/**
+ * Whether sign-in may link a provider's account to this user by a verified e-mail address: not
+ * when SCIM changed the address after creating the user (SCIM could otherwise point an admin's
+ * address at an account its identity provider controls). The SQL twin is LINKABLE_BY_EMAIL_SQL.
+ */
+export function mayLinkByEmail(user: { email_scim_changed_at: string | Date | null }): boolean {
+  return user.email_scim_changed_at === null;
+}
+
+/** mayLinkByEmail as a condition on the users table, for sign-in's lookup by address. */
+export const LINKABLE_BY_EMAIL_SQL = 'email_scim_changed_at IS NULL';
 
 /**
  * A user name made from outside text (a SCIM userName, an address's local part), free in this
@@ -89,10 +117,9 @@ export async function freeUserName(q: Queryable, org: Org, wanted: string): Prom
   const taken = new Set(
     (await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.name),
   );
-  if (!taken.has(base)) return base;
+  if (!taken.has(base) && !RESERVED_NAMES.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
 }
-
 
 export async function listUsers(db: Queryable, org: Org, page: { after?: string; limit: number }): Promise<User[]> {
   const r = await db.query<User>(
@@ -102,26 +129,44 @@ export async function listUsers(db: Queryable, org: Org, page: { after?: string;
   return r.rows.map(toUser);
 }
 
-export async function getUser(db: Queryable, org: Org, id: string): Promise<User | null> {
-  const r = await db.query<User>(`SELECT ${USER_COLUMNS} FROM ${ident(org.schema)}.users WHERE id::text = $1`, [id]);
+/** A user by id or by name (an id wins: ids are never chosen by anyone). */
+export async function getUser(db: Queryable, org: Org, idOrName: string): Promise<User | null> {
+  const r = await db.query<User>(`SELECT ${USER_COLUMNS} FROM ${ident(org.schema)}.users WHERE id::text = $1 OR name = $1 ORDER BY id::text = $1 DESC LIMIT 1`, [idOrName]);
   return r.rows[0] ? toUser(r.rows[0]) : null;
 }
 
 /**
- * Changes a user's role or active state. Deactivating also bumps their token version: every hub
- * token they hold stops working, and their keys are refused while they are inactive.
+ * Changes a user's role or active state (by id or name). Deactivating ends every access they
+ * hold (end-access.ts); neither that nor a demotion may leave the organization without an
+ * active admin.
  */
-export async function updateUser(db: Queryable, org: Org, id: string, change: { role?: Role; active?: boolean }): Promise<User> {
-  const r = await db.query<User>(
-    `UPDATE ${ident(org.schema)}.users SET role = coalesce($2, role), active = coalesce($3, active),
-            token_version = token_version + CASE WHEN $3 = false AND active THEN 1 ELSE 0 END
-      WHERE id::text = $1 AND deleted_at IS NULL RETURNING ${USER_COLUMNS}`,
-    [id, change.role ?? null, change.active ?? null],
-  );
-  // A user deleted through SCIM is kept for the records that name it, never brought back.
-  if (!r.rows[0]) throw notFound(`no user ${id}`);
-  await authChanged(db, org);
-  return toUser(r.rows[0]);
+export async function updateUser(db: Database, org: Org, idOrName: string, change: { role?: Role; active?: boolean }): Promise<User> {
+  return db.transaction(async (q) => {
+    const user = await getUser(q, org, idOrName);
+    // A deleted user is kept for the records that name it, never brought back.
+    if (!user || (await isDeleted(q, org, user.id))) throw notFound(`no user ${idOrName}`);
+    if (change.role && change.role !== 'admin') await assertNotLastAdmin(q, org, user.id, `make ${change.role}`);
+    if (change.active === false && user.active) await endAccess(q, org, user.id, { mode: 'deactivate' });
+    const r = await q.query<User>(
+      `UPDATE ${ident(org.schema)}.users SET role = coalesce($2, role), active = coalesce($3, active) WHERE id = $1 RETURNING ${USER_COLUMNS}`,
+      [user.id, change.role ?? null, change.active ?? null],
+    );
+    await authChanged(q, org);
+    return toUser(r.rows[0]!);
+  });
+}
+
+/** Deletes a user (by id or name): ends every access they hold; the row stays for the records that name it. */
+export async function deleteUser(db: Database, org: Org, idOrName: string): Promise<Ended & { name: string }> {
+  return db.transaction(async (q) => {
+    const user = await getUser(q, org, idOrName);
+    if (!user || (await isDeleted(q, org, user.id))) throw notFound(`no user ${idOrName}`);
+    return { ...(await endAccess(q, org, user.id, { mode: 'delete' })), name: user.name };
+  });
+}
+
+async function isDeleted(q: Queryable, org: Org, id: string): Promise<boolean> {
+  return (await q.query(`SELECT 1 FROM ${ident(org.schema)}.users WHERE id = $1 AND deleted_at IS NOT NULL`, [id])).rows.length > 0;
 }
 
 const toGroup = (g: Group): Group => ({ ...g, scope: `group:${g.path}`, members: Number(g.members), created_at: iso(g.created_at)! });
@@ -170,7 +215,7 @@ export async function addMember(db: Queryable, org: Org, groupId: string, userId
   await db.query(
     `INSERT INTO ${s}.memberships (group_id, user_id, read_only) VALUES ($1, $2, $3)
      ON CONFLICT (group_id, user_id) DO UPDATE SET read_only = excluded.read_only`,
-    [g.rows[0].id, userId, readOnly],
+    [g.rows[0].id, user.id, readOnly],
   );
   await authChanged(db, org);
   const members = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.memberships WHERE group_id = $1`, [g.rows[0].id]);
@@ -203,19 +248,21 @@ export async function listMembers(db: Queryable, org: Org, groupId: string): Pro
   return r.rows;
 }
 
-/** Takes a user out of a group (by its id or path); their scopes change at their next request (the epoch moves). */
-export async function removeMember(db: Queryable, org: Org, groupId: string, userId: string): Promise<{ id: string; path: string }> {
+/** Takes a user (by id or name) out of a group (by its id or path); their scopes change at their next request (the epoch moves). */
+export async function removeMember(db: Queryable, org: Org, groupId: string, userId: string): Promise<{ id: string; path: string; user_id: string }> {
   const g = await groupByIdOrPath(db, org, groupId);
-  const r = await db.query(`DELETE FROM ${ident(org.schema)}.memberships WHERE group_id = $1 AND user_id::text = $2 RETURNING user_id`, [g.id, userId]);
+  const user = await getUser(db, org, userId);
+  const r = user ? await db.query(`DELETE FROM ${ident(org.schema)}.memberships WHERE group_id = $1 AND user_id = $2 RETURNING user_id`, [g.id, user.id]) : { rows: [] };
   if (r.rows.length === 0) throw notFound(`user ${userId} is not a member of group ${g.path}`);
   await authChanged(db, org);
-  return g;
+  return { ...g, user_id: user!.id };
 }
 
 /** Issues a key for a user; the key itself is returned once and never stored. */
 export async function issueApiKey(db: Database, org: Org, userId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
-  if (!(await getUser(db, org, userId))) throw invalid(`user_id: no user ${userId} in this organization`);
-  return db.transaction((q) => insertApiKey(q, org, userId, name));
+  const user = await getUser(db, org, userId);
+  if (!user) throw invalid(`user_id: no user ${userId} in this organization`);
+  return db.transaction((q) => insertApiKey(q, org, user.id, name));
 }
 
 async function insertApiKey(q: Queryable, org: Org, userId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
@@ -273,11 +320,31 @@ export async function revokeApiKey(db: Database, org: Org, id: string): Promise<
 export const INVITATION_PREFIX = 'svc_inv_';
 const MAX_INVITATION_HOURS = 24 * 30;
 
-/** A one-time invitation for a person to redeem for their own first key; the token is returned once. */
+/**
+ * Whether a user has ever held a credential: a key (even revoked), a browser session or an OAuth
+ * grant (both login_sessions rows), or a linked sign-in account. An invitation is only for
+ * someone who has not: whoever redeems it acts as that person, so for anyone else it would let
+ * its creator become them.
+ */
+async function hasHadAccess(q: Queryable, org: Org, userId: string): Promise<boolean> {
+  const s = ident(org.schema);
+  const r = await q.query<{ had: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM ${s}.api_keys WHERE user_id = $1) OR EXISTS (SELECT 1 FROM ${s}.login_sessions WHERE user_id = $1)
+            OR EXISTS (SELECT 1 FROM ${s}.external_identities WHERE user_id = $1) AS had`,
+    [userId],
+  );
+  return r.rows[0]!.had;
+}
+
+/** A one-time invitation for a person (by id or name) to redeem for their own first key; the token is returned once. */
 export async function createInvitation(db: Database, org: Org, userId: string, createdBy: string, hours = 72): Promise<{ token: string; invitation: Invitation }> {
   const user = await getUser(db, org, userId);
-  if (!user) throw invalid(`user_id: no user ${userId} in this organization`);
+  if (!user || (await isDeleted(db, org, user.id))) throw invalid(`user_id: no user ${userId} in this organization`);
   if (user.kind !== 'person') throw invalid(`user_id: ${user.name} is a service account; an admin issues its keys directly`);
+  if (!user.active) throw conflict(`${user.name} is deactivated; reactivate them before inviting them`);
+  if (await hasHadAccess(db, org, user.id)) {
+    throw conflict(`${user.name} has had a key or a sign-in already, and whoever redeems an invitation acts as them: ask ${user.name} to create a key in /me/ (POST /api/v1/me/api-keys)`);
+  }
   if (!Number.isInteger(hours) || hours < 1 || hours > MAX_INVITATION_HOURS) throw invalid(`expires_in_hours must be 1 to ${MAX_INVITATION_HOURS}`);
   const token = INVITATION_PREFIX + randomBytes(32).toString('base64url');
   const hash = hashKey(token);
@@ -286,7 +353,7 @@ export async function createInvitation(db: Database, org: Org, userId: string, c
     const r = await q.query<Invitation>(
       `INSERT INTO ${ident(org.schema)}.invitations (id, user_id, secret_hash, created_by, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(hours => $5))
        RETURNING id, user_id, created_by, created_at, expires_at, redeemed_at`,
-      [randomUUID(), userId, hash, createdBy, hours],
+      [randomUUID(), user.id, hash, createdBy, hours],
     );
     return r.rows[0]!;
   });
@@ -300,7 +367,7 @@ const toInvitation = (i: Invitation): Invitation => ({ ...i, created_at: iso(i.c
  * spends the invitation with the key's creation. Null when the token is unknown, spent or
  * expired (the caller cannot tell which).
  */
-export async function redeemInvitation(q: Queryable, token: string, keyName: string): Promise<{ org: Org; user: User; key: string; info: ApiKeyInfo } | null> {
+export async function redeemInvitation(q: Queryable, token: string, keyName: string): Promise<{ org: Org; user: User; key: string; info: ApiKeyInfo; invitationId: string } | null> {
   if (!token.startsWith(INVITATION_PREFIX) || token.length > 200) return null;
   const hash = hashKey(token);
   const idx = (await q.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash])).rows[0];
@@ -308,15 +375,17 @@ export async function redeemInvitation(q: Queryable, token: string, keyName: str
   if (!org) return null;
   const s = ident(org.schema);
   const inv = (
-    await q.query<{ user_id: string }>(
-      `UPDATE ${s}.invitations SET redeemed_at = now() WHERE secret_hash = $1 AND redeemed_at IS NULL AND expires_at > now() RETURNING user_id`,
+    await q.query<{ id: string; user_id: string }>(
+      `UPDATE ${s}.invitations SET redeemed_at = now() WHERE secret_hash = $1 AND redeemed_at IS NULL AND expires_at > now() RETURNING id, user_id`,
       [hash],
     )
   ).rows[0];
   if (!inv) return null;
   await q.query(`DELETE FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash]);
   const user = await getUser(q, org, inv.user_id);
-  if (!user || !user.active) return null;
+  if (!user || !user.active || (await isDeleted(q, org, user.id))) return null;
+  // Checked again: the person may have signed in or made a key since the invitation was made.
+  if (await hasHadAccess(q, org, user.id)) return null;
   const { key, info } = await insertApiKey(q, org, user.id, keyName);
-  return { org, user, key, info };
+  return { org, user, key, info, invitationId: inv.id };
 }

@@ -9,6 +9,7 @@ import type { Database } from '../contracts.js';
 //   svc hub [--port N] [--host H] [--data DIR]          start (PGlite in DIR, or DATABASE_URL)
 //   svc hub org create <slug> --admin <name> [--json]   an organization and its admin's API key
 //   svc hub org list
+//   svc hub org admin add --org <slug> --user <name>  make (or create) an admin: the operator's recovery
 //   svc hub audit verify --org <slug> [--checkpoints DIR] walk the audit chain; exit 1 on a break
 //   svc hub audit checkpoint --org <slug> --out DIR    sign the chain's head into DIR
 //   svc hub migrate                                     apply pending migrations and exit
@@ -19,6 +20,7 @@ const HELP = `
     svc hub [--port 8080] [--host 127.0.0.1] [--data <dir>]
     svc hub org create <slug> --admin <name>
     svc hub org list
+    svc hub org admin add --org <slug> --user <name>
     svc hub audit verify --org <slug> [--checkpoints <dir>] [--trust-key <key id>]
     svc hub audit checkpoint --org <slug> --out <dir>
     svc hub migrate
@@ -32,7 +34,9 @@ const HELP = `
     --host <addr>   address to bind (default 127.0.0.1)
     --data <dir>    PGlite data folder (default <store>/hub)
     --admin <name>  the first admin of a new organization
-    --org <slug>    the organization to verify or checkpoint
+    --org <slug>    the organization to verify, checkpoint or give an admin
+    --user <name>   org admin add: the person made an active admin (created when there is none;
+                    one who never had a key gets an invitation to redeem, shown once)
     --checkpoints <dir>  also hold the chain against the signed checkpoints in dir: proves that
                     nothing up to the newest one was removed, edited or re-signed
     --trust-key <id>  a checkpoint key id to trust besides the hub's own (an earlier key)
@@ -64,6 +68,7 @@ const FLAGS = {
   data: { type: 'string' },
   admin: { type: 'string' },
   org: { type: 'string' },
+  user: { type: 'string' },
   checkpoints: { type: 'string' },
   trustKey: { type: 'string', isMultiple: true },
   out: { type: 'string' },
@@ -93,6 +98,7 @@ export async function run(argv: string[]): Promise<number> {
   if (sub === undefined) return serve(cli.flags, out);
   if (sub === 'org' && rest[0] === 'create') return orgCreate(rest.slice(1), cli.flags, out);
   if (sub === 'org' && rest[0] === 'list') return orgList(cli.flags, out);
+  if (sub === 'org' && rest[0] === 'admin' && rest[1] === 'add' && rest.length === 2) return orgAdminAdd(cli.flags, out);
   if (sub === 'audit' && rest[0] === 'verify') return auditVerify(cli.flags, out);
   if (sub === 'audit' && rest[0] === 'checkpoint') return auditCheckpoint(cli.flags, out);
   if (sub === 'migrate') {
@@ -150,6 +156,24 @@ async function orgCreate(args: string[], flags: { admin?: string; data?: string;
     out.result(
       { org: { id: r.org.id, slug: r.org.slug, schema: r.org.schema }, admin: { id: r.userId, name: flags.admin }, api_key: r.apiKey, api_key_id: r.keyId },
       () => [`Created organization ${slug} with admin ${flags.admin}.`, `API key (shown once, keep it safe):`, r.apiKey].join('\n'),
+    );
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+async function orgAdminAdd(flags: { org?: string; user?: string; data?: string; path?: string }, out: Output): Promise<number> {
+  if (!flags.org || !flags.user) throw invalid('usage: svc hub org admin add --org <slug> --user <name>');
+  const db = await open(flags);
+  try {
+    const [{ addOrgAdmin }, { loadConfig }] = await Promise.all([import('../admin/provision.js'), import('../server/config.js')]);
+    const r = await addOrgAdmin(db, flags.org, flags.user, (await loadConfig(db)).auditKey);
+    out.result({ org: { id: r.org.id, slug: r.org.slug }, user: r.user, created: r.created, previous: r.previous, invitation: r.invitation }, () =>
+      [
+        `${r.user.name} is now an active admin of ${r.org.slug}${r.created ? ' (created)' : r.previous ? ` (was ${r.previous.role}${r.previous.active ? '' : ', deactivated'})` : ''}.`,
+        ...(r.invitation ? [`Invitation for their first API key (shown once; redeem with POST /api/v1/invitations/redeem):`, r.invitation.token] : []),
+      ].join('\n'),
     );
     return 0;
   } finally {

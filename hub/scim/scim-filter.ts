@@ -14,6 +14,8 @@ import { isCaseExact, keyOf, splitPath, type AttrPath, type ResourceKind } from 
 export type { Filter };
 
 const MAX_FILTER = 2000;
+/** The most comparisons (and, or, not and [] count too) one filter may hold: its cost per resource. */
+export const MAX_FILTER_TERMS = 50;
 const DATES = new Set(['meta.created', 'meta.lastmodified']);
 
 export function parseFilter(text: string): Filter {
@@ -25,7 +27,24 @@ export function parseFilter(text: string): Filter {
     throw scimInvalid('invalidFilter', `the filter "${text.slice(0, 200)}" does not parse: ${(err as Error).message}`);
   }
   check(f);
+  const n = terms(f);
+  if (n > MAX_FILTER_TERMS) throw scimInvalid('tooMany', `the filter has ${n} terms; at most ${MAX_FILTER_TERMS} are allowed`);
   return f;
+}
+
+/** How many nodes a filter has: what one evaluation of it costs. */
+export function terms(f: Filter): number {
+  switch (f.op) {
+    case 'and':
+    case 'or':
+      return 1 + (f as { filters: Filter[] }).filters.reduce((n, x) => n + terms(x), 0);
+    case 'not':
+      return 1 + terms((f as { filter: Filter }).filter);
+    case '[]':
+      return 1 + terms((f as { valFilter: Filter }).valFilter);
+    default:
+      return 1;
+  }
 }
 
 /** Refuses operators on values they cannot apply to, before any resource is read. */

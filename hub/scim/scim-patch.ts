@@ -1,4 +1,4 @@
-import { matches, parseFilter, type Filter } from './scim-filter.js';
+import { matches, parseFilter, terms, type Filter } from './scim-filter.js';
 import { scimInvalid } from './scim-errors.js';
 import { canonicalName, extensionOf, isMultiValued, isReadOnly, keyOf, PATCH_SCHEMA, stripCoreUrn, type ResourceKind } from './scim-schema.js';
 
@@ -7,8 +7,26 @@ import { canonicalName, extensionOf, isMultiValued, isReadOnly, keyOf, PATCH_SCH
 // case ("Replace"), a path-less replace whose value holds dotted ("name.givenName") or
 // URN-prefixed keys, the enterprise extension as one object, and removal of members by a value
 // list. Booleans sent as strings are fixed by the caller's normalization.
+//
+// The work one PATCH may cause is bounded whatever the stored resource holds: at most MAX_OPS
+// operations, MAX_PATH_TERMS terms in a path's filter, and MAX_WORK element visits in all (an
+// element tested against a filter costs its terms). Past a cap the request is a 400 tooMany,
+// before anything is stored.
 
 export type PatchOp = { op: 'add' | 'replace' | 'remove'; path?: string; value?: unknown };
+
+export const MAX_OPS = 100;
+export const MAX_PATH_TERMS = 10;
+export const MAX_WORK = 200_000;
+
+/** Counts element visits; throws tooMany past MAX_WORK. */
+class Budget {
+  private used = 0;
+  spend(n: number): void {
+    this.used += n;
+    if (this.used > MAX_WORK) throw scimInvalid('tooMany', `this PATCH would visit more than ${MAX_WORK} attribute values (operations × values × filter terms); send fewer operations or simpler filters`);
+  }
+}
 
 type Obj = Record<string, unknown>;
 
@@ -28,7 +46,7 @@ export function patchOps(body: unknown): PatchOp[] {
   if (!Array.isArray(schemas) || !schemas.includes(PATCH_SCHEMA)) throw scimInvalid('invalidSyntax', `schemas must contain "${PATCH_SCHEMA}"`);
   const ops = body[keyOf(body, 'Operations') ?? 'Operations'];
   if (!Array.isArray(ops) || ops.length === 0) throw scimInvalid('invalidSyntax', 'Operations must be a non-empty array');
-  if (ops.length > 1000) throw scimInvalid('invalidSyntax', 'at most 1000 operations in one PATCH');
+  if (ops.length > MAX_OPS) throw scimInvalid('tooMany', `this PATCH has ${ops.length} operations; at most ${MAX_OPS} are allowed in one request`);
   return ops.map((o, i) => {
     if (!isObj(o)) throw scimInvalid('invalidSyntax', `Operations[${i}] must be an object`);
     const op = String(o[keyOf(o, 'op') ?? 'op'] ?? '').toLowerCase();
@@ -58,8 +76,10 @@ export function parsePath(kind: ResourceKind, path: string): Target {
     try {
       filter = parseFilter(filterText);
     } catch (err) {
-      throw scimInvalid('invalidPath', `path "${path}": ${(err as Error).message}`);
+      throw scimInvalid('invalidPath', `path "${path.slice(0, 200)}": ${(err as Error).message}`);
     }
+    const n = terms(filter);
+    if (n > MAX_PATH_TERMS) throw scimInvalid('tooMany', `the filter of path "${path.slice(0, 200)}" has ${n} terms; at most ${MAX_PATH_TERMS} are allowed in a PATCH path`);
   }
   const attr = canonicalName(kind, ext, rawAttr);
   return { ext, attr, ...(filter ? { filter } : {}), ...(rawSub ? { sub: canonicalName(kind, ext, attr, rawSub) } : {}) };
@@ -67,7 +87,10 @@ export function parsePath(kind: ResourceKind, path: string): Target {
 
 /** Applies the operations to a copy of the resource; throws the SCIM error of the first that fails. */
 export function applyPatch(kind: ResourceKind, resource: Obj, ops: PatchOp[]): Obj {
+  if (ops.length > MAX_OPS) throw scimInvalid('tooMany', `at most ${MAX_OPS} operations are allowed in one PATCH`);
   const doc = structuredClone(resource);
+  const budget = new Budget();
+  const apply = (kind: ResourceKind, doc: Obj, op: PatchOp['op'], t: Target, value: unknown) => applyOne(kind, doc, op, t, value, budget);
   for (const op of ops) {
     if (op.path === undefined) {
       if (op.op === 'remove') throw scimInvalid('noTarget', 'a remove operation needs a path');
@@ -87,7 +110,8 @@ export function applyPatch(kind: ResourceKind, resource: Obj, ops: PatchOp[]): O
 /** Okta and Entra echo the id back in a path-less replace: harmless when it is unchanged. */
 const isUnchangedId = (doc: Obj, key: string, value: unknown): boolean => key.toLowerCase() === 'id' && value === doc.id;
 
-function apply(kind: ResourceKind, doc: Obj, op: PatchOp['op'], t: Target, value: unknown): void {
+function applyOne(kind: ResourceKind, doc: Obj, op: PatchOp['op'], t: Target, value: unknown, budget: Budget): void {
+  budget.spend(1);
   if (!t.ext && (isReadOnly(kind, t.attr) || t.attr === 'schemas')) throw scimInvalid('mutability', `${t.attr} cannot be changed`);
   if (op !== 'remove' && value === undefined) throw scimInvalid('invalidValue', `an ${op} operation needs a value`);
   // A value of null asks for the attribute to go (RFC 7644 §3.5.2.3 treats it as unassigned).
@@ -101,8 +125,10 @@ function apply(kind: ResourceKind, doc: Obj, op: PatchOp['op'], t: Target, value
   const container = t.ext ? (isObj(doc[t.ext]) ? (doc[t.ext] as Obj) : (doc[t.ext] = {})) : doc;
   const key = keyOf(container, t.attr) ?? t.attr;
   const multi = isMultiValued(kind, t.ext, t.attr) || Array.isArray(container[key]);
-  if (t.filter) return applyFiltered(kind, container, key, op, t, value);
+  if (t.filter) return applyFiltered(kind, container, key, op, t, value, budget);
   const current = container[key];
+  if (Array.isArray(current)) budget.spend(current.length);
+  if (Array.isArray(value)) budget.spend(value.length);
   if (t.sub) {
     if (multi) {
       // emails.value without a filter: every element.
@@ -128,7 +154,10 @@ function apply(kind: ResourceKind, doc: Obj, op: PatchOp['op'], t: Target, value
   if (multi) {
     const items = (Array.isArray(value) ? value : [value]).map((v) => (isObj(v) ? v : { value: v }));
     if (op === 'replace' || !Array.isArray(current)) container[key] = items;
-    else container[key] = [...current, ...items.filter((v) => !current.some((c) => isObj(c) && c.value !== undefined && c.value === v.value))];
+    else {
+      const have = new Set(current.filter((c) => isObj(c) && c.value !== undefined).map((c) => (c as Obj).value));
+      container[key] = [...current, ...items.filter((v) => !have.has(v.value))];
+    }
     return;
   }
   // A complex attribute merges: sub-attributes not sent stay as they are (§3.5.2.1, §3.5.2.3).
@@ -141,9 +170,11 @@ function setSub(item: Obj, sub: string, op: PatchOp['op'], value: unknown): void
   else item[key] = value;
 }
 
-function applyFiltered(kind: ResourceKind, container: Obj, key: string, op: PatchOp['op'], t: Target, value: unknown): void {
+function applyFiltered(kind: ResourceKind, container: Obj, key: string, op: PatchOp['op'], t: Target, value: unknown, budget: Budget): void {
   const current = container[key];
   const items = Array.isArray(current) ? current : [];
+  // Each element is tested once or twice below, each test costing the filter's terms.
+  budget.spend(2 * items.length * terms(t.filter!));
   const hit = (item: unknown) => isObj(item) && matches(kind, t.filter!, item, { ext: t.ext, attr: t.attr });
   if (op === 'remove') {
     if (t.sub) items.filter(hit).forEach((item) => setSub(item as Obj, t.sub!, op, value));

@@ -4,7 +4,7 @@ import type { RouterContext } from '@koa/router';
 import type { HubState, Queryable } from '../contracts.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { RequestDatabase } from '../data/request-database.js';
-import type { Gatekeeper } from '../server/gatekeeper.js';
+import { tooMany, type Gatekeeper } from '../server/gatekeeper.js';
 import { checkPath, jsonBody } from '../server/request-input.js';
 import { isWrite } from '../server/api-gate.js';
 import { errorBody, ScimError, scimInvalid, toScimError } from './scim-errors.js';
@@ -22,7 +22,8 @@ import { hubOrigin } from '../server/hub-origin.js';
 // token is known, runs a write in one transaction with its audit row (the gatekeeper's
 // commitWithAudit) and queues the row of a read or a refusal on the same audit writer. The
 // audit actor is "scim:<token name>" and the action names what was done (scim.user.create).
-// Requests are not rate-limited per token: provisioning runs in bursts.
+// Each SCIM token is counted under the same per-minute policies as an API key (requests, writes;
+// 429 with Retry-After), before its body is read: one identity provider cannot hold the hub.
 
 export const SCIM_ROOT = '/scim/v2';
 
@@ -164,6 +165,13 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
 
   async function serve(ctx: ScimCtx): Promise<void> {
     const who = ctx.state.caller;
+    const write = isWrite(ctx.method, ctx.path);
+    const decision = await gate.admitKey(who.org, `scim:${who.tokenId}`, write, (k, v) => ctx.set(k, v));
+    if (!decision.allowed) {
+      audit.record(who.org, { at: new Date().toISOString(), actor: `scim:${who.tokenName}`, token_id: who.tokenId, action: 'scim.request', resource: null, outcome: 429, details: { method: ctx.method, path: ctx.path } });
+      const { perMinute, writesPerMinute } = config.rateLimits;
+      throw tooMany(decision, `this SCIM token may make ${perMinute} requests and ${writesPerMinute} writes per minute`);
+    }
     // SCIM bodies are application/scim+json: read them as the JSON they are.
     if (ctx.is('application/scim+json')) ctx.req.headers['content-type'] = ctx.get('content-type').replace(/application\/scim\+json/i, 'application/json');
     const run = () => body(ctx as unknown as Context, () => router(ctx, notFound(ctx)));
@@ -176,7 +184,7 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
       outcome,
       details: { method: ctx.method, path: ctx.path },
     });
-    if (!isWrite(ctx.method, ctx.path)) {
+    if (!write) {
       ctx.state.q = db;
       try {
         await run();

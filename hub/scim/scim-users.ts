@@ -1,7 +1,9 @@
+import { SvcError } from '../../engine/errors.js';
 import type { Org, Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
-import { createUser, freeUserName } from '../access/identity.js';
+import { ident } from '../data/migrate.js';
+import { assertEmailFree, createUser, freeUserName } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
+import { endAccess, type EndMode } from '../access/end-access.js';
 import { scimInvalid, scimNotFound, ScimError } from './scim-errors.js';
 import { applyPatch, type PatchOp } from './scim-patch.js';
 import { attributeDef, canonicalName, ENTERPRISE_SCHEMA, extensionOf, keyOf, USER_SCHEMA } from './scim-schema.js';
@@ -15,13 +17,19 @@ import { attributeDef, canonicalName, ENTERPRISE_SCHEMA, extensionOf, keyOf, USE
 // the user's scope (user:<name>) and their audit rows. Rule: userName lowercased, every run of
 // characters outside [a-z0-9._-] (the "@" included) becomes "-", leading non-alphanumerics are
 // dropped, cut to 56 characters; "-2", "-3"… is appended when taken ("Alice@Contoso.com" is
-// "alice-contoso.com"). Users made through REST are SCIM users too, their userName their name.
+// "alice-contoso.com"). People made otherwise (REST, sign-in, the first admin) are listed too,
+// their userName their name, but SCIM changes only the people it provisioned (users.provisioned_by
+// 'scim'): anything else is a 403, so an identity provider's token cannot rename, re-address,
+// deactivate or delete an admin the hub made. An e-mail address belongs to one user of the
+// organization (any case); when SCIM changes a user's address, sign-in no longer links an
+// account to them by address (identity.ts mayLinkByEmail).
 //
-// Deactivating (active false) or deleting a user ends every credential at once: their API keys
-// are revoked, their hub tokens (token_version) and sign-in sessions end, and the organization's
-// authorization epoch moves so every hub process resolves its callers again. Deleting keeps the
-// row (audit rows and engrams name it) but hides it from SCIM, frees its userName and drops its
-// memberships, email and sign-in links.
+// Deactivating (active false) or deleting a user ends every access at once (access/end-access.ts,
+// the same code REST uses), and neither may remove the organization's last active admin (409).
+// Deleting keeps the row (audit rows and engrams name it) but hides it from SCIM, frees its
+// userName and drops its memberships, email and sign-in links.
+//
+// Work per request is bounded: each multi-valued attribute holds at most MAX_VALUES values.
 
 type Obj = Record<string, unknown>;
 
@@ -30,13 +38,16 @@ interface UserRow {
   name: string;
   email: string | null;
   active: boolean;
+  provisioned_by: string | null;
   created_at: string;
   scim: Obj | null;
   scim_user_name: string | null;
   scim_modified_at: string | null;
 }
 
-const COLUMNS = 'id, name, email, active, created_at, scim, scim_user_name, scim_modified_at';
+const COLUMNS = 'id, name, email, active, provisioned_by, created_at, scim, scim_user_name, scim_modified_at';
+/** The most values one multi-valued attribute (emails, phoneNumbers, addresses…) of a User may hold. */
+export const MAX_VALUES = 10;
 /** Attributes the server computes or never keeps: not stored from a client. */
 const NOT_STORED = new Set(['id', 'meta', 'schemas', 'groups', 'active', 'password']);
 const iso = (v: unknown): string => new Date(v as string).toISOString();
@@ -141,6 +152,7 @@ function checked(key: string, value: unknown): unknown {
   if (!def) return value;
   if (def.multiValued) {
     if (!Array.isArray(value) || !value.every(isObj)) throw scimInvalid('invalidValue', `${key} must be an array of objects`);
+    if (value.length > MAX_VALUES) throw scimInvalid('invalidValue', `${key} holds ${value.length} values; a User may have at most ${MAX_VALUES}`);
     return value.map((item) => {
       const out = Object.fromEntries(Object.entries(item).map(([k, v]) => [canonicalName('User', undefined, key, k), v]));
       if (out.primary !== undefined) out.primary = asBoolean(out.primary, `${key}.primary`);
@@ -172,7 +184,7 @@ export async function createScimUser(q: Queryable, org: Org, body: unknown, base
   const u = clean(body, true);
   await assertFree(q, org, u.userName, null);
   const created = await createUser(q, org, { name: await freeUserName(q, org, u.userName), role: 'viewer', email: u.email, kind: 'person' });
-  await q.query(`UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, active = $4, scim_modified_at = now() WHERE id = $1`, [
+  await q.query(`UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, active = $4, scim_modified_at = now(), provisioned_by = 'scim' WHERE id = $1`, [
     created.id,
     JSON.stringify(u.attrs),
     u.userName,
@@ -182,16 +194,36 @@ export async function createScimUser(q: Queryable, org: Org, body: unknown, base
   return getUser(q, org, created.id, base);
 }
 
+/** A user SCIM may change: one it provisioned (403 for anyone else). */
+async function managed(q: Queryable, org: Org, id: string): Promise<UserRow> {
+  const u = await row(q, org, id);
+  if (u.provisioned_by !== 'scim') {
+    throw new ScimError(403, `User ${id} (${u.name}) was not provisioned through SCIM: the hub manages them, and SCIM may only read them`);
+  }
+  return u;
+}
+
+/** Ends the user's access (end-access.ts); the last active admin is a 409 in SCIM's shape. */
+async function end(q: Queryable, org: Org, id: string, mode: EndMode): Promise<void> {
+  try {
+    await endAccess(q, org, id, { mode });
+  } catch (err) {
+    if (err instanceof SvcError && err.kind === 'conflict') throw new ScimError(409, err.message);
+    throw err;
+  }
+}
+
 async function store(q: Queryable, org: Org, id: string, u: CleanUser, base: string): Promise<Obj> {
-  const before = await row(q, org, id);
+  const before = await managed(q, org, id);
   await assertFree(q, org, u.userName, id);
-  await q.query(`UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, email = $4, scim_modified_at = now() WHERE id = $1`, [
-    id,
-    JSON.stringify(u.attrs),
-    u.userName,
-    u.email,
-  ]);
-  if (u.active === false && before.active) await endAccess(q, org, id);
+  const readdressed = (u.email ?? '').toLowerCase() !== (before.email ?? '').toLowerCase();
+  if (readdressed && u.email) await assertEmailFree(q, org, u.email, id);
+  await q.query(
+    `UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, email = $4, scim_modified_at = now(),
+            email_scim_changed_at = CASE WHEN $5 THEN now() ELSE email_scim_changed_at END WHERE id = $1`,
+    [id, JSON.stringify(u.attrs), u.userName, u.email, readdressed],
+  );
+  if (u.active === false && before.active) await end(q, org, id, 'deactivate');
   else if (u.active === true && !before.active) {
     await q.query(`UPDATE ${ident(org.schema)}.users SET active = true WHERE id = $1`, [id]);
     await authChanged(q, org);
@@ -206,27 +238,13 @@ export async function replaceScimUser(q: Queryable, org: Org, id: string, body: 
 }
 
 export async function patchScimUser(q: Queryable, org: Org, id: string, ops: PatchOp[], base: string): Promise<Obj> {
+  await managed(q, org, id);
   const patched = applyPatch('User', await getUser(q, org, id, base), ops);
   return store(q, org, id, clean(patched, false), base);
 }
 
 export async function deleteScimUser(q: Queryable, org: Org, id: string): Promise<void> {
-  const u = await row(q, org, id);
-  if (u.active) await endAccess(q, org, id);
-  const s = ident(org.schema);
+  await managed(q, org, id);
   // Its email and sign-in links go too: a person provisioned again later signs in as the new user.
-  await q.query(`UPDATE ${s}.users SET deleted_at = now(), scim_user_name = NULL, email = NULL, active = false WHERE id = $1`, [id]);
-  await q.query(`DELETE FROM ${s}.memberships WHERE user_id = $1`, [id]);
-  await q.query(`DELETE FROM ${s}.external_identities WHERE user_id = $1`, [id]);
-  await authChanged(q, org);
-}
-
-/** Deactivates a user and ends every credential they hold, effective on the next request. */
-async function endAccess(q: Queryable, org: Org, id: string): Promise<void> {
-  const s = ident(org.schema);
-  await q.query(`UPDATE ${s}.users SET active = false, token_version = token_version + 1 WHERE id = $1`, [id]);
-  const keys = await q.query<{ secret_hash: string }>(`UPDATE ${s}.api_keys SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING secret_hash`, [id]);
-  if (keys.rows.length > 0) await q.query(`DELETE FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = ANY($1::text[])`, [keys.rows.map((k) => k.secret_hash)]);
-  await q.query(`UPDATE ${s}.login_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, [id]);
-  await authChanged(q, org);
+  await end(q, org, id, 'delete');
 }

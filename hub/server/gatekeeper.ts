@@ -76,6 +76,18 @@ export class Gatekeeper {
     return { principal, decision };
   }
 
+  /**
+   * Counts one request of a credential that is not a principal (a SCIM token: `key` names it)
+   * under the same per-minute policies, and sets the RateLimit fields.
+   */
+  async admitKey(org: Principal['org'], key: string, write: boolean, set: SetHeader): Promise<RateDecision> {
+    const limits = this.deps.config.rateLimits;
+    const decision = await this.counter.take(org, key, write, limits);
+    set('RateLimit-Policy', policyField(limits, decision.policies.map((p) => p.name)));
+    set('RateLimit', limitField(decision.policies));
+    return decision;
+  }
+
   /** Adds the requests counted in memory to the database (on close). */
   flushCounts(): Promise<void> {
     return this.counter.flush();

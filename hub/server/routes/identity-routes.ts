@@ -1,3 +1,4 @@
+import { revokeGrant } from '../../login/grant-routes.js';
 import type Router from '@koa/router';
 import { ident } from '../../data/migrate.js';
 import type { Database, HubState, Principal, Role } from '../../contracts.js';
@@ -8,6 +9,7 @@ import {
   createGroup,
   createInvitation,
   createUser,
+  deleteUser,
   getApiKey,
   getUser,
   issueApiKey,
@@ -36,6 +38,10 @@ import { decodeCursor, decodeSeqCursor, encodeCursor, isoQuery, pageLimit, query
 // admins issue keys only for themselves and for service accounts (users of kind "service",
 // which are how machines get credentials). Admins may revoke anyone's key (offboarding): the
 // audit row names whose it was.
+//
+// Routes that take a user take its id or its name. Deactivating (PATCH active false) and deleting
+// a user end every access they hold at once (access/end-access.ts, shared with SCIM); no route
+// may deactivate, delete or demote the organization's last active admin (409).
 
 function paged<T>(items: T[], limit: number, key: (t: T) => string | number): { items: T[]; next_cursor: string | null } {
   return { items, next_cursor: items.length === limit ? encodeCursor(key(items[items.length - 1]!)) : null };
@@ -97,6 +103,8 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     const p = ctx.state.principal;
     if (p.via === 'api_key') await revokeApiKey(ctx.state.db, p.org, p.tokenId);
     else await revokeJwt(ctx.state.db, p.org, p.tokenId, new Date((p.expiresAt ?? Date.now() / 1000 + 86_400) * 1000));
+    // An MCP client's access token ends its whole grant (refresh token included).
+    if (p.grant) await revokeGrant(ctx.state.db, p.org, p.grant);
     ctx.state.auditResource = `${p.via === 'api_key' ? 'api_key' : 'token'}:${p.tokenId}`;
     ctx.body = { revoked: { id: p.tokenId, kind: p.via } };
   });
@@ -121,12 +129,24 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
   router.patch('/admin/users/:id', async (ctx: Ctx) => {
     const body = await validBody<{ role?: Role; active?: boolean }>('UpdateUser', ctx.request.body);
     const p = ctx.state.principal;
-    if (ctx.params.id === p.userId && (body.active === false || (body.role && body.role !== 'admin'))) {
+    const user = await getUser(ctx.state.db, p.org, ctx.params.id!);
+    if (!user) throw notFoundProblem(`no user ${ctx.params.id}`);
+    if (user.id === p.userId && (body.active === false || (body.role && body.role !== 'admin'))) {
       throw badRequest('an admin cannot demote or deactivate themselves; ask another admin', ['id: yourself']);
     }
-    ctx.state.auditResource = `user:${ctx.params.id}`;
+    ctx.state.auditResource = `user:${user.id}`;
     ctx.state.auditDetails = body;
-    ctx.body = await updateUser(ctx.state.db, p.org, ctx.params.id!, body);
+    ctx.body = await updateUser(ctx.state.db, p.org, user.id, body);
+  });
+  router.delete('/admin/users/:id', async (ctx: Ctx) => {
+    const p = ctx.state.principal;
+    const user = await getUser(ctx.state.db, p.org, ctx.params.id!);
+    if (!user) throw notFoundProblem(`no user ${ctx.params.id}`);
+    if (user.id === p.userId) throw badRequest('an admin cannot delete themselves; ask another admin', ['id: yourself']);
+    ctx.state.auditResource = `user:${user.id}`;
+    const { user_id: _id, ...ended } = await deleteUser(ctx.state.db, p.org, user.id);
+    ctx.state.auditDetails = ended;
+    ctx.status = 204;
   });
 
   router.get('/admin/groups', async (ctx: Ctx) => {
@@ -144,7 +164,7 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     const body = await validBody<{ user_id: string; read_only: boolean }>('AddMember', ctx.request.body);
     const m = await addMember(ctx.state.db, ctx.state.principal.org, ctx.params.id!, body.user_id, body.read_only ?? false);
     ctx.state.auditResource = `group:${m.group.id}`;
-    ctx.state.auditDetails = { user_id: body.user_id, read_only: m.read_only };
+    ctx.state.auditDetails = { user_id: m.user.id, read_only: m.read_only };
     ctx.body = m;
   });
 
@@ -155,7 +175,7 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     const g = await removeMember(ctx.state.db, ctx.state.principal.org, ctx.params.id!, ctx.params.user_id!);
     // By the group's id whether it was named by id or path, as adding a member records it.
     ctx.state.auditResource = `group:${g.id}`;
-    ctx.state.auditDetails = { user_id: ctx.params.user_id };
+    ctx.state.auditDetails = { user_id: g.user_id };
     ctx.status = 204;
   });
 
@@ -245,7 +265,16 @@ export function registerInvitationRoutes(router: Router, deps: { db: Database; f
       const r = await redeemInvitation(q, body.token, body.key_name ?? 'api key');
       if (r) {
         await appendAudit(q, r.org, deps.auditKey, [
-          { at: new Date().toISOString(), actor: r.user.name, token_id: r.info.id, action: 'POST /api/v1/invitations/redeem', resource: `api_key:${r.info.id}`, outcome: 201, details: {} },
+          // The invited person redeemed it (an invitation is only for someone who never had access).
+          {
+            at: new Date().toISOString(),
+            actor: r.user.name,
+            token_id: r.info.id,
+            action: 'POST /api/v1/invitations/redeem',
+            resource: `api_key:${r.info.id}`,
+            outcome: 201,
+            details: { invitation_id: r.invitationId, user_id: r.user.id, redeemed_by: r.user.name },
+          },
         ]);
       }
       return r;
