@@ -70,10 +70,12 @@ export async function verifyJwt(secrets: JwtSecrets, token: string): Promise<Ver
         requiredClaims: ['exp', 'iat', 'jti', 'sub'],
         maxTokenAge: MAX_JWT_LIFETIME_S,
       });
-      const { sub, org, jti, ver, exp, iat, sid } = payload as Record<string, unknown>;
+      const { sub, org, jti, ver, exp, iat, sid, aud } = payload as Record<string, unknown>;
       if (typeof sub !== 'string' || typeof org !== 'string' || typeof jti !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
       if (exp - iat > MAX_JWT_LIFETIME_S) return null;
-      return { sub, org, jti, ver: typeof ver === 'number' ? ver : 0, exp, ...(typeof sid === 'string' ? { sid } : {}) };
+      // A token issued for a resource keeps saying so (auth.ts holds it to that resource).
+      if (aud !== undefined && typeof aud !== 'string') return null;
+      return { sub, org, jti, ver: typeof ver === 'number' ? ver : 0, exp, ...(typeof sid === 'string' ? { sid } : {}), ...(typeof aud === 'string' ? { aud } : {}) };
     } catch (err) {
       // An expired token signed with the current secret is expired under the previous one too.
       if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') return null;

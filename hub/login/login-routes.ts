@@ -17,6 +17,7 @@ import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
 import { createProvider, deleteProvider, getProvider, listProviders, providerByName, updateProvider, type IdentityProvider, type ProviderInput, type ProviderWithSecret } from './identity-providers.js';
 import { authorizationUrl, completeLogin, failureReason, type ExternalIdentity } from './provider-client.js';
 import { completeSaml, samlLoginUrl, samlMetadata, type SamlEndpoints } from './saml-client.js';
+import { endGrantsOfSession } from './grant-routes.js';
 import { createSession, endSession, mintToken, sessionFromCookie, SESSION_COOKIE, SESSION_HOURS } from './login-sessions.js';
 import { signInUser, SignInRefused } from './sign-in.js';
 
@@ -206,6 +207,7 @@ export async function signOut(ctx: AnyCtx, deps: Pick<LoginDeps, 'db' | 'config'
   const s = await sessionFromCookie(deps.db, ctx.cookies.get(SESSION_COOKIE));
   if (s) {
     await endSession(deps.db, s);
+    await endGrantsOfSession(deps.db, s.org, s.id);
     deps.audit.record(s.org, { at: new Date().toISOString(), actor: s.userName, token_id: s.id, action: 'auth.logout', resource: `user:${s.userId}`, outcome: 204, details: {} });
   }
   ctx.cookies.set(SESSION_COOKIE, null, cookieOptions(ctx, deps.config, '/', 0));

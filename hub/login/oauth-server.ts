@@ -1,16 +1,17 @@
 import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Database } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
+import type { Database, Org, Role } from '../contracts.js';
+import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { hashKey } from '../access/tokens.js';
+import { authChanged } from '../access/epoch.js';
 import { findOrg, orgById } from '../data/organizations.js';
 import { hubOrigin } from '../server/hub-origin.js';
 import { HubProblem } from '../server/problem.js';
 import { cookieOptions, esc, htmlPage, readForm, sameOrigin } from './browser-kit.js';
 import type { LoginDeps } from './login-routes.js';
 import { listProviders } from './identity-providers.js';
-import { createSession, mintToken, rotateSession, sessionFromCookie, SESSION_COOKIE, type LoginSession } from './login-sessions.js';
+import { createSession, mintToken, sessionFromCookie, SESSION_COOKIE, type LoginSession } from './login-sessions.js';
 
 // The hub as the OAuth 2.0 authorization server of its own MCP surface, as the MCP
 // specification's authorization section asks: a client pointed at /mcp without a token gets 401
@@ -19,6 +20,13 @@ import { createSession, mintToken, rotateSession, sessionFromCookie, SESSION_COO
 // person to /oauth/authorize. They sign in through their organization's provider (hub/login),
 // consent, and the client exchanges the code for the hub's own JWT, issued for the resource it
 // named (RFC 8707), with a refresh token that is replaced at each use.
+//
+// Hardening (issue 25): the only resources are the MCP endpoints, and such a token works there
+// only (hub/server/auth.ts checkAudience); the consent page says exactly that. Anonymous
+// registration and authorization requests are limited per client address and swept when
+// unused; an invalid request is a page on the hub, never a redirect; a refresh is validated
+// before it rotates, and a spent refresh token used again ends its whole grant (RFC 9700).
+// Grants are listed and revoked through grant-routes.ts.
 //
 //   GET  /.well-known/oauth-protected-resource[/mcp|/sse]   resource metadata
 //   GET  /.well-known/oauth-authorization-server            server metadata
@@ -32,15 +40,106 @@ const CODE_SECONDS = 60;
 const ACCESS_SECONDS = 3600;
 const GRANT_HOURS = 30 * 24;
 const CSRF_COOKIE = 'svc_oauth_csrf';
-const MAX_CLIENTS_PER_HOUR = 1000;
+/** Per client address and minute: registrations, and authorization requests (each stores a row). */
+const REGISTER_PER_MINUTE = 10;
+const AUTHORIZE_PER_MINUTE = 30;
+/** A registered client that got no token within this is swept (and so are its pending requests). */
+const UNUSED_CLIENT_HOURS = 24;
 
 type AnyCtx = ParameterizedContext;
 
 
 const S = CONTROL_SCHEMA;
 
-/** The resources tokens may be issued for: this hub's MCP endpoints, and the hub as a whole. */
-const resources = (origin: string): string[] => [`${origin}/mcp`, `${origin}/sse`, origin, `${origin}/`];
+/** The resources tokens may be issued for: this hub's MCP endpoints, nothing else (RFC 8707). */
+const resources = (origin: string): string[] => [`${origin}/mcp`, `${origin}/sse`];
+
+/** The address a limit counts: IPv4 as is, IPv6 by its /64 (one host commonly holds the whole prefix). */
+export function addressKey(ip: string): string {
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (v4 || !ip.includes(':')) return v4 ? v4[1]! : ip;
+  const [head = '', tail] = ip.split('%')[0]!.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '').toLowerCase()).join(':')}::/64`;
+}
+
+/**
+ * Counts one anonymous request of `what` from the address in the shared rate_limits table (every
+ * hub process sees the same count; sweepRateLimits drops old windows): a sliding minute, as the
+ * token policies. Returns the seconds to wait when over `quota`, else 0.
+ */
+async function overLimit(db: Database, what: string, ip: string, quota: number, now = Date.now()): Promise<number> {
+  const start = Math.floor(now / 60_000) * 60;
+  const key = `${what}:${addressKey(ip)}`;
+  const r = await db.query<{ hits: number; prev: number }>(
+    `WITH up AS (
+       INSERT INTO ${S}.rate_limits (token_key, bucket, window_start, hits) VALUES ($1, $2, $3, 1)
+       ON CONFLICT (token_key, bucket, window_start) DO UPDATE SET hits = ${S}.rate_limits.hits + 1 RETURNING hits)
+     SELECT up.hits, coalesce((SELECT hits FROM ${S}.rate_limits WHERE token_key = $1 AND bucket = $2 AND window_start = $3 - 60), 0) AS prev FROM up`,
+    [key, what, start],
+  );
+  const { hits, prev } = r.rows[0]!;
+  const elapsed = now / 1000 - start;
+  if (Number(prev) * (1 - elapsed / 60) + Number(hits) <= quota) return 0;
+  return Math.max(1, Math.ceil(60 - elapsed));
+}
+
+/** Drops what anonymous requests left behind: expired requests and codes, clients never used, spent refresh tokens past their grant. */
+async function sweep(db: Database): Promise<void> {
+  await db.query(`DELETE FROM ${S}.oauth_requests WHERE expires_at < now()`);
+  await db.query(`DELETE FROM ${S}.oauth_codes WHERE expires_at < now()`);
+  await db.query(
+    `DELETE FROM ${S}.oauth_clients WHERE (last_used_at IS NULL AND created_at < now() - make_interval(hours => $1)) OR last_used_at < now() - make_interval(hours => $2)`,
+    [UNUSED_CLIENT_HOURS, GRANT_HOURS + 24],
+  );
+  await db.query(`DELETE FROM ${S}.oauth_spent_refresh WHERE expires_at < now()`);
+  await db.query(`DELETE FROM ${S}.oauth_grants WHERE created_at < now() - make_interval(hours => $1)`, [GRANT_HOURS + 24]);
+}
+
+const SECRET = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
+
+/**
+ * A refresh: the grant its token names gets a new secret, the old one is recorded as spent, in
+ * one transaction (a token used twice at once works once). A spent token presented again means
+ * it leaked (RFC 9700 section 4.14.2): the whole grant ends, with every access token from it.
+ */
+async function rotateGrant(db: Database, refresh: string, clientId: string): Promise<{ refresh: string; session: LoginSession } | null> {
+  const m = SECRET.exec(refresh);
+  const org = m ? await orgById(db, m[1]!) : null;
+  if (!m || !org) return null;
+  const s = ident(org.schema);
+  const spent = hashKey(m[2]!);
+  const secret = randomBytes(32).toString('base64url');
+  return db.transaction(async (q) => {
+    const row = (
+      await q.query<{ id: string; user_id: string; expires_at: Date }>(
+        `UPDATE ${s}.login_sessions l SET secret_hash = $2 FROM ${s}.users u
+          WHERE l.secret_hash = $1 AND l.client_id = $3 AND u.id = l.user_id AND u.active AND l.revoked_at IS NULL AND l.expires_at > now()
+          RETURNING l.id, l.user_id, l.expires_at`,
+        [spent, hashKey(secret), clientId],
+      )
+    ).rows[0];
+    if (row) {
+      await q.query(`INSERT INTO ${S}.oauth_spent_refresh (secret_hash, org_id, grant_id, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+        spent,
+        org.id,
+        row.id,
+        row.expires_at,
+      ]);
+      return { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, expiresAt: new Date(row.expires_at) } };
+    }
+    const reused = (await q.query<{ grant_id: string }>(`SELECT grant_id FROM ${S}.oauth_spent_refresh WHERE secret_hash = $1 AND org_id = $2`, [spent, org.id])).rows[0];
+    if (reused) await endGrant(q, org, reused.grant_id);
+    return null;
+  });
+}
+
+async function endGrant(q: Pick<Database, 'query'>, org: Org, id: string): Promise<void> {
+  await q.query(`UPDATE ${ident(org.schema)}.login_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND client_id IS NOT NULL`, [id]);
+  await authChanged(q as never, org);
+}
 
 /** RFC 6749 section 5.2 errors: JSON, never a problem document (OAuth clients parse these). */
 class OAuthError extends Error {
@@ -152,6 +251,14 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
   });
 
   router.post('/oauth/register', oauthErrors, async (ctx) => {
+    // Registration needs no credentials: limited per address (one address cannot use up everyone's
+    // registrations), and clients never used are swept.
+    const wait = await overLimit(db, 'oauth-register', ctx.ip, REGISTER_PER_MINUTE);
+    if (wait) {
+      ctx.set('retry-after', String(wait));
+      throw new OAuthError(429, 'temporarily_unavailable', `too many client registrations from this address (${REGISTER_PER_MINUTE} a minute); retry in ${wait} s`);
+    }
+    await sweep(db);
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const uris = body.redirect_uris;
     if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10) throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must list 1 to 10 URIs');
@@ -162,10 +269,7 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
       const v = body[field];
       if (v !== undefined && (!Array.isArray(v) || v.some((x) => !(allowed as readonly string[]).includes(x)))) throw new OAuthError(400, 'invalid_client_metadata', `${field} may hold only ${allowed.join(', ')}`);
     }
-    const name = typeof body.client_name === 'string' && body.client_name.trim() ? body.client_name.trim().slice(0, 100) : 'an MCP client';
-    // Registration needs no credentials: bound the table's growth (a client is a few hundred bytes).
-    const recent = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${S}.oauth_clients WHERE created_at > now() - interval '1 hour'`)).rows[0]!;
-    if (Number(recent.n) >= MAX_CLIENTS_PER_HOUR) throw new OAuthError(429, 'temporarily_unavailable', 'too many client registrations in the last hour; try again later');
+    const name = typeof body.client_name === 'string' && body.client_name.trim() ? body.client_name.replace(/[\u0000-\u001f\u007f]/g, ' ').trim().slice(0, 100) : 'an MCP client';
     const id = randomUUID();
     const row = (await db.query<{ created_at: Date }>(`INSERT INTO ${S}.oauth_clients (client_id, client_name, redirect_uris) VALUES ($1, $2, $3) RETURNING created_at`, [id, name, redirects])).rows[0]!;
     ctx.status = 201;
@@ -188,35 +292,35 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
   };
 
   router.get('/oauth/authorize', async (ctx) => {
+    // Each request stores a row until the person decides: limited per address, expired ones swept.
+    const wait = await overLimit(db, 'oauth-authorize', ctx.ip, AUTHORIZE_PER_MINUTE);
+    if (wait) {
+      ctx.set('retry-after', String(wait));
+      return errorPage(ctx, 429, `Too many authorization requests from this address (${AUTHORIZE_PER_MINUTE} a minute): try again in ${wait} s.`);
+    }
     const q = ctx.query as Record<string, string | string[] | undefined>;
     const one = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : null);
     const client = await clientById(db, one('client_id'));
     if (!client) return errorPage(ctx, 400, 'This client is not registered with the hub (unknown client_id).');
     const redirect = one('redirect_uri') ?? (client.redirect_uris.length === 1 ? client.redirect_uris[0]! : null);
     if (!redirect || !redirectAllowed(client, redirect)) return errorPage(ctx, 400, 'The redirect_uri is not one this client registered.');
-    // From here on, errors go back to the client.
-    const back = (error: string, description: string) => {
-      const u = new URL(redirect);
-      u.searchParams.set('error', error);
-      u.searchParams.set('error_description', description);
-      if (one('state') !== null) u.searchParams.set('state', one('state')!);
-      u.searchParams.set('iss', origin(ctx));
-      ctx.redirect(u.href);
-    };
-    if (one('response_type') !== 'code') return back('unsupported_response_type', 'response_type must be code');
+    // Anyone may register a client with any redirect URI, so an invalid request is never sent
+    // back to it (the hub would be an open redirector, RFC 9700 section 4.11.2): it stays here.
+    const invalid = (description: string) => errorPage(ctx, 400, `This authorization request is not valid: ${description}. Start again from your MCP client.`);
+    if (one('response_type') !== 'code') return invalid('response_type must be code');
     const challenge = one('code_challenge');
-    if (!challenge || one('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) return back('invalid_request', 'PKCE is required: code_challenge with code_challenge_method S256');
+    if (!challenge || one('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) return invalid('PKCE is required: code_challenge with code_challenge_method S256');
     const resource = one('resource') ?? `${origin(ctx)}/mcp`;
-    if (!resources(origin(ctx)).includes(resource)) return back('invalid_target', `this server issues tokens for ${origin(ctx)}/mcp only`);
+    if (!resources(origin(ctx)).includes(resource)) return invalid(`this hub issues tokens for ${origin(ctx)}/mcp (or /sse) only`);
     const state = one('state');
-    if (state !== null && state.length > 500) return back('invalid_request', 'state is longer than 500 characters');
+    if (state !== null && state.length > 500) return invalid('state is longer than 500 characters');
+    await sweep(db);
     const id = randomBytes(24).toString('base64url');
     const csrf = randomBytes(24).toString('base64url');
     await db.query(
       `INSERT INTO ${S}.oauth_requests (id, client_id, redirect_uri, state, code_challenge, resource, csrf, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [id, client.client_id, redirect, state, challenge, resource, csrf, new Date(Date.now() + REQUEST_MINUTES * 60_000)],
     );
-    await db.query(`DELETE FROM ${S}.oauth_requests WHERE expires_at < now() - interval '1 hour'`);
     ctx.redirect(`/oauth/authorize/consent?request=${id}`);
   });
 
@@ -240,17 +344,22 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     // `org` present but another (or empty: "use another organization"): choose and sign in again.
     if (!session || (slug !== undefined && slug !== session.org.slug)) return signInPage(ctx, request, slug || undefined);
     ctx.cookies.set(CSRF_COOKIE, request.csrf, cookieOptions(ctx, config, '/oauth/', REQUEST_MINUTES * 60_000));
+    const to = new URL(request.redirect_uri);
+    const role: Record<Role, string> = { viewer: 'a viewer (reads only)', editor: 'an editor', admin: 'an admin' };
+    const days = Math.round(GRANT_HOURS / 24);
+    const can = session.role === 'viewer' ? 'read the memory you can read' : 'read and write the memory you can read and write';
     htmlPage(
       ctx,
       'Connect an MCP client',
-      `<p><strong>${esc(request.client_name)}</strong> asks to use svc as <strong>${esc(session.userName)}</strong> in <strong>${esc(session.org.slug)}</strong>: to read and write the memory you may read and write.</p>
-<p>It will return to ${esc(new URL(request.redirect_uri).origin)}.</p>
+      `<p><strong>${esc(request.client_name)}</strong> (it returns to <strong>${esc(to.host)}</strong>) asks to connect to svc as <strong>${esc(session.userName)}</strong>, ${esc(role[session.role])} of <strong>${esc(session.org.slug)}</strong>.</p>
+<p>If you allow it, for ${days} days it can ${can} in ${esc(session.org.slug)}, through MCP only. It cannot use the REST API or the admin and portal pages, nor manage people, keys or tokens.</p>
+<p>You can revoke it at any time in <a href="/me/api-keys">your portal</a>.</p>
 <form method="post" action="/oauth/authorize/decide">
 <input type="hidden" name="request" value="${esc(request.id)}"><input type="hidden" name="csrf" value="${esc(request.csrf)}">
 <button type="submit" name="decision" value="allow">Allow</button> <button type="submit" name="decision" value="deny">Deny</button>
 </form>
 <p><a href="/oauth/authorize/consent?request=${esc(request.id)}&amp;org=">Use another organization</a></p>`,
-      [new URL(request.redirect_uri).origin],
+      [to.origin],
     );
   });
 
@@ -304,9 +413,12 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     const code = randomBytes(32).toString('base64url');
     // Codes never exchanged stay behind: each new one clears the expired.
     await db.query(`DELETE FROM ${S}.oauth_codes WHERE expires_at < now()`);
+    // The grant remembers the browser session it was consented from (signing out ends it) and
+    // that session's provider (removing the provider ends it).
+    const provider = (await db.query<{ provider_id: string | null }>(`SELECT provider_id FROM ${ident(session.org.schema)}.login_sessions WHERE id = $1`, [session.id])).rows[0];
     await db.query(
-      `INSERT INTO ${S}.oauth_codes (code_hash, client_id, org_id, user_id, redirect_uri, code_challenge, resource, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [hashKey(code), request.client_id, session.org.id, session.userId, request.redirect_uri, request.code_challenge, request.resource, new Date(Date.now() + CODE_SECONDS * 1000)],
+      `INSERT INTO ${S}.oauth_codes (code_hash, client_id, org_id, user_id, redirect_uri, code_challenge, resource, expires_at, consent_session, provider_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [hashKey(code), request.client_id, session.org.id, session.userId, request.redirect_uri, request.code_challenge, request.resource, new Date(Date.now() + CODE_SECONDS * 1000), session.id, provider?.provider_id ?? null],
     );
     deps.audit.record(session.org, {
       at: new Date().toISOString(),
@@ -333,8 +445,8 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     if (grant === 'authorization_code') {
       const code = form.get('code') ?? '';
       const row = (
-        await db.query<{ client_id: string; org_id: string; user_id: string; redirect_uri: string; code_challenge: string; resource: string }>(
-          `DELETE FROM ${S}.oauth_codes WHERE code_hash = $1 AND expires_at > now() RETURNING client_id, org_id, user_id, redirect_uri, code_challenge, resource`,
+        await db.query<{ client_id: string; org_id: string; user_id: string; redirect_uri: string; code_challenge: string; resource: string; consent_session: string | null; provider_id: string | null }>(
+          `DELETE FROM ${S}.oauth_codes WHERE code_hash = $1 AND expires_at > now() RETURNING client_id, org_id, user_id, redirect_uri, code_challenge, resource, consent_session, provider_id`,
           [hashKey(code)],
         )
       ).rows[0];
@@ -348,20 +460,29 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
       if (asked !== null && asked !== row.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the authorization request\'s');
       const org = await orgById(db, row.org_id);
       if (!org) return refuse(ctx, 'invalid_grant', 'the organization no longer exists');
-      const made = await createSession(db, org, row.user_id, { clientId: client.client_id, hours: GRANT_HOURS });
+      const made = await createSession(db, org, row.user_id, { clientId: client.client_id, hours: GRANT_HOURS, providerId: row.provider_id });
+      await db.query(`INSERT INTO ${S}.oauth_grants (id, org_id, client_id, consent_session, resource) VALUES ($1, $2, $3, $4, $5)`, [
+        made.session.id,
+        org.id,
+        client.client_id,
+        row.consent_session,
+        row.resource,
+      ]);
       session = made.session;
       refresh = made.cookie;
       resource = row.resource;
     } else if (grant === 'refresh_token') {
-      const rotated = await rotateSession(db, form.get('refresh_token') ?? '', client.client_id);
+      // Checked before the token rotates: a refused refresh leaves the refresh token as it was.
+      resource = form.get('resource') ?? `${origin(ctx)}/mcp`;
+      if (!resources(origin(ctx)).includes(resource)) throw new OAuthError(400, 'invalid_target', `this server issues tokens for ${origin(ctx)}/mcp (or /sse) only`);
+      const rotated = await rotateGrant(db, form.get('refresh_token') ?? '', client.client_id);
       if (!rotated) return refuse(ctx, 'invalid_grant', 'the refresh token is unknown, used already, expired or revoked');
       session = rotated.session;
       refresh = rotated.refresh;
-      resource = form.get('resource') ?? `${origin(ctx)}/mcp`;
-      if (!resources(origin(ctx)).includes(resource)) throw new OAuthError(400, 'invalid_target', `this server issues tokens for ${origin(ctx)}/mcp only`);
     } else {
       throw new OAuthError(400, 'unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
     }
+    await db.query(`UPDATE ${S}.oauth_clients SET last_used_at = now() WHERE client_id = $1`, [client.client_id]);
     const { token, expiresAt } = await mintToken(db, config.jwt, session, { seconds: ACCESS_SECONDS, audience: resource });
     ctx.body = { access_token: token, token_type: 'Bearer', expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000), refresh_token: refresh };
   });

@@ -44,7 +44,7 @@ export function mcpGate(gate: Gatekeeper): Middleware<HubState> {
     if (!MCP_PATHS.has(ctx.path)) return next();
     const header = ctx.get('authorization') || undefined;
     const set = (k: string, v: string) => ctx.set(k, v);
-    const who = await gate.principal(ctx.ip, header, set).catch((err: unknown) => {
+    const who = await gate.principal(ctx.ip, header, set, ctx).catch((err: unknown) => {
       // An MCP client without a token learns here where to get one (hub/login/oauth-server.ts).
       throw withMcpChallenge(err, hubOrigin(ctx, gate.deps.config), ctx.path === '/sse' ? '/sse' : '/mcp');
     });

@@ -1,5 +1,6 @@
 import type { ApiKeyInfo } from '../access/identity.js';
 import type { ScimTokenInfo } from '../scim/scim-tokens.js';
+import type { Grant } from '../login/grant-routes.js';
 import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { everything } from './admin-people.js';
 import { html, type Html } from './html.js';
@@ -47,12 +48,25 @@ export function keyRows(v: Viewer, keys: ApiKeyInfo[], owner: (k: ApiKeyInfo) =>
   );
 }
 
+/** MCP clients let in through OAuth, each with its revoke button (`revokeBase`/{id}/revoke). */
+export function grantTable(v: Viewer, grants: Grant[], withUser: boolean, revokeBase: string): Html {
+  return table(
+    [...(withUser ? ['User'] : []), 'MCP client', 'Returns to', 'Connected', 'Until', ''],
+    grants.map(
+      (g) => html`<tr>${withUser ? html`<td>${g.user_name}</td>` : null}<td>${g.client_name}</td><td class="mono">${g.redirect_hosts.join(', ')}</td><td>${when(g.created_at)}</td><td>${when(g.expires_at)}</td>
+<td><form class="inline" method="post" action="${revokeBase}/${encodeURIComponent(g.id)}/revoke" data-confirm="Disconnect ${g.client_name}? Its tokens stop working at once.">${csrfField(v)}<button type="submit" class="danger">Revoke</button></form></td></tr>`,
+    ),
+    'No MCP client is connected through OAuth.',
+  );
+}
+
 export function registerCredentialPages(router: PageRouter, api: ApiClient): void {
   router.get('/admin/api-keys', async (ctx) => {
     const v = ctx.state.viewer;
-    const [page, users] = await Promise.all([
+    const [page, users, grants] = await Promise.all([
       api.get<{ items: ApiKeyInfo[]; next_cursor: string | null }>(ctx, `/admin/api-keys${queryOf({ limit: '100', cursor: queryText(ctx, 'cursor') })}`),
       everything<{ id: string; name: string; active: boolean }>(ctx, api, '/admin/users'),
+      api.get<{ items: Grant[] }>(ctx, '/admin/grants'),
     ]);
     const names = new Map(users.map((u) => [u.id, u.name]));
     renderPage(ctx, {
@@ -66,8 +80,14 @@ export function registerCredentialPages(router: PageRouter, api: ApiClient): voi
 <label>For user <select name="user_id" required>${users.filter((u) => u.active).map((u) => html`<option value="${u.id}">${u.name}</option>`)}</select></label>
 <label>Name <input type="text" name="name" required maxlength="100" placeholder="ci-pipeline"></label>
 <div><button type="submit">Issue key</button></div></form></section>`,
+        html`<h2>MCP clients connected through OAuth</h2><p>Each acts as its person on the MCP endpoints only. Revoking one ends its tokens at once.</p>`,
+        grantTable(v, grants.items, true, '/admin/grants'),
       ],
     });
+  });
+
+  router.post('/admin/grants/:id/revoke', async (ctx) => {
+    await perform(ctx, api, 'DELETE', `/admin/grants/${encodeURIComponent(ctx.params.id!)}`, {}, '/admin/api-keys', 'grant-revoked');
   });
 
   router.post('/admin/api-keys', async (ctx) => {

@@ -4,7 +4,8 @@ import { hubOrigin } from '../server/hub-origin.js';
 import { signOut } from '../login/login-routes.js';
 import type { AuditWriter } from '../audit/audit-log.js';
 import { perform, refusedPage, type ApiClient } from './api-call.js';
-import { keyRows, secretPage } from './admin-credentials.js';
+import { grantTable, keyRows, secretPage } from './admin-credentials.js';
+import type { Grant } from '../login/grant-routes.js';
 import { engramFields, engramTable, historyTable, type Engram } from './admin-engrams.js';
 import { html } from './html.js';
 import { csrfField, field, notice, queryOf, renderPage, table, when } from './page-kit.js';
@@ -56,7 +57,10 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
 
   router.get('/me/api-keys', async (ctx) => {
     const v = ctx.state.viewer;
-    const keys = await api.get<{ items: Parameters<typeof keyRows>[1]; next_cursor: string | null }>(ctx, `/me/api-keys${queryOf({ limit: '100', cursor: queryText(ctx, 'cursor') })}`);
+    const [keys, grants] = await Promise.all([
+      api.get<{ items: Parameters<typeof keyRows>[1]; next_cursor: string | null }>(ctx, `/me/api-keys${queryOf({ limit: '100', cursor: queryText(ctx, 'cursor') })}`),
+      api.get<{ items: Grant[] }>(ctx, '/me/grants'),
+    ]);
     renderPage(ctx, {
       title: 'My API keys',
       section: 'me',
@@ -68,8 +72,14 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
         html`<section class="card"><h2>Create a key</h2><form class="stack" method="post" action="/me/api-keys">${csrfField(v)}
 <label>Name <input type="text" name="name" required maxlength="100" placeholder="laptop"></label>
 <div><button type="submit">Create key</button></div></form></section>`,
+        html`<h2>MCP clients I connected</h2><p>Clients you let in by signing in from them. Each reads and writes your memory through MCP only; revoke the ones you no longer use.</p>`,
+        grantTable(v, grants.items, false, '/me/grants'),
       ],
     });
+  });
+
+  router.post('/me/grants/:id/revoke', async (ctx) => {
+    await perform(ctx, api, 'DELETE', `/me/grants/${encodeURIComponent(ctx.params.id!)}`, {}, '/me/api-keys', 'grant-revoked');
   });
 
   router.post('/me/api-keys', async (ctx) => {

@@ -122,6 +122,7 @@ const NOTICES: Record<string, string> = {
   'member-removed': 'The member was removed.',
   'key-revoked': 'The API key was revoked.',
   'token-revoked': 'The SCIM token was revoked.',
+  'grant-revoked': 'The MCP client was disconnected: its tokens no longer work.',
   'provider-added': 'The sign-in provider was added.',
   'provider-removed': 'The sign-in provider was removed.',
   'webhook-changed': 'The webhook was changed.',

@@ -35,7 +35,7 @@ export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<H
     const header = ctx.get('authorization') || undefined;
     const set = (k: string, v: string) => ctx.set(k, v);
     const write = isWrite(ctx.method, ctx.path);
-    const { principal: p, decision } = await gate.admit(await gate.principal(ctx.ip, header, set), header, write, set);
+    const { principal: p, decision } = await gate.admit(await gate.principal(ctx.ip, header, set, ctx), header, write, set);
 
     const entry = (outcome: number): AuditEntry => ({
       at: new Date().toISOString(),

@@ -26,6 +26,7 @@ import { registerIdentityRoutes, registerInvitationRoutes } from './routes/ident
 import { registerPackRoutes } from './routes/pack-routes.js';
 import { registerLoginRoutes, registerProviderAdminRoutes } from '../login/login-routes.js';
 import { registerOAuthRoutes } from '../login/oauth-server.js';
+import { registerGrantRoutes } from '../login/grant-routes.js';
 import { isFormRoute } from '../login/browser-kit.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
 import { scimSurface } from '../scim/scim-routes.js';
@@ -103,6 +104,11 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.proxy = false;
   app.silent = true;
 
+  // Answers of the API, the OAuth server and SCIM carry secrets or private data: no cache keeps them.
+  app.use((ctx, next) => {
+    if (/^\/(api\/v1|oauth|scim)(\/|$)/.test(ctx.path)) ctx.set('cache-control', 'no-store');
+    return next();
+  });
   app.use(async (ctx, next) => {
     try {
       await next();
@@ -176,6 +182,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   registerWebhookRoutes(api, { db, outbound: config.outbound, settings: config.webhooks });
   registerProviderAdminRoutes(api, { config });
   registerScimTokenRoutes(api);
+  registerGrantRoutes(api);
   app.use(api.routes());
   app.use(api.allowedMethods());
 

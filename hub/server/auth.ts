@@ -31,16 +31,48 @@ export async function authenticate(db: Database, jwt: JwtSecrets, header: string
   const epoch = await authEpoch(db, org);
   const s = ident(org.schema);
   const user = (
-    await db.query<UserRow & { revoked: boolean }>(
+    await db.query<UserRow & { revoked: boolean; is_grant: boolean }>(
       `SELECT id, name, role, active, token_version,
               EXISTS (SELECT 1 FROM ${s}.revoked_tokens WHERE jti = $2)
-              OR ($3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${s}.login_sessions WHERE id = $3 AND user_id = $1 AND revoked_at IS NULL AND expires_at > now())) AS revoked
+              OR ($3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${s}.login_sessions WHERE id = $3 AND user_id = $1 AND revoked_at IS NULL AND expires_at > now())) AS revoked,
+              EXISTS (SELECT 1 FROM ${s}.login_sessions WHERE id = $3 AND client_id IS NOT NULL) AS is_grant
          FROM ${s}.users WHERE id = $1`,
       [claims.sub, claims.jti, claims.sid ?? null],
     )
   ).rows[0];
   if (user && (user.revoked || Number(user.token_version) !== claims.ver)) throw unauthorized('invalid token: it was revoked', 'invalid_token');
-  return principal(db, org, epoch, user, claims.jti, 'jwt', claims.exp);
+  const p = await principal(db, org, epoch, user, claims.jti, 'jwt', claims.exp);
+  return { ...p, ...(claims.aud ? { audience: claims.aud } : {}), ...(user?.is_grant && claims.sid ? { grant: claims.sid } : {}) };
+}
+
+/** Where a request goes, for the audience check: its method and path. */
+export interface Target {
+  method: string;
+  path: string;
+}
+
+/** The paths of the MCP resource: an access token the OAuth server issued for /mcp or /sse works there. */
+const MCP_RESOURCE_PATHS = new Set(['/mcp', '/sse', '/messages']);
+
+/**
+ * RFC 8707: a token issued for a resource is refused everywhere else. The OAuth server issues for
+ * the MCP endpoints only, so such a token reaches MCP (and DELETE /api/v1/me/token, which ends
+ * its grant), never REST, the admin routes or the pages. API keys and browser tokens have no
+ * audience and go where they always went. Called by every surface (Gatekeeper.principal), on
+ * cached principals too.
+ */
+export function checkAudience(p: Principal, target: Target | undefined): void {
+  if (p.audience === undefined) return;
+  let resource = '';
+  try {
+    resource = new URL(p.audience).pathname;
+  } catch {
+    // An audience that is not a URL is no resource of this hub.
+  }
+  const path = target?.path.replace(/\/+$/, '') ?? '';
+  if (MCP_RESOURCE_PATHS.has(path) && (resource === '/mcp' || resource === '/sse')) return;
+  if (target?.method === 'DELETE' && path === '/api/v1/me/token') return;
+  throw unauthorized(`invalid token: it was issued for ${p.audience} (an MCP client's access) and is not valid here; use an API key or sign in`, 'invalid_token');
 }
 
 async function fromApiKey(db: Database, key: string): Promise<Principal> {

@@ -5,7 +5,7 @@ import { BatchedCounter } from '../limits/batched-counter.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import type { RequestDatabase } from '../data/request-database.js';
 import type { HubConfig } from './config.js';
-import { authenticate } from './auth.js';
+import { authenticate, checkAudience, type Target } from './auth.js';
 import { HubProblem } from './problem.js';
 
 // What every authenticated surface (REST under /api/v1, MCP over HTTP) does with a caller, in
@@ -38,7 +38,13 @@ export class Gatekeeper {
   }
 
   /** The caller, from the Authorization header; 401 (and a counted failure for the address) when it is not one. */
-  async principal(address: string, header: string | undefined, set: SetHeader): Promise<Principal> {
+  async principal(address: string, header: string | undefined, set: SetHeader, target?: Target): Promise<Principal> {
+    const p = await this.known(address, header, set);
+    checkAudience(p, target);
+    return p;
+  }
+
+  private async known(address: string, header: string | undefined, set: SetHeader): Promise<Principal> {
     let principal = header ? this.principals.get(header) : undefined;
     if (principal?.expiresAt !== undefined && principal.expiresAt * 1000 <= Date.now()) {
       this.principals.delete(header!);
