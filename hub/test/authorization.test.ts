@@ -162,12 +162,12 @@ describe.each(DATABASES)('authorization (%s)', (kind) => {
     expect(out.body).toEqual({ revoked: { id: expect.any(String), kind: 'jwt' } });
     expect((await hub.request('GET', '/me', { token })).status).toBe(401);
     expect((await hub.request('GET', '/me', { token: other })).status).toBe(200);
-    // Deactivating a user ends every token they hold, and reactivating brings back only their keys.
+    // Deactivating a user ends every token and key they hold (end-access.ts); reactivating brings none back.
     expect((await hub.request('PATCH', `/admin/users/${u.id}`, { token: acme.adminKey, body: { active: false }, template: '/admin/users/{id}' })).body.active).toBe(false);
     expect((await hub.request('GET', '/me', { token: other })).status).toBe(401);
     expect((await hub.request('GET', '/me', { token: u.key })).status).toBe(401);
     await hub.request('PATCH', `/admin/users/${u.id}`, { token: acme.adminKey, body: { active: true } });
-    expect((await hub.request('GET', '/me', { token: u.key })).status).toBe(200);
+    expect((await hub.request('GET', '/me', { token: u.key })).status).toBe(401);
     expect((await hub.request('GET', '/me', { token: other })).status).toBe(401);
     expect((await hub.request('PATCH', `/admin/users/${acme.adminId}`, { token: acme.adminKey, body: { role: 'viewer' } })).status).toBe(400);
   });
