@@ -1,3 +1,5 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Database, OpenTransaction } from '../contracts.js';
 
 // The hub's database: PostgreSQL through a `pg` pool when a URL is given, else PGlite (PostgreSQL
@@ -11,28 +13,57 @@ export interface OpenOptions {
   dataDir?: string;
   /** Pool size on a server (default 10). */
   poolSize?: number;
+  /** Longest statement (ms; default SVC_HUB_STATEMENT_TIMEOUT seconds, else 30 s; 0: none). */
+  statementTimeoutMs?: number;
+  /** Longest a transaction may sit idle before it is ended (ms; default SVC_HUB_IDLE_TRANSACTION_TIMEOUT seconds, else 60 s; 0: none). */
+  idleTransactionTimeoutMs?: number;
+  /** What a lock on the PGlite folder says holds it (default "svc hub"). */
+  holder?: string;
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.poolSize ?? 10) : openPglite(opts.dataDir);
+  const env = opts.env ?? process.env;
+  const timeouts = {
+    statementMs: opts.statementTimeoutMs ?? seconds(env, 'SVC_HUB_STATEMENT_TIMEOUT', 30) * 1000,
+    idleMs: opts.idleTransactionTimeoutMs ?? seconds(env, 'SVC_HUB_IDLE_TRANSACTION_TIMEOUT', 60) * 1000,
+  };
+  return opts.url ? openPostgres(opts.url, opts.poolSize ?? 10, timeouts) : openPglite(opts.dataDir, timeouts.idleMs, opts.holder ?? 'svc hub');
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+/** Seconds from the environment (0 allowed: no limit); a clear error when it is not a whole number. */
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of seconds, 0 for no limit (got "${raw}")`);
+  return n;
+}
+
+async function openPostgres(url: string, max: number, timeouts: { statementMs: number; idleMs: number }): Promise<Database> {
   const { default: pg } = await import('pg');
   // int8 (counts, sequences) as numbers: every count here fits in 2^53.
   pg.types.setTypeParser(20, (v) => Number(v));
   // JIT off: the hub runs short OLTP queries, and a misestimated plan (small tables without
   // statistics yet) would otherwise spend half a second compiling one of them.
-  const pool = new pg.Pool({ connectionString: url, max, options: '-c jit=off' });
+  // The server ends what a request left behind: a statement that runs too long, and a transaction
+  // left idle (its client gone, a bug) that would otherwise hold its connection and locks forever.
+  const options = `-c jit=off -c statement_timeout=${timeouts.statementMs} -c idle_in_transaction_session_timeout=${timeouts.idleMs}`;
+  const pool = new pg.Pool({ connectionString: url, max, options });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
 
   const begin = async (): Promise<OpenTransaction> => {
     const client = await pool.connect();
+    // A session the server ends (idle_in_transaction_session_timeout) errors while checked out,
+    // where the pool listens no more: without this listener the process would crash.
+    const onError = () => undefined;
+    client.on('error', onError);
     let released = false;
     const end = async (sql: 'COMMIT' | 'ROLLBACK') => {
       if (released) return;
       released = true;
+      client.removeListener('error', onError);
       try {
         await client.query(sql);
         client.release();
@@ -45,6 +76,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     try {
       await client.query('BEGIN');
     } catch (err) {
+      client.removeListener('error', onError);
       client.release(err as Error);
       throw err;
     }
@@ -86,9 +118,16 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   };
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Database> {
+async function openPglite(dataDir: string | undefined, idleMs: number, holder: string): Promise<Database> {
   const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
-  const db = await PGlite.create(dataDir ? { dataDir, extensions: { vector } } : { extensions: { vector } });
+  const unlock = dataDir ? lockDataDir(dataDir, holder) : () => undefined;
+  let db: InstanceType<typeof PGlite>;
+  try {
+    db = await PGlite.create(dataDir ? { dataDir, extensions: { vector } } : { extensions: { vector } });
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   return {
     kind: 'pglite',
     hasVector: true,
@@ -102,17 +141,41 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
         }),
       ),
     // PGlite's transactions are callbacks: this one waits inside its callback until the caller
-    // commits or rolls back. PGlite is one connection, so everything else waits meanwhile.
+    // commits or rolls back. PGlite is one connection, so everything else waits meanwhile; a
+    // transaction left idle longer than idleMs is rolled back, as PostgreSQL's
+    // idle_in_transaction_session_timeout would, so one abandoned request cannot freeze the hub.
     begin: () =>
       new Promise<OpenTransaction>((opened, failed) => {
         let finish!: (commit: boolean) => void;
         const ended = new Promise<boolean>((r) => (finish = r));
         let settled: Promise<unknown> | undefined;
+        let abandoned = false;
+        let timer: NodeJS.Timeout | undefined;
+        const idle = () => {
+          clearTimeout(timer);
+          if (idleMs <= 0) return;
+          timer = setTimeout(() => {
+            abandoned = true;
+            finish(false);
+          }, idleMs);
+          timer.unref();
+        };
+        const busy = async <T>(run: () => Promise<T>): Promise<T> => {
+          if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
+          clearTimeout(timer);
+          try {
+            return await run();
+          } finally {
+            idle();
+          }
+        };
         const run = db.transaction(async (tx) => {
+          idle();
           opened({
-            query: async (sql, params) => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] }),
-            exec: async (sql) => void (await tx.exec(sql)),
+            query: (sql, params) => busy(async () => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] })),
+            exec: (sql) => busy(async () => void (await tx.exec(sql))),
             commit: async () => {
+              if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
               finish(true);
               await settled;
             },
@@ -121,7 +184,9 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
               await settled!.catch(() => undefined);
             },
           });
-          if (!(await ended)) throw ROLLED_BACK;
+          const commit = await ended;
+          clearTimeout(timer);
+          if (!commit) throw ROLLED_BACK;
         });
         settled = run;
         run.catch((err) => (err === ROLLED_BACK ? undefined : failed(err)));
@@ -130,8 +195,74 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
       const unsubscribe = await db.listen(channel, onPayload);
       return async () => void (await unsubscribe());
     },
-    close: () => db.close(),
+    close: async () => {
+      try {
+        await db.close();
+      } finally {
+        unlock();
+      }
+    },
   };
+}
+
+/** Another process has the PGlite folder open. */
+export class DataFolderInUse extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+    readonly holder: string,
+  ) {
+    super(`the data folder ${dataDir} is in use by ${holder} (pid ${pid})`);
+  }
+}
+
+const LOCK_FILE = 'svc-hub.lock';
+
+/**
+ * PGlite is one process's database: two on one folder each keep their own copy in memory and
+ * overwrite each other's writes. The folder's lock is a file holding the opener's pid, created
+ * exclusively (atomic); a lock whose pid no longer runs is stale and taken over. Returns the release.
+ */
+export function lockDataDir(dataDir: string, holder: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, LOCK_FILE);
+  const mine = JSON.stringify({ pid: process.pid, holder }) + '\n';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, mine, { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
+    }
+    let other: { pid?: unknown; holder?: unknown } = {};
+    try {
+      other = JSON.parse(readFileSync(file, 'utf8')) as typeof other;
+    } catch {
+      // Unreadable (cut short while being written): no live process stands behind it.
+    }
+    const pid = typeof other.pid === 'number' ? other.pid : 0;
+    if (pid > 0 && running(pid)) throw new DataFolderInUse(dataDir, pid, typeof other.holder === 'string' ? other.holder : 'svc hub');
+    rmSync(file, { force: true });
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    try {
+      if (readFileSync(file, 'utf8') === mine) rmSync(file, { force: true });
+    } catch {
+      // Gone already.
+    }
+  };
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 const ROLLED_BACK = new Error('rolled back by the caller');

@@ -23,7 +23,7 @@ import { registerEngramRoutes } from './routes/engram-routes.js';
 import { registerSearchRoutes } from './routes/search-routes.js';
 import { registerRecordRoutes } from './routes/record-routes.js';
 import { registerIdentityRoutes, registerInvitationRoutes } from './routes/identity-routes.js';
-import { registerPackRoutes } from './routes/pack-routes.js';
+import { packUpload, registerPackRoutes } from './routes/pack-routes.js';
 import { registerLoginRoutes, registerProviderAdminRoutes } from '../login/login-routes.js';
 import { registerOAuthRoutes } from '../login/oauth-server.js';
 import { registerGrantRoutes } from '../login/grant-routes.js';
@@ -155,6 +155,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     ),
   );
 
+  // A pack upload is read before the Idempotency-Key claim opens its transaction.
+  app.use(packUpload());
   app.use(idempotency(isWrite));
 
   const publicRouter = new Router();

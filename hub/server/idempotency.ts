@@ -24,7 +24,10 @@ export function idempotency(isWrite: (method: string, path: string) => boolean):
     const p = ctx.state.principal;
     const db = ctx.state.db;
     const s = ident(p.org.schema);
-    const hash = createHash('sha256').update(`${ctx.method} ${ctx.path}?${ctx.querystring}\n${ctx.request.body === undefined ? '' : canonicalJson(ctx.request.body)}`).digest('hex');
+    // The body is read before the claim (a multipart upload by its middleware): the claim opens
+    // the write's transaction, which must never wait on a client's body.
+    const body = ctx.request.bodyDigest ?? (ctx.request.body === undefined ? '' : canonicalJson(ctx.request.body));
+    const hash = createHash('sha256').update(`${ctx.method} ${ctx.path}?${ctx.querystring}\n${body}`).digest('hex');
     await db.query(`DELETE FROM ${s}.idempotency_keys WHERE user_id = $1 AND created_at < now() - interval '${KEEP_HOURS} hours'`, [p.userId]);
     // Waits here while another transaction holds this key; then either wins it or finds its answer.
     const claimed = await db.query(`INSERT INTO ${s}.idempotency_keys (user_id, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key`, [p.userId, key, hash]);

@@ -13,6 +13,8 @@ declare module 'koa' {
   interface Request {
     /** The parsed JSON body (undefined when the request has none). */
     body?: unknown;
+    /** A digest of a body its route reads itself (a multipart upload), for Idempotency-Key. */
+    bodyDigest?: string;
   }
 }
 

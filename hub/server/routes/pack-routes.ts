@@ -1,4 +1,6 @@
 import type Router from '@koa/router';
+import type { Middleware, ParameterizedContext } from 'koa';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,7 +27,8 @@ import { opContext, queryText, requireAdmin, requireReadable, type Ctx } from '.
 // beside `url`); a pack whose signature fails is refused always (409).
 
 const MAX_FILES = 20_000;
-const MAX_BYTES = 20 * 1024 * 1024;
+/** A whole upload, every file together (what a pack by URL may be, too). */
+const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 const PACK_PATH = /^(pack\.yaml|engrams\/[A-Za-z0-9._-]+\.yaml)$/;
 
 /** Writes one file of a pack into the folder it is installed from; its name must be a pack path. */
@@ -35,17 +38,56 @@ function writePackFile(into: string, name: string, data: Buffer): void {
   writeFileSync(join(into, name), data);
 }
 
-async function readUpload(ctx: Ctx, into: string): Promise<number> {
+/**
+ * Reads a multipart upload into a folder. It settles whatever the client does: a client that
+ * goes away (or a server timeout that cuts it) rejects it, so nothing waits on a body that will
+ * never come. Returns the number of files and a digest of what was sent (for Idempotency-Key).
+ */
+async function readUpload(ctx: ParameterizedContext<HubState>, into: string): Promise<{ files: number; digest: string }> {
   if (!ctx.is('multipart/form-data')) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'upload the pack as multipart/form-data, one part per file named by its path (pack.yaml, engrams/<id>.yaml), or send {"url": ...} as application/json');
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > MAX_UPLOAD_BYTES) throw tooLarge();
   const { default: Busboy } = await import('busboy');
-  return new Promise<number>((resolve, reject) => {
+  const req = ctx.req;
+  return new Promise<{ files: number; digest: string }>((resolve, reject) => {
     let files = 0;
+    let size = 0;
     let failed: Error | undefined;
+    let settled = false;
+    const parts: Array<{ name: string; sha: string }> = [];
+    const done = (err: Error | undefined, value?: { files: number; digest: string }) => {
+      if (settled) return;
+      settled = true;
+      req.off('aborted', gone).off('close', closed).off('error', gone);
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    const gone = () => {
+      req.unpipe(bb);
+      done(badRequest('the client closed the connection before the whole upload arrived', ['body: incomplete']));
+    };
+    const closed = () => {
+      if (!req.complete) gone();
+    };
+    const stopReading = (e: Error) => {
+      failed ??= e;
+      // Past the cap nothing more is parsed; the rest of the body is read and dropped, and the
+      // connection closed after the answer.
+      req.unpipe(bb);
+      req.resume();
+      ctx.set('Connection', 'close');
+      done(e);
+    };
     const fail = (e: Error) => (failed ??= e);
-    const bb = Busboy({ headers: ctx.req.headers, limits: { files: MAX_FILES, fileSize: MAX_BYTES, fieldSize: MAX_BYTES } });
+    const count = (n: number) => {
+      size += n;
+      if (size > MAX_UPLOAD_BYTES) stopReading(tooLarge());
+    };
+    const bb = Busboy({ headers: req.headers, limits: { files: MAX_FILES, fileSize: MAX_UPLOAD_BYTES, fieldSize: MAX_UPLOAD_BYTES } });
     const take = (name: string, data: Buffer) => {
       try {
         writePackFile(into, name, data);
+        parts.push({ name, sha: createHash('sha256').update(data).digest('hex') });
         files++;
       } catch (err) {
         fail(err as Error);
@@ -53,16 +95,55 @@ async function readUpload(ctx: Ctx, into: string): Promise<number> {
     };
     bb.on('file', (name, stream) => {
       const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('limit', () => fail(new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack file is larger than ${MAX_BYTES} bytes`)));
-      stream.on('end', () => take(name, Buffer.concat(chunks)));
+      stream.on('data', (c: Buffer) => {
+        count(c.length);
+        if (!settled) chunks.push(c);
+      });
+      stream.on('limit', () => stopReading(tooLarge()));
+      stream.on('end', () => !settled && take(name, Buffer.concat(chunks)));
     });
-    bb.on('field', (name, value) => take(name, Buffer.from(value)));
+    bb.on('field', (name, value) => {
+      count(Buffer.byteLength(value));
+      if (!settled) take(name, Buffer.from(value));
+    });
     bb.on('filesLimit', () => fail(new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack has at most ${MAX_FILES} files`)));
-    bb.on('error', (e: Error) => reject(badRequest(`the upload is not valid multipart: ${e.message}`)));
-    bb.on('close', () => (failed ? reject(failed) : resolve(files)));
-    ctx.req.pipe(bb);
+    bb.on('error', (e: Error) => done(badRequest(`the upload is not valid multipart: ${e.message}`)));
+    bb.on('close', () => {
+      if (failed) return done(failed);
+      const digest = createHash('sha256').update(parts.map((p) => `${p.name}\0${p.sha}`).sort().join('\n')).digest('hex');
+      done(undefined, { files, digest });
+    });
+    req.once('aborted', gone).once('close', closed).once('error', gone);
+    req.pipe(bb);
   });
+}
+
+const tooLarge = () => new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack upload is at most ${MAX_UPLOAD_BYTES} bytes`);
+
+/** The multipart uploads read before their route runs (packUpload), by request. */
+const uploads = new WeakMap<object, { dir: string; files: number }>();
+
+/**
+ * Reads a pack upload (multipart POST /api/v1/packs) before anything else uses the request: its
+ * Idempotency-Key claim opens the write's transaction, and a transaction must not wait on a
+ * client's body. The admin role is checked before a byte is read; the upload's temporary folder
+ * is removed however the request ends.
+ */
+export function packUpload(): Middleware<HubState> {
+  return async (ctx, next) => {
+    if (ctx.method !== 'POST' || ctx.path !== '/api/v1/packs' || ctx.is('multipart/form-data') !== 'multipart/form-data' || !ctx.state.principal) return next();
+    requireAdmin(ctx.state.principal);
+    allowUntrustedQuery(ctx);
+    const dir = mkdtempSync(join(tmpdir(), 'svc-hub-pack-'));
+    try {
+      const { files, digest } = await readUpload(ctx, dir);
+      uploads.set(ctx, { dir, files });
+      ctx.request.bodyDigest = digest;
+      await next();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
 }
 
 /** Engine messages name the temporary folder; callers know it as "the uploaded pack". */
@@ -102,7 +183,7 @@ async function readFromUrl(url: string, into: string, policy: OutboundPolicy): P
 }
 
 /** `?allow_untrusted=true|false` (absent: false). */
-function allowUntrustedQuery(ctx: Ctx): boolean {
+function allowUntrustedQuery(ctx: Pick<ParameterizedContext, 'query'>): boolean {
   const v = queryText(ctx, 'allow_untrusted');
   if (v === undefined || v === 'false') return false;
   if (v === 'true') return true;
@@ -119,15 +200,17 @@ export function registerPackRoutes(router: Router<HubState>, deps: { outbound: O
     const p = ctx.state.principal;
     requireAdmin(p);
     let allowUntrusted = allowUntrustedQuery(ctx);
-    const dir = mkdtempSync(join(tmpdir(), 'svc-hub-pack-'));
+    const uploaded = uploads.get(ctx);
+    const dir = uploaded?.dir ?? mkdtempSync(join(tmpdir(), 'svc-hub-pack-'));
     try {
       let files: number;
-      if (ctx.is('application/json')) {
+      if (uploaded) files = uploaded.files;
+      else if (ctx.is('application/json')) {
         const body = await validBody<{ url: string; allow_untrusted?: boolean }>('InstallPackFromUrl', ctx.request.body);
         allowUntrusted ||= body.allow_untrusted === true;
         files = await readFromUrl(body.url, dir, deps.outbound);
       } else {
-        files = await readUpload(ctx, dir);
+        files = (await readUpload(ctx, dir)).files;
       }
       if (files === 0) throw badRequest('the upload holds no files: send pack.yaml and engrams/<id>.yaml parts');
       const name = (await peekManifest(dir))?.name;
