@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { startHubProcess } from './support/hub-process.js';
 import { svc } from '../../engine/test/support/run-svc.js';
 import { DATABASES, freshDatabase } from './support/databases.js';
+import { openDatabase } from '../data/database.js';
+import { ident } from '../data/migrate.js';
 
 // `svc hub` as a user runs it: create an organization, start the server, call it, stop it.
 
@@ -66,5 +68,35 @@ describe('svc hub', () => {
     const verified = await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env });
     expect(verified.code).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 4, gaps: [], unfinished: [] });
+  }, 120_000);
+
+  it('org admin add makes (or creates) an admin from the hub\'s machine, audited: the way back when no admin is left', async () => {
+    const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-cli-')), 'hub');
+    const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store') };
+    expect((await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env })).code).toBe(0);
+    const bob = await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'bob', '--data', data, '--json'], { env });
+    expect(bob.code, bob.stderr).toBe(0);
+    // Bob never had a key: he gets an invitation for his first, shown once.
+    expect(JSON.parse(bob.stdout)).toMatchObject({ org: { slug: 'acme' }, user: { name: 'bob' }, created: true, previous: null, invitation: { token: expect.stringMatching(/^svc_inv_/) } });
+    const alice = await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'alice', '--data', data, '--no-json'], { env });
+    expect(alice.stdout).toBe('alice is now an active admin of acme (was admin).\n');
+    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'svc-hub', '--data', data, '--no-json'], { env })).stderr).toMatch(/^svc: user name "svc-hub" is reserved/);
+    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'nope', '--user', 'x', '--data', data, '--no-json'], { env })).stderr).toBe('svc: no organization "nope"\n');
+    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(/usage: svc hub org admin add --org <slug> --user <name>/);
+
+    const db = await openDatabase({ dataDir: data });
+    try {
+      const rows = await db.query<{ actor: string; resource: string; details: { user: string; created: boolean } }>(
+        `SELECT actor, resource, details FROM ${ident('org_acme')}.audit_log WHERE action = 'cli.org.admin.add' ORDER BY seq`,
+      );
+      expect(rows.rows.map((r) => [r.actor, r.details.user, r.details.created])).toEqual([
+        ['svc-hub', 'bob', true],
+        ['svc-hub', 'alice', false],
+      ]);
+    } finally {
+      await db.close();
+    }
+    const verified = await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env });
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 2 });
   }, 120_000);
 });
