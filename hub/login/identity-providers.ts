@@ -3,10 +3,15 @@ import { conflict, invalid, notFound } from '../../engine/errors.js';
 import type { Org, Queryable, Role } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { authChanged } from '../access/epoch.js';
+import { checkUrl as checkOutbound, RefusedUrl, type OutboundPolicy } from '../net/outbound.js';
 
 // An organization's identity providers: where its people sign in. Admins configure them through
 // /api/v1/admin/identity-providers; the client secret is stored and never shown again. A SAML
-// IdP is given by its metadata, or by its entity ID, SSO URL and signing certificate.
+// IdP is given by its metadata, or by its entity ID, SSO URL and signing certificate. The URL the
+// hub itself fetches (an OAuth or OIDC issuer) must pass the outbound policy when it is saved, as
+// it must again at each fetch (a name may resolve elsewhere later). A provider whose issuer, or
+// SAML signing key, changes is another identity provider: the accounts linked through the old
+// one are unlinked, so an account of the new one signs nobody in as an old one's person.
 
 export type ProviderKind = 'oidc' | 'github' | 'gitlab' | 'saml';
 export const PROVIDER_KINDS: readonly ProviderKind[] = ['oidc', 'github', 'gitlab', 'saml'];
@@ -67,6 +72,19 @@ function checkUrl(raw: string, field: string): string {
   return field === 'issuer' ? url.href.replace(/\/$/, '') : url.href;
 }
 
+/** An issuer the hub will fetch, refused now when the outbound policy would refuse it (a name that does not resolve yet is checked at each fetch). */
+async function fetchable(issuer: string, outbound: OutboundPolicy): Promise<string> {
+  try {
+    await checkOutbound(issuer, outbound);
+  } catch (err) {
+    if (err instanceof RefusedUrl) throw invalid(`issuer: ${err.message}`);
+  }
+  return issuer;
+}
+
+/** The public key a PEM certificate or key holds, comparable across encodings. */
+const keyOf = (pem: string | null): string | null => (pem ? createPublicKey(pem).export({ type: 'spki', format: 'der' }).toString('base64') : null);
+
 /** A PEM certificate or public key, or a certificate's bare base64 (as metadata holds it), as PEM. */
 function checkCert(raw: string): string {
   const text = raw.trim();
@@ -114,7 +132,7 @@ const toProvider = (r: IdentityProvider): IdentityProvider => ({
   updated_at: new Date(r.updated_at).toISOString(),
 });
 
-export async function createProvider(db: Queryable, org: Org, input: ProviderInput): Promise<IdentityProvider> {
+export async function createProvider(db: Queryable, org: Org, input: ProviderInput, outbound: OutboundPolicy): Promise<IdentityProvider> {
   checkInput(input, true, input.kind!);
   let fields: { issuer?: string; sso_url?: string; idp_cert?: string };
   if (input.kind === 'saml') {
@@ -123,7 +141,7 @@ export async function createProvider(db: Queryable, org: Org, input: ProviderInp
   } else {
     const issuer = input.issuer ?? DEFAULT_BASE[input.kind!];
     if (!issuer) throw invalid('issuer is required for an oidc provider');
-    fields = { issuer: checkUrl(issuer, 'issuer') };
+    fields = { issuer: await fetchable(checkUrl(issuer, 'issuer'), outbound) };
   }
   const r = await db.query<IdentityProvider>(
     `INSERT INTO ${ident(org.schema)}.identity_providers (id, name, kind, issuer, client_id, client_secret, sso_url, idp_cert, allowed_domains, create_users, default_role)
@@ -160,7 +178,7 @@ export async function providerByName(db: Queryable, org: Org, name: string): Pro
   return r.rows[0] ? { ...toProvider(r.rows[0]), client_secret: r.rows[0].client_secret } : null;
 }
 
-export async function updateProvider(db: Queryable, org: Org, id: string, input: ProviderInput): Promise<IdentityProvider> {
+export async function updateProvider(db: Queryable, org: Org, id: string, input: ProviderInput, outbound: OutboundPolicy): Promise<IdentityProvider> {
   if (input.kind !== undefined) throw invalid('kind cannot change: delete the provider and create another');
   const current = await getProvider(db, org, id);
   if (!current) throw notFound(`no identity provider ${id}`);
@@ -177,7 +195,7 @@ export async function updateProvider(db: Queryable, org: Org, id: string, input:
     if (saml.issuer !== undefined) set('issuer', saml.issuer);
     if (saml.sso_url !== undefined) set('sso_url', saml.sso_url);
     if (saml.idp_cert !== undefined) set('idp_cert', saml.idp_cert);
-  } else if (input.issuer !== undefined) set('issuer', checkUrl(input.issuer, 'issuer'));
+  } else if (input.issuer !== undefined) set('issuer', await fetchable(checkUrl(input.issuer, 'issuer'), outbound));
   if (input.client_id !== undefined) set('client_id', input.client_id);
   if (input.client_secret !== undefined) set('client_secret', input.client_secret);
   if (input.allowed_domains !== undefined) set('allowed_domains', input.allowed_domains);
@@ -188,8 +206,12 @@ export async function updateProvider(db: Queryable, org: Org, id: string, input:
     .catch((err: { code?: string }) => {
       throw err.code === '23505' ? conflict(`an identity provider named "${input.name}" exists already`) : err;
     });
-  if (!r.rows[0]) throw notFound(`no identity provider ${id}`);
-  return toProvider(r.rows[0]);
+  const updated = r.rows[0];
+  if (!updated) throw notFound(`no identity provider ${id}`);
+  if (updated.issuer !== current.issuer || keyOf(updated.idp_cert) !== keyOf(current.idp_cert)) {
+    await db.query(`DELETE FROM ${ident(org.schema)}.external_identities WHERE provider_id = $1`, [id]);
+  }
+  return toProvider(updated);
 }
 
 /** Removing a provider ends the sessions signed in through it. */

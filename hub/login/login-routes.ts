@@ -5,7 +5,7 @@ import { hashKey } from '../access/tokens.js';
 import type { Database, HubState, Org } from '../contracts.js';
 import type { HubConfig } from '../server/config.js';
 import { hubOrigin } from '../server/hub-origin.js';
-import { cookieOptions, readForm, sameOrigin } from './browser-kit.js';
+import { cookieOptions, esc, htmlPage, readForm, sameOrigin } from './browser-kit.js';
 import type { AuditWriter } from '../audit/audit-log.js';
 import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/migrate.js';
@@ -15,11 +15,12 @@ import { validBody } from '../openapi/spec.js';
 import { HubProblem, badRequest, notFoundProblem, unauthorized } from '../server/problem.js';
 import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
 import { createProvider, deleteProvider, getProvider, listProviders, providerByName, updateProvider, type IdentityProvider, type ProviderInput, type ProviderWithSecret } from './identity-providers.js';
-import { authorizationUrl, completeLogin, failureReason, type ExternalIdentity } from './provider-client.js';
+import { authorizationUrl, completeLogin, failureReason, ProviderUnavailable, type ExternalIdentity } from './provider-client.js';
 import { completeSaml, samlLoginUrl, samlMetadata, type SamlEndpoints } from './saml-client.js';
 import { endGrantsOfSession } from './grant-routes.js';
 import { createSession, endSession, mintToken, sessionFromCookie, SESSION_COOKIE, SESSION_HOURS } from './login-sessions.js';
 import { signInUser, SignInRefused } from './sign-in.js';
+import { takeSignInStart } from '../limits/sign-in-starts.js';
 
 // Signing in through an organization's identity providers, for browsers:
 //   GET  /auth/<org>/<provider>/login[?return_to=/path]  redirects to the provider
@@ -31,10 +32,19 @@ import { signInUser, SignInRefused } from './sign-in.js';
 //   POST /auth/logout                                    ends the session and its tokens
 // The attempt's state travels both in the redirect and in a cookie on the browser that started
 // it (so nobody can hand a victim a callback for the attacker's account); its PKCE verifier and
-// nonce stay in the database, used once. And the admin routes that configure the providers.
+// nonce stay in the database, used once. A SAML sign-in is bound the same way: its RelayState in a
+// cookie of its own, and the AuthnRequest's ID with the attempt, so the IdP's answer is taken only
+// from the browser that started the sign-in, and only as the answer to that sign-in's request.
+// Anonymous starts are limited per client address, and what they store expires and is swept.
+// Refusals reach a browser (it asks for HTML) as a page, API clients as a problem document; a
+// provider that cannot be reached is "unavailable", its detail in the log only.
+// And the admin routes that configure the providers.
 
 const ATTEMPT_COOKIE = 'svc_login';
+const SAML_COOKIE = 'svc_saml';
 const ATTEMPT_MINUTES = 10;
+/** Unfinished sign-ins an organization keeps at most: beyond, new starts wait for old ones to expire. */
+const MAX_OPEN_ATTEMPTS = 10_000;
 const DEFAULT_RETURN = '/auth/session';
 
 type AnyCtx = ParameterizedContext;
@@ -45,6 +55,43 @@ export interface LoginDeps {
   config: HubConfig;
   audit: AuditWriter;
   failedAuth: FailedAuthGuard;
+  /** Where the detail of an unreachable provider goes (standard error by default). */
+  log?: (message: string) => void;
+}
+
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
+
+/**
+ * The cookie binding a SAML sign-in to its browser. The IdP answers with a cross-site POST,
+ * which carries only SameSite=None cookies, and those must be Secure. Over https that is what is
+ * set, under the __Host- prefix (no sibling subdomain can plant one). Over plain http on loopback
+ * (tests, a developer's machine) browsers count the origin as secure, so the same Secure,
+ * SameSite=None cookie is set and sent there (Chromium and Firefox do). Over plain http anywhere
+ * else no Secure cookie can be set: the cookie goes without a SameSite attribute, which Chromium
+ * treats as Lax yet still sends on a top-level POST within two minutes of setting it.
+ */
+function samlCookie(ctx: AnyCtx, config: HubConfig, maxAgeMs: number) {
+  const base = cookieOptions(ctx, config, '/', maxAgeMs);
+  if (base.secure || LOOPBACK_HOSTS.includes(new URL(hubOrigin(ctx, config)).hostname)) {
+    ctx.cookies.secure = true;
+    return { name: `__Host-${SAML_COOKIE}`, options: { ...base, secure: true, sameSite: 'none' as const } };
+  }
+  return { name: SAML_COOKIE, options: { ...base, path: '/auth/', sameSite: false as const } };
+}
+
+/** Browsers (they ask for HTML before JSON) get a refusal as a page; API clients get the problem document. */
+function forBrowsers(handler: (ctx: AnyCtx) => Promise<void>) {
+  return async (ctx: AnyCtx): Promise<void> => {
+    try {
+      await handler(ctx);
+    } catch (err) {
+      if (!(err instanceof HubProblem) || ctx.accepts('json', 'html') !== 'html') throw err;
+      for (const [k, v] of Object.entries(err.headers ?? {})) if (k.toLowerCase() !== 'www-authenticate') ctx.set(k, v);
+      ctx.status = err.status;
+      const again = ctx.params?.org ? `/sign-in?org=${encodeURIComponent(String(ctx.params.org))}` : '/sign-in';
+      htmlPage(ctx, err.status === 401 ? 'Sign-in refused' : err.title, `<p role="alert">${esc(err.message)}</p>\n<p><a href="${esc(again)}">Sign in again</a></p>`);
+    }
+  };
 }
 
 /** Only a path on this hub: never another origin (//evil, /\evil), never control characters. */
@@ -70,28 +117,52 @@ async function orgAndProvider(db: Database, slug: string, name: string) {
 export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   const { db, config } = deps;
 
-  router.get('/auth/:org/:provider/login', async (ctx) => {
-    const returnTo = checkReturnTo(typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined);
-    const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
-    const checks = { state: randomBytes(32).toString('base64url'), nonce: randomBytes(32).toString('base64url'), verifier: randomBytes(48).toString('base64url') };
-    const saml = provider.kind === 'saml';
-    const target = await (saml
-      ? samlLoginUrl(db, org, provider, samlEndpoints(ctx, config, org, provider.name), checks.state)
-      : authorizationUrl(provider, redirectUri(ctx, config, org, provider.name), checks).then((u) => u.href)
-    ).catch((err: unknown) => {
-      throw new HubProblem(502, 'provider-unreachable', 'Identity provider unreachable', `${provider.name} could not be reached: ${failureReason(err)}`);
-    });
-    await db.query(
-      `INSERT INTO ${ident(org.schema)}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [hashKey(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000)],
-    );
-    // Abandoned sign-ins leave their attempt behind: each new one clears the expired.
-    await db.query(`DELETE FROM ${ident(org.schema)}.login_attempts WHERE expires_at < now()`);
-    // SAML answers with a cross-site POST, which carries no SameSite=Lax cookie: there the
-    // AuthnRequest's single-use ID (InResponseTo) is what binds the answer to this attempt.
-    if (!saml) ctx.cookies.set(ATTEMPT_COOKIE, checks.state, cookieOptions(ctx, config, '/auth/', ATTEMPT_MINUTES * 60_000));
-    ctx.redirect(target);
-  });
+  const log = deps.log ?? ((m: string) => process.stderr.write(`svc hub: ${m}\n`));
+  /** The anonymous caller hears that the provider is unavailable; the reason goes to the log. */
+  const unavailable = (org: Org, provider: ProviderWithSecret, err: unknown): HubProblem => {
+    log(`sign-in through ${org.slug}/${provider.name} failed at the provider: ${failureReason(err)}`);
+    return new HubProblem(502, 'provider-unavailable', 'Sign-in unavailable', `sign-in through ${provider.name} is unavailable; try again later, or tell an admin of ${org.slug}`);
+  };
+
+  router.get(
+    '/auth/:org/:provider/login',
+    forBrowsers(async (ctx) => {
+      const returnTo = checkReturnTo(typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined);
+      const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
+      await takeSignInStart(db, ctx.ip);
+      const s = ident(org.schema);
+      // Abandoned sign-ins leave their attempt behind: each new one clears the expired.
+      await db.query(`DELETE FROM ${s}.login_attempts WHERE expires_at < now()`);
+      const open = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${s}.login_attempts LIMIT ${MAX_OPEN_ATTEMPTS}) a`);
+      if (Number(open.rows[0]?.n ?? 0) >= MAX_OPEN_ATTEMPTS) {
+        throw new HubProblem(503, 'busy', 'Too many sign-ins under way', `too many sign-ins to ${org.slug} are under way; retry in a minute`, { headers: { 'Retry-After': '60' } });
+      }
+      const checks = { state: randomBytes(32).toString('base64url'), nonce: randomBytes(32).toString('base64url'), verifier: randomBytes(48).toString('base64url') };
+      const saml = provider.kind === 'saml';
+      let target: string;
+      let samlRequestId: string | null = null;
+      try {
+        if (saml) {
+          const made = await samlLoginUrl(db, org, provider, samlEndpoints(ctx, config, org, provider.name), checks.state);
+          target = made.url;
+          samlRequestId = made.requestId;
+        } else {
+          target = (await authorizationUrl(provider, config.outbound, redirectUri(ctx, config, org, provider.name), checks)).href;
+        }
+      } catch (err) {
+        throw unavailable(org, provider, err);
+      }
+      await db.query(
+        `INSERT INTO ${s}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at, saml_request_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [hashKey(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000), samlRequestId],
+      );
+      if (saml) {
+        const c = samlCookie(ctx, config, ATTEMPT_MINUTES * 60_000);
+        ctx.cookies.set(c.name, checks.state, c.options);
+      } else ctx.cookies.set(ATTEMPT_COOKIE, checks.state, cookieOptions(ctx, config, '/auth/', ATTEMPT_MINUTES * 60_000));
+      ctx.redirect(target);
+    }),
+  );
 
   /** The provider's answer, wherever it came in: refusals audited and counted, success a session. */
   async function answer(ctx: AnyCtx, slug: string, name: string, take: (org: Org, provider: ProviderWithSecret, refuse: (reason: string) => Promise<never>) => Promise<{ who: ExternalIdentity; returnTo: string }>): Promise<void> {
@@ -102,7 +173,14 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
       throw unauthorized(`sign-in through ${provider.name} failed: ${reason}`);
     };
-    const { who, returnTo } = await take(org, provider, refuse);
+    let taken: { who: ExternalIdentity; returnTo: string };
+    try {
+      taken = await take(org, provider, refuse);
+    } catch (err) {
+      if (err instanceof ProviderUnavailable) throw unavailable(org, provider, err);
+      throw err;
+    }
+    const { who, returnTo } = taken;
     let signed;
     try {
       signed = await db.transaction(async (q) => {
@@ -124,13 +202,13 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   /** The attempt a state names, spent; null when unknown, used, expired or another provider's. */
   const spend = async (org: Org, provider: ProviderWithSecret, state: string) =>
     (
-      await db.query<{ provider_id: string; code_verifier: string; nonce: string; return_to: string }>(
-        `DELETE FROM ${ident(org.schema)}.login_attempts WHERE state_hash = $1 AND expires_at > now() RETURNING provider_id, code_verifier, nonce, return_to`,
+      await db.query<{ provider_id: string; code_verifier: string; nonce: string; return_to: string; saml_request_id: string | null }>(
+        `DELETE FROM ${ident(org.schema)}.login_attempts WHERE state_hash = $1 AND expires_at > now() RETURNING provider_id, code_verifier, nonce, return_to, saml_request_id`,
         [hashKey(state)],
       )
     ).rows.find((a) => a.provider_id === provider.id) ?? null;
 
-  router.get('/auth/:org/:provider/callback', (ctx) =>
+  router.get('/auth/:org/:provider/callback', forBrowsers((ctx) =>
     answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
       const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
       const mine = ctx.cookies.get(ATTEMPT_COOKIE);
@@ -142,31 +220,36 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       if (typeof ctx.query.error === 'string') return refuse(`the provider answered ${ctx.query.error.slice(0, 100)}`);
       const uri = redirectUri(ctx, config, org, provider.name);
       try {
-        return { who: await completeLogin(provider, uri, new URL(`${uri}?${ctx.querystring}`), { state, nonce: attempt.nonce, verifier: attempt.code_verifier }), returnTo: attempt.return_to };
+        return { who: await completeLogin(provider, config.outbound, uri, new URL(`${uri}?${ctx.querystring}`), { state, nonce: attempt.nonce, verifier: attempt.code_verifier }), returnTo: attempt.return_to };
       } catch (err) {
+        if (err instanceof ProviderUnavailable) throw err;
         return refuse(failureReason(err));
       }
     }),
-  );
+  ));
 
-  router.post('/auth/:org/:provider/acs', (ctx) =>
+  router.post('/auth/:org/:provider/acs', forBrowsers((ctx) =>
     answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
+      const cookie = samlCookie(ctx, config, 0);
+      const mine = ctx.cookies.get(cookie.name);
+      ctx.cookies.set(cookie.name, null, cookie.options);
       if (provider.kind !== 'saml') return refuse(`${provider.name} is not a SAML provider`);
       const form = await readForm(ctx, 1024 * 1024).catch(() => new URLSearchParams());
       const response = form.get('SAMLResponse');
       if (!response) return refuse('no SAMLResponse was posted');
-      let who: ExternalIdentity;
+      // Login CSRF: a response someone obtained for their own account, posted from elsewhere by
+      // another person's browser, finds no cookie there (or another sign-in's).
+      const relay = form.get('RelayState') ?? '';
+      if (!mine || relay !== mine) return refuse('this SAML response was not asked for by this browser (unsolicited, or another sign-in\'s); start again');
+      const attempt = await spend(org, provider, relay);
+      if (!attempt || !attempt.saml_request_id) return refuse('this sign-in is unknown, used already or expired (RelayState); start again');
       try {
-        who = await completeSaml(db, org, provider, samlEndpoints(ctx, config, org, provider.name), response);
+        return { who: await completeSaml(db, org, provider, samlEndpoints(ctx, config, org, provider.name), response, attempt.saml_request_id), returnTo: attempt.return_to };
       } catch (err) {
         return refuse(failureReason(err));
       }
-      // Checked after the response: a replayed one fails above before it can spend anything.
-      const attempt = await spend(org, provider, form.get('RelayState') ?? '');
-      if (!attempt) return refuse('this sign-in is unknown, used already or expired (RelayState); start again');
-      return { who, returnTo: attempt.return_to };
     }),
-  );
+  ));
 
   router.get('/auth/:org/:provider/metadata', async (ctx) => {
     const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
@@ -229,7 +312,7 @@ export function registerProviderAdminRoutes(router: Router<HubState>, deps: { co
     requireAdmin(ctx.state.principal);
     const body = await validBody<ProviderInput>('IdentityProviderNew', ctx.request.body);
     ctx.status = 201;
-    ctx.body = view(ctx, await createProvider(ctx.state.db, ctx.state.principal.org, body));
+    ctx.body = view(ctx, await createProvider(ctx.state.db, ctx.state.principal.org, body, deps.config.outbound));
   });
   router.get('/admin/identity-providers/:id', async (ctx: Ctx) => {
     requireAdmin(ctx.state.principal);
@@ -240,7 +323,7 @@ export function registerProviderAdminRoutes(router: Router<HubState>, deps: { co
   router.patch('/admin/identity-providers/:id', async (ctx: Ctx) => {
     requireAdmin(ctx.state.principal);
     const body = await validBody<ProviderInput>('IdentityProviderChange', ctx.request.body);
-    ctx.body = view(ctx, await updateProvider(ctx.state.db, ctx.state.principal.org, ctx.params.id!, body));
+    ctx.body = view(ctx, await updateProvider(ctx.state.db, ctx.state.principal.org, ctx.params.id!, body, deps.config.outbound));
   });
   router.delete('/admin/identity-providers/:id', async (ctx: Ctx) => {
     requireAdmin(ctx.state.principal);

@@ -9,7 +9,7 @@ import { esc } from './browser-kit.js';
 // the HTTP-Redirect binding, the answer by HTTP-POST to the assertion consumer service). A
 // response must be signed, or its assertion (one assertion only, so signature wrapping has
 // nowhere to hide a second), by the IdP's key; its audience (our entity ID), validity
-// window and InResponseTo (one of our requests, used once) are checked by the library; the
+// window and InResponseTo (the request of the sign-in this browser started, used once) are checked by the library; the
 // issuer, recipient and destination (our ACS URL) and a replay cache of assertion IDs here.
 
 const REQUEST_MINUTES = 10;
@@ -22,8 +22,12 @@ export interface SamlEndpoints {
   acs: string;
 }
 
-/** The AuthnRequest IDs node-saml issues, kept in the organization's schema so any hub process can take the answer. */
-function requestCache(db: Queryable, org: Org, providerId: string): CacheProvider {
+/**
+ * The AuthnRequest IDs node-saml issues, kept in the organization's schema so any hub process can
+ * take the answer. At the ACS only `expected` is known: the request of the sign-in this browser
+ * started, so a response answering anyone else's request fails its InResponseTo check.
+ */
+function requestCache(db: Queryable, org: Org, providerId: string, hooks: { saved?: (id: string) => void; expected?: string } = {}): CacheProvider {
   const s = ident(org.schema);
   return {
     async saveAsync(key, value) {
@@ -34,9 +38,11 @@ function requestCache(db: Queryable, org: Org, providerId: string): CacheProvide
         new Date(Date.now() + REQUEST_MINUTES * 60_000),
       ]);
       await db.query(`DELETE FROM ${s}.saml_requests WHERE expires_at < now()`);
+      hooks.saved?.(key);
       return { value, createdAt: Date.now() };
     },
     async getAsync(key) {
+      if (hooks.expected === undefined || key !== hooks.expected) return null;
       const r = await db.query<{ issued: string }>(`SELECT issued FROM ${s}.saml_requests WHERE id = $1 AND provider_id = $2 AND expires_at > now()`, [key, providerId]);
       return r.rows[0]?.issued ?? null;
     },
@@ -48,7 +54,7 @@ function requestCache(db: Queryable, org: Org, providerId: string): CacheProvide
   };
 }
 
-async function samlFor(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints): Promise<SAML> {
+async function samlFor(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, cache: CacheProvider): Promise<SAML> {
   const { SAML } = await import('@node-saml/node-saml');
   return new SAML({
     entryPoint: p.sso_url!,
@@ -62,16 +68,19 @@ async function samlFor(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlE
     wantAssertionsSigned: false,
     validateInResponseTo: 'always' as never,
     requestIdExpirationPeriodMs: REQUEST_MINUTES * 60_000,
-    cacheProvider: requestCache(db, org, p.id),
+    cacheProvider: cache,
     acceptedClockSkewMs: CLOCK_SKEW_MS,
     signatureAlgorithm: 'sha256',
     disableRequestedAuthnContext: true,
   });
 }
 
-/** Where to send the browser: the IdP's SSO URL with a fresh AuthnRequest and our state as RelayState. */
-export async function samlLoginUrl(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, relayState: string): Promise<string> {
-  return (await samlFor(db, org, p, at)).getAuthorizeUrlAsync(relayState, undefined, {});
+/** Where to send the browser: the IdP's SSO URL with a fresh AuthnRequest and our state as RelayState; and that request's ID. */
+export async function samlLoginUrl(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, relayState: string): Promise<{ url: string; requestId: string }> {
+  let requestId: string | undefined;
+  const url = await (await samlFor(db, org, p, at, requestCache(db, org, p.id, { saved: (id) => (requestId = id) }))).getAuthorizeUrlAsync(relayState, undefined, {});
+  if (!requestId) throw new Error('node-saml issued an AuthnRequest without saving its ID');
+  return { url, requestId };
 }
 
 export function samlMetadata(p: ProviderWithSecret, at: SamlEndpoints): string {
@@ -92,9 +101,9 @@ const first = (n: Parsed | undefined, name: string): Parsed | undefined => {
   return Array.isArray(v) ? (v[0] as Parsed) : undefined;
 };
 
-/** The POST to the ACS: who the IdP says signed in, every check above passed. */
-export async function completeSaml(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, samlResponse: string): Promise<ExternalIdentity> {
-  const saml = await samlFor(db, org, p, at);
+/** The POST to the ACS, answering the request `requestId`: who the IdP says signed in, every check above passed. */
+export async function completeSaml(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, samlResponse: string, requestId: string): Promise<ExternalIdentity> {
+  const saml = await samlFor(db, org, p, at, requestCache(db, org, p.id, { expected: requestId }));
   const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse });
   if (!profile) throw new Error('the IdP answered without an assertion');
   // node-saml holds the issuer against idpIssuer for logout messages only.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Org, Queryable, Role } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { authChanged } from '../access/epoch.js';
-import { freeUserName } from '../access/identity.js';
+import { freeUserName, LINKABLE_BY_EMAIL_SQL } from '../access/identity.js';
 import type { ProviderWithSecret } from './identity-providers.js';
 import type { ExternalIdentity } from './provider-client.js';
 
@@ -10,7 +10,9 @@ import type { ExternalIdentity } from './provider-client.js';
 // earlier sign-in; else the person whose e-mail is one of the account's verified addresses (then
 // linked); else, when the provider may create users, a new person named after the address.
 // Only verified addresses count, and when the provider lists allowed domains, only addresses in
-// them: an unverified address claiming an allowed domain signs nobody in.
+// them: an unverified address claiming an allowed domain signs nobody in. Linking by address
+// needs exactly one person with it (two: an admin decides), and a person whose address may be
+// linked (mayLinkByEmail in access/identity.ts: not one a SCIM client changed).
 
 export class SignInRefused extends Error {}
 
@@ -40,15 +42,22 @@ export async function signInUser(q: Queryable, org: Org, p: ProviderWithSecret, 
   ).rows[0];
   if (linked) return active(linked, false);
 
-  const known = (
-    await q.query<{ id: string; name: string; active: boolean }>(
-      `SELECT id, name, active FROM ${s}.users WHERE kind = 'person' AND lower(email) = ANY($1::text[]) ORDER BY array_position($1::text[], lower(email)), created_at LIMIT 2`,
+  // Every person holding one of the addresses, the preferred address first.
+  const holders = (
+    await q.query<{ id: string; name: string; active: boolean; email: string; linkable: boolean }>(
+      `SELECT id, name, active, lower(email) AS email, (${LINKABLE_BY_EMAIL_SQL}) AS linkable FROM ${s}.users
+        WHERE kind = 'person' AND lower(email) = ANY($1::text[]) ORDER BY array_position($1::text[], lower(email)), created_at`,
       [emails],
     )
   ).rows;
+  const address = holders[0]?.email;
+  const known = holders.filter((h) => h.email === address);
   let user: { id: string; name: string; active: boolean };
   let created = false;
-  if (known[0]) {
+  if (known.length > 1) {
+    throw new SignInRefused(`more than one person of ${org.slug} has the e-mail address ${address}; ask an admin to tell them apart`);
+  } else if (known[0]) {
+    if (!known[0].linkable) throw new SignInRefused(`the e-mail address ${address} of ${known[0].name} was set by a provisioning client, so it cannot link a sign-in account; ask an admin`);
     user = known[0];
   } else if (p.create_users) {
     user = { id: randomUUID(), name: await freeUserName(q, org, emails[0]!.slice(0, emails[0]!.lastIndexOf('@'))), active: true };

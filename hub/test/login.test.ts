@@ -1,6 +1,9 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, updateUser } from '../access/identity.js';
 import { queryAudit } from '../audit/audit-log.js';
+import { ident } from '../data/migrate.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { CookieBrowser } from './support/cookie-browser.js';
@@ -14,7 +17,20 @@ import { startHostileIdp, type HostileIdp, type HostileMode } from './support/ho
 // that lies about its ID tokens. Every path ends in the hub's own token, bound to a session.
 // (An ID token signed with a key the IdP does not publish is not among the refusals: it comes
 // straight from the token endpoint, which OIDC Core 3.1.3.7 lets TLS vouch for, and openid-client
-// checks its claims, not its signature.)
+// checks its claims, not its signature.) The IdPs are on loopback, which the outbound policy allows
+// only with allowPrivateUrls (SVC_HUB_ALLOW_PRIVATE_URLS=1): the main hub opts in, a strict one shows
+// the policy applied to providers when saved and when fetched.
+
+/** A stand-in for whatever answers at an address: counts its requests, answers as told. */
+async function startSink(answer: (res: import('node:http').ServerResponse) => void): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
+  let hits = 0;
+  const server: Server = createServer((_req, res) => {
+    hits++;
+    answer(res);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits, close: () => new Promise((done) => server.close(() => done())) };
+}
 
 describe.each(DATABASES)('signing in (%s)', (kind) => {
   let hub: TestHub;
@@ -25,7 +41,7 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
   const login: Record<string, string> = {};
 
   beforeAll(async () => {
-    hub = await startTestHub(kind);
+    hub = await startTestHub(kind, { allowPrivateUrls: true });
     acme = await hub.newOrg('acme');
     const cb = (name: string) => `${hub.url}/auth/acme/${name}/callback`;
     idp = await startOidcIdp([
@@ -224,5 +240,108 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
     expect((await me(t)).status).toBe(401);
     expect((await token(browser)).status).toBe(401);
     expect((await new CookieBrowser().request('GET', login.corp!)).status).toBe(404);
+  });
+  it('drops the accounts linked through a provider when its issuer changes', async () => {
+    hostile.mode = 'honest';
+    hostile.email = 'nina@acme.example';
+    const first = await signIn('evil');
+    expect(first.page.stoppedAt).toBe(`${hub.url}/me/`);
+    const nina = (await me(JSON.parse((await token(first.browser)).text).token)).body.user;
+    // From now on only the link says who this account is: its address is another person's.
+    hostile.email = 'someone-new@acme.example';
+    const linked = await signIn('evil');
+    expect((await me(JSON.parse((await token(linked.browser)).text).token)).body.user.id).toBe(nina.id);
+
+    const evil = (await hub.request('GET', '/admin/identity-providers', { token: acme.adminKey })).body.items.find((p: { name: string }) => p.name === 'evil');
+    const s = ident(acme.org.schema);
+    const links = async () => Number((await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.external_identities WHERE provider_id = $1`, [evil.id])).rows[0]!.n);
+    expect(await links()).toBeGreaterThan(0);
+    // A change that is not the issuer keeps them.
+    expect((await hub.request('PATCH', `/admin/identity-providers/${evil.id}`, { token: acme.adminKey, body: { create_users: true } })).status).toBe(200);
+    expect(await links()).toBeGreaterThan(0);
+
+    // Another IdP under the same name, whose account has the same subject, signs nobody in as nina.
+    const other = await startHostileIdp('svc-evil');
+    try {
+      expect((await hub.request('PATCH', `/admin/identity-providers/${evil.id}`, { token: acme.adminKey, body: { issuer: other.issuer } })).status).toBe(200);
+      expect(await links()).toBe(0);
+      other.email = 'someone-new@acme.example';
+      const after = await signIn('evil');
+      expect(after.page.stoppedAt).toBe(`${hub.url}/me/`);
+      const who = (await me(JSON.parse((await token(after.browser)).text).token)).body.user;
+      expect(who.id).not.toBe(nina.id);
+      expect(who.name).toBe('someone-new');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('links by address only a person whose address a provisioning client did not set', async () => {
+    const ivy = await createUser(hub.db, acme.org, { name: 'ivy', role: 'viewer', email: 'ivy@example.org' });
+    await hub.db.query(`UPDATE ${ident(acme.org.schema)}.users SET email_scim_changed_at = now() WHERE id = $1`, [ivy.id]);
+    idp.next = { sub: 'gitlab-ivy', email: 'ivy@example.org', email_verified: true };
+    const refused = await signIn('gitlab');
+    expect(refused.page.status).toBe(401);
+    expect(JSON.parse(refused.page.text).detail).toMatch(/provisioning client/);
+    // An unverified address links nobody either.
+    idp.next = { sub: 'gitlab-bob-2', email: 'bob@example.org', email_verified: false };
+    expect((await signIn('gitlab')).page.status).toBe(401);
+  });
+
+  it('fetches a provider only through the outbound policy, and tells an anonymous caller only that it is unavailable', async () => {
+    const s = ident(acme.org.schema);
+    // An issuer answering an error page with internal detail in it, and one that redirects inward.
+    const broken = await startSink((res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('db=10.0.0.7 password=hunter2'));
+    const inward = await startSink((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    const redirecting = await startSink((res) => res.writeHead(302, { location: `${inward.url}/.well-known/openid-configuration` }).end());
+    try {
+      for (const [name, sink] of [['broken', broken], ['redirecting', redirecting]] as const) {
+        const made = await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body: { name, kind: 'oidc', issuer: sink.url, client_id: 'a', client_secret: 'b' } });
+        expect(made.status, made.text).toBe(201);
+        const r = await new CookieBrowser().request('GET', made.body.login_url);
+        expect(r.status, r.text).toBe(502);
+        expect(JSON.parse(r.text).detail).toBe(`sign-in through ${name} is unavailable; try again later, or tell an admin of acme`);
+        expect(r.text).not.toMatch(/hunter2|10\.0\.0\.7|127\.0\.0\.1|302|500/);
+        // A browser gets the same as a page.
+        const page = await new CookieBrowser().request('GET', made.body.login_url, { headers: { accept: 'text/html,*/*;q=0.8' } });
+        expect(page.status).toBe(502);
+        expect(page.headers.get('content-type')).toMatch(/text\/html/);
+        expect(page.text).toMatch(/is unavailable/);
+        expect(page.text).not.toMatch(/hunter2|127\.0\.0\.1/);
+      }
+      // The redirect was not followed.
+      expect(redirecting.hits()).toBe(2);
+      expect(inward.hits()).toBe(0);
+
+      // A hub that keeps to public addresses refuses loopback issuers when they are saved...
+      const strict = await startTestHub(kind);
+      try {
+        const org = await strict.newOrg('acme');
+        for (const issuer of [idp.issuer, 'https://127.0.0.1/', 'https://[::ffff:7f00:1]/', 'https://[::127.0.0.1]/', 'https://169.254.169.254/', 'https://localhost/', 'https://[64:ff9b::a9fe:a9fe]/']) {
+          const r = await strict.request('POST', '/admin/identity-providers', { token: org.adminKey, body: { name: 'corp', kind: 'oidc', issuer, client_id: 'a', client_secret: 'b' } });
+          expect(r.status, `${issuer}: ${r.text}`).toBe(400);
+          expect(r.body.detail, issuer).toMatch(/private, loopback or link-local|https/);
+        }
+        // ...and when they are fetched: one that got in (a name that resolved elsewhere when saved) is not contacted.
+        const sink = await startSink((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+        try {
+          await strict.db.query(
+            `INSERT INTO ${ident(org.org.schema)}.identity_providers (id, name, kind, issuer, client_id, client_secret) VALUES ('p-sneaky', 'sneaky', 'oidc', $1, 'a', 'b')`,
+            [sink.url],
+          );
+          const r = await new CookieBrowser().request('GET', `${strict.url}/auth/acme/sneaky/login`);
+          expect(r.status).toBe(502);
+          expect(JSON.parse(r.text).detail).toBe('sign-in through sneaky is unavailable; try again later, or tell an admin of acme');
+          expect(sink.hits()).toBe(0);
+        } finally {
+          await sink.close();
+        }
+      } finally {
+        await strict.close();
+      }
+    } finally {
+      await Promise.all([broken.close(), redirecting.close(), inward.close()]);
+      await hub.db.query(`DELETE FROM ${s}.identity_providers WHERE name IN ('broken', 'redirecting')`);
+    }
   });
 });

@@ -19,6 +19,8 @@ export interface SamlIdp {
   cert: string;
   mode: SamlMode;
   next: { nameId: string; email: string };
+  /** The person has not finished at the IdP yet: its form comes without the script that posts it. */
+  hold: boolean;
   /** The IdP's metadata XML. */
   metadata(): string;
   close(): Promise<void>;
@@ -37,7 +39,8 @@ function sign(xml: string, element: 'Assertion' | 'Response', key: string): stri
   return sig.getSignedXml();
 }
 
-export async function startSamlIdp(): Promise<SamlIdp> {
+/** `host`: the name in the IdP's URLs (it listens on 127.0.0.1); "localhost" puts it on another site than a hub at 127.0.0.1. */
+export async function startSamlIdp(opts: { host?: string } = {}): Promise<SamlIdp> {
   const server = createServer((req, res) => {
     const url = new URL(req.url!, idp.url);
     if (url.pathname !== '/sso') {
@@ -50,15 +53,20 @@ export async function startSamlIdp(): Promise<SamlIdp> {
     const audience = /<(?:\w+:)?Issuer[^>]*>([^<]+)</.exec(request)![1]!;
     const response = respond(idp, { requestId: id, acs, audience });
     res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(`<form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${Buffer.from(response).toString('base64')}"><input type="hidden" name="RelayState" value="${url.searchParams.get('RelayState') ?? ''}"></form>`);
+    // The auto-posting form IdPs answer with: a browser running scripts posts it at once.
+    res.end(
+      `<form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${Buffer.from(response).toString('base64')}"><input type="hidden" name="RelayState" value="${url.searchParams.get('RelayState') ?? ''}"></form>` +
+        (idp.hold ? '' : '<script>document.forms[0].submit()</script>'),
+    );
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = `http://${opts.host ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
   const idp: SamlIdp = {
     url,
     entityId: `${url}/metadata`,
     cert: CERT,
     mode: 'honest',
+    hold: false,
     next: { nameId: 'nobody@example.com', email: 'nobody@example.com' },
     metadata: () => `<?xml version="1.0"?>
 <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${url}/metadata">
