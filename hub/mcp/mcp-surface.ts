@@ -91,6 +91,16 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
     const body = ctx.request.body;
     if (body === undefined) throw badRequest('send a JSON-RPC message (or a batch of them) as the body');
     const messages = (Array.isArray(body) ? body : [body]) as Array<{ method?: unknown; params?: { clientInfo?: { name?: unknown } } }>;
+    if (messages.length === 0) throw badRequest('a JSON-RPC batch must hold at least one message');
+    if (messages.length > limits.maxBatch) {
+      throw new HubProblem(413, 'payload-too-large', 'Payload too large', `a JSON-RPC batch holds at most ${limits.maxBatch} messages (got ${messages.length}); send the rest in further requests`);
+    }
+    // The gate counted the request as one message: each further one of a batch counts too.
+    const header = ctx.get('authorization') || undefined;
+    for (let i = 1; i < messages.length; i++) {
+      const { decision } = await deps.gate.admit(p, header, false, (k, v) => ctx.set(k, v), ['mcp-messages']);
+      if (!decision.allowed) throw tooMany(decision, `this token may send ${config.rateLimits.mcpMessagesPerMinute} MCP messages per minute, each message of a batch counted`);
+    }
     const init = messages.find((m) => m?.method === 'initialize');
     let session: McpSession;
     if (init) {
@@ -132,7 +142,7 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
     const transport = new SSEServerTransport('/messages', ctx.res);
     const session = await openSession(db, p, { transport: 'sse', profile: profileOf(ctx), holder: PROCESS_ID, id: transport.sessionId, limits });
     takeOver(ctx);
-    deps.relay.hold(session.id, transport);
+    deps.relay.hold(session.id, transport, p.org, limits.idleSeconds);
     ctx.res.on('close', () => {
       deps.relay.release(session.id);
       void closeSession(db, p.org, session.id).catch(() => undefined);

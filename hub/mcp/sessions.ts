@@ -4,9 +4,11 @@ import { ident } from '../data/migrate.js';
 import type { McpLimits } from '../server/config.js';
 import { HubProblem, notFoundProblem } from '../server/problem.js';
 
-// MCP sessions (migration org/011): opened by one token, usable only by its user (another user's
-// session id is a 404, like any hidden resource), closed when idle too long. Stored in the
-// database so that every hub process knows every session: a request may reach any of them.
+// MCP sessions (migrations org/011, org/020): opened by one token and usable only by it (another
+// token's call, of the same user or not, gets a 404, like any hidden resource; an OAuth token
+// refreshed from the same grant keeps its sessions), closed when idle too long, bounded per
+// token and per person. Stored in the database so that every hub process knows every session:
+// a request may reach any of them.
 
 export type McpTransportKind = 'sse' | 'http';
 export type McpProfile = 'full' | 'lean';
@@ -32,9 +34,11 @@ interface Row {
   holder: string | null;
 }
 
+const COLUMNS = 'id, user_id, token_id, transport, profile, client_name, holder';
+
 const fromRow = (r: Row): McpSession => ({ id: r.id, userId: r.user_id, tokenId: r.token_id, transport: r.transport, profile: r.profile, clientName: r.client_name, holder: r.holder });
 
-/** Opens a session for the token, within its bound of open sessions (idle ones are closed first). */
+/** Opens a session for the token, within its bounds of open sessions per token and per person (idle ones are closed first). */
 export async function openSession(
   db: Database,
   p: Principal,
@@ -42,18 +46,25 @@ export async function openSession(
 ): Promise<McpSession> {
   const s = ident(p.org.schema);
   await db.query(
-    `UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE token_id = $1 AND closed_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
-    [p.tokenId, opts.limits.idleSeconds],
+    `UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE user_id = $1 AND closed_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
+    [p.userId, opts.limits.idleSeconds],
   );
-  const open = Number((await db.query<{ n: number }>(`SELECT count(*) AS n FROM ${s}.mcp_sessions WHERE token_id = $1 AND closed_at IS NULL`, [p.tokenId])).rows[0]!.n);
-  if (open >= opts.limits.maxSessionsPerToken) {
-    throw new HubProblem(429, 'too-many-sessions', 'Too many MCP sessions', `this token holds ${open} open MCP sessions, the most it may: end one (DELETE /mcp with its Mcp-Session-Id, or close its SSE stream) or let one stay idle ${opts.limits.idleSeconds} s`);
+  const open = (await db.query<{ token: number; person: number }>(
+    `SELECT count(*) FILTER (WHERE token_id = $2)::int AS token, count(*)::int AS person FROM ${s}.mcp_sessions WHERE user_id = $1 AND closed_at IS NULL`,
+    [p.userId, p.tokenId],
+  )).rows[0]!;
+  const end = `end one (DELETE /mcp with its Mcp-Session-Id, or close its SSE stream) or let one stay idle ${opts.limits.idleSeconds} s`;
+  if (Number(open.token) >= opts.limits.maxSessionsPerToken) {
+    throw new HubProblem(429, 'too-many-sessions', 'Too many MCP sessions', `this token holds ${open.token} open MCP sessions, the most it may: ${end}`);
+  }
+  if (Number(open.person) >= opts.limits.maxSessionsPerUser) {
+    throw new HubProblem(429, 'too-many-sessions', 'Too many MCP sessions', `${p.userName} holds ${open.person} open MCP sessions over all their tokens, the most one person may: ${end}`);
   }
   const id = opts.id ?? randomUUID();
   const r = await db.query<Row>(
-    `INSERT INTO ${s}.mcp_sessions (id, user_id, token_id, transport, profile, client_name, holder) VALUES ($1, $2, $3, $4, $5, $6, $7)
-     RETURNING id, user_id, token_id, transport, profile, client_name, holder`,
-    [id, p.userId, p.tokenId, opts.transport, opts.profile, opts.clientName ?? null, opts.holder ?? null],
+    `INSERT INTO ${s}.mcp_sessions (id, user_id, token_id, grant_id, transport, profile, client_name, holder) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     RETURNING ${COLUMNS}`,
+    [id, p.userId, p.tokenId, p.grant ?? null, opts.transport, opts.profile, opts.clientName ?? null, opts.holder ?? null],
   );
   return fromRow(r.rows[0]!);
 }
@@ -70,18 +81,20 @@ const recent = new Map<string, { session: McpSession; until: number }>();
 
 /**
  * The caller's open session `id`, marked as used (at most every TOUCH_AFTER_S); 404 when there is
- * none, when it is another user's, or when it has ended or gone idle.
+ * none, when another token opened it (of another user or the same one; an OAuth token of the
+ * same grant is the same credential), or when it has ended or gone idle.
  */
 export async function useSession(db: Database, p: Principal, id: string, limits: McpLimits): Promise<McpSession> {
-  const key = `${p.org.id}\n${p.userId}\n${id}`;
+  const key = `${p.org.id}\n${p.userId}\n${p.tokenId}\n${id}`;
   const hit = recent.get(key);
   if (hit && hit.until > Date.now()) return hit.session;
   const s = ident(p.org.schema);
   const r = await db.query<Row & { stale: boolean }>(
-    `SELECT id, user_id, token_id, transport, profile, client_name, holder, last_seen_at < now() - make_interval(secs => $4) AS stale
+    `SELECT ${COLUMNS}, last_seen_at < now() - make_interval(secs => $4) AS stale
        FROM ${s}.mcp_sessions
-      WHERE id = $1 AND user_id = $2 AND closed_at IS NULL AND last_seen_at >= now() - make_interval(secs => $3)`,
-    [id, p.userId, limits.idleSeconds, Math.min(TOUCH_AFTER_S, limits.idleSeconds / 2)],
+      WHERE id = $1 AND user_id = $2 AND (token_id = $5 OR (grant_id IS NOT NULL AND grant_id = $6))
+        AND closed_at IS NULL AND last_seen_at >= now() - make_interval(secs => $3)`,
+    [id, p.userId, limits.idleSeconds, Math.min(TOUCH_AFTER_S, limits.idleSeconds / 2), p.tokenId, p.grant ?? null],
   );
   const row = r.rows[0];
   if (!row) throw notFoundProblem(`no open MCP session ${id} for this token: it ended, went idle (${limits.idleSeconds} s) or never existed; start a new one`);
@@ -99,4 +112,15 @@ export async function recordClient(db: Database, org: Org, id: string, clientNam
 export async function closeSession(db: Database, org: Org, id: string): Promise<void> {
   for (const key of recent.keys()) if (key.startsWith(`${org.id}\n`) && key.endsWith(`\n${id}`)) recent.delete(key);
   await db.query(`UPDATE ${ident(org.schema)}.mcp_sessions SET closed_at = now() WHERE id = $1 AND closed_at IS NULL`, [id]);
+}
+
+/**
+ * Of these sessions, those still open and used within the idle limit; the idle ones are closed
+ * on the way (their streams end with them: sse-relay.ts).
+ */
+export async function liveSessions(db: Database, org: Org, ids: string[], idleSeconds: number): Promise<Set<string>> {
+  const s = ident(org.schema);
+  await db.query(`UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE id = ANY($1) AND closed_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`, [ids, idleSeconds]);
+  const r = await db.query<{ id: string }>(`SELECT id FROM ${s}.mcp_sessions WHERE id = ANY($1) AND closed_at IS NULL`, [ids]);
+  return new Set(r.rows.map((x) => x.id));
 }

@@ -5,20 +5,33 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Database, Org } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { orgById } from '../data/organizations.js';
-import type { McpSession } from './sessions.js';
+import { liveSessions, type McpSession } from './sessions.js';
 
 // The SSE transport keeps one stream open on one hub process, while the session's messages may
 // reach any process behind the load balancer. Whichever process gets a message runs it, then
 // hands the answer to the stream's holder: directly when that is itself, else through the
 // database (the answer in mcp_relay, its id in a NOTIFY that the holder listens for).
+// A stream lasts no longer than its session: one whose session ended (DELETE, access ended) or
+// went idle is closed at the next sweep, so streams cannot pile up past the session bounds.
 
 /** This process, as sessions name their holder. */
 export const PROCESS_ID = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 const CHANNEL = 'svc_mcp_relay';
 
+interface Held {
+  transport: SSEServerTransport;
+  org: Org;
+  idleSeconds: number;
+}
+
+/** Longest a stream outlives its session. */
+const SWEEP_MAX_MS = 30_000;
+
 export class SseRelay {
-  private readonly streams = new Map<string, SSEServerTransport>();
+  private readonly streams = new Map<string, Held>();
   private stop: (() => Promise<void>) | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeping = false;
 
   constructor(
     private readonly db: Database,
@@ -29,18 +42,52 @@ export class SseRelay {
     this.stop = await this.db.listen(CHANNEL, (payload) => void this.pickUp(payload).catch((err: Error) => this.log(`MCP relay: ${err.message}`)));
   }
 
-  hold(sessionId: string, transport: SSEServerTransport): void {
-    this.streams.set(sessionId, transport);
+  hold(sessionId: string, transport: SSEServerTransport, org: Org, idleSeconds: number): void {
+    this.streams.set(sessionId, { transport, org, idleSeconds });
+    const every = Math.min(SWEEP_MAX_MS, (idleSeconds * 1000) / 2);
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => void this.sweep().catch((err: Error) => this.log(`MCP streams: ${err.message}`)), every);
+      this.sweeper.unref();
+    }
   }
 
   release(sessionId: string): void {
     this.streams.delete(sessionId);
+    if (this.streams.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+
+  /** Closes the streams whose session has ended or gone idle. */
+  async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const byOrg = new Map<string, { org: Org; idleSeconds: number; ids: string[] }>();
+      for (const [id, h] of this.streams) {
+        const g = byOrg.get(h.org.id) ?? { org: h.org, idleSeconds: h.idleSeconds, ids: [] };
+        g.ids.push(id);
+        byOrg.set(h.org.id, g);
+      }
+      for (const { org, idleSeconds, ids } of byOrg.values()) {
+        const live = await liveSessions(this.db, org, ids, idleSeconds);
+        for (const id of ids) {
+          if (live.has(id)) continue;
+          const held = this.streams.get(id);
+          this.release(id);
+          await held?.transport.close().catch(() => undefined);
+        }
+      }
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /** Sends the answer down the session's stream, wherever it is held. */
   async deliver(org: Org, session: McpSession, message: JSONRPCMessage): Promise<void> {
     const local = this.streams.get(session.id);
-    if (local) return local.send(message);
+    if (local) return local.transport.send(message);
     const s = ident(org.schema);
     const row = (await this.db.query<{ id: string }>(`INSERT INTO ${s}.mcp_relay (session_id, message) VALUES ($1, $2::jsonb) RETURNING id`, [session.id, JSON.stringify(message)])).rows[0]!;
     await this.db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ holder: session.holder, org: org.id, id: row.id })]);
@@ -52,12 +99,14 @@ export class SseRelay {
     const org = await orgById(this.db, note.org);
     if (!org) return;
     const row = (await this.db.query<{ session_id: string; message: JSONRPCMessage }>(`DELETE FROM ${ident(org.schema)}.mcp_relay WHERE id = $1 RETURNING session_id, message`, [note.id])).rows[0];
-    if (row) await this.streams.get(row.session_id)?.send(row.message);
+    if (row) await this.streams.get(row.session_id)?.transport.send(row.message);
   }
 
   async close(): Promise<void> {
     await this.stop?.();
-    for (const t of this.streams.values()) await t.close().catch(() => undefined);
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    for (const h of this.streams.values()) await h.transport.close().catch(() => undefined);
     this.streams.clear();
   }
 }

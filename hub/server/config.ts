@@ -41,6 +41,10 @@ export interface HubConfig {
 export interface McpLimits {
   /** Open sessions one token may hold; the oldest idle one makes room. */
   maxSessionsPerToken: number;
+  /** Open sessions (and so SSE streams) one person may hold over all their tokens. */
+  maxSessionsPerUser: number;
+  /** Messages in one JSON-RPC batch; each counts against the MCP message limit. */
+  maxBatch: number;
   /** A session unused this long is closed. */
   idleSeconds: number;
   /** Largest JSON-RPC message accepted. */
@@ -122,6 +126,8 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     },
     mcp: {
       maxSessionsPerToken: opts.mcp?.maxSessionsPerToken ?? positive(env, 'SVC_HUB_MCP_SESSIONS_PER_TOKEN', 16, 'sessions'),
+      maxSessionsPerUser: opts.mcp?.maxSessionsPerUser ?? positive(env, 'SVC_HUB_MCP_SESSIONS_PER_USER', 32, 'sessions'),
+      maxBatch: opts.mcp?.maxBatch ?? positive(env, 'SVC_HUB_MCP_MAX_BATCH', 20, 'messages'),
       idleSeconds: opts.mcp?.idleSeconds ?? positive(env, 'SVC_HUB_MCP_IDLE_SECONDS', 1800, 'seconds'),
       maxMessageBytes: opts.mcp?.maxMessageBytes ?? positive(env, 'SVC_HUB_MCP_MAX_MESSAGE_BYTES', 1024 * 1024, 'bytes'),
     },
