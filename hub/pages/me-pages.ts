@@ -72,7 +72,7 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
         html`<section class="card"><h2>Create a key</h2><form class="stack" method="post" action="/me/api-keys">${csrfField(v)}
 <label>Name <input type="text" name="name" required maxlength="100" placeholder="laptop"></label>
 <div><button type="submit">Create key</button></div></form></section>`,
-        html`<h2>MCP clients I connected</h2><p>Clients you let in by signing in from them. Each reads and writes your memory through MCP only; revoke the ones you no longer use.</p>`,
+        html`<h2>MCP clients I connected</h2><p>Clients you let in by signing in from them. Each uses your memory as you may (read, or read and write) through MCP only; revoke the ones you no longer use.</p>`,
         grantTable(v, grants.items, false, '/me/grants'),
       ],
     });

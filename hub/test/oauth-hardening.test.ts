@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
-import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DATABASES } from './support/databases.js';
@@ -8,21 +7,13 @@ import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.
 import { CookieBrowser } from './support/cookie-browser.js';
 import { startOidcIdp, type OidcIdp } from './support/oidc-idp.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { addressKey } from '../login/oauth-server.js';
+import { formField as field, OAuthClient, REDIRECT, type Tokens } from './support/oauth-client.js';
 
 // The OAuth server's audit findings (issue 25): tokens held to their audience, a consent page that
 // says what is granted, grants listed and revoked (and ended by sign-out, DELETE /me/token and
 // provider removal), anonymous registration and authorization bounded per address and swept, no
 // open redirect, refresh validated before rotation and reuse ending the grant, no-store answers.
-
-const REDIRECT = 'http://127.0.0.1:33419/callback';
-const VERIFIER = 'v'.repeat(50);
-const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
-const field = (html: string, name: string): string => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
-
-interface Tokens {
-  access_token: string;
-  refresh_token: string;
-}
 
 /** A request from another loopback address (127.0.0.x): limits are per client address. */
 function fromAddress(local: string, method: string, href: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
@@ -60,40 +51,9 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     await hub?.close();
   });
 
-  const register = async (name = 'hardening client'): Promise<string> => {
-    const reg = await fetch(`${hub.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: name }) });
-    expect(reg.status).toBe(201);
-    return ((await reg.json()) as { client_id: string }).client_id;
-  };
-  const authorizeUrl = (clientId: string, extra: Record<string, string> = {}) =>
-    `${hub.url}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: CHALLENGE, code_challenge_method: 'S256', ...extra })}`;
-  const token = (form: Record<string, string>) =>
+  const register = (name = 'hardening client') => OAuthClient.register(hub.url, name);
+  const noClientToken = (form: Record<string, string>) =>
     fetch(`${hub.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
-
-  /** The consent page, for a person signed in (or signing in now) at acme's provider. */
-  async function consentPage(browser: CookieBrowser, clientId: string): Promise<string> {
-    const first = await browser.follow(authorizeUrl(clientId));
-    if (first.text.includes('asks to connect')) return first.text;
-    const consent = await browser.follow(`${hub.url}/oauth/authorize/consent?request=${field(first.text, 'request')}&org=acme`);
-    expect(consent.status, consent.text).toBe(200);
-    return consent.text;
-  }
-
-  /** A person consents in `browser`, and the client exchanges the code: its tokens. */
-  async function grant(browser: CookieBrowser, clientId: string): Promise<Tokens> {
-    const page = await consentPage(browser, clientId);
-    const decided = await browser.request('POST', `${hub.url}/oauth/authorize/decide`, {
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: hub.url },
-      body: new URLSearchParams({ request: field(page, 'request'), csrf: field(page, 'csrf'), decision: 'allow' }).toString(),
-    });
-    expect(decided.status, decided.text).toBe(302);
-    const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
-    const r = await token({ grant_type: 'authorization_code', client_id: clientId, code, redirect_uri: REDIRECT, code_verifier: VERIFIER });
-    expect(r.status).toBe(200);
-    return (await r.json()) as Tokens;
-  }
-
-  const refresh = (clientId: string, refreshToken: string, extra: Record<string, string> = {}) => token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: refreshToken, ...extra });
 
   /** Whether MCP takes the token: a session and a tool list. */
   async function mcpWorks(bearer: string): Promise<boolean> {
@@ -116,8 +76,8 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     idp.next = { sub: 'ada-1', email: 'ada@acme.example', email_verified: true };
     // Ada is an admin: what an MCP client of hers could do before is the finding.
     const browser = new CookieBrowser();
-    const clientId = await register();
-    const t = await grant(browser, clientId);
+    const client = await register();
+    const t = await client.grant(browser, 'acme');
     const ada = (await hub.request('GET', '/admin/users', { token: acme.adminKey })).body.items.find((u: { name: string }) => u.name === 'ada');
     expect((await hub.request('PATCH', `/admin/users/${ada.id}`, { token: acme.adminKey, body: { role: 'admin' } })).status).toBe(200);
 
@@ -151,7 +111,7 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
 
   it('says on the consent page what is granted: client, where it returns, organization, role, what for how long', async () => {
     idp.next = { sub: 'bea-1', email: 'bea@acme.example', email_verified: true };
-    const page = await consentPage(new CookieBrowser(), await register('Claude Desktop'));
+    const page = await (await register('Claude Desktop')).consentPage(new CookieBrowser(), 'acme');
     expect(page).toContain('<strong>Claude Desktop</strong> (it returns to <strong>127.0.0.1:33419</strong>)');
     expect(page).toContain('as <strong>bea</strong>, an editor of <strong>acme</strong>');
     expect(page).toContain('for 30 days it can read and write the memory you can read and write in acme, through MCP only');
@@ -161,15 +121,15 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
   it('lists and revokes grants: the person, the admin, the portal page; revoking ends refresh and access tokens at once', async () => {
     idp.next = { sub: 'cy-1', email: 'cy@acme.example', email_verified: true };
     const browser = new CookieBrowser();
-    const clientId = await register('cy client');
-    const first = await grant(browser, clientId);
-    const second = await grant(new CookieBrowser(), clientId);
+    const client = await register('cy client');
+    const first = await client.grant(browser, 'acme');
+    const second = await client.grant(new CookieBrowser(), 'acme');
     const own = await browserToken(browser);
 
     const mine = await hub.request('GET', '/me/grants', { token: own, template: '/me/grants' });
     expect(mine.status, mine.text).toBe(200);
     expect(mine.body.items).toHaveLength(2);
-    expect(mine.body.items[0]).toMatchObject({ client_id: clientId, client_name: 'cy client', user_name: 'cy', redirect_hosts: ['127.0.0.1:33419'] });
+    expect(mine.body.items[0]).toMatchObject({ client_id: client.id, client_name: 'cy client', user_name: 'cy', redirect_hosts: ['127.0.0.1:33419'] });
     expect(mine.headers.get('cache-control')).toBe('no-store');
 
     // The person revokes one: its access token stops on MCP at once, its refresh token too.
@@ -180,7 +140,7 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     expect(revoked.status, revoked.text).toBe(200);
     expect(revoked.body.revoked_at).toBeTruthy();
     expect(await mcpWorks(first.access_token)).toBe(false);
-    expect(await (await refresh(clientId, first.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(first.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     expect((await hub.request('DELETE', `/me/grants/${gone.id}`, { token: acme.adminKey })).status).toBe(404);
 
     // The admin sees the other one and revokes it.
@@ -190,13 +150,13 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     expect(await mcpWorks(second.access_token)).toBe(true);
     expect((await hub.request('DELETE', `/admin/grants/${left[0].id}`, { token: acme.adminKey, template: '/admin/grants/{id}' })).status).toBe(200);
     expect(await mcpWorks(second.access_token)).toBe(false);
-    expect(await (await refresh(clientId, second.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(second.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     expect((await hub.request('GET', '/me/grants', { token: own })).body.items).toHaveLength(0);
     const editor = await acme.user('dee', 'editor');
     expect((await hub.request('GET', '/admin/grants', { token: editor.key })).status).toBe(403);
 
     // The portal lists a grant with a revoke button that works.
-    const third = await grant(browser, clientId);
+    const third = await client.grant(browser, 'acme');
     const portal = await browser.request('GET', `${hub.url}/me/api-keys`);
     expect(portal.status).toBe(200);
     expect(portal.text).toContain('cy client');
@@ -207,10 +167,10 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
       body: new URLSearchParams({ _csrf: field(portal.text, '_csrf') }).toString(),
     });
     expect(posted.status, posted.text).toBeLessThan(400);
-    expect(await (await refresh(clientId, third.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(third.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
 
     // And the admin page lists them with a revoke button.
-    const fourth = await grant(browser, clientId);
+    const fourth = await client.grant(browser, 'acme');
     expect(fourth.access_token).toBeTruthy();
     const adminBrowser = new CookieBrowser();
     idp.next = { sub: 'ada-1', email: 'ada@acme.example', email_verified: true };
@@ -222,25 +182,25 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
 
   it('ends grants at sign-out (those consented from that session), at DELETE /me/token, and when their provider is removed', async () => {
     idp.next = { sub: 'eve-1', email: 'eve@acme.example', email_verified: true };
-    const clientId = await register('eve client');
+    const client = await register('eve client');
     const browser = new CookieBrowser();
-    const fromThis = await grant(browser, clientId);
-    const fromOther = await grant(new CookieBrowser(), clientId);
+    const fromThis = await client.grant(browser, 'acme');
+    const fromOther = await client.grant(new CookieBrowser(), 'acme');
     expect((await browser.request('POST', `${hub.url}/auth/logout`, { headers: { origin: hub.url } })).status).toBe(204);
-    expect(await (await refresh(clientId, fromThis.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(fromThis.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     expect(await mcpWorks(fromThis.access_token)).toBe(false);
 
     // The token of the other grant ends itself, and its grant with it.
     const r = await hub.request('DELETE', '/me/token', { token: fromOther.access_token });
     expect(r.status, r.text).toBe(200);
-    expect(await (await refresh(clientId, fromOther.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(fromOther.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
 
     // Removing the provider they signed in through ends the rest.
-    const last = await grant(new CookieBrowser(), clientId);
+    const last = await client.grant(new CookieBrowser(), 'acme');
     expect(await mcpWorks(last.access_token)).toBe(true);
     expect((await hub.request('DELETE', `/admin/identity-providers/${providerId}`, { token: acme.adminKey })).status).toBe(204);
     expect(await mcpWorks(last.access_token)).toBe(false);
-    expect(await (await refresh(clientId, last.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(last.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     const back = await hub.request('POST', '/admin/identity-providers', {
       token: acme.adminKey,
       body: { name: 'corp', kind: 'oidc', issuer: idp.issuer, client_id: 'svc-corp', client_secret: 'corp-secret', create_users: true, default_role: 'editor' },
@@ -250,29 +210,29 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
 
   it('validates a refresh before it rotates, and a spent refresh token used again ends the whole grant', async () => {
     idp.next = { sub: 'fay-1', email: 'fay@acme.example', email_verified: true };
-    const clientId = await register('fay client');
-    const t = await grant(new CookieBrowser(), clientId);
-    const bad = await refresh(clientId, t.refresh_token, { resource: 'https://elsewhere.example/' });
+    const client = await register('fay client');
+    const t = await client.grant(new CookieBrowser(), 'acme');
+    const bad = await client.refresh(t.refresh_token, { resource: 'https://elsewhere.example/' });
     expect(await bad.json()).toMatchObject({ error: 'invalid_target' });
-    const good = await refresh(clientId, t.refresh_token);
+    const good = await client.refresh(t.refresh_token);
     expect(good.status).toBe(200);
     const next = (await good.json()) as Tokens;
     expect(await mcpWorks(next.access_token)).toBe(true);
     // The old one again: it leaked. The grant ends: the new refresh token and access token too.
-    expect(await (await refresh(clientId, t.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
-    expect(await (await refresh(clientId, next.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(t.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await client.refresh(next.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     expect(await mcpWorks(next.access_token)).toBe(false);
   });
 
   it('never redirects an invalid authorization request: a 400 page on the hub', async () => {
-    const clientId = await register();
+    const client = await register();
     for (const [extra, why] of [
       [{ response_type: 'token', redirect_uri: 'https://evil.example/cb' }, 'unregistered redirect'],
       [{ response_type: 'token' }, 'registered redirect, implicit flow'],
       [{ code_challenge_method: 'plain' }, 'no S256'],
       [{ resource: 'https://evil.example/' }, 'foreign resource'],
     ] as Array<[Record<string, string>, string]>) {
-      const r = await fetch(authorizeUrl(clientId, extra), { redirect: 'manual' });
+      const r = await fetch(client.authorizeUrl(extra), { redirect: 'manual' });
       expect(r.status, why).toBe(400);
       expect(r.headers.get('location'), why).toBeNull();
       expect(r.headers.get('content-type'), why).toContain('text/html');
@@ -295,10 +255,10 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     // Another address registers as before.
     expect((await fromAddress('127.0.0.3', 'POST', `${hub.url}/oauth/register`, body, json)).status).toBe(201);
 
-    const clientId = await register();
+    const client = await register();
     const before = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_requests`);
     const statuses: number[] = [];
-    for (let i = 0; i < 32; i++) statuses.push((await fromAddress('127.0.0.4', 'GET', authorizeUrl(clientId))).status);
+    for (let i = 0; i < 32; i++) statuses.push((await fromAddress('127.0.0.4', 'GET', client.authorizeUrl())).status);
     expect(statuses.filter((s) => s === 302)).toHaveLength(30);
     expect(statuses.at(-1)).toBe(429);
     const after = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_requests`);
@@ -306,11 +266,11 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
 
     // A day later, clients that never got a token and expired requests are gone.
     await hub.db.query(`UPDATE ${CONTROL_SCHEMA}.oauth_clients SET created_at = now() - interval '25 hours' WHERE client_name = 'flood'`);
-    await hub.db.query(`UPDATE ${CONTROL_SCHEMA}.oauth_requests SET expires_at = now() - interval '1 second' WHERE client_id = $1`, [clientId]);
+    await hub.db.query(`UPDATE ${CONTROL_SCHEMA}.oauth_requests SET expires_at = now() - interval '1 second' WHERE client_id = $1`, [client.id]);
     await fromAddress('127.0.0.5', 'POST', `${hub.url}/oauth/register`, body, json);
     const flood = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_clients WHERE client_name = 'flood'`);
     expect(Number(flood.rows[0]!.n)).toBe(1);
-    const pending = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_requests WHERE client_id = $1`, [clientId]);
+    const pending = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_requests WHERE client_id = $1`, [client.id]);
     expect(Number(pending.rows[0]!.n)).toBe(0);
     // A client that did get a token stays.
     const used = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_clients WHERE last_used_at IS NOT NULL`);
@@ -329,6 +289,17 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
       expect(r.headers.get('cache-control'), `${method} ${path}`).toBe('no-store');
     }
     expect((await fetch(`${hub.url}/scim/v2/Users`)).headers.get('cache-control')).toBe('no-store');
-    expect((await token({ grant_type: 'nope' })).headers.get('cache-control')).toBe('no-store');
+    expect((await noClientToken({ grant_type: 'nope' })).headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe('the address an anonymous OAuth limit counts', () => {
+  it('is an IPv4 address as is (mapped or not), an IPv6 address by its /64', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:db8:1:2::99')).toBe(addressKey('2001:0db8:0001:0002:ffff::1'));
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('2001:db8:1:3::1')).not.toBe(addressKey('2001:db8:1:2::1'));
   });
 });
