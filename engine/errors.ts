@@ -4,6 +4,7 @@
 export type ErrorKind =
   | 'invalid' // bad input: a field, a flag, a JSON argument
   | 'not_found' // no such engram (or hidden by permissions)
+  | 'forbidden' // the caller may see it but not do this (the hub's policy)
   | 'conflict' // state forbids it: promote a retired engram, duplicate id
   | 'no_results' // a search found nothing (exit 2 on the CLI)
   | 'storage'; // the store cannot be read or written

@@ -2,6 +2,7 @@ import type { EmbedderProvider, EngramBackend } from '../engine/backend.js';
 import type { EngramDoc } from '../engine/model/engram-schema.js';
 import type { Session } from '../engine/model/records.js';
 import type { RerankSetting } from '../engine/ops/recall.js';
+import type { Policy } from './access/policy.js';
 
 // The shapes the hub's parts agree on: the database handle (PostgreSQL through `pg`, or PGlite),
 // an organization, the caller a request runs as, and the per-request Koa state.
@@ -87,6 +88,8 @@ export interface OrgBackend extends EngramBackend {
 /** Koa `ctx.state` on authenticated routes. */
 export interface HubState {
   principal: Principal;
+  /** What the principal may read and change (hub/access/policy.ts); the backend is bound to it. */
+  policy: Policy;
   /** The database as this request sees it: for a write, one transaction with its audit row. */
   db: Database;
   /** The engine backend of the caller's organization, restricted to its readable scopes. */

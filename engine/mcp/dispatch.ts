@@ -30,9 +30,10 @@ export function parseArguments(tool: AnyToolDef, args: unknown, via?: string): R
   throw new ToolFailure(`invalid arguments for ${tool.name}${via ? ` (via ${via})` : ''}: ${problems.join('; ')}`);
 }
 
-/** Validates, then runs the handler; throws on any failure. */
+/** Validates, asks the context's `authorize`, then runs the handler; throws on any failure. Every tool runs through here. */
 export async function invokeTool(tool: AnyToolDef, ctx: ToolContext, args: unknown, via?: string): Promise<unknown> {
   const parsed = parseArguments(tool, args, via);
+  await ctx.authorize?.(tool, parsed);
   return tool.handler(ctx, parsed);
 }
 
@@ -54,9 +55,8 @@ export async function callTool(
   try {
     const tool = tools.get(name);
     if (!tool) throw new ToolFailure(opts.unknownHint?.(name) ?? unknownToolMessage(name, [...tools.keys()]));
-    const parsed = parseArguments(tool, args);
-      if (opts.refresh !== false) await ctx.backend.refresh();
-    return toResult(await tool.handler(ctx, parsed));
+    if (opts.refresh !== false) await ctx.backend.refresh();
+    return toResult(await invokeTool(tool, ctx, args));
   } catch (error) {
     return toErrorResult(error, ctx);
   }
@@ -69,6 +69,7 @@ export function toResult(value: unknown): ToolResult {
 }
 
 export function toErrorResult(error: unknown, ctx?: ToolContext): ToolResult {
+  ctx?.failed?.(error);
   return { content: [{ type: 'text', text: errorLine(error, ctx) }], isError: true };
 }
 

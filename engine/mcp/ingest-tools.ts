@@ -45,6 +45,7 @@ export const importTool = defineTool({
     mapping: f.optionalText('For generic: a JSON file with "fields" (engram field to source column or dotted path) and "defaults".'),
     store: f.optionalText('Store folder to import into (default: this server\'s store).'),
   }),
+  machineLocal: 'reads an export file on the machine it runs on',
   destructive: true,
   readOnly: false,
   async handler(ctx, { from, path, dry_run, scope, mapping, store }) {

@@ -450,6 +450,7 @@ export const batchDecayTool = defineTool({
   input: z.strictObject({
     context_scope: f.scope('Leave this scope (the project being worked on) untouched.').optional(),
   }),
+  machineLocal: 'decays a local store',
   destructive: false,
   readOnly: false,
   async handler(ctx, { context_scope }) {

@@ -26,8 +26,7 @@ import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
 
 /** The context's pack registry: its own (hub), else the local store's `packs/` folder. */
 export function packRegistry(ctx: ToolContext): PackRegistry {
-  const own = (ctx as ToolContext & { packs?: PackRegistry }).packs;
-  if (own) return own;
+  if (ctx.packs) return ctx.packs;
   if (ctx.local) return new FilePackRegistry(ctx.local.root);
   throw new SvcError('invalid', 'packs need a local store or a pack registry; this server has neither');
 }
@@ -55,6 +54,7 @@ export const packsPreviewTool = defineTool({
   description:
     'Inspect a pack folder without installing it: its manifest, its engrams, the integrity check, who signed it and whether that key is trusted, the security-scan results and warnings.',
   input: z.strictObject({ path: f.text('Folder of the pack (holding its manifest).') }),
+  machineLocal: 'reads a pack folder on the machine it runs on (upload a pack with POST /api/v1/packs)',
   destructive: false,
   readOnly: true,
   async handler(ctx, { path }) {
@@ -74,6 +74,7 @@ export const packsInstallTool = defineTool({
       .default(false)
       .describe('Install even if the pack is unsigned or signed by a key the user does not trust. Only when the user asked for it.'),
   }),
+  machineLocal: 'reads a pack folder on the machine it runs on (upload a pack with POST /api/v1/packs)',
   destructive: false,
   readOnly: false,
   async handler(ctx, { path, allow_untrusted }) {
@@ -108,6 +109,7 @@ export const packsExportTool = defineTool({
     creator: f.optionalText('Who made it, written to the manifest.'),
     output: f.optionalText('Folder to write the pack into (default ~/svc-packs/<name>).'),
   }),
+  machineLocal: 'writes a pack folder on the machine it runs on (POST /api/v1/packs/export answers with the pack)',
   destructive: false,
   readOnly: false,
   async handler(ctx, args) {

@@ -29,6 +29,7 @@ export const storesAddTool = defineTool({
     shared: z.boolean().default(false).describe('The store is shared with others (e.g. a team repository).'),
     readonly: z.boolean().default(false).describe('Never write to this store.'),
   }),
+  machineLocal: 'registers a store folder on the machine it runs on',
   destructive: false,
   readOnly: false,
   async handler(ctx, args) {
@@ -55,6 +56,7 @@ export const storesListTool = defineTool({
   title: 'List stores',
   description: 'The stores this engine reads and writes: scope, path (or remote address), engram count, shared and read-only flags.',
   input: z.strictObject({}),
+  machineLocal: 'lists the store folders of the machine it runs on',
   destructive: false,
   readOnly: true,
   async handler(ctx) {
@@ -74,6 +76,7 @@ export const syncTool = defineTool({
     remote: f.optionalText('Git remote address to set (first sync only).'),
     full: z.boolean().default(false).describe('Rebuild the derived index from the YAML files.'),
   }),
+  machineLocal: 'syncs a local store through git',
   destructive: true,
   readOnly: false,
   async handler(ctx, { remote, full }) {
@@ -111,6 +114,7 @@ export const syncStatusTool = defineTool({
   title: 'Sync status',
   description: 'Where the store stands against its remote: remote address, last sync, commits ahead and behind, uncommitted engrams, outbox size.',
   input: z.strictObject({}),
+  machineLocal: 'reports on a local store\'s git sync',
   destructive: false,
   readOnly: true,
   async handler(ctx) {

@@ -69,6 +69,7 @@ const outbox = defineTool({
     retry: z.boolean().default(false).describe('Try to deliver the queued writes now.'),
     limit: f.limit(50, 1000, 'queued writes'),
   }),
+  machineLocal: 'is a local store\'s queue of writes to the hub',
   destructive: false,
   readOnly: false,
   async handler(ctx, { retry, limit }) {

@@ -62,6 +62,7 @@ export const tensionsTool = defineTool({
       if (v.action === 'resolve' && v.winner === undefined) issue.addIssue({ code: 'custom', path: ['winner'], message: 'is required for action "resolve"' });
       if (v.llm_base_url !== undefined && v.llm_api_key === undefined) issue.addIssue({ code: 'custom', path: ['llm_api_key'], message: 'is required with llm_base_url' });
     }),
+  machineLocal: 'keeps tension records in a local store',
   destructive: false,
   readOnly: false,
   async handler(ctx, args) {
@@ -117,6 +118,7 @@ export const tensionsPurgeTool = defineTool({
     status: z.enum(['dismissed', 'resolved', 'closed']).default('closed').describe('Which records: dismissed, resolved, or closed (both; default).'),
     older_than_days: z.int({ error: 'must be a whole number' }).min(0, { error: 'must be at least 0' }).optional().describe('Only records closed more than this many days ago.'),
   }),
+  machineLocal: 'keeps tension records in a local store',
   destructive: true,
   readOnly: false,
   async handler(ctx, { status, older_than_days }) {

@@ -52,6 +52,13 @@ export const LEAN_TOOL_NAMES = [
 
 const byName = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
+/** The tool svc_admin's `action` names (with or without the svc_ prefix); undefined when none. */
+export function adminAction(action: unknown): AnyToolDef | undefined {
+  if (typeof action !== 'string') return undefined;
+  const tool = byName.get(action.startsWith('svc_') ? action : `svc_${action}`);
+  return tool?.dispatches ? undefined : tool;
+}
+
 /** Tools svc_admin may run: everything not destructive. */
 export const ADMIN_ACTIONS: readonly string[] = ALL_TOOLS.filter((t) => !t.destructive).map((t) => t.name);
 
@@ -70,10 +77,11 @@ export const adminTool = defineTool({
   }),
   destructive: false,
   readOnly: false,
+  dispatches: true,
   async handler(ctx, { action, args }) {
     const name = action.startsWith('svc_') ? action : `svc_${action}`;
-    const target = byName.get(name);
-    if (!target || target.name === 'svc_admin') {
+    const target = adminAction(action);
+    if (!target) {
       throw new ToolFailure(`svc_admin: unknown action "${action}" (actions: ${ADMIN_ACTIONS.map(shortName).join(', ')})`);
     }
     if (target.destructive) {

@@ -3,6 +3,7 @@ import type { EmbedderProvider, EngramBackend } from '../backend.js';
 import type { LocalBackend } from '../store/local-backend.js';
 import type { RerankSetting } from '../ops/recall.js';
 import type { RemoteConfig } from '../remote/hub-client.js';
+import type { PackRegistry } from '../packs/registry.js';
 
 // The MCP tool layer works on what its caller hands it: a backend, an embedder provider and a
 // context. It never opens a store itself, so `svc mcp` (stdio, local store) and the hub (HTTP,
@@ -21,6 +22,8 @@ export interface ToolContext {
   local?: LocalDetails;
   /** Defaults of the project the server runs in (`.svc.yaml`): learn and sessions use its scope and domain. */
   project?: { scope?: string; domain?: string; remote_url?: string };
+  /** Where installed packs are recorded when not in a local store (the hub's tables). */
+  packs?: PackRegistry;
   /** The hub the project names (.svc.yaml remote_url and remote_token): team writes and the outbox. */
   remote?: RemoteConfig;
   /** The project's .svc.yaml (discovery registers scopes there). */
@@ -29,6 +32,14 @@ export interface ToolContext {
   agent?: string;
   /** Notes for the operator (stderr on stdio), never for the protocol stream. */
   log?(message: string): void;
+  /**
+   * Runs before every tool, a nested one included (svc_admin's action), with its parsed
+   * arguments; throws to refuse. The hub's tool policy sits here, under the tool layer, so no
+   * tool reaches another without it.
+   */
+  authorize?(tool: AnyToolDef, args: Record<string, unknown>): void | Promise<void>;
+  /** Told of the error a call fails with (the hub's audit row takes its status from it). */
+  failed?(error: unknown): void;
 }
 
 export type ToolInput = z.ZodObject;
@@ -44,6 +55,10 @@ export interface ToolDef<S extends ToolInput = ToolInput> {
   destructive: boolean;
   /** Changes nothing. */
   readOnly: boolean;
+  /** Set on tools that work on the files of the machine they run on (why, in a phrase): the hub never runs them. */
+  machineLocal?: string;
+  /** Runs another tool named in its arguments (svc_admin): that tool is authorized and counted, not this one. */
+  dispatches?: boolean;
   handler: (ctx: ToolContext, args: z.output<S>) => Promise<unknown>;
 }
 

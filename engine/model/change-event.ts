@@ -6,9 +6,7 @@ import type { EventNote } from '../backend.js';
 
 /** What a write did to an engram, for its history: named by the operation, else inferred. */
 export function changeEvent(before: EngramDoc | null, after: EngramDoc, note: EventNote | undefined): EngramEvent | null {
-  const changed = before
-    ? [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
-    : [];
+  const changed = before ? changedFields(before, after) : [];
   let action: EngramEventAction | undefined = note?.action;
   if (!action) {
     if (!before) action = 'created';
@@ -24,4 +22,9 @@ export function changeEvent(before: EngramDoc | null, after: EngramDoc, note: Ev
     ...(changed.length ? { changed } : {}),
     ...(note?.details ? { details: note.details } : {}),
   };
+}
+
+/** Top-level fields whose values differ between two versions of an engram. */
+export function changedFields(before: EngramDoc, after: EngramDoc): string[] {
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
 }

@@ -4,6 +4,7 @@ import type { EngramWriter, EventNote, StoreStats } from '../backend.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
 import type { Embedder } from '../embed/embedder.js';
 import { contentHash } from '../model/content-hash.js';
+import { changedFields } from '../model/change-event.js';
 import { SvcError, invalid } from '../errors.js';
 import { checkScope } from '../model/scope.js';
 import { LocalStore, type ReconcileMode } from './local-store.js';
@@ -387,12 +388,6 @@ export class MultiStore implements LocalBackend {
     }
     return result;
   }
-}
-
-function changedFields(before: EngramDoc, after: EngramDoc): string[] {
-  const a = before as unknown as Record<string, unknown>;
-  const b = after as unknown as Record<string, unknown>;
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
 }
 
 function dedupe(docs: EngramDoc[]): EngramDoc[] {

@@ -2,15 +2,20 @@ import type { InstalledPack, PackRegistry } from '../../engine/packs/registry.js
 import type { Database, Org } from '../contracts.js';
 import { ident } from './migrate.js';
 import { authChanged } from '../access/epoch.js';
+import type { Policy } from '../access/policy.js';
 import { emitEvents } from '../webhooks/outbox.js';
 
-/** The engine's record of installed packs, in the organization's `packs` table. */
+/**
+ * The engine's record of installed packs, in the organization's `packs` table. Bound to the
+ * caller's policy like the backend: installing and removing packs is an admin's (null: the hub's own).
+ */
 export class PgPackRegistry implements PackRegistry {
   private readonly s: string;
 
   constructor(
     private readonly db: Database,
     private readonly org: Org,
+    private readonly policy: Policy | null,
   ) {
     this.s = ident(org.schema);
   }
@@ -27,6 +32,7 @@ export class PgPackRegistry implements PackRegistry {
   // An installed pack is a scope everyone in the organization reads: its changes are changes
   // of who may read what. The install's second write, the complete record, is pack.installed.
   async put(record: InstalledPack): Promise<void> {
+    this.policy?.forPack(record.name);
     await this.db.transaction(async (q) => {
       await q.query(
         `INSERT INTO ${this.s}.packs (name, record) VALUES ($1, $2::jsonb) ON CONFLICT (name) DO UPDATE SET record = excluded.record, installed_at = now()`,
@@ -38,6 +44,7 @@ export class PgPackRegistry implements PackRegistry {
   }
 
   async remove(name: string): Promise<boolean> {
+    this.policy?.forPack(name);
     return this.db.transaction(async (q) => {
       const removed = (await q.query(`DELETE FROM ${this.s}.packs WHERE name = $1 RETURNING name`, [name])).rows.length > 0;
       if (removed) await authChanged(q, this.org);

@@ -15,7 +15,7 @@ import { SqlWhere } from './sql-where.js';
 import { documentTerms, parseQuery } from './fts-tokens.js';
 import { postingsCacheOf } from './postings-cache.js';
 import { rankBm25, type RankedDoc, type RankInput, type TermPostings } from './bm25-rank.js';
-import type { WriteGuard } from '../mcp/write-guard.js';
+import type { Policy } from '../access/policy.js';
 import { emitEvents, outboxSql, type WebhookEvent } from '../webhooks/outbox.js';
 
 // The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
@@ -23,39 +23,38 @@ import { emitEvents, outboxSql, type WebhookEvent } from '../webhooks/outbox.js'
 // several hub processes share the database (BM25 postings a process holds in memory are checked
 // against the database's revision on each use: postings-cache.ts). Writes of one organization are
 // serialized by a transaction-scoped advisory lock (content-hash dedup and id allocation stay race-free across
-// processes). With `readable`, every read sees only engrams in those scopes: a hidden engram
-// looks exactly like a missing one.
+// processes).
 
-export interface OrgBackendOptions {
-  /** Scopes the caller may read; null or absent: all. */
-  readable?: readonly string[] | null;
-  /** The caller's user name: the owner of the episodes and sessions it writes (default scope user:<name>). */
-  owner?: string;
-  /** Checks every engram write against the caller's permissions (the MCP surface: hub/mcp/write-guard.ts). */
-  guard?: WriteGuard;
+/**
+ * The caller's policy (hub/access/policy.ts): every read sees only what it may read (a hidden
+ * engram looks exactly like a missing one) and every write is checked by it. Without one, the
+ * backend is the hub's own (migrations, benchmarks, the webhook worker): it reads and writes all.
+ */
+export function openOrgBackend(db: Database, org: Org, policy: Policy | null): PgBackend {
+  return new PgBackend(db, org, policy);
 }
 
 const EMBED_BATCH = 64;
 /** Per database and schema, fixed once its migrations ran: whether vectors have a pgvector column. */
 const VECTOR_PATHS = new WeakMap<Database, Map<string, 'pgvector' | 'array'>>();
 
-export function openOrgBackend(db: Database, org: Org, opts: OrgBackendOptions = {}): PgBackend {
-  return new PgBackend(db, org, opts.readable ?? null, opts.owner ?? null, opts.guard ?? null);
-}
-
 export class PgBackend implements OrgBackend {
   /** The hub never stores what looks like a secret: learn and pack install refuse it. */
   readonly secretPolicy = 'refuse' as const;
   private readonly s: string;
+  /** Scopes the caller may read; null: all. */
+  readonly readable: readonly string[] | null;
+  /** The caller: the owner of the episodes and sessions it writes. */
+  readonly owner: string | null;
 
   constructor(
     readonly db: Database,
     readonly org: Org,
-    readonly readable: readonly string[] | null,
-    readonly owner: string | null = null,
-    private readonly guard: WriteGuard | null = null,
+    readonly policy: Policy | null,
   ) {
     this.s = ident(org.schema);
+    this.readable = policy?.readable ?? null;
+    this.owner = policy?.userName ?? null;
   }
 
   /** Where a record without a scope lives: its owner's own scope (the organization's, written by no one). */
@@ -80,7 +79,7 @@ export class PgBackend implements OrgBackend {
   }
 
   private visible(e: EngramDoc | null): EngramDoc | null {
-    return e && (!this.readable || this.readable.includes(e.scope)) ? e : null;
+    return e && (!this.policy || this.policy.mayRead(e.scope)) ? e : null;
   }
 
   // ---------------------------------------------------------------- reads
@@ -345,7 +344,7 @@ export class PgBackend implements OrgBackend {
     if (!check.ok) throw invalid(`engram ${engram.id} is invalid`, check.errors);
     const prior = fresh ? undefined : (await q.query<{ doc: EngramDoc; ntok: number }>(`SELECT doc, ntok FROM ${this.s}.engrams WHERE id = $1`, [engram.id])).rows[0];
     const before = prior?.doc ?? null;
-    this.guard?.(before, engram);
+    this.policy?.engramWrite(before, engram);
     const { terms, ntok } = documentTerms(engram);
     const hash = engram.content_hash ?? contentHash(engram.statement);
     // The collection statistics of the scope it left and the one it is in, as deltas.
@@ -396,7 +395,9 @@ export class PgBackend implements OrgBackend {
 
   async appendEpisodes(episodes: Episode[]): Promise<void> {
     if (episodes.length === 0) return;
-    const owned = episodes.map((e) => ({ ...e, ...(this.owner && !e.owner ? { owner: this.owner } : {}), scope: this.recordScope(e.scope) }));
+    // The author is the caller, whatever the episode says; its scope one the caller writes.
+    const owned = episodes.map((e) => ({ ...e, ...(this.owner ? { owner: this.owner } : {}), scope: this.recordScope(e.scope) }));
+    if (this.policy) for (const e of owned) await this.checkEpisode(this.policy, e);
     await this.db.query(
       `INSERT INTO ${this.s}.episodes (id, at, agent, channel, session, summary, owner, scope, doc)
        SELECT x.doc->>'id', (x.doc->>'at')::timestamptz, x.doc->>'agent', x.doc->>'channel', x.doc->>'session', x.doc->>'summary',
@@ -405,6 +406,16 @@ export class PgBackend implements OrgBackend {
        ON CONFLICT (id) DO NOTHING`,
       [JSON.stringify(owned)],
     );
+  }
+
+  /** An episode goes where its author writes, and names only a session and engrams its author reads. */
+  private async checkEpisode(policy: Policy, e: Episode): Promise<void> {
+    policy.episodeWrite(e.scope!);
+    if (e.session && !(await this.getSession(e.session))) throw invalid(`session: no session ${e.session}`, [`session: no session ${e.session}`]);
+    const ids = e.engram_ids ?? [];
+    const readable = new Set(await this.readableIds(ids));
+    const unknown = ids.filter((id) => !readable.has(id));
+    if (unknown.length) throw invalid(`engram_ids: no engram ${unknown.join(', ')}`, unknown.map((id) => `engram_ids: no engram ${id}`));
   }
 
   /** An episode or session as its reader may see it: only the engram ids it may read. */
@@ -445,10 +456,13 @@ export class PgBackend implements OrgBackend {
   }
 
   async putSession(session: Session): Promise<void> {
+    const stored = (await this.db.query<{ doc: Session }>(`SELECT doc FROM ${this.s}.sessions WHERE id = $1`, [session.id])).rows[0]?.doc ?? null;
+    // A new session is the caller's; a stored one keeps its owner (and only that owner changes it).
+    const owner = stored ? stored.owner : (this.owner ?? session.owner);
     // A reader sees only the engram ids it may read: keep the stored ones it could not see.
-    const stored = (await this.db.query<{ ids: string[] | null }>(`SELECT doc->'engram_ids' AS ids FROM ${this.s}.sessions WHERE id = $1`, [session.id])).rows[0]?.ids ?? [];
-    const engram_ids = [...new Set([...stored, ...session.engram_ids])];
-    const owned: Session = { ...session, engram_ids, ...(this.owner && !session.owner ? { owner: this.owner } : {}), scope: this.recordScope(session.scope) };
+    const engram_ids = [...new Set([...(stored?.engram_ids ?? []), ...session.engram_ids])];
+    const owned: Session = { ...session, engram_ids, ...(owner ? { owner } : {}), scope: this.recordScope(session.scope ?? stored?.scope) };
+    this.policy?.sessionWrite(stored, owned);
     await this.db.transaction(async (q) => {
       const ended = await q.query<{ was_open: boolean | null }>(
         `WITH prior AS (SELECT doc->>'ended_at' IS NULL AS open FROM ${this.s}.sessions WHERE id = $1)
@@ -479,7 +493,8 @@ export class PgBackend implements OrgBackend {
   }
 
   async appendEvents(events: EngramEvent[]): Promise<void> {
-    await insertEvents(this.db, this.s, events);
+    // An injection receipt holds the caller's task: it is theirs (see Policy.eventVisible).
+    await insertEvents(this.db, this.s, this.owner ? events.map((e) => (e.action === 'injected' ? { ...e, owner: this.owner! } : e)) : events);
   }
 
   async listEvents(f: EventFilter): Promise<EngramEvent[]> {
@@ -498,13 +513,28 @@ export class PgBackend implements OrgBackend {
       params.push(f.action);
       where.push(`action = $${params.length}`);
     }
+    if (this.policy) {
+      // What the policy shows (Policy.eventVisible), as SQL so that `limit` counts only those.
+      params.push([...this.policy.readable], this.policy.userName);
+      const scopes = `$${params.length - 1}::text[]`;
+      where.push(`(CASE WHEN action = 'injected'
+          THEN doc->>'owner' = $${params.length} OR session IN (SELECT id FROM ${this.s}.sessions WHERE scope = ANY (${scopes}))
+          ELSE engram_id IN (SELECT id FROM ${this.s}.engrams WHERE scope = ANY (${scopes})) END)`);
+    }
     const limit = f.limit ? `LIMIT ${Math.floor(f.limit)}` : '';
     const r = await this.db.query<{ doc: EngramEvent }>(
       `SELECT doc FROM (SELECT doc, at, seq FROM ${this.s}.engram_events WHERE true${where.map((w) => ' AND ' + w).join('')}
         ORDER BY at DESC, seq DESC ${limit}) x ORDER BY at, seq`,
       params,
     );
-    return r.rows.map((x) => x.doc);
+    if (!this.policy) return r.rows.map((x) => x.doc);
+    // An injection shown still names only the engrams the caller may read.
+    return Promise.all(
+      r.rows.map(async ({ doc }) => {
+        const { owner: _owner, ...event } = doc as EngramEvent & { owner?: string };
+        return event.engram_ids ? { ...event, engram_ids: await this.readableIds(event.engram_ids) } : event;
+      }),
+    );
   }
 }
 

@@ -12,6 +12,7 @@ import { withMcpChallenge } from '../login/oauth-server.js';
 import { hubOrigin } from '../server/hub-origin.js';
 import type { HubState, Principal } from '../contracts.js';
 import { openOrgBackend } from '../data/pg-backend.js';
+import { Policy } from '../access/policy.js';
 import { packageRoot } from '../data/migrate.js';
 import { tooMany, type Gatekeeper } from '../server/gatekeeper.js';
 import { badRequest, HubProblem, notFoundProblem } from '../server/problem.js';
@@ -74,7 +75,7 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
     createSvcServer({
       profile: session.profile,
       version: VERSION,
-      context: { backend: openOrgBackend(db, p.org, { readable: p.readable, owner: p.userName }), embedder: deps.embedder, now: () => new Date() },
+      context: { backend: openOrgBackend(db, p.org, Policy.of(p)), embedder: deps.embedder, now: () => new Date() },
       around: toolPipeline(deps, p, session),
     }).server;
 

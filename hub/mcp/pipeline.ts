@@ -2,7 +2,7 @@ import type { EmbedderProvider } from '../../engine/backend.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
 import type { ToolCall } from '../../engine/mcp/server.js';
 import { ToolFailure, toErrorResult, type ToolResult } from '../../engine/mcp/dispatch.js';
-import type { ToolContext } from '../../engine/mcp/types.js';
+import type { AnyToolDef, ToolContext } from '../../engine/mcp/types.js';
 import type { Database, Principal } from '../contracts.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { openOrgBackend } from '../data/pg-backend.js';
@@ -10,16 +10,21 @@ import { RequestDatabase } from '../data/request-database.js';
 import { takeIngest } from '../limits/rate-limit.js';
 import type { Gatekeeper } from '../server/gatekeeper.js';
 import type { McpSession } from './sessions.js';
-import { allowed, localOnlyMessage, toolPolicy } from './tool-policy.js';
-import { mcpWriteGuard } from './write-guard.js';
+import { allowed, toolPolicy } from './tool-policy.js';
+import { adminAction } from '../../engine/mcp/tools.js';
+import { PgPackRegistry } from '../data/pack-registry.js';
+import { Policy } from '../access/policy.js';
+import { SvcError } from '../../engine/errors.js';
+import { toProblem } from '../server/problem.js';
 
 // The spec's tool-call pipeline, after the transport checked the token and looked up the session:
-// the tool allowed (not one of a developer's machine, and by the organization's policy);
-// arguments sanitized (client-only fields such as `llm_*` dropped); write checks (a viewer writes
-// nothing, every scope named must be writable, the user's ingest cap); the tool run on an engine
-// bound to the user's resolved scopes (and every engram write checked: write-guard.ts); the answer
-// sanitized (local fields such as `storage_root` dropped); the audit row: a write's in the same
-// transaction as the write, a read's queued. Webhook events come from the writes themselves.
+// a write counts against the user's ingest cap; arguments sanitized (client-only fields such as
+// `llm_*` dropped); the tool run on an engine bound to the caller's policy (hub/access/policy.ts:
+// every read and write of engrams, episodes, sessions and events is checked there); before each
+// tool runs, the svc_admin's action included, `authorize`: not a tool of a developer's machine,
+// allowed by the organization, no write by a viewer or to a scope named that it may not write;
+// the answer sanitized (local fields such as `storage_root` dropped); the audit row: a write's in
+// the same transaction as the write, a read's queued. Webhook events come from the writes themselves.
 
 export interface PipelineDeps {
   gate: Gatekeeper;
@@ -34,6 +39,7 @@ const LOCAL_FIELDS = new Set(['storage_root', 'id_prefix', 'quarantined']);
 
 export function toolPipeline(deps: PipelineDeps, p: Principal, session: McpSession): (call: ToolCall, run: (ctx: ToolContext, args: unknown) => Promise<ToolResult>) => Promise<ToolResult> {
   const { db, audit, config, log } = deps.gate.deps;
+  const policy = Policy.of(p);
   return async (call, run) => {
     const entry = (outcome: number, resource: string | null = null): AuditEntry => ({
       at: new Date().toISOString(),
@@ -44,38 +50,51 @@ export function toolPipeline(deps: PipelineDeps, p: Principal, session: McpSessi
       outcome,
       details: { session: session.id },
     });
-    const refuse = (outcome: number, message: string): ToolResult => {
-      audit.record(p.org, entry(outcome));
-      return toErrorResult(new ToolFailure(message));
+    // The status of the audit row of a call that failed: a refusal is a 403, bad arguments a 400.
+    let failure = 400;
+    const refuse = (message: string): never => {
+      throw new SvcError('forbidden', message);
+    };
+    const tools = await toolPolicy(db, p.org, p.epoch);
+    // Every tool the call runs, svc_admin's action included, passes here before it runs.
+    const authorize = (tool: AnyToolDef, args: Record<string, unknown>): void => {
+      if (tool.dispatches) return; // the tool it runs comes through here itself
+      if (tool.machineLocal) refuse(`${tool.name} works on a developer's machine (it ${tool.machineLocal}): run it with svc mcp there, not on the hub`);
+      if (!allowed(tools, tool.name)) refuse(`${tool.name} is not allowed in this organization (an admin sets which tools: PUT /api/v1/admin/mcp/tools)`);
+      if (tool.readOnly) return;
+      if (p.role === 'viewer') refuse(`${p.userName} is a viewer: viewers change nothing (${tool.name} writes)`);
+      const denied = scopesNamed(args).find((s) => !policy.mayWrite(s));
+      if (denied) refuse(`${p.userName} may not write scope "${denied}" (writable: ${p.writable.join(', ') || 'none'})`);
     };
 
-    const local = localOnlyMessage(call.name);
-    if (local) return refuse(403, local);
-    if (!allowed(await toolPolicy(db, p.org, p.epoch), call.name)) {
-      return refuse(403, `${call.name} is not allowed in this organization (an admin sets which tools: PUT /api/v1/admin/mcp/tools)`);
+    // svc_admin is as much a write as the tool it runs.
+    const tool = call.tool?.dispatches ? (adminAction((call.args as { action?: unknown } | null)?.action) ?? call.tool) : call.tool;
+    const write = tool !== undefined && !tool.readOnly;
+    if (write) {
+      const ingest = await takeIngest(db, p.org, p.userId, config.rateLimits);
+      if (!ingest.allowed) {
+        audit.record(p.org, entry(429));
+        return toErrorResult(new ToolFailure(`${p.userName} has written ${config.rateLimits.ingestPerMinute} times this minute through MCP, the most allowed; retry in ${ingest.retryAfter} s`));
+      }
     }
     const args = sanitizeArguments(call.args);
-    const write = call.tool !== undefined && !call.tool.readOnly;
-    if (write) {
-      if (p.role === 'viewer') return refuse(403, `${p.userName} is a viewer: viewers change nothing (${call.name} writes)`);
-      const denied = scopesNamed(args).find((s) => !p.writable.includes(s));
-      if (denied) return refuse(403, `${p.userName} may not write scope "${denied}" (writable: ${p.writable.join(', ') || 'none'})`);
-      const ingest = await takeIngest(db, p.org, p.userId, config.rateLimits);
-      if (!ingest.allowed) return refuse(429, `${p.userName} has written ${config.rateLimits.ingestPerMinute} times this minute through MCP, the most allowed; retry in ${ingest.retryAfter} s`);
-    }
-
     const contextOn = (q: Database): ToolContext => ({
-      backend: openOrgBackend(q, p.org, { readable: p.readable, owner: p.userName, guard: mcpWriteGuard(p) }),
+      backend: openOrgBackend(q, p.org, policy),
+      packs: new PgPackRegistry(q, p.org, policy),
       embedder: deps.embedder,
       ...(deps.reranker ? { reranker: deps.reranker } : {}),
       now: () => new Date(),
       project: { scope: `user:${p.userName}` },
       agent: session.clientName ?? call.client.name ?? p.userName,
       log,
+      authorize,
+      failed: (err) => {
+        failure = err instanceof ToolFailure ? 400 : toProblem(err).status;
+      },
     });
     if (!write) {
       const result = await run(contextOn(db), args);
-      audit.record(p.org, entry(result.isError ? 400 : 200));
+      audit.record(p.org, entry(result.isError ? failure : 200));
       return sanitizeResult(result);
     }
     const rdb = new RequestDatabase(db);
@@ -89,7 +108,7 @@ export function toolPipeline(deps: PipelineDeps, p: Principal, session: McpSessi
     }
     if (result.isError) {
       await rdb.rollback();
-      audit.record(p.org, entry(400));
+      audit.record(p.org, entry(failure));
       return result;
     }
     await deps.gate.commitWithAudit(rdb, p.org, entry(200, resourceOf(result)));
@@ -103,11 +122,9 @@ function sanitizeArguments(args: unknown): unknown {
 }
 
 /** Every scope a write's arguments name: its own, its items', its learnings'. */
-function scopesNamed(args: unknown): string[] {
-  if (args === null || typeof args !== 'object') return [];
-  const a = args as Record<string, unknown>;
-  const nested = [a.items, a.learnings].flatMap((list) => (Array.isArray(list) ? list : [])).map((x) => (x as Record<string, unknown> | null)?.scope);
-  return [a.scope, ...nested].filter((s): s is string => typeof s === 'string');
+function scopesNamed(args: Record<string, unknown>): string[] {
+  const nested = [args.items, args.learnings].flatMap((list) => (Array.isArray(list) ? list : [])).map((x) => (x as Record<string, unknown> | null)?.scope);
+  return [args.scope, ...nested].filter((s): s is string => typeof s === 'string');
 }
 
 function sanitizeResult(result: ToolResult): ToolResult {

@@ -7,31 +7,11 @@ import { ALL_TOOLS } from '../../engine/mcp/tools.js';
 import { badRequest } from '../server/problem.js';
 import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
 
-// Which MCP tools the hub runs. Some tools work on the developer's machine only (a local store,
-// its files, its git remote): the hub answers them with one line saying so. On top, each
+// Which MCP tools the hub runs. Tools that work on the developer's machine only (a local store,
+// its files, its git remote: `machineLocal` in their definition) the hub refuses with one line
+// saying so (hub/mcp/pipeline.ts). On top, each
 // organization may allow and deny tools (GET/PUT /api/v1/admin/mcp/tools); a change takes effect
 // on every hub process at the next call (it moves the organization's authorization epoch).
-
-/** Tools that only make sense where `svc mcp` runs, and why. */
-export const LOCAL_ONLY_TOOLS: Readonly<Record<string, string>> = {
-  svc_stores_add: 'registers a store folder on the machine it runs on',
-  svc_stores_list: 'lists the store folders of the machine it runs on',
-  svc_sync: 'syncs a local store through git',
-  svc_sync_status: 'reports on a local store\'s git sync',
-  svc_outbox: 'is a local store\'s queue of writes to the hub',
-  svc_packs_preview: 'reads a pack folder on the machine it runs on (upload a pack with POST /api/v1/packs)',
-  svc_packs_install: 'reads a pack folder on the machine it runs on (upload a pack with POST /api/v1/packs)',
-  svc_packs_export: 'writes a pack folder on the machine it runs on (POST /api/v1/packs/export answers with the pack)',
-  svc_import: 'reads an export file on the machine it runs on',
-  svc_tensions: 'keeps tension records in a local store',
-  svc_tensions_purge: 'keeps tension records in a local store',
-  svc_batch_decay: 'decays a local store',
-};
-
-export function localOnlyMessage(name: string): string | undefined {
-  const why = LOCAL_ONLY_TOOLS[name];
-  return why ? `${name} works on a developer's machine (it ${why}): run it with svc mcp there, not on the hub` : undefined;
-}
 
 export interface ToolPolicy {
   /** null: every tool. */
@@ -82,5 +62,5 @@ export function registerToolPolicyRoutes(router: Router<HubState>): void {
 
 async function describe(db: Database, org: Org): Promise<{ allow: string[] | null; deny: string[]; local_only: string[] }> {
   const row = (await db.query<{ allow: string[] | null; deny: string[] }>(`SELECT allow, deny FROM ${ident(org.schema)}.mcp_tool_policy`)).rows[0];
-  return { allow: row?.allow ?? null, deny: row?.deny ?? [], local_only: Object.keys(LOCAL_ONLY_TOOLS) };
+  return { allow: row?.allow ?? null, deny: row?.deny ?? [], local_only: ALL_TOOLS.filter((t) => t.machineLocal).map((t) => t.name) };
 }

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { EmbedderProvider } from '../../engine/backend.js';
 import type { HubState } from '../contracts.js';
 import { openOrgBackend } from '../data/pg-backend.js';
+import { Policy } from '../access/policy.js';
 import { RequestDatabase } from '../data/request-database.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { toProblem } from './problem.js';
@@ -53,11 +54,12 @@ export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<H
     }
 
     ctx.state.principal = p;
+    ctx.state.policy = Policy.of(p);
     ctx.state.embedder = embedder;
     ctx.state.reranker = reranker;
     if (!write) {
       ctx.state.db = db;
-      ctx.state.backend = openOrgBackend(db, p.org, { readable: p.readable, owner: p.userName });
+      ctx.state.backend = openOrgBackend(db, p.org, ctx.state.policy);
       try {
         await next();
         queued(ctx.status);
@@ -70,7 +72,7 @@ export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<H
 
     const rdb = new RequestDatabase(db);
     ctx.state.db = rdb;
-    ctx.state.backend = openOrgBackend(rdb, p.org, { readable: p.readable, owner: p.userName });
+    ctx.state.backend = openOrgBackend(rdb, p.org, ctx.state.policy);
     try {
       await next();
     } catch (err) {

@@ -64,6 +64,7 @@ export const conflictProblem = (detail: string): HubProblem => new HubProblem(40
 const KIND_STATUS: Record<ErrorKind, [number, string, string]> = {
   invalid: [400, 'validation-error', 'Invalid request'],
   not_found: [404, 'not-found', 'Not found'],
+  forbidden: [403, 'insufficient-permission', 'Insufficient permission'],
   conflict: [409, 'conflict', 'Conflict'],
   no_results: [404, 'not-found', 'Not found'],
   storage: [503, 'storage-unavailable', 'Storage unavailable'],

@@ -176,6 +176,28 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     expect(r.accepted()[0]!.data.statement).toBe('Waits for the webhook to come back');
   });
 
+  it("delivers only what the webhook's creator may read when it is sent: never another person's own scope", async () => {
+    const org = await hub.newOrg('wh-private');
+    const r = await receiver();
+    const webhook = await register(hub, org, r, ['engram.created', 'session.ended']);
+    const erin = await org.user('erin', 'editor', [{ path: 'eng' }]);
+    const mine = await hub.request('POST', '/engrams', { token: erin.key, body: { statement: 'My own deploy note zqx', scope: 'user:erin' } });
+    const team = await hub.request('POST', '/engrams', { token: erin.key, body: { statement: 'The team deploys through the pipeline', scope: 'group:eng' } });
+    const session = await hub.request('POST', '/sessions', { token: erin.key, body: { task: 'my own task zqx' } });
+    await hub.request('POST', `/sessions/${session.body.session.id}/end`, { token: erin.key, body: { summary: 'own summary zqx' } });
+    await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: 'The org runs on call weekly', scope: 'org:wh-private' } });
+    await r.until((all) => all.some((x) => x.data.scope === 'org:wh-private'));
+    await settle();
+    const sent = r.received.map((x) => x.data.id);
+    expect(sent).toContain(team.body.id);
+    expect(sent).not.toContain(mine.body.id);
+    expect(sent).not.toContain(session.body.session.id);
+    expect(JSON.stringify(r.received)).not.toMatch(/zqx/);
+    // The deliveries view says what was held back and why.
+    const view = await hub.request('GET', `/admin/webhooks/${webhook}`, { token: org.adminKey });
+    expect(JSON.stringify(view.body)).toMatch(/withheld: admin may not read scope \\"user:erin\\"/);
+  });
+
   it('gives up one payload a working receiver keeps refusing, without disabling the webhook', async () => {
     const org = await hub.newOrg('wh-poison');
     const r = await receiver();

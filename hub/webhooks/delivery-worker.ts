@@ -1,4 +1,6 @@
-import type { Database, Org } from '../contracts.js';
+import type { Database, Org, Role } from '../contracts.js';
+import { Policy } from '../access/policy.js';
+import { resolveScopes } from '../access/scopes.js';
 import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/migrate.js';
 import { listOrgs } from '../data/organizations.js';
@@ -14,6 +16,8 @@ import { deliveryHeaders } from './signature.js';
 // attempt: if the webhook has had no success since that event, the receiver is down and the
 // webhook is disabled (audited; its pending deliveries wait for an admin to re-enable it);
 // otherwise the receiver refuses this one payload, and only that delivery is given up.
+//
+// A delivery carries only what the webhook's creator may read when it is sent (see `withheld`).
 //
 // NOTIFY on WEBHOOK_CHANNEL (sent when a change that queued deliveries commits) wakes the worker
 // at once; a poll every `pollMs` picks up retries that came due. Times come from `clock`, so
@@ -80,6 +84,29 @@ interface Claimed {
   created_at: Date | string;
   url: string;
   secret: string;
+  created_by: string;
+}
+
+/** The policy of a webhook's creator as of now; null when that person's access has ended. */
+async function creatorPolicy(db: Database, org: Org, name: string): Promise<Policy | null> {
+  const user = (await db.query<{ id: string; name: string; role: Role; active: boolean }>(`SELECT id, name, role, active FROM ${ident(org.schema)}.users WHERE name = $1`, [name])).rows[0];
+  if (!user?.active) return null;
+  const scopes = await resolveScopes(db, org, user);
+  return new Policy({ userName: user.name, role: user.role, ...scopes });
+}
+
+/**
+ * Why a delivery may not go out: a delivery carries only what the webhook's creator may read at
+ * delivery time (an engram or a session by its scope; audit entries to an admin), so a webhook
+ * never shows what REST would hide from the person who made it.
+ */
+export function withheld(d: Pick<Claimed, 'event' | 'body' | 'created_by'>, reader: Policy | null): string | null {
+  if (!reader) return `${d.created_by}, who made this webhook, has no access any more`;
+  if (d.event === 'audit.entry') return reader.caller.role === 'admin' ? null : `${d.created_by} is no admin any more`;
+  const data = (JSON.parse(d.body) as { data?: { scope?: unknown } }).data;
+  const scope = typeof data?.scope === 'string' ? data.scope : undefined;
+  if (scope === undefined || reader.mayRead(scope)) return null;
+  return `${d.created_by} may not read scope "${scope}"`;
 }
 
 export interface WorkerDeps {
@@ -161,9 +188,22 @@ export class DeliveryWorker {
     for (;;) {
       const claimed = await this.claim(org);
       if (claimed.length === 0) return;
-      await Promise.all(claimed.map((d) => this.send(org, d)));
+      const readers = new Map<string, Promise<Policy | null>>();
+      const readerOf = (name: string) => readers.get(name) ?? readers.set(name, creatorPolicy(this.deps.db, org, name)).get(name)!;
+      await Promise.all(
+        claimed.map(async (d) => {
+          const why = withheld(d, await readerOf(d.created_by));
+          return why ? this.withhold(org, d, why) : this.send(org, d);
+        }),
+      );
       if (this.closed) return;
     }
+  }
+
+  /** A delivery its webhook's creator may not read now: never sent, marked so in the deliveries view. */
+  private async withhold(org: Org, d: Claimed, why: string): Promise<void> {
+    const now = new Date(this.clock());
+    await this.deps.db.query(`UPDATE ${ident(org.schema)}.webhook_deliveries SET locked_until = NULL, failed_at = $2, last_error = $3 WHERE id = $1`, [d.id, now, `withheld: ${why}`]);
   }
 
   private async claim(org: Org): Promise<Claimed[]> {
@@ -180,7 +220,7 @@ export class DeliveryWorker {
          UPDATE ${s}.webhook_deliveries d SET locked_until = $2, attempts = d.attempts + 1
            FROM due, ${s}.webhooks w
           WHERE d.id = due.id AND w.id = d.webhook_id
-          RETURNING d.id::text AS id, d.webhook_id, d.event_id, d.event, d.body, d.attempts, d.created_at, w.url, w.secret`,
+          RETURNING d.id::text AS id, d.webhook_id, d.event_id, d.event, d.body, d.attempts, d.created_at, w.url, w.secret, w.created_by`,
         [now, lease, BATCH],
       )
     ).rows;

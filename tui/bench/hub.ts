@@ -240,7 +240,7 @@ export async function seed(url: string | undefined, dataDir: string, size: numbe
     await migrateHub(db);
     const { org, apiKey } = await createOrgWithAdmin(db, 'bench', 'alice');
     const { apiKey: newOrgKey } = await createOrgWithAdmin(db, 'fresh', 'fred');
-    const backend = openOrgBackend(db, org, { readable: null });
+    const backend = openOrgBackend(db, org, null);
     const inputs = syntheticEngrams(size);
     const now = new Date();
     const at = now.toISOString();

@@ -192,7 +192,7 @@ function allowUntrustedQuery(ctx: Pick<ParameterizedContext, 'query'>): boolean 
 
 export function registerPackRoutes(router: Router<HubState>, deps: { outbound: OutboundPolicy }): void {
   router.get('/packs', async (ctx: Ctx) => {
-    const r = await listPacks(new PgPackRegistry(ctx.state.db, ctx.state.principal.org));
+    const r = await listPacks(new PgPackRegistry(ctx.state.db, ctx.state.principal.org, ctx.state.policy));
     ctx.body = { items: r.packs, next_cursor: null };
   });
 
@@ -215,8 +215,8 @@ export function registerPackRoutes(router: Router<HubState>, deps: { outbound: O
       if (files === 0) throw badRequest('the upload holds no files: send pack.yaml and engrams/<id>.yaml parts');
       const name = (await peekManifest(dir))?.name;
       // The admin's view plus the pack's own scope, so its engrams are seen as they are written.
-      const backend = openOrgBackend(ctx.state.db, p.org, { readable: [...p.readable, ...(typeof name === 'string' ? [`pack:${name}`] : [])] });
-      const r = await hidePath(dir, () => installPack(backend, new PgPackRegistry(ctx.state.db, p.org), dir, opContext(), { trust: NO_TRUSTED_KEYS, allowUntrusted }));
+      const backend = openOrgBackend(ctx.state.db, p.org, typeof name === 'string' ? ctx.state.policy.forPack(name) : ctx.state.policy);
+      const r = await hidePath(dir, () => installPack(backend, new PgPackRegistry(ctx.state.db, p.org, ctx.state.policy), dir, opContext(), { trust: NO_TRUSTED_KEYS, allowUntrusted }));
       ctx.state.auditResource = `pack:${r.name}`;
       // The audit says when an admin let in a pack nobody vouches for.
       ctx.state.auditDetails = { version: r.version, created: r.created.length, updated: r.updated.length, signature: r.signature.status, signer: r.signature.signer };
@@ -232,9 +232,9 @@ export function registerPackRoutes(router: Router<HubState>, deps: { outbound: O
     const p = ctx.state.principal;
     requireAdmin(p);
     const name = ctx.params.name!;
-    const backend = openOrgBackend(ctx.state.db, p.org, { readable: [...p.readable, `pack:${name}`] });
+    const backend = openOrgBackend(ctx.state.db, p.org, ctx.state.policy.forPack(name));
     ctx.state.auditResource = `pack:${name}`;
-    ctx.body = await uninstallPack(backend, new PgPackRegistry(ctx.state.db, p.org), name, opContext());
+    ctx.body = await uninstallPack(backend, new PgPackRegistry(ctx.state.db, p.org, ctx.state.policy), name, opContext());
   });
 
   router.post('/packs/export', async (ctx: Ctx) => {

@@ -4,13 +4,15 @@ import { capture, timeline } from '../../../engine/ops/episodes.js';
 import { endSession, startSession } from '../../../engine/ops/sessions.js';
 import type { LearnInput } from '../../../engine/ops/learn.js';
 import { validBody } from '../../openapi/spec.js';
-import { badRequest, forbidden, notFoundProblem } from '../problem.js';
-import { isoQuery, opContext, pageLimit, queryText, requireWritable, type Ctx } from './route-kit.js';
+import { notFoundProblem } from '../problem.js';
+import { isoQuery, opContext, pageLimit, queryText, type Ctx } from './route-kit.js';
 
 // Episodes (the timeline) and sessions. Both belong to the user who wrote them and live in a
 // scope (default that user's own), read by the same rules as engrams; `agent` is the client's
 // label beside the real author. Only a session's owner ends it. A session's learnings are
-// learned like POST /engrams: each needs a writable scope (default the session's).
+// learned like POST /engrams: each needs a writable scope (default the session's). The rules are
+// the policy's (hub/access/policy.ts), which the backend applies too: checked here first only to
+// refuse before any work.
 
 export function registerRecordRoutes(router: Router<HubState>): void {
   router.get('/episodes', async (ctx: Ctx) => {
@@ -30,13 +32,7 @@ export function registerRecordRoutes(router: Router<HubState>): void {
     const body = await validBody<{ summary: string; agent?: string; channel?: string; session?: string; scope?: string; engram_ids?: string[] }>('CaptureEpisode', ctx.request.body);
     const p = ctx.state.principal;
     const scope = body.scope ?? `user:${p.userName}`;
-    requireWritable(p, scope);
-    // What an episode points at must be the caller's to see: a missing and a hidden one read alike.
-    if (body.session && !(await ctx.state.backend.getSession(body.session))) throw badRequest(`session: no session ${body.session}`, [`session: no session ${body.session}`]);
-    const ids = body.engram_ids ?? [];
-    const readable = new Set(await ctx.state.backend.readableIds(ids));
-    const unknown = ids.filter((id) => !readable.has(id));
-    if (unknown.length) throw badRequest(`engram_ids: no engram ${unknown.join(', ')}`, unknown.map((id) => `engram_ids: no engram ${id}`));
+    // The backend checks the scope, and that the session and engrams it names are the caller's to see.
     const episode = await capture(ctx.state.backend, { ...body, scope, agent: body.agent ?? p.userName }, opContext());
     ctx.state.auditResource = `episode:${episode.id}`;
     ctx.status = 201;
@@ -54,7 +50,7 @@ export function registerRecordRoutes(router: Router<HubState>): void {
     const body = await validBody<{ task?: string; agent?: string; scope?: string; domain?: string; budget?: number }>('StartSession', ctx.request.body ?? {});
     const p = ctx.state.principal;
     const scope = body.scope ?? `user:${p.userName}`;
-    requireWritable(p, scope);
+    ctx.state.policy.requireWrite(scope);
     const embedder = await ctx.state.embedder.load();
     const r = await startSession(ctx.state.backend, { ...body, scope, agent: body.agent ?? p.userName, embedder, reranker: ctx.state.reranker }, opContext());
     ctx.state.auditResource = `session:${r.session.id}`;
@@ -81,9 +77,9 @@ export function registerRecordRoutes(router: Router<HubState>): void {
     const session = await ctx.state.backend.getSession(id);
     if (!session) throw notFoundProblem(`no session ${id}`);
     ctx.state.auditResource = `session:${id}`;
-    if (session.owner !== p.userName) throw forbidden(`session ${id} was started by ${session.owner ?? 'no one'}; only they may end it`);
+    ctx.state.policy.requireSessionOwner(session);
     const learnings = (body.learnings ?? []).map((l) => ({ ...l, scope: l.scope ?? session.scope ?? `user:${p.userName}` }));
-    for (const l of learnings) requireWritable(p, l.scope);
+    for (const l of learnings) ctx.state.policy.requireWrite(l.scope);
     const r = await endSession(ctx.state.backend, id, { summary: body.summary, learnings }, { ...opContext(), sessionId: id });
     ctx.body = { session: r.session, learned: r.learned.map((x) => x.engram), suggested: r.suggested };
   });

@@ -2,33 +2,30 @@ import type { ParameterizedContext } from 'koa';
 import type { RouterContext } from '@koa/router';
 import type { HubState, Principal } from '../../contracts.js';
 import type { OpContext } from '../../../engine/ops/context.js';
-import { badRequest, forbidden } from '../problem.js';
+import { badRequest } from '../problem.js';
+import { Policy } from '../../access/policy.js';
 
 // What the route modules share: permission checks, paging parameters, the engine context.
 
 export type Ctx = RouterContext<HubState> & ParameterizedContext<HubState>;
 
+// The checks below are the policy's (hub/access/policy.ts), for routes that hold a principal.
+
 export function requireAdmin(p: Principal): void {
-  if (p.role !== 'admin') throw forbidden(`this route needs the admin role; ${p.userName} is ${p.role}`);
+  Policy.of(p).requireAdmin();
 }
 
 /** Viewers read and change nothing; editors and admins write. */
 export function requireEditor(p: Principal): void {
-  if (p.role === 'viewer') throw forbidden(`${p.userName} is a viewer: viewers change nothing`);
+  Policy.of(p).requireEditor();
 }
 
 export function requireWritable(p: Principal, scope: string): void {
-  if (!p.writable.includes(scope)) {
-    throw forbidden(
-      p.readable.includes(scope)
-        ? `${p.userName} may read scope "${scope}" but not write it (writable: ${p.writable.join(', ') || 'none'})`
-        : `scope "${scope}" is not among the scopes ${p.userName} may write (writable: ${p.writable.join(', ') || 'none'})`,
-    );
-  }
+  Policy.of(p).requireWrite(scope);
 }
 
 export function requireReadable(p: Principal, scope: string): void {
-  if (!p.readable.includes(scope)) throw forbidden(`scope "${scope}" is not among the scopes ${p.userName} may read`);
+  Policy.of(p).requireRead(scope);
 }
 
 export const opContext = (): OpContext => ({ now: () => new Date(), sessionId: null });

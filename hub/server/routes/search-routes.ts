@@ -5,7 +5,7 @@ import { inject } from '../../../engine/ops/inject.js';
 import { recallHitJson } from '../../../engine/ops/result-json.js';
 import { openOrgBackend } from '../../data/pg-backend.js';
 import { validBody } from '../../openapi/spec.js';
-import { requireReadable, type Ctx } from './route-kit.js';
+import type { Ctx } from './route-kit.js';
 
 // Recall (hybrid, or BM25 only) and injection, over the engrams the caller may read.
 
@@ -37,8 +37,8 @@ export function registerSearchRoutes(router: Router<HubState>): void {
     let backend = ctx.state.backend;
     if (body.scope) {
       // One scope: the same backend, narrowed to it.
-      requireReadable(ctx.state.principal, body.scope);
-      backend = openOrgBackend(ctx.state.db, ctx.state.principal.org, { readable: [body.scope] });
+      ctx.state.policy.requireRead(body.scope);
+      backend = openOrgBackend(ctx.state.db, ctx.state.principal.org, ctx.state.policy.narrowedTo([body.scope]));
     }
     const embedder = await ctx.state.embedder.load();
     const r = await inject(backend, body.task, { budget: body.budget, maxEngrams: body.max_engrams, withProtocol: body.protocol, embedder, reranker: ctx.state.reranker });
