@@ -24,14 +24,22 @@ export interface Ended {
 }
 
 /**
+ * Serializes changes to the organization's people (roles, deactivation, deletion) to the end of
+ * the transaction, so two transactions demoting the last two admins cannot both pass. Take it
+ * before any row of users is written in the transaction: an advisory lock taken after a row lock
+ * can deadlock with one taken before it.
+ */
+export async function lockPeople(q: Queryable, org: Pick<Org, 'schema'>): Promise<void> {
+  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:people:${org.schema}`]);
+}
+
+/**
  * Refuses (409) to leave the organization without an active admin: call it before deactivating,
- * deleting or demoting `userId`. It locks every active admin row, so two transactions demoting
- * the last two admins cannot both pass.
+ * deleting or demoting `userId` (it takes lockPeople).
  */
 export async function assertNotLastAdmin(q: Queryable, org: Org, userId: string, what: string): Promise<void> {
-  const admins = (
-    await q.query<{ id: string; name: string }>(`SELECT id, name FROM ${ident(org.schema)}.users WHERE role = 'admin' AND active AND deleted_at IS NULL ORDER BY id FOR UPDATE`)
-  ).rows;
+  await lockPeople(q, org);
+  const admins = (await q.query<{ id: string; name: string }>(`SELECT id, name FROM ${ident(org.schema)}.users WHERE role = 'admin' AND active AND deleted_at IS NULL`)).rows;
   const target = admins.find((a) => a.id === userId);
   if (target && admins.length === 1) {
     throw conflict(
@@ -43,9 +51,9 @@ export async function assertNotLastAdmin(q: Queryable, org: Org, userId: string,
 /** Ends every access of a user (see above); throws not found when there is no such live user. */
 export async function endAccess(q: Queryable, org: Org, userId: string, opts: { mode: EndMode }): Promise<Ended> {
   const s = ident(org.schema);
-  const found = (await q.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, [userId])).rows[0];
-  if (!found) throw notFound(`no user ${userId}`);
   await assertNotLastAdmin(q, org, userId, opts.mode);
+  const found = (await q.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE id = $1 AND deleted_at IS NULL`, [userId])).rows[0];
+  if (!found) throw notFound(`no user ${userId}`);
   await q.query(`UPDATE ${s}.users SET active = false, token_version = token_version + 1 WHERE id = $1`, [userId]);
   if (opts.mode === 'delete') {
     // Kept for the records that name it, but gone for SCIM and sign-in: its userName is free

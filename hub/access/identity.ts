@@ -5,7 +5,7 @@ import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey, newApiKey } from './tokens.js';
 import { authChanged } from './epoch.js';
-import { assertNotLastAdmin, endAccess, type Ended } from './end-access.js';
+import { assertNotLastAdmin, endAccess, lockPeople, type Ended } from './end-access.js';
 
 // Users (people and service accounts), groups, memberships, API keys and invitations of one
 // organization. A key acts as the user it belongs to: people mint their own (or redeem an
@@ -142,6 +142,7 @@ export async function getUser(db: Queryable, org: Org, idOrName: string): Promis
  */
 export async function updateUser(db: Database, org: Org, idOrName: string, change: { role?: Role; active?: boolean }): Promise<User> {
   return db.transaction(async (q) => {
+    await lockPeople(q, org);
     const user = await getUser(q, org, idOrName);
     // A deleted user is kept for the records that name it, never brought back.
     if (!user || (await isDeleted(q, org, user.id))) throw notFound(`no user ${idOrName}`);
@@ -159,6 +160,7 @@ export async function updateUser(db: Database, org: Org, idOrName: string, chang
 /** Deletes a user (by id or name): ends every access they hold; the row stays for the records that name it. */
 export async function deleteUser(db: Database, org: Org, idOrName: string): Promise<Ended & { name: string }> {
   return db.transaction(async (q) => {
+    await lockPeople(q, org);
     const user = await getUser(q, org, idOrName);
     if (!user || (await isDeleted(q, org, user.id))) throw notFound(`no user ${idOrName}`);
     return { ...(await endAccess(q, org, user.id, { mode: 'delete' })), name: user.name };

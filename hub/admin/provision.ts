@@ -4,6 +4,7 @@ import { createOrg, getOrg } from '../data/organizations.js';
 import { ident } from '../data/migrate.js';
 import { checkUserName, createInvitation, createUser, issueApiKey } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
+import { lockPeople } from '../access/end-access.js';
 import { appendAudit } from '../audit/audit-log.js';
 
 /** A new organization with its first admin and that admin's API key (shown once). */
@@ -37,9 +38,10 @@ export async function addOrgAdmin(db: Database, slug: string, name: string, audi
   const org = await getOrg(db, slug);
   const s = ident(org.schema);
   const done = await db.transaction(async (q) => {
+    await lockPeople(q, org);
     const before = (
       await q.query<{ id: string; role: string; active: boolean; kind: string; deleted: boolean }>(
-        `SELECT id, role, active, kind, deleted_at IS NOT NULL AS deleted FROM ${s}.users WHERE name = $1 FOR UPDATE`,
+        `SELECT id, role, active, kind, deleted_at IS NOT NULL AS deleted FROM ${s}.users WHERE name = $1`,
         [name],
       )
     ).rows[0];

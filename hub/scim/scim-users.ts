@@ -3,7 +3,7 @@ import type { Org, Queryable } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { assertEmailFree, createUser, freeUserName } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
-import { endAccess, type EndMode } from '../access/end-access.js';
+import { endAccess, lockPeople, type EndMode } from '../access/end-access.js';
 import { scimInvalid, scimNotFound, ScimError } from './scim-errors.js';
 import { applyPatch, type PatchOp } from './scim-patch.js';
 import { attributeDef, canonicalName, ENTERPRISE_SCHEMA, extensionOf, keyOf, USER_SCHEMA } from './scim-schema.js';
@@ -214,6 +214,8 @@ async function end(q: Queryable, org: Org, id: string, mode: EndMode): Promise<v
 }
 
 async function store(q: Queryable, org: Org, id: string, u: CleanUser, base: string): Promise<Obj> {
+  // Before the row is written: this write may end the user's access (end-access.ts lockPeople).
+  await lockPeople(q, org);
   const before = await managed(q, org, id);
   await assertFree(q, org, u.userName, id);
   const readdressed = (u.email ?? '').toLowerCase() !== (before.email ?? '').toLowerCase();

@@ -120,6 +120,20 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       expect(audit.body.items.find((a: { action: string }) => a.action === 'DELETE /api/v1/admin/users/:id').details).toMatchObject({ mode: 'delete', api_keys: 1, sessions: 1, oauth_grants: 1, mcp_sessions: 1, invitations: 1 });
     });
 
+    it('the admin UI\'s Deactivate button (through REST) ends every access at once', async () => {
+      const id = await restUser('clicked');
+      const held = await access(id);
+      const r = await fetch(`${hub.url}/admin/users/${id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { authorization: `Bearer ${acme.adminKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'active=false',
+      });
+      expect(r.status).toBe(303);
+      expect(r.headers.get('location')).toBe('/admin/users?done=user-changed');
+      await expectEnded(id, held);
+    });
+
     for (const how of ['PATCH', 'PUT', 'DELETE'] as const) {
       it(`SCIM ${how} (deactivating or deleting) ends every access at once`, async () => {
         const id = await scimUser(`scim-${how.toLowerCase()}@contoso.com`);
@@ -163,6 +177,30 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       // With a second admin, the first may go.
       expect((await hub.request('PATCH', '/admin/users/admin', { token: bossKey, body: { active: true } })).status).toBe(200);
       expect((await idp('PATCH', `/Users/${boss}`, patch({ op: 'replace', path: 'active', value: false }))).status).toBe(200);
+    });
+
+    it('two admins demoting each other at once leave one admin: one wins, the other is refused', async () => {
+      const org = await hub.newOrg('pair');
+      const other = await org.user('other', 'admin');
+      const [a, b] = await Promise.all([
+        hub.request('PATCH', `/admin/users/${other.id}`, { token: org.adminKey, body: { role: 'viewer' } }),
+        hub.request('PATCH', '/admin/users/admin', { token: other.key, body: { role: 'viewer' } }),
+      ]);
+      // The loser is refused either as no admin any more (403, when it is resolved after the
+      // winner committed) or by the last-admin check (409, when both passed the gate at once).
+      const statuses = [a.status, b.status].sort();
+      expect(statuses[0]).toBe(200);
+      expect([403, 409]).toContain(statuses[1]);
+      const loser = [a, b].find((r) => r.status !== 200)!;
+      if (loser.status === 409) expect(loser.body.detail).toMatch(/last active admin of pair/);
+      const admins = await hub.db.query(`SELECT name FROM ${ident(org.org.schema)}.users WHERE role = 'admin' AND active`);
+      expect(admins.rows).toHaveLength(1);
+      // Below the gate, two transactions at once: the admin rows' lock lets exactly one through.
+      const third = await org.user('third', 'admin');
+      const left = (admins.rows[0] as { name: string }).name;
+      const both = await Promise.allSettled([updateUser(hub.db, org.org, left, { active: false }), updateUser(hub.db, org.org, third.id, { role: 'editor' })]);
+      expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect(String((both.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/last active admin of pair/);
     });
   });
 
