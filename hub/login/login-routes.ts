@@ -230,17 +230,17 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
 
   router.post('/auth/:org/:provider/acs', forBrowsers((ctx) =>
     answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
-      const cookie = samlCookie(ctx, config, 0);
-      const mine = ctx.cookies.get(cookie.name);
-      ctx.cookies.set(cookie.name, null, cookie.options);
       if (provider.kind !== 'saml') return refuse(`${provider.name} is not a SAML provider`);
       const form = await readForm(ctx, 1024 * 1024).catch(() => new URLSearchParams());
       const response = form.get('SAMLResponse');
       if (!response) return refuse('no SAMLResponse was posted');
       // Login CSRF: a response someone obtained for their own account, posted from elsewhere by
-      // another person's browser, finds no cookie there (or another sign-in's).
+      // another person's browser, finds no cookie there (or another sign-in's, which it leaves be).
+      const cookie = samlCookie(ctx, config, 0);
+      const mine = ctx.cookies.get(cookie.name);
       const relay = form.get('RelayState') ?? '';
       if (!mine || relay !== mine) return refuse('this SAML response was not asked for by this browser (unsolicited, or another sign-in\'s); start again');
+      ctx.cookies.set(cookie.name, null, cookie.options);
       const attempt = await spend(org, provider, relay);
       if (!attempt || !attempt.saml_request_id) return refuse('this sign-in is unknown, used already or expired (RelayState); start again');
       try {

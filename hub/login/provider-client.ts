@@ -46,7 +46,8 @@ function outboundFetch(outbound: OutboundPolicy): CustomFetch {
     return new Response([101, 204, 205, 304].includes(r.status) ? null : r.body, { status: r.status, headers });
   };
 }
-const configs = new Map<string, { config: Configuration; at: number }>();
+/** Discovered configurations by provider, until it changes (or for CACHE_MS). */
+const configs = new Map<string, { config: Configuration; version: string; at: number }>();
 
 const client = () => import('openid-client');
 
@@ -55,9 +56,8 @@ function githubApi(base: URL): string {
 }
 
 async function configFor(p: ProviderWithSecret, outbound: OutboundPolicy): Promise<Configuration> {
-  const key = `${p.id}:${p.updated_at}`;
-  const hit = configs.get(key);
-  if (hit && Date.now() - hit.at < CACHE_MS) return hit.config;
+  const hit = configs.get(p.id);
+  if (hit && hit.version === p.updated_at && Date.now() - hit.at < CACHE_MS) return hit.config;
   const oc = await client();
   const base = new URL(p.issuer);
   // Plain http reaches only a provider on this machine, which the outbound policy allows only when private addresses are.
@@ -76,7 +76,7 @@ async function configFor(p: ProviderWithSecret, outbound: OutboundPolicy): Promi
   }
   config[oc.customFetch] = fetcher;
   config.timeout = TIMEOUT_S;
-  configs.set(key, { config, at: Date.now() });
+  configs.set(p.id, { config, version: p.updated_at, at: Date.now() });
   return config;
 }
 

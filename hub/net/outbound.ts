@@ -115,7 +115,10 @@ export async function postOutbound(raw: string, body: string, headers: Record<st
 
 /** Any request under the policy (sign-in providers' endpoints): the answer whatever its status but a redirect. */
 export async function requestOutbound(raw: string, init: { method: string; headers: Record<string, string>; body?: string | Buffer }, policy: OutboundPolicy): Promise<Sent> {
-  return send(raw, init.method, init.headers, init.body, policy);
+  const headers = { ...init.headers };
+  // A length rather than chunks: some token endpoints take nothing else.
+  if (init.body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length')) headers['content-length'] = String(Buffer.byteLength(init.body));
+  return send(raw, init.method, headers, init.body, policy);
 }
 
 export interface Sent {

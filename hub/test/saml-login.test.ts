@@ -204,6 +204,8 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
       expect(await page.textContent('body')).toMatch(/not asked for by this browser/);
       expect(await sessionOf(context)).toBeUndefined();
       expect((await context.request.get(`${hub.url}/auth/session`)).status()).toBe(401);
+      // The victim's own sign-in is left as it was: its answer may still come.
+      if (started) expect((await context.cookies()).map((c) => c.name)).toContain('__Host-svc_saml');
       await context.close();
     });
   });
