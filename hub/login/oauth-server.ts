@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Database, Org, Role } from '../contracts.js';
+import type { Database, Org, Queryable, Role } from '../contracts.js';
 import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { hashKey } from '../access/tokens.js';
 import { authChanged } from '../access/epoch.js';
@@ -105,7 +105,9 @@ const SECRET = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
  * one transaction (a token used twice at once works once). A spent token presented again means
  * it leaked (RFC 9700 section 4.14.2): the whole grant ends, with every access token from it.
  */
-async function rotateGrant(db: Database, refresh: string, clientId: string): Promise<{ refresh: string; session: LoginSession } | null> {
+type Rotated = { refresh: string; session: LoginSession } | { reused: { org: Org; grant: string; user: string } } | null;
+
+async function rotateGrant(db: Database, refresh: string, clientId: string): Promise<Rotated> {
   const m = SECRET.exec(refresh);
   const org = m ? await orgById(db, m[1]!) : null;
   if (!m || !org) return null;
@@ -131,14 +133,21 @@ async function rotateGrant(db: Database, refresh: string, clientId: string): Pro
       return { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, expiresAt: new Date(row.expires_at) } };
     }
     const reused = (await q.query<{ grant_id: string }>(`SELECT grant_id FROM ${S}.oauth_spent_refresh WHERE secret_hash = $1 AND org_id = $2`, [spent, org.id])).rows[0];
-    if (reused) await endGrant(q, org, reused.grant_id);
-    return null;
+    if (!reused) return null;
+    const user = await endGrant(q, org, reused.grant_id);
+    return { reused: { org, grant: reused.grant_id, user } };
   });
 }
 
-async function endGrant(q: Pick<Database, 'query'>, org: Org, id: string): Promise<void> {
-  await q.query(`UPDATE ${ident(org.schema)}.login_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND client_id IS NOT NULL`, [id]);
-  await authChanged(q as never, org);
+/** Ends a grant; the name of its person (for the audit row). */
+async function endGrant(q: Queryable, org: Org, id: string): Promise<string> {
+  const s = ident(org.schema);
+  const r = await q.query<{ name: string }>(
+    `UPDATE ${s}.login_sessions l SET revoked_at = coalesce(l.revoked_at, now()) FROM ${s}.users u WHERE l.id = $1 AND l.client_id IS NOT NULL AND u.id = l.user_id RETURNING u.name`,
+    [id],
+  );
+  await authChanged(q, org);
+  return r.rows[0]?.name ?? 'unknown';
 }
 
 /** RFC 6749 section 5.2 errors: JSON, never a problem document (OAuth clients parse these). */
@@ -476,7 +485,11 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
       resource = form.get('resource') ?? `${origin(ctx)}/mcp`;
       if (!resources(origin(ctx)).includes(resource)) throw new OAuthError(400, 'invalid_target', `this server issues tokens for ${origin(ctx)}/mcp (or /sse) only`);
       const rotated = await rotateGrant(db, form.get('refresh_token') ?? '', client.client_id);
-      if (!rotated) return refuse(ctx, 'invalid_grant', 'the refresh token is unknown, used already, expired or revoked');
+      if (rotated && 'reused' in rotated) {
+        const { org, grant: id, user } = rotated.reused;
+        deps.audit.record(org, { at: new Date().toISOString(), actor: user, token_id: id, action: 'oauth.refresh_reused', resource: `oauth_grant:${id}`, outcome: 400, details: { client: client.client_id, ended: true } });
+      }
+      if (!rotated || 'reused' in rotated) return refuse(ctx, 'invalid_grant', 'the refresh token is unknown, used already, expired or revoked');
       session = rotated.session;
       refresh = rotated.refresh;
     } else {

@@ -8,6 +8,7 @@ import { CookieBrowser } from './support/cookie-browser.js';
 import { startOidcIdp, type OidcIdp } from './support/oidc-idp.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
 import { addressKey } from '../login/oauth-server.js';
+import { queryAudit } from '../audit/audit-log.js';
 import { formField as field, OAuthClient, REDIRECT, type Tokens } from './support/oauth-client.js';
 
 // The OAuth server's audit findings (issue 25): tokens held to their audience, a consent page that
@@ -222,6 +223,9 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     expect(await (await client.refresh(t.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     expect(await (await client.refresh(next.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     expect(await mcpWorks(next.access_token)).toBe(false);
+    await hub.running.hub.audit.drain();
+    const rows = await queryAudit(hub.db, acme.org, { actor: 'fay', limit: 50 });
+    expect(rows.map((r) => r.action)).toContain('oauth.refresh_reused');
   });
 
   it('never redirects an invalid authorization request: a 400 page on the hub', async () => {
