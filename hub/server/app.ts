@@ -168,7 +168,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     ctx.body = { ok: true };
   });
   registerInvitationRoutes(publicRouter, { db, failedAuth, auditKey: config.auditKey });
-  registerLoginRoutes(publicRouter, { db, config, audit, failedAuth });
+  registerLoginRoutes(publicRouter, { db, config, audit, failedAuth, log });
   registerOAuthRoutes(publicRouter, { db, config, audit, failedAuth });
   registerSignInPage(publicRouter, db);
   registerAssetRoutes(publicRouter);
