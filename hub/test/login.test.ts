@@ -314,7 +314,8 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
       expect(inward.hits()).toBe(0);
 
       // A hub that keeps to public addresses refuses loopback issuers when they are saved...
-      const strict = await startTestHub(kind);
+      const logged: string[] = [];
+      const strict = await startTestHub(kind, { log: (m) => logged.push(m) });
       try {
         const org = await strict.newOrg('acme');
         for (const issuer of [idp.issuer, 'https://127.0.0.1/', 'https://[::ffff:7f00:1]/', 'https://[::127.0.0.1]/', 'https://169.254.169.254/', 'https://localhost/', 'https://[64:ff9b::a9fe:a9fe]/']) {
@@ -333,6 +334,8 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
           expect(r.status).toBe(502);
           expect(JSON.parse(r.text).detail).toBe('sign-in through sneaky is unavailable; try again later, or tell an admin of acme');
           expect(sink.hits()).toBe(0);
+          // The detail is for the operator.
+          expect(logged.some((m) => m.includes('acme/sneaky') && /only https URLs are fetched/.test(m))).toBe(true);
         } finally {
           await sink.close();
         }
