@@ -272,6 +272,29 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     });
   });
 
+  it('migration org/018 on an existing organization: SCIM-made users found in the audit chain, duplicate addresses left to the oldest user', async () => {
+    const old = await hub.newOrg('before-018');
+    const token = await newScimToken(old, 'idp');
+    const made = await scim('POST', '/Users', { schemas: [USER], userName: 'from-idp@old.test' }, token);
+    expect(made.status).toBe(201);
+    const first = (await hub.request('POST', '/admin/users', { token: old.adminKey, body: { name: 'first', email: 'Same@old.test' } })).body.id;
+    const second = (await hub.request('POST', '/admin/users', { token: old.adminKey, body: { name: 'second' } })).body.id;
+    const s = ident(old.org.schema);
+    await hub.db.exec(`
+      DROP INDEX ${s}.users_email_lower;
+      ALTER TABLE ${s}.users DROP COLUMN provisioned_by, DROP COLUMN email_scim_changed_at;
+      DELETE FROM ${s}.schema_migrations WHERE version = 18;`);
+    await hub.db.query(`UPDATE ${s}.users SET email = 'same@OLD.test' WHERE id = $1`, [second]);
+    const { migrateHub } = await import('../data/migrate.js');
+    expect((await migrateHub(hub.db)).orgs['before-018']).toBe(1);
+    const rows = (await hub.db.query<{ id: string; email: string | null; provisioned_by: string | null }>(`SELECT id, email, provisioned_by FROM ${s}.users`)).rows;
+    const by = (id: string) => rows.find((r) => r.id === id)!;
+    expect(by(made.body.id).provisioned_by).toBe('scim');
+    expect(by(first)).toMatchObject({ email: 'Same@old.test', provisioned_by: null });
+    expect(by(second).email).toBeNull();
+    expect(by(old.adminId).provisioned_by).toBeNull();
+  });
+
   describe('bounded SCIM PATCH work', () => {
     it('refuses the 1,000-operation filtered PATCH on a user of 12,000 addresses with a 400 naming the cap, while /health answers', async () => {
       const id = await scimUser('hoarder@acme.test');
