@@ -6,7 +6,6 @@ import type { AnyToolDef, ToolContext } from '../../engine/mcp/types.js';
 import type { Database, Principal } from '../contracts.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { openOrgBackend } from '../data/pg-backend.js';
-import { RequestDatabase } from '../data/request-database.js';
 import { takeIngest } from '../limits/rate-limit.js';
 import type { Gatekeeper } from '../server/gatekeeper.js';
 import type { McpSession } from './sessions.js';
@@ -92,27 +91,13 @@ export function toolPipeline(deps: PipelineDeps, p: Principal, session: McpSessi
         failure = err instanceof ToolFailure ? 400 : toProblem(err).status;
       },
     });
-    if (!write) {
-      const result = await run(contextOn(db), args);
-      audit.record(p.org, entry(result.isError ? failure : 200));
-      return sanitizeResult(result);
-    }
-    const rdb = new RequestDatabase(db);
-    let result: ToolResult;
-    try {
-      result = await run(contextOn(rdb), args);
-    } catch (err) {
-      await rdb.rollback();
-      audit.record(p.org, entry(500));
-      throw err;
-    }
-    if (result.isError) {
-      await rdb.rollback();
-      audit.record(p.org, entry(failure));
-      return result;
-    }
-    await deps.gate.commitWithAudit(rdb, p.org, entry(200, resourceOf(result)));
-    return sanitizeResult(result);
+    return deps.gate.runAudited(p.org, {
+      write,
+      work: async (q) => sanitizeResult(await run(contextOn(q), args)),
+      outcome: (result) => (result.isError ? failure : 200),
+      failure: () => 500,
+      row: (outcome, result) => entry(outcome, outcome < 400 && result && write ? resourceOf(result) : null),
+    });
   };
 }
 

@@ -3,7 +3,6 @@ import type { Context, Middleware, ParameterizedContext } from 'koa';
 import type { RouterContext } from '@koa/router';
 import type { HubState, Queryable } from '../contracts.js';
 import type { AuditEntry } from '../audit/audit-log.js';
-import { RequestDatabase } from '../data/request-database.js';
 import { tooMany, type Gatekeeper } from '../server/gatekeeper.js';
 import { checkPath, jsonBody } from '../server/request-input.js';
 import { isWrite } from '../server/api-gate.js';
@@ -19,8 +18,8 @@ import { hubOrigin } from '../server/hub-origin.js';
 // The SCIM 2.0 surface, /scim/v2 (RFC 7644), outside the /api/v1 gate: it takes SCIM tokens
 // only, and answers SCIM error bodies, never problem documents. Like REST, it refuses an address
 // that failed authentication too often (the gatekeeper's guard), reads the body only once the
-// token is known, runs a write in one transaction with its audit row (the gatekeeper's
-// commitWithAudit) and queues the row of a read or a refusal on the same audit writer. The
+// token is known, runs the call as the gatekeeper's audited unit (runAudited: a write in one
+// transaction with its audit row; the row of a read or a refusal queued on the same writer). The
 // audit actor is "scim:<token name>" and the action names what was done (scim.user.create).
 // Each SCIM token is counted under the same per-minute policies as an API key (requests, writes;
 // 429 with Retry-After), before its body is read: one identity provider cannot hold the hub.
@@ -184,27 +183,16 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
       outcome,
       details: { method: ctx.method, path: ctx.path },
     });
-    if (!write) {
-      ctx.state.q = db;
-      try {
+    await gate.runAudited(who.org, {
+      write,
+      work: async (q) => {
+        ctx.state.q = q;
         await run();
-        audit.record(who.org, entry(ctx.status));
-      } catch (err) {
-        audit.record(who.org, entry(toScimError(err).status));
-        throw err;
-      }
-      return;
-    }
-    const rdb = new RequestDatabase(db);
-    ctx.state.q = rdb;
-    try {
-      await run();
-    } catch (err) {
-      await rdb.rollback();
-      audit.record(who.org, entry(toScimError(err).status));
-      throw err;
-    }
-    await gate.commitWithAudit(rdb, who.org, entry(ctx.status));
+      },
+      outcome: () => ctx.status,
+      failure: (err) => toScimError(err).status,
+      row: entry,
+    });
   }
 
   return async (ctx, next) => {

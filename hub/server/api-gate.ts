@@ -3,16 +3,15 @@ import type { EmbedderProvider } from '../../engine/backend.js';
 import type { HubState } from '../contracts.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { Policy } from '../access/policy.js';
-import { RequestDatabase } from '../data/request-database.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { toProblem } from './problem.js';
 import { tooMany, type Gatekeeper } from './gatekeeper.js';
 import type { RerankSetting } from '../../engine/ops/recall.js';
 
 // Everything a call under /api/v1 passes before its route: the gatekeeper (the token, failed
-// authentications, rate limits: gatekeeper.ts), then a write runs in one transaction that also
-// appends its audit row, so an acknowledged write always has its row; a read's row (and a
-// refusal's) is queued and written after the answer.
+// authentications, rate limits: gatekeeper.ts), then the route runs as the gatekeeper's audited
+// unit (runAudited): a write in one transaction that also appends its audit row, so an
+// acknowledged write always has its row; a read's row (and a refusal's) is queued.
 
 /** POST routes that only read: searching and exporting change nothing. */
 const READ_POSTS = new Set(['/api/v1/recall', '/api/v1/recall/bm25', '/api/v1/inject', '/api/v1/packs/export']);
@@ -29,7 +28,7 @@ export interface ApiGateDeps {
 }
 
 export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<HubState> {
-  const { db, config, audit } = gate.deps;
+  const { config, audit } = gate.deps;
   const limits = config.rateLimits;
 
   return async (ctx, next) => {
@@ -47,9 +46,8 @@ export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<H
       outcome,
       details: ctx.state.auditDetails ?? {},
     });
-    const queued = (outcome: number) => audit.record(p.org, entry(outcome));
     if (!decision.allowed) {
-      queued(429);
+      audit.record(p.org, entry(429));
       throw tooMany(decision, `this token may make ${limits.perMinute} requests and ${limits.writesPerMinute} writes per minute`);
     }
 
@@ -57,34 +55,16 @@ export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<H
     ctx.state.policy = Policy.of(p);
     ctx.state.embedder = embedder;
     ctx.state.reranker = reranker;
-    if (!write) {
-      ctx.state.db = db;
-      ctx.state.backend = openOrgBackend(db, p.org, ctx.state.policy);
-      try {
+    await gate.runAudited(p.org, {
+      write,
+      work: async (q) => {
+        ctx.state.db = q;
+        ctx.state.backend = openOrgBackend(q, p.org, ctx.state.policy);
         await next();
-        queued(ctx.status);
-      } catch (err) {
-        queued(toProblem(err).status);
-        throw err;
-      }
-      return;
-    }
-
-    const rdb = new RequestDatabase(db);
-    ctx.state.db = rdb;
-    ctx.state.backend = openOrgBackend(rdb, p.org, ctx.state.policy);
-    try {
-      await next();
-    } catch (err) {
-      await rdb.rollback();
-      queued(toProblem(err).status);
-      throw err;
-    }
-    if (ctx.status >= 400) {
-      await rdb.rollback();
-      queued(ctx.status);
-      return;
-    }
-    await gate.commitWithAudit(rdb, p.org, entry(ctx.status));
+      },
+      outcome: () => ctx.status,
+      failure: (err) => toProblem(err).status,
+      row: entry,
+    });
   };
 }

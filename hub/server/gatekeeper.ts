@@ -1,9 +1,9 @@
-import type { Database, Principal } from '../contracts.js';
+import type { Database, Org, Principal } from '../contracts.js';
 import { appendAudit, type AuditEntry, type AuditWriter } from '../audit/audit-log.js';
 import { limitField, policyField, sweepRateLimits, type PolicyName, type RateDecision } from '../limits/rate-limit.js';
 import { BatchedCounter } from '../limits/batched-counter.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
-import type { RequestDatabase } from '../data/request-database.js';
+import { RequestDatabase } from '../data/request-database.js';
 import type { HubConfig } from './config.js';
 import { authenticate, checkAudience, type Target } from './auth.js';
 import { HubProblem } from './problem.js';
@@ -14,7 +14,7 @@ import { HubProblem } from './problem.js';
 // authorization epoch, read on every request, says when to resolve it again); the token's
 // policies are counted (batched-counter.ts; 429 when over, RateLimit-Policy and RateLimit on
 // every answer).
-// And how a write commits: with its audit row, in one transaction.
+// And how every call runs and is audited (runAudited): a write commits with its audit row, in one transaction.
 
 export type SetHeader = (name: string, value: string) => void;
 
@@ -107,11 +107,46 @@ export class Gatekeeper {
   }
 
   /**
-   * Commits a write with its audit row. If the log cannot take the row (its table unreachable,
-   * say) the write still commits and the row waits in the queue like a read's: auditing never
-   * fails a caller.
+   * The audited unit, the one way a surface (REST, SCIM, MCP) runs a call: a read runs on the
+   * database and its audit row is queued; a write runs in one transaction (RequestDatabase) that
+   * commits with its audit row when its outcome is a success, and rolls back, its row queued with
+   * the failure's status, when it throws or fails. If the log cannot take the row with the write
+   * (its table unreachable, say) the write still commits and the row waits in the queue: auditing
+   * never fails a caller.
    */
-  async commitWithAudit(rdb: RequestDatabase, org: Principal['org'], row: AuditEntry): Promise<void> {
+  async runAudited<T>(org: Org, unit: AuditedUnit<T>): Promise<T> {
+    const { db, audit } = this.deps;
+    if (!unit.write) {
+      let result: T;
+      try {
+        result = await unit.work(db);
+      } catch (err) {
+        audit.record(org, unit.row(unit.failure(err)));
+        throw err;
+      }
+      audit.record(org, unit.row(unit.outcome(result), result));
+      return result;
+    }
+    const rdb = new RequestDatabase(db);
+    let result: T;
+    try {
+      result = await unit.work(rdb);
+    } catch (err) {
+      await rdb.rollback();
+      audit.record(org, unit.row(unit.failure(err)));
+      throw err;
+    }
+    const outcome = unit.outcome(result);
+    if (outcome >= 400) {
+      await rdb.rollback();
+      audit.record(org, unit.row(outcome, result));
+      return result;
+    }
+    await this.commitWithAudit(rdb, org, unit.row(outcome, result));
+    return result;
+  }
+
+  private async commitWithAudit(rdb: RequestDatabase, org: Org, row: AuditEntry): Promise<void> {
     const { audit, config, log } = this.deps;
     const inWrite = await rdb
       .transaction((q) => appendAudit(q, org, config.auditKey, [row]))
@@ -129,6 +164,20 @@ export class Gatekeeper {
     }
     if (!inWrite) audit.record(org, row);
   }
+}
+
+/** One call as runAudited runs it. */
+export interface AuditedUnit<T> {
+  /** Whether it may change anything: then it runs in a transaction with its audit row. */
+  write: boolean;
+  /** The work, on the database it is given (for a write, the request's transaction). */
+  work(db: Database): Promise<T>;
+  /** The status of what the work returned; 400 and above roll a write back. */
+  outcome(result: T): number;
+  /** The status of an error the work threw. */
+  failure(err: unknown): number;
+  /** The audit row for an outcome (with the result, when the work returned). */
+  row(outcome: number, result?: T): AuditEntry;
 }
 
 /** The 429 of a refused decision, naming the policies it violated. */
