@@ -102,13 +102,14 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
         return ctx.redirect(`/sign-in?return_to=${encodeURIComponent(ctx.originalUrl)}`);
       }
       ctx.state.viewer = viewer;
+      // Who may use the path is settled before a byte of the body is read.
+      if (ctx.path.startsWith('/admin/') && viewer.role !== 'admin') {
+        throw new HubProblem(403, 'forbidden', 'Admins only', `the admin pages need the admin role; ${viewer.name} is ${viewer.role === 'editor' ? 'an editor' : 'a viewer'}. Your own page is /me/.`);
+      }
       if (ctx.method === 'POST') {
         const form = await readPageForm(ctx);
         if (viewer.csrf !== null) checkCsrf(ctx, viewer, form);
         ctx.state.form = form;
-      }
-      if (ctx.path.startsWith('/admin/') && viewer.role !== 'admin') {
-        throw new HubProblem(403, 'forbidden', 'Admins only', `the admin pages need the admin role; ${viewer.name} is ${viewer.role === 'editor' ? 'an editor' : 'a viewer'}. Your own page is /me/.`);
       }
       await next();
       if (ctx.body === undefined && ctx.status === 404) throw new HubProblem(404, 'not-found', 'Not found', `there is no page ${ctx.path}`);
@@ -125,31 +126,67 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
   };
 }
 
-/** A posted form, URL-encoded or (uploads) multipart, within its size limit. */
+/** The one page form that uploads a file (the pack install of /admin/packs); every other form is small and URL-encoded. */
+const UPLOAD_PATHS = new Set(['/admin/packs']);
+
+/** A posted form, URL-encoded or (uploads) multipart, within its path's size limit. */
 async function readPageForm(ctx: PageCtx): Promise<PageForm> {
   if (ctx.is('application/x-www-form-urlencoded')) {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(await readLimited(ctx as never, MAX_FORM_BYTES));
     return { fields: new URLSearchParams(text), files: new Map() };
   }
-  if (ctx.is('multipart/form-data')) return readMultipart(ctx);
+  if (ctx.is('multipart/form-data')) {
+    if (!UPLOAD_PATHS.has(ctx.path)) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', `${ctx.path} takes a URL-encoded form (application/x-www-form-urlencoded), not an upload`);
+    return readMultipart(ctx);
+  }
   throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'pages take HTML forms (application/x-www-form-urlencoded or multipart/form-data)');
 }
 
+/** An upload form: one file and a few small fields, at most MAX_UPLOAD_BYTES in all; settles if the client leaves. */
 async function readMultipart(ctx: PageCtx): Promise<PageForm> {
+  const tooLarge = () => new HubProblem(413, 'payload-too-large', 'Payload too large', `an upload is at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`);
+  if (Number(ctx.get('content-length') || 0) > MAX_UPLOAD_BYTES + MAX_FORM_BYTES) throw tooLarge();
   const { default: Busboy } = await import('busboy');
+  const req = ctx.req;
   return new Promise<PageForm>((resolve, reject) => {
     const form: PageForm = { fields: new URLSearchParams(), files: new Map() };
     let failed: Error | undefined;
-    const bb = Busboy({ headers: ctx.req.headers, limits: { files: 4, fileSize: MAX_UPLOAD_BYTES, fields: 50, fieldSize: MAX_FORM_BYTES } });
+    let settled = false;
+    let size = 0;
+    const done = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      req.off('aborted', gone).off('close', closed).off('error', gone);
+      if (err) reject(err);
+      else resolve(form);
+    };
+    const gone = () => {
+      req.unpipe(bb);
+      done(new HubProblem(400, 'bad-request', 'Bad request', 'the connection closed before the whole form arrived'));
+    };
+    const closed = () => !req.complete && gone();
+    const stop = (e: Error) => {
+      req.unpipe(bb);
+      req.resume();
+      ctx.set('Connection', 'close');
+      done(e);
+    };
+    const bb = Busboy({ headers: req.headers, limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 20, fieldSize: MAX_FORM_BYTES } });
     bb.on('field', (name, value) => form.fields.append(name, value));
     bb.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('limit', () => (failed ??= new HubProblem(413, 'payload-too-large', 'Payload too large', `an uploaded file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`)));
+      stream.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_UPLOAD_BYTES) stop(tooLarge());
+        else chunks.push(c);
+      });
+      stream.on('limit', () => stop(tooLarge()));
       stream.on('end', () => form.files.set(name, { filename: info.filename ?? name, data: Buffer.concat(chunks) }));
     });
-    bb.on('error', (e: Error) => reject(new HubProblem(400, 'bad-request', 'Bad request', `the upload is not valid multipart: ${e.message}`)));
-    bb.on('close', () => (failed ? reject(failed) : resolve(form)));
-    ctx.req.pipe(bb);
+    bb.on('filesLimit', () => (failed ??= new HubProblem(413, 'payload-too-large', 'Payload too large', 'this form takes one file')));
+    bb.on('error', (e: Error) => done(new HubProblem(400, 'bad-request', 'Bad request', `the upload is not valid multipart: ${e.message}`)));
+    bb.on('close', () => done(failed));
+    req.once('aborted', gone).once('close', closed).once('error', gone);
+    req.pipe(bb);
   });
 }
