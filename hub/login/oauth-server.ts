@@ -5,6 +5,7 @@ import type { Database, Org, Queryable, Role } from '../contracts.js';
 import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { hashKey } from '../access/tokens.js';
 import { authChanged } from '../access/epoch.js';
+import { clientKey } from '../limits/sign-in-starts.js';
 import { findOrg, orgById } from '../data/organizations.js';
 import { hubOrigin } from '../server/hub-origin.js';
 import { HubProblem } from '../server/problem.js';
@@ -54,25 +55,14 @@ const S = CONTROL_SCHEMA;
 /** The resources tokens may be issued for: this hub's MCP endpoints, nothing else (RFC 8707). */
 const resources = (origin: string): string[] => [`${origin}/mcp`, `${origin}/sse`];
 
-/** The address a limit counts: IPv4 as is, IPv6 by its /64 (one host commonly holds the whole prefix). */
-export function addressKey(ip: string): string {
-  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (v4 || !ip.includes(':')) return v4 ? v4[1]! : ip;
-  const [head = '', tail] = ip.split('%')[0]!.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '').toLowerCase()).join(':')}::/64`;
-}
-
 /**
- * Counts one anonymous request of `what` from the address in the shared rate_limits table (every
- * hub process sees the same count; sweepRateLimits drops old windows): a sliding minute, as the
- * token policies. Returns the seconds to wait when over `quota`, else 0.
+ * Counts one anonymous request of `what` from the address (IPv6 by its /64) in the shared
+ * rate_limits table (every hub process sees the same count; sweepRateLimits drops old windows): a
+ * sliding minute, as the token policies. Returns the seconds to wait when over `quota`, else 0.
  */
 async function overLimit(db: Database, what: string, ip: string, quota: number, now = Date.now()): Promise<number> {
   const start = Math.floor(now / 60_000) * 60;
-  const key = `${what}:${addressKey(ip)}`;
+  const key = `addr:${clientKey(ip)}`;
   const r = await db.query<{ hits: number; prev: number }>(
     `WITH up AS (
        INSERT INTO ${S}.rate_limits (token_key, bucket, window_start, hits) VALUES ($1, $2, $3, 1)

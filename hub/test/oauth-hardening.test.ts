@@ -7,7 +7,6 @@ import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.
 import { CookieBrowser } from './support/cookie-browser.js';
 import { startOidcIdp, type OidcIdp } from './support/oidc-idp.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
-import { addressKey } from '../login/oauth-server.js';
 import { queryAudit } from '../audit/audit-log.js';
 import { formField as field, OAuthClient, REDIRECT, type Tokens } from './support/oauth-client.js';
 
@@ -294,16 +293,5 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     }
     expect((await fetch(`${hub.url}/scim/v2/Users`)).headers.get('cache-control')).toBe('no-store');
     expect((await noClientToken({ grant_type: 'nope' })).headers.get('cache-control')).toBe('no-store');
-  });
-});
-
-describe('the address an anonymous OAuth limit counts', () => {
-  it('is an IPv4 address as is (mapped or not), an IPv6 address by its /64', () => {
-    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
-    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
-    expect(addressKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
-    expect(addressKey('2001:db8:1:2::99')).toBe(addressKey('2001:0db8:0001:0002:ffff::1'));
-    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
-    expect(addressKey('2001:db8:1:3::1')).not.toBe(addressKey('2001:db8:1:2::1'));
   });
 });
