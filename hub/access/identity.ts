@@ -267,7 +267,8 @@ export async function issueApiKey(db: Database, org: Org, userId: string, name: 
   return db.transaction((q) => insertApiKey(q, org, user.id, name));
 }
 
-async function insertApiKey(q: Queryable, org: Org, userId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
+/** issueApiKey inside the caller's transaction. */
+export async function insertApiKey(q: Queryable, org: Org, userId: string, name: string): Promise<{ key: string; info: ApiKeyInfo }> {
   const key = newApiKey();
   const hash = hashKey(key);
   await q.query(`INSERT INTO ${CONTROL_SCHEMA}.api_key_index (secret_hash, org_id) VALUES ($1, $2)`, [hash, org.id]);
@@ -328,7 +329,7 @@ const MAX_INVITATION_HOURS = 24 * 30;
  * someone who has not: whoever redeems it acts as that person, so for anyone else it would let
  * its creator become them.
  */
-async function hasHadAccess(q: Queryable, org: Org, userId: string): Promise<boolean> {
+export async function hasHadAccess(q: Queryable, org: Org, userId: string): Promise<boolean> {
   const s = ident(org.schema);
   const r = await q.query<{ had: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM ${s}.api_keys WHERE user_id = $1) OR EXISTS (SELECT 1 FROM ${s}.login_sessions WHERE user_id = $1)

@@ -1,8 +1,8 @@
-import { conflict, SvcError } from '../../engine/errors.js';
+import { conflict } from '../../engine/errors.js';
 import type { Database, Org } from '../contracts.js';
 import { createOrg, getOrg } from '../data/organizations.js';
 import { ident } from '../data/migrate.js';
-import { checkUserName, createInvitation, createUser, issueApiKey } from '../access/identity.js';
+import { checkUserName, createInvitation, createUser, hasHadAccess, insertApiKey, issueApiKey } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
 import { lockPeople } from '../access/end-access.js';
 import { appendAudit } from '../audit/audit-log.js';
@@ -24,14 +24,18 @@ export interface AdminAdded {
   user: { id: string; name: string };
   created: boolean;
   previous: { role: string; active: boolean } | null;
-  /** An invitation for the person's first key, when they never had one (shown once). */
+  /** An invitation for the person's first key, when they never had a credential (shown once). */
   invitation: { id: string; token: string; expires_at: string } | null;
+  /** A new API key, when they had credentials but hold no live key (shown once): the way back in. */
+  api_key: { id: string; key: string } | null;
 }
 
 /**
  * The operator's recovery from the machine the hub runs on (svc hub org admin add): makes the
  * person named an active admin of the organization, creating them when there is none, with an
- * audit row by the hub itself. A person who never had a credential gets an invitation to redeem.
+ * audit row by the hub itself. A person who never had a credential gets an invitation to redeem;
+ * one who had some but holds no live key gets a new key (the operator holds the database anyway,
+ * as when creating the organization).
  */
 export async function addOrgAdmin(db: Database, slug: string, name: string, auditKey: string): Promise<AdminAdded> {
   checkUserName(name);
@@ -51,6 +55,9 @@ export async function addOrgAdmin(db: Database, slug: string, name: string, audi
     if (before) await q.query(`UPDATE ${s}.users SET role = 'admin', active = true WHERE id = $1`, [id]);
     await authChanged(q, org);
     const previous = before ? { role: before.role, active: before.active } : null;
+    const hadAccess = await hasHadAccess(q, org, id);
+    const live = (await q.query(`SELECT 1 FROM ${s}.api_keys WHERE user_id = $1 AND revoked_at IS NULL LIMIT 1`, [id])).rows.length > 0;
+    const key = hadAccess && !live ? await insertApiKey(q, org, id, 'recovery (svc hub org admin add)') : null;
     await appendAudit(q, org, auditKey, [
       {
         at: new Date().toISOString(),
@@ -59,18 +66,16 @@ export async function addOrgAdmin(db: Database, slug: string, name: string, audi
         action: 'cli.org.admin.add',
         resource: `user:${id}`,
         outcome: before ? 200 : 201,
-        details: { command: 'svc hub org admin add', user: name, created: !before, previous },
+        details: { command: 'svc hub org admin add', user: name, created: !before, previous, ...(key ? { api_key_id: key.info.id } : {}) },
       },
     ]);
-    return { id, previous };
+    return { id, previous, hadAccess, key };
   });
   let invitation: AdminAdded['invitation'] = null;
-  try {
+  if (!done.hadAccess) {
     const made = await createInvitation(db, org, done.id, 'svc-hub');
     invitation = { id: made.invitation.id, token: made.token, expires_at: made.invitation.expires_at };
-  } catch (err) {
-    // They have had a key or a sign-in: they use those.
-    if (!(err instanceof SvcError && err.kind === 'conflict')) throw err;
   }
-  return { org, user: { id: done.id, name }, created: done.previous === null, previous: done.previous, invitation };
+  const api_key = done.key ? { id: done.key.info.id, key: done.key.key } : null;
+  return { org, user: { id: done.id, name }, created: done.previous === null, previous: done.previous, invitation, api_key };
 }

@@ -27,7 +27,8 @@ const HELP = `
 
   The team server: REST /api/v1 (OpenAPI at /api/v1/openapi.yaml). With DATABASE_URL it uses
   that PostgreSQL server; without it, PGlite in --data (default <store>/hub). PGlite allows one
-  process at a time: stop the server before running the other subcommands on the same folder.
+  process at a time: the folder is locked (svc-hub.lock, holding the pid) while a hub or a
+  subcommand has it open; stop the server before running the other subcommands on it.
 
   Flags
     --port <n>      port to listen on (default 8080; 0 picks a free one)
@@ -36,7 +37,8 @@ const HELP = `
     --admin <name>  the first admin of a new organization
     --org <slug>    the organization to verify, checkpoint or give an admin
     --user <name>   org admin add: the person made an active admin (created when there is none;
-                    one who never had a key gets an invitation to redeem, shown once)
+                    one who never had a key gets an invitation to redeem, one whose keys are all
+                    revoked gets a new key; either is shown once)
     --checkpoints <dir>  also hold the chain against the signed checkpoints in dir: proves that
                     nothing up to the newest one was removed, edited or re-signed
     --trust-key <id>  a checkpoint key id to trust besides the hub's own (an earlier key)
@@ -74,16 +76,28 @@ const FLAGS = {
   out: { type: 'string' },
 } as const;
 
-async function open(flags: { data?: string; path?: string }): Promise<Database> {
-  const { openDatabase } = await import('../data/database.js');
+/** The running command, as a lock on the PGlite folder names its holder. */
+let command = 'svc hub';
+
+async function open(flags: { data?: string; path?: string }, serving = false): Promise<Database> {
+  const { openDatabase, DataFolderInUse } = await import('../data/database.js');
   const { migrateHub } = await import('../data/migrate.js');
   const url = process.env.DATABASE_URL || undefined;
   const dataDir = flags.data ?? join(resolveStoreRoot(flags.path), 'hub');
   let db: Database;
   try {
     if (!url) mkdirSync(dataDir, { recursive: true });
-    db = await openDatabase(url ? { url } : { dataDir });
+    // PGlite is one process's: the folder is locked while a hub (or a command) has it open.
+    db = await openDatabase(url ? { url } : { dataDir, holder: command });
   } catch (err) {
+    if (err instanceof DataFolderInUse) {
+      throw new SvcError(
+        'conflict',
+        serving
+          ? `${err.holder} (pid ${err.pid}) is already running on the data folder ${dataDir}: stop it first, or give this hub another --data`
+          : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first, or do this through the running hub (its REST API or admin pages)`,
+      );
+    }
     const where = url ? 'the PostgreSQL server at DATABASE_URL' : `the PGlite folder ${dataDir}`;
     throw new SvcError('storage', `cannot open ${where}: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -95,6 +109,7 @@ export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, FLAGS);
   const out = makeOutput(cli.flags);
   const [sub, ...rest] = cli.input;
+  command = ['svc hub', ...cli.input.slice(0, 2)].join(' ');
   if (sub === undefined) return serve(cli.flags, out);
   if (sub === 'org' && rest[0] === 'create') return orgCreate(rest.slice(1), cli.flags, out);
   if (sub === 'org' && rest[0] === 'list') return orgList(cli.flags, out);
@@ -113,7 +128,7 @@ export async function run(argv: string[]): Promise<number> {
 async function serve(flags: { port?: number; host?: string; data?: string; path?: string }, out: Output): Promise<number> {
   const port = flags.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be a port number, 0 to 65535 (got ${flags.port})`);
-  const db = await open(flags);
+  const db = await open(flags, true);
   const [{ startHub }, { localEmbedderProvider }, { rerankerSetting }] = await Promise.all([
     import('../server/start.js'),
     import('../../engine/mcp/embedder-provider.js'),
@@ -169,10 +184,11 @@ async function orgAdminAdd(flags: { org?: string; user?: string; data?: string; 
   try {
     const [{ addOrgAdmin }, { loadConfig }] = await Promise.all([import('../admin/provision.js'), import('../server/config.js')]);
     const r = await addOrgAdmin(db, flags.org, flags.user, (await loadConfig(db)).auditKey);
-    out.result({ org: { id: r.org.id, slug: r.org.slug }, user: r.user, created: r.created, previous: r.previous, invitation: r.invitation }, () =>
+    out.result({ org: { id: r.org.id, slug: r.org.slug }, user: r.user, created: r.created, previous: r.previous, invitation: r.invitation, api_key: r.api_key }, () =>
       [
         `${r.user.name} is now an active admin of ${r.org.slug}${r.created ? ' (created)' : r.previous ? ` (was ${r.previous.role}${r.previous.active ? '' : ', deactivated'})` : ''}.`,
         ...(r.invitation ? [`Invitation for their first API key (shown once; redeem with POST /api/v1/invitations/redeem):`, r.invitation.token] : []),
+        ...(r.api_key ? [`They hold no live API key; a new one (shown once, keep it safe):`, r.api_key.key] : []),
       ].join('\n'),
     );
     return 0;

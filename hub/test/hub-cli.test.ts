@@ -84,7 +84,15 @@ describe('svc hub', () => {
     expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'nope', '--user', 'x', '--data', data, '--no-json'], { env })).stderr).toBe('svc: no organization "nope"\n');
     expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(/usage: svc hub org admin add --org <slug> --user <name>/);
 
-    const db = await openDatabase({ dataDir: data });
+    // Alice is locked out (deactivated, her key revoked, as ending her access does): she comes back with a new key.
+    let db = await openDatabase({ dataDir: data });
+    await db.query(`UPDATE ${ident('org_acme')}.users SET active = false, role = 'viewer' WHERE name = 'alice'`);
+    await db.query(`UPDATE ${ident('org_acme')}.api_keys SET revoked_at = now()`);
+    await db.close();
+    const back = await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'alice', '--data', data, '--json'], { env });
+    expect(JSON.parse(back.stdout)).toMatchObject({ created: false, previous: { role: 'viewer', active: false }, invitation: null, api_key: { key: expect.stringMatching(/^svc_sk_/) } });
+
+    db = await openDatabase({ dataDir: data });
     try {
       const rows = await db.query<{ actor: string; resource: string; details: { user: string; created: boolean } }>(
         `SELECT actor, resource, details FROM ${ident('org_acme')}.audit_log WHERE action = 'cli.org.admin.add' ORDER BY seq`,
@@ -92,11 +100,14 @@ describe('svc hub', () => {
       expect(rows.rows.map((r) => [r.actor, r.details.user, r.details.created])).toEqual([
         ['svc-hub', 'bob', true],
         ['svc-hub', 'alice', false],
+        ['svc-hub', 'alice', false],
       ]);
+      const alice = await db.query<{ role: string; active: boolean }>(`SELECT role, active FROM ${ident('org_acme')}.users WHERE name = 'alice'`);
+      expect(alice.rows[0]).toEqual({ role: 'admin', active: true });
     } finally {
       await db.close();
     }
     const verified = await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env });
-    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 2 });
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 3 });
   }, 120_000);
 });
