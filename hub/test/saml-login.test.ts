@@ -1,7 +1,9 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ident } from '../data/migrate.js';
 import { launchBrowser } from './support/browser.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
@@ -208,6 +210,30 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
       if (started) expect((await context.cookies()).map((c) => c.name)).toContain('__Host-svc_saml');
       await context.close();
     });
+  });
+
+  it('unlinks the accounts of a provider whose entity ID or signing key changes, not of one whose certificate is only written another way', async () => {
+    idp.mode = 'honest';
+    idp.next = { nameId: 'ken@acme.example', email: 'ken@acme.example' };
+    expect((await signIn()).page.status).toBe(302);
+    const okta = (await hub.request('GET', '/admin/identity-providers', { token: acme.adminKey })).body.items.find((p: { name: string }) => p.name === 'okta');
+    const links = async () => Number((await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${ident(acme.org.schema)}.external_identities WHERE provider_id = $1`, [okta.id])).rows[0]!.n);
+    const patch = (body: Record<string, string>) => hub.request('PATCH', `/admin/identity-providers/${okta.id}`, { token: acme.adminKey, body });
+    expect(await links()).toBeGreaterThan(0);
+    // The same certificate as the bare base64 metadata holds: the same IdP.
+    expect((await patch({ idp_cert: idp.cert.replace(/-----[A-Z ]+-----|\s/g, '') })).status).toBe(200);
+    expect(await links()).toBeGreaterThan(0);
+    // Another signing key: another IdP, whatever it calls itself.
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    expect((await patch({ idp_cert: other })).status).toBe(200);
+    expect(await links()).toBe(0);
+    expect((await patch({ idp_cert: idp.cert })).status).toBe(200);
+    expect((await signIn()).page.status).toBe(302);
+    expect(await links()).toBeGreaterThan(0);
+    // Another entity ID: the same.
+    expect((await patch({ issuer: 'https://elsewhere.example/idp' })).status).toBe(200);
+    expect(await links()).toBe(0);
+    expect((await patch({ issuer: idp.entityId })).status).toBe(200);
   });
 
   it('validates SAML configuration', async () => {
