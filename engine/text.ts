@@ -1,12 +1,13 @@
 // Text helpers shared by every part: what reaches a terminal, one-line summaries, error lines,
 // shell words and rounded figures.
 
-// Text that reaches a terminal must not drive it. A statement, a pack or an imported memory can
-// hold escape sequences (clear the screen, colours, an OSC title or hyperlink) or other control
-// characters; printed raw they would act on the user's terminal. Every text output of the CLI
-// and the hooks goes through terminalSafe: sequences are removed, other control characters but
-// newline and tab become U+FFFD so what was there stays visible. JSON output needs nothing: it
-// escapes them already.
+// Text that reaches a terminal must not drive it, nor a model be fed what a person cannot see. A
+// statement, a pack or an imported memory can hold escape sequences (clear the screen, colours,
+// an OSC title or hyperlink) or other control characters; printed raw they would act on the
+// user's terminal, and hidden in a prompt they would reach the model unseen. Every text output
+// of the CLI and the hooks, and every injected statement, goes through terminalSafe: sequences
+// are removed, other control characters but newline and tab become U+FFFD so what was there
+// stays visible.
 
 // CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), other two-byte ESC sequences, and the C1
 // forms of CSI and OSC (U+009B, U+009D).

@@ -4,6 +4,7 @@ import type { EmbedderState } from '../embed/embedder.js';
 import { polarityOf } from '../model/polarity.js';
 import { recall, type RecallResult, type RecallSources, type RerankSetting, type TeamSource } from './recall.js';
 import { checkBudget, DEFAULT_INJECT_BUDGET } from './inject-budget.js';
+import { terminalSafe } from '../text.js';
 
 
 export const LEARNING_PROTOCOL = `## LEARNING PROTOCOL
@@ -121,7 +122,8 @@ export async function inject(backend: EngramBackend, task: string, opts: InjectO
     }
     const block: Block =
       polarityOf(engram) === 'dont' ? 'constraints' : score === null || score >= DIRECTIVE_FLOOR ? 'directives' : 'also_consider';
-    const item: InjectedEngram = { id: engram.id, statement: engram.statement, score, pinned: engram.pinned === true };
+    // What reaches a model carries no escape sequence or control character (a statement may hold them).
+    const item: InjectedEngram = { id: engram.id, statement: terminalSafe(engram.statement), score, pinned: engram.pinned === true };
     blocks[block].push(item);
     if (estimateTokens(render(blocks, protocol)) > budget) {
       blocks[block].pop();

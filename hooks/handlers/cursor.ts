@@ -4,6 +4,7 @@ import { writeFileDurable } from '../../engine/store/durable-write.js';
 import { noteCorrection } from './correction-detect.js';
 import { HEADER, injectFor, projectQuery } from './inject.js';
 import { projectDir, sessionId, sessionKey, storeReady, str, type HookEvent } from './io.js';
+import { terminalSafe } from '../../engine/text.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
 import { pendingReminder } from './learn-check.js';
 import { editRecords } from './revert.js';
@@ -61,7 +62,7 @@ export async function cursorSessionStart(e: HookEvent): Promise<string> {
   const { LEARNING_PROTOCOL } = await import('../../engine/ops/inject.js');
   const parts = [LEARNING_PROTOCOL.replace('svc_learn (CLI: svc learn "<statement>")', 'the svc_learn tool')];
   if (engrams) parts.push(`${HEADER}\n\n${engrams}`);
-  return JSON.stringify({ additional_context: parts.join('\n\n') });
+  return JSON.stringify({ additional_context: terminalSafe(parts.join('\n\n')) });
 }
 
 export async function cursorPrompt(e: HookEvent): Promise<string> {

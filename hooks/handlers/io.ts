@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalBackend } from '../../engine/store/local-backend.js';
 import { hookFailed } from './failure-log.js';
+import { terminalSafe } from '../../engine/text.js';
 
 // What every hook handler shares: the event read from stdin, field access that never throws on a
 // wrong type, the session key, the store, and the host's output shapes. Only node built-ins are
@@ -134,7 +135,7 @@ export async function withStore<T>(root: string, fn: (store: LocalBackend) => Pr
 
 /** Claude Code's JSON answer adding context (UserPromptSubmit, SessionStart, PostToolUse). */
 export function contextOutput(hookEventName: string, text: string): string {
-  return JSON.stringify({ hookSpecificOutput: { hookEventName, additionalContext: text } });
+  return JSON.stringify({ hookSpecificOutput: { hookEventName, additionalContext: terminalSafe(text) } });
 }
 
 
