@@ -90,13 +90,13 @@ async function sweep(db: Database): Promise<void> {
 
 const SECRET = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
 
-/**
- * A refresh: the grant its token names gets a new secret, the old one is recorded as spent, in
- * one transaction (a token used twice at once works once). A spent token presented again means
- * it leaked (RFC 9700 section 4.14.2): the whole grant ends, with every access token from it.
- */
 type Rotated = { refresh: string; session: LoginSession } | { reused: { org: Org; grant: string; user: string } } | null;
 
+/**
+ * A refresh: the grant its token names gets a new secret, the old one is recorded as spent, in
+ * one transaction. A spent token presented again (even at the same moment as its first use) means
+ * it leaked (RFC 9700 section 4.14.2): the whole grant ends, with every access token from it.
+ */
 async function rotateGrant(db: Database, refresh: string, clientId: string): Promise<Rotated> {
   const m = SECRET.exec(refresh);
   const org = m ? await orgById(db, m[1]!) : null;
