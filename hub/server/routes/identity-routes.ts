@@ -1,5 +1,4 @@
 import { revokeGrant } from '../../login/grant-routes.js';
-import { revokeGrant } from '../../login/grant-routes.js';
 import type Router from '@koa/router';
 import { ident } from '../../data/migrate.js';
 import type { Database, HubState, Principal, Role } from '../../contracts.js';
@@ -104,8 +103,6 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     const p = ctx.state.principal;
     if (p.via === 'api_key') await revokeApiKey(ctx.state.db, p.org, p.tokenId);
     else await revokeJwt(ctx.state.db, p.org, p.tokenId, new Date((p.expiresAt ?? Date.now() / 1000 + 86_400) * 1000));
-    // An MCP client's access token ends its whole grant (refresh token included).
-    if (p.grant) await revokeGrant(ctx.state.db, p.org, p.grant);
     // An MCP client's access token ends its whole grant (refresh token included).
     if (p.grant) await revokeGrant(ctx.state.db, p.org, p.grant);
     ctx.state.auditResource = `${p.via === 'api_key' ? 'api_key' : 'token'}:${p.tokenId}`;
