@@ -42,11 +42,11 @@ export async function signInUser(q: Queryable, org: Org, p: ProviderWithSecret, 
   ).rows[0];
   if (linked) return active(linked, false);
 
-  // Every person holding one of the addresses, the preferred address first.
+  // Every person (not deleted) holding one of the addresses, the preferred address first.
   const holders = (
     await q.query<{ id: string; name: string; active: boolean; email: string; linkable: boolean }>(
       `SELECT id, name, active, lower(email) AS email, (${LINKABLE_BY_EMAIL_SQL}) AS linkable FROM ${s}.users
-        WHERE kind = 'person' AND lower(email) = ANY($1::text[]) ORDER BY array_position($1::text[], lower(email)), created_at`,
+        WHERE kind = 'person' AND deleted_at IS NULL AND lower(email) = ANY($1::text[]) ORDER BY array_position($1::text[], lower(email)), created_at`,
       [emails],
     )
   ).rows;

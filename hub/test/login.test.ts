@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, updateUser } from '../access/identity.js';
+import { createUser, deleteUser, updateUser } from '../access/identity.js';
 import { queryAudit } from '../audit/audit-log.js';
 import { ident } from '../data/migrate.js';
 import { DATABASES } from './support/databases.js';
@@ -283,6 +283,13 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
     const refused = await signIn('gitlab');
     expect(refused.page.status).toBe(401);
     expect(JSON.parse(refused.page.text).detail).toMatch(/provisioning client/);
+    // A deleted person's address is nobody's: the live person with it is linked.
+    const gone = await createUser(hub.db, acme.org, { name: 'oli-old', role: 'viewer', email: 'oli@example.org' });
+    await deleteUser(hub.db, acme.org, gone.id);
+    const oli = await createUser(hub.db, acme.org, { name: 'oli', role: 'editor', email: 'oli@example.org' });
+    idp.next = { sub: 'gitlab-oli', email: 'oli@example.org', email_verified: true };
+    const linked = await signIn('gitlab');
+    expect((await me(JSON.parse((await token(linked.browser)).text).token)).body.user.id).toBe(oli.id);
     // An unverified address links nobody either.
     idp.next = { sub: 'gitlab-bob-2', email: 'bob@example.org', email_verified: false };
     expect((await signIn('gitlab')).page.status).toBe(401);
