@@ -12,7 +12,7 @@ import { conflictRecordPath, conflictRecordText, type ConflictRecord } from './s
 // Rules, file by file (never a text merge, never conflict markers):
 //   - changed on one side only: that side;
 //   - the JSON-lines logs: the union of both sides' lines;
-//   - an engram changed on both sides: field by field. Counters add each side's increments
+//   - an engram changed on both sides (even to the very same bytes): field by field. Counters add each side's increments
 //     (feedback, usage, reference and recurrence counts, activation frequency), timestamps and
 //     strengths take the later or larger value, lists (tags, sources, episode ids, relations)
 //     take the union. Any other field both sides changed differently is a conflict: the
@@ -157,8 +157,11 @@ export function planMerge(entries: MergeEntry[], ctx: MergeContext): MergePlan {
       continue;
     }
 
-    if (same(c.local, c.remote)) {
-      stage(c.path, c.remote); // already the same here
+    // Already the same here. Not so for an engram both sides changed alike: each side's counter
+    // increments still add up (two machines giving one engram the same feedback at once).
+    const bothChangedEngram = engramId !== undefined && c.base !== null && c.local !== null && !same(c.local, c.base);
+    if (same(c.local, c.remote) && !bothChangedEngram) {
+      stage(c.path, c.remote);
       continue;
     }
     if (same(c.local, c.base)) {

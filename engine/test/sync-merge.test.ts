@@ -45,6 +45,20 @@ describe('merging two versions of an engram', () => {
     expect(doc.activation).toMatchObject({ frequency: 3, last_accessed: '2026-03-01T15:00:00.000Z' });
   });
 
+  it('adds up the counters of two machines that made the very same change (byte-identical files)', () => {
+    const b = base();
+    const both = tweak(b, (x) => {
+      x.feedback_signals = { positive: 1, negative: 0, neutral: 0 };
+      x.activation = { ...x.activation!, frequency: 1, last_accessed: '2026-03-01T12:00:00.000Z' };
+    });
+    const plan = planMerge([entry(b, both, structuredClone(both))], ctx);
+    const written = plan.write.find((w) => w.path === path) ?? plan.stage.find((s) => s.path === path);
+    const doc = parse(String((written as { data: Buffer }).data)) as EngramDoc;
+    expect(doc.feedback_signals).toEqual({ positive: 2, negative: 0, neutral: 0 });
+    expect(doc.activation!.frequency).toBe(2);
+    expect(plan.conflicts).toEqual([]);
+  });
+
   it('takes a field changed on one side, and calls a field both changed differently a clash, keeping the local value', () => {
     const b = base();
     const l = tweak(b, (x) => changeStatement(x, 'Releases come from tags', AT));
