@@ -29,7 +29,8 @@ import { attributeDef, canonicalName, ENTERPRISE_SCHEMA, extensionOf, keyOf, USE
 // Deleting keeps the row (audit rows and engrams name it) but hides it from SCIM, frees its
 // userName and drops its memberships, email and sign-in links.
 //
-// Work per request is bounded: each multi-valued attribute holds at most MAX_VALUES values.
+// Work per request is bounded: each multi-valued attribute holds at most MAX_VALUES values, and
+// a User's attributes at most MAX_USER_BYTES as JSON.
 
 type Obj = Record<string, unknown>;
 
@@ -48,6 +49,8 @@ interface UserRow {
 const COLUMNS = 'id, name, email, active, provisioned_by, created_at, scim, scim_user_name, scim_modified_at';
 /** The most values one multi-valued attribute (emails, phoneNumbers, addresses…) of a User may hold. */
 export const MAX_VALUES = 10;
+/** The most a User's kept attributes may weigh as JSON. */
+export const MAX_USER_BYTES = 64 * 1024;
 /** Attributes the server computes or never keeps: not stored from a client. */
 const NOT_STORED = new Set(['id', 'meta', 'schemas', 'groups', 'active', 'password']);
 const iso = (v: unknown): string => new Date(v as string).toISOString();
@@ -144,6 +147,9 @@ function clean(body: unknown, requireSchemas: boolean): CleanUser {
   if (typeof userName !== 'string' || userName.trim() === '' || userName.length > 256) throw scimInvalid('invalidValue', 'userName is required: a string of 1 to 256 characters');
   if (attrs.externalId !== undefined && typeof attrs.externalId !== 'string') throw scimInvalid('invalidValue', 'externalId must be a string');
   attrs.userName = userName.trim();
+  // What is kept of a User is read back by every list: a fixed size, whatever the body limit.
+  const size = Buffer.byteLength(JSON.stringify(attrs));
+  if (size > MAX_USER_BYTES) throw scimInvalid('invalidValue', `this User is ${size} bytes as JSON; a User may be at most ${MAX_USER_BYTES} bytes`);
   return { userName: userName.trim(), active, attrs, email: primaryEmail(attrs.emails) };
 }
 

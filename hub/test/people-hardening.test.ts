@@ -328,6 +328,10 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       expect(r.body.detail).toBe('emails holds 11 values; a User may have at most 10');
       const id = await scimUser('growing@cap.test', { phoneNumbers: many.slice(0, 10).map((_p, i) => ({ value: `+1555000${i}` })) });
       expectScimError(await scim('PATCH', `/Users/${id}`, patch({ op: 'add', path: 'phoneNumbers', value: [{ value: '+15559999' }] })), 400, 'invalidValue');
+      // Attributes the schema does not know are kept as sent, within a fixed size.
+      const heavy = await scim('POST', '/Users', { schemas: [USER], userName: 'heavy@cap.test', ...Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`x${i}`, 'y'.repeat(400)])) });
+      expectScimError(heavy, 400, 'invalidValue');
+      expect(heavy.body.detail).toMatch(/a User may be at most 65536 bytes/);
     });
   });
 
