@@ -79,6 +79,19 @@ export function rowHash(key: string, prevHash: string, seq: number, e: AuditEntr
   return createHmac('sha256', key).update(prevHash).update(body).digest('hex');
 }
 
+type AppendListener = (org: Org, rows: number) => void;
+const appendListeners = new Set<AppendListener>();
+
+/**
+ * Calls `listener` after each append of this process (rows handed to the database, whose
+ * transaction may still roll back): a hint that a chain grew, for checkpoints by row count.
+ * Returns the unsubscribe.
+ */
+export function onAuditAppend(listener: AppendListener): () => void {
+  appendListeners.add(listener);
+  return () => void appendListeners.delete(listener);
+}
+
 /** Appends entries to an organization's chain on `q`, which must be a transaction (the caller's). */
 export async function appendAudit(q: Queryable, org: Org, key: string, entries: AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
@@ -107,6 +120,7 @@ export async function appendAudit(q: Queryable, org: Org, key: string, entries: 
      ${outbox.select}`,
     params,
   );
+  for (const listener of appendListeners) listener(org, rows.length);
 }
 
 export interface AuditGap {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Database, Org, Queryable } from '../contracts.js';
 import { canonicalJson } from '../../engine/packs/format.js';
 import { ident } from '../data/migrate.js';
-import { GENESIS, verifyAudit, type VerifyResult } from './audit-log.js';
+import { SvcError } from '../../engine/errors.js';
+import { GENESIS, onAuditAppend, verifyAudit, type VerifyResult } from './audit-log.js';
 
 // Signed checkpoints of an organization's audit chain head (sequence, hash, time), in the manner
 // of CloudTrail digest files and Certificate Transparency's signed tree heads. They are meant to
@@ -117,6 +118,8 @@ export interface CheckpointReport {
   checked: number;
   /** The newest checkpoint that holds: nothing up to it was removed, edited or re-signed. */
   latest?: { seq: number; at: string };
+  /** The chain is shorter than a checkpoint signed: its tail was cut (the newest such checkpoint). */
+  cut?: { file: string; seq: number; at: string; head: number };
   problems: CheckpointFinding[];
 }
 
@@ -133,6 +136,7 @@ export async function checkAgainstCheckpoints(
 ): Promise<CheckpointReport> {
   const problems: CheckpointFinding[] = [];
   let latest: CheckpointReport['latest'];
+  let cut: CheckpointReport['cut'];
   for (const { file, checkpoint: c } of checkpoints) {
     const sig = badSignature(c);
     if (sig) {
@@ -149,7 +153,8 @@ export async function checkAgainstCheckpoints(
     }
     const rows = chain.ok ? chain.rows : chain.first_bad!.seq - 1;
     if (c.seq > rows) {
-      const total = Number((await db.query<{ n: number }>(`SELECT coalesce(max(seq), 0)::bigint AS n FROM ${ident(org.schema)}.audit_log`)).rows[0]!.n);
+      const total = await chainLength(db, org);
+      if (total < c.seq) cut = { file, seq: c.seq, at: c.at, head: total };
       problems.push({
         file,
         problem:
@@ -166,8 +171,95 @@ export async function checkAgainstCheckpoints(
     }
     latest = { seq: c.seq, at: c.at };
   }
-  return { checked: checkpoints.length, ...(latest ? { latest } : {}), problems };
+  return { checked: checkpoints.length, ...(latest ? { latest } : {}), ...(cut ? { cut } : {}), problems };
 }
+
+/** The chain's last sequence number (0 when empty), without walking it. */
+async function chainLength(db: Queryable, org: Org): Promise<number> {
+  return Number((await db.query<{ n: number }>(`SELECT coalesce(max(seq), 0)::bigint AS n FROM ${ident(org.schema)}.audit_log`)).rows[0]!.n);
+}
+
+/**
+ * Why the hub must not append to an organization's chain, or null: the newest checkpoint in the
+ * folder (signed by a trusted key, for this organization) signed a row the chain no longer has,
+ * or has with another hash. Appending would bury the cut under new rows. Walks nothing: one
+ * query or two per organization.
+ */
+export async function chainBelowCheckpoint(db: Queryable, org: Org, dir: string, trustedKeyIds: string[]): Promise<string | null> {
+  if (!existsSync(dir)) return null;
+  const valid = readCheckpoints(dir, org.slug).checkpoints.filter(({ checkpoint: c }) => c.org_id === org.id && trustedKeyIds.includes(c.key_id) && badSignature(c) === null);
+  const newest = valid.at(-1);
+  if (!newest) return null;
+  const c = newest.checkpoint;
+  const head = await chainLength(db, org);
+  if (head < c.seq) return `the audit chain of ${org.slug} ends at row ${head}, but checkpoint ${newest.file} (${c.at}) signed row ${c.seq}: its tail was cut`;
+  const hash = c.seq === 0 ? GENESIS : (await db.query<{ hash: string }>(`SELECT hash FROM ${ident(org.schema)}.audit_log WHERE seq = $1`, [c.seq])).rows[0]?.hash;
+  if (hash !== c.hash) return `row ${c.seq} of the audit chain of ${org.slug} (which ends at row ${head}) is not the row checkpoint ${newest.file} (${c.at}) signed: the chain was cut and written again, or re-signed`;
+  return null;
+}
+
+/** When checkpoints are written into the folder: after this many rows, or this long after a row. */
+export interface CheckpointSchedule {
+  everyRows: number;
+  everyMs: number;
+}
+
+/**
+ * Writes checkpoints into a folder: of every organization whose chain grew, every `everyMs`, and
+ * of one as soon as this process appended `everyRows` rows to it. A cut of the tail after the
+ * newest checkpoint is what no checkpoint can show, so the schedule bounds it: at most about
+ * everyRows rows or everyMs of them. Writes run one at a time.
+ */
+export class CheckpointWriter {
+  private readonly grown = new Map<string, { org: Org; rows: number }>();
+  private readonly unsubscribe: () => void;
+  private readonly timer: NodeJS.Timeout;
+  private queue: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly checkpointer: Checkpointer,
+    private readonly dir: string,
+    schedule: CheckpointSchedule,
+    private readonly allOrgs: () => Promise<Org[]>,
+    private readonly log: (message: string) => void,
+  ) {
+    this.unsubscribe = onAuditAppend((org, rows) => {
+      const g = this.grown.get(org.id) ?? { org, rows: 0 };
+      g.rows += rows;
+      this.grown.set(org.id, g);
+      // After the append's transaction commits (a later tick catches a slower one).
+      if (g.rows >= schedule.everyRows) setTimeout(() => this.run([org]), 50).unref();
+    });
+    this.timer = setInterval(() => this.run(null), schedule.everyMs);
+    this.timer.unref();
+  }
+
+  /** Checkpoints these organizations (null: every one), after the writes queued before. */
+  run(orgs: Org[] | null): Promise<void> {
+    this.queue = this.queue.then(async () => {
+      if (this.closed) return;
+      const all = await this.allOrgs();
+      // Appends are heard process-wide: only this database's organizations are ours.
+      const list = orgs ? all.filter((o) => orgs.some((x) => x.id === o.id)) : all;
+      for (const org of list) this.grown.delete(org.id);
+      const r = await this.checkpointer.writeAll(this.dir, list);
+      for (const f of r.failed) this.log(`audit checkpoint not written: ${f}`);
+    }).catch((err: Error) => this.log(`audit checkpoints failed: ${err.message}`));
+    return this.queue;
+  }
+
+  /** Stops, after a last checkpoint of what grew (so a clean stop leaves nothing unpinned). */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.unsubscribe();
+    const grown = [...this.grown.values()].map((g) => g.org);
+    if (grown.length > 0) await this.run(grown);
+    this.closed = true;
+    await this.queue;
+  }
+}
+
 
 /**
  * Signs checkpoints of verified chain heads. It remembers the last head it verified per
@@ -211,4 +303,19 @@ export class Checkpointer {
     }
     return { written, failed };
   }
+}
+
+/**
+ * Refuses (throws, one line) to let the hub append to any organization's chain that is shorter
+ * than, or differs at, its newest checkpoint in the folder.
+ */
+export async function refuseCutChains(db: Queryable, dir: string, trustedKeyIds: string[], orgs: Org[]): Promise<void> {
+  const found: string[] = [];
+  for (const org of orgs) {
+    const why = await chainBelowCheckpoint(db, org, dir, trustedKeyIds);
+    if (why) found.push(why);
+  }
+  if (found.length === 0) return;
+  const more = found.length > 1 ? ` (and ${found.length - 1} more organization${found.length > 2 ? 's' : ''})` : '';
+  throw new SvcError('conflict', `svc hub will not append to a cut audit chain: ${found[0]}${more}; restore the rows, or move the checkpoint out of ${dir} once you have looked into it`);
 }

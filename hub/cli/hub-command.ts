@@ -240,7 +240,9 @@ async function auditVerify(flags: { org?: string; checkpoints?: string; trustKey
 
 function auditText(org: string, chain: import('../audit/audit-log.js').VerifyResult, report?: import('../audit/checkpoints.js').CheckpointReport): string {
   const lines = [
-    chain.ok
+    chain.ok && report?.cut
+      ? `Audit chain of ${org} CUT: it ends at row ${report.cut.head}, but checkpoint ${report.cut.file} (${report.cut.at}) signed row ${report.cut.seq}`
+      : chain.ok
       ? `Audit chain of ${org} intact: ${chain.rows} rows`
       : `Audit chain of ${org} BROKEN at row ${chain.first_bad!.seq}: ${chain.first_bad!.problem} (${chain.rows} rows before it verified)`,
   ];

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Database, HubState } from '../contracts.js';
 import type { EmbedderProvider } from '../../engine/backend.js';
 import { AuditWriter } from '../audit/audit-log.js';
-import { Checkpointer } from '../audit/checkpoints.js';
+import { Checkpointer, CheckpointWriter, refuseCutChains } from '../audit/checkpoints.js';
 import { listOrgs } from '../data/organizations.js';
 import { enablePostingsCache } from '../data/postings-cache.js';
 import { openApiText } from '../openapi/spec.js';
@@ -89,15 +89,11 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
         : 'the audit checkpoint signing key is kept in the database (set SVC_HUB_CHECKPOINT_KEY): whoever can read the database can sign checkpoints',
     );
   }
-  let checkpointTimer: NodeJS.Timeout | undefined;
+  let checkpointWriter: CheckpointWriter | undefined;
   if (config.checkpointDir) {
-    const dir = config.checkpointDir;
-    const writeAll = async () => {
-      const r = await checkpoints.writeAll(dir, await listOrgs(db));
-      for (const f of r.failed) log(`audit checkpoint not written: ${f}`);
-    };
-    checkpointTimer = setInterval(() => void writeAll().catch((err) => log(`audit checkpoints failed: ${(err as Error).message}`)), config.checkpointIntervalMs);
-    checkpointTimer.unref();
+    // A chain cut below its newest checkpoint is not appended to: new rows would bury the cut.
+    await refuseCutChains(db, config.checkpointDir, [config.checkpointKey.id], await listOrgs(db));
+    checkpointWriter = new CheckpointWriter(checkpoints, config.checkpointDir, { everyRows: config.checkpointEveryRows, everyMs: config.checkpointIntervalMs }, () => listOrgs(db), log);
   }
   const embedder = opts.embedder ?? BM25_ONLY;
   const app = new Koa<HubState>();
@@ -204,11 +200,12 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     checkpoints,
     webhooks,
     async close(drainMs = 10_000) {
-      if (checkpointTimer) clearInterval(checkpointTimer);
       await relay.close();
       await webhooks.close();
       await gatekeeper.flushCounts().catch((err: Error) => log(`rate-limit counts of the last moments were not saved: ${err.message}`));
       await audit.close(drainMs);
+      // Last: the rows the audit writer's close added are pinned too.
+      await checkpointWriter?.close();
     },
   };
 }

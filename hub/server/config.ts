@@ -22,9 +22,10 @@ export interface HubConfig {
   auditKey: string;
   /** Signs audit checkpoints (Ed25519). */
   checkpointKey: CheckpointKey;
-  /** Where the hub writes checkpoints at an interval; absent: only on demand. */
+  /** Where the hub writes checkpoints (every checkpointEveryRows rows or checkpointIntervalMs); absent: only on demand. */
   checkpointDir?: string;
   checkpointIntervalMs: number;
+  checkpointEveryRows: number;
   /** Audit keys that live in the database (and so in the hands of whoever holds it). */
   keysInDatabase: Array<'audit' | 'checkpoint'>;
   /** Largest JSON body accepted. */
@@ -61,6 +62,7 @@ export interface ConfigOptions {
   checkpointKey?: string;
   checkpointDir?: string;
   checkpointIntervalMs?: number;
+  checkpointEveryRows?: number;
   /** Let outbound requests reach private, loopback and link-local addresses, and plain http. */
   allowPrivateUrls?: boolean;
   outboundTimeoutMs?: number;
@@ -143,7 +145,8 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     auditKey,
     checkpointKey: checkpointKey(pem),
     checkpointDir: opts.checkpointDir ?? (env.SVC_HUB_CHECKPOINT_DIR || undefined),
-    checkpointIntervalMs: opts.checkpointIntervalMs ?? positive(env, 'SVC_HUB_CHECKPOINT_INTERVAL', 3600, 'seconds') * 1000,
+    checkpointIntervalMs: opts.checkpointIntervalMs ?? positive(env, 'SVC_HUB_CHECKPOINT_INTERVAL', 60, 'seconds') * 1000,
+    checkpointEveryRows: opts.checkpointEveryRows ?? positive(env, 'SVC_HUB_CHECKPOINT_ROWS', 100, 'rows'),
     keysInDatabase,
     bodyLimitBytes: 1024 * 1024,
     outbound: {

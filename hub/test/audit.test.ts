@@ -10,6 +10,7 @@ import type { Database, Org } from '../contracts.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { svc } from '../../engine/test/support/run-svc.js';
+import { startHub } from '../server/start.js';
 
 const MARKERS = [WRITER_START, WRITER_STOP, GAP_ACTION];
 
@@ -266,4 +267,62 @@ describe.each(DATABASES)('audit checkpoints at an interval (%s)', (kind) => {
       await hub.close();
     }
   });
+});
+
+// Issue 25, item 15: a tail cut after the newest checkpoint needed no key and went unseen. Now a
+// hub with a checkpoint folder checkpoints every N rows (or T seconds), refuses to start on a
+// chain shorter than its newest checkpoint, and `audit verify --checkpoints` calls such a chain cut.
+describe.each(DATABASES)('audit checkpoints by rows, and a cut chain at start (%s)', (kind) => {
+  it('checkpoints after N rows without waiting for the interval', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-checkpoint-rows-'));
+    const hub = await startTestHub(kind, { checkpointDir: dir, checkpointIntervalMs: 3_600_000, checkpointEveryRows: 5, auditKey: 'k'.repeat(32) });
+    try {
+      const org = await hub.newOrg('rows');
+      for (let i = 0; i < 6; i++) await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: `Row-counted rule ${i}`, scope: 'org:rows' } });
+      const pinned = () => readCheckpoints(dir, 'rows').checkpoints.map((c) => c.checkpoint.seq);
+      for (let i = 0; i < 100 && !pinned().some((seq) => seq >= 5); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(pinned().some((seq) => seq >= 5)).toBe(true);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('will not start on a chain cut below its newest checkpoint, and verify calls it cut', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-checkpoint-cut-'));
+    const auditKey = 'c'.repeat(32);
+    const hub = await startTestHub(kind, { checkpointDir: dir, checkpointEveryRows: 1000, auditKey });
+    const org = await hub.newOrg('cutme');
+    for (let i = 0; i < 4; i++) await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: `Pinned rule ${i}`, scope: 'org:cutme' } });
+    // A clean stop checkpoints what grew: the whole chain is pinned.
+    await hub.running.close();
+    const newest = readCheckpoints(dir, 'cutme').checkpoints.at(-1)!;
+    expect(newest.checkpoint.seq).toBeGreaterThanOrEqual(4);
+    try {
+      // Unchanged, it starts again.
+      const again = await startHub({ db: hub.db, checkpointDir: dir, auditKey, log: () => undefined });
+      await again.close();
+      const head = readCheckpoints(dir, 'cutme').checkpoints.at(-1)!.checkpoint.seq;
+      await asOwner(hub.db, org.org, `DELETE FROM ${ident(org.org.schema)}.audit_log WHERE seq > 2`);
+      const refused = await startHub({ db: hub.db, checkpointDir: dir, auditKey, log: () => undefined }).catch((e: Error) => e);
+      expect((refused as Error).message).toBe(
+        `svc hub will not append to a cut audit chain: the audit chain of cutme ends at row 2, but checkpoint cutme-${String(head).padStart(12, '0')}.json (${readCheckpoints(dir, 'cutme').checkpoints.at(-1)!.checkpoint.at}) signed row ${head}: its tail was cut; restore the rows, or move the checkpoint out of ${dir} once you have looked into it`,
+      );
+      const chain = await verifyAudit(hub.db, org.org, auditKey);
+      expect(chain.ok).toBe(true);
+      const report = await checkAgainstCheckpoints(hub.db, org.org, chain, readCheckpoints(dir, 'cutme').checkpoints, [hub.running.hub.config.checkpointKey.id]);
+      expect(report.cut).toMatchObject({ seq: head, head: 2 });
+      if (kind === 'postgres') {
+        const env = { DATABASE_URL: hub.database.url!, SVC_HUB_AUDIT_KEY: auditKey };
+        const verify = await svc(['hub', 'audit', 'verify', '--org', 'cutme', '--checkpoints', dir, '--no-json'], { env });
+        expect(verify.code).toBe(1);
+        expect(verify.stdout.split('\n')[0]).toMatch(new RegExp(`^Audit chain of cutme CUT: it ends at row 2, but checkpoint cutme-0+${head}\\.json \\(.*\\) signed row ${head}$`));
+        const serve = await svc(['hub', '--port', '0', '--no-json'], { env: { ...env, SVC_HUB_CHECKPOINT_DIR: dir } });
+        expect(serve.code).toBe(1);
+        expect(serve.stderr).toMatch(/^svc: svc hub will not append to a cut audit chain: the audit chain of cutme ends at row 2, but checkpoint .* signed row \d+: its tail was cut; restore the rows, or move the checkpoint out of .* once you have looked into it\n$/m);
+        expect(serve.stderr).not.toMatch(/internal error|    at /);
+      }
+    } finally {
+      await hub.database.close();
+    }
+  }, 60_000);
 });
