@@ -15,7 +15,7 @@ export const ingestTool = defineTool({
   description:
     'Extract learnable statements from text by pattern (no LLM): rules, conventions, decisions. Saves them directly, or with extract_only: true only returns the candidates.',
   input: z.strictObject({
-    content: f.text('The text to extract from (not a file path).'),
+    content: f.text('The text to extract from (not a file path).', f.CONTENT_MAX),
     source: f.optionalText('Where the text came from, recorded on each engram.'),
     scope: f.scope('Scope of the extracted engrams.').optional(),
     domain: f.domain('Domain of the extracted engrams.').optional(),

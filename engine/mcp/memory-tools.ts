@@ -151,7 +151,7 @@ export const recallTool = defineTool({
     'Retired engrams never appear; candidates are marked. legs tells which rankings ran (the vector leg says why when it could not). ' +
     'No match is an empty result, not an error. The first hybrid call may download the embedding model; fast: true skips it.',
   input: z.strictObject({
-    query: f.text('What to look for, in words or keywords.'),
+    query: f.text('What to look for, in words or keywords.', f.QUERY_MAX),
     limit: f.limit(DEFAULT_RECALL_LIMIT, 100),
     fast: f.fast(),
   }),

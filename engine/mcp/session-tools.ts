@@ -12,7 +12,7 @@ import { defineTool, type AnyToolDef } from './types.js';
 // Sessions (an agent's unit of work), episodes (what happened when), and an engram's history and
 // injection receipts.
 
-const agentField = () => z.string().trim().min(1, { error: 'must not be empty' }).describe('The agent, e.g. claude-code (default: the MCP client\'s name).');
+const agentField = () => z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).describe('The agent, e.g. claude-code (default: the MCP client\'s name).');
 
 export const sessionStartTool = defineTool({
   name: 'svc_session_start',
@@ -22,7 +22,7 @@ export const sessionStartTool = defineTool({
     'the injection for the task (blocks DIRECTIVES, CONSTRAINTS, ALSO CONSIDER, ready to read in field text) and the scopes this session may write. ' +
     'Scope and domain default to the project\'s (.svc.yaml).',
   input: z.strictObject({
-    task: z.string().trim().optional().describe('The task, in a sentence; drives the injection. Without it only pinned engrams are injected.'),
+    task: z.string().trim().max(f.TASK_MAX, { error: `must be at most ${f.TASK_MAX} characters` }).optional().describe('The task, in a sentence; drives the injection. Without it only pinned engrams are injected.'),
     agent: agentField().optional(),
     scope: f.scope('Scope of the session; its learnings default to it.').optional(),
     domain: f.domain('Domain of the session; its learnings default to it.').optional(),
@@ -116,9 +116,9 @@ export const captureTool = defineTool({
       .max(4000, { error: 'must be at most 4000 characters' })
       .describe('What happened, in a sentence or a few.'),
     agent: agentField().optional(),
-    channel: z.string().trim().min(1, { error: 'must not be empty' }).optional().describe('Where it happened, e.g. chat, terminal, review, correction.'),
+    channel: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).optional().describe('Where it happened, e.g. chat, terminal, review, correction.'),
     session: f.session().optional(),
-    engram_ids: z.array(f.engramId()).optional().describe('Engrams involved.'),
+    engram_ids: z.array(f.engramId()).max(100, { error: 'must name at most 100 engrams' }).optional().describe('Engrams involved.'),
   }),
   destructive: false,
   readOnly: false,
@@ -133,11 +133,11 @@ export const timelineTool = defineTool({
   description:
     'Episode history, newest first (best match first with a query): full-text query over summaries, filtered by time range, agent, channel and session.',
   input: z.strictObject({
-    query: z.string().trim().min(1, { error: 'must not be empty' }).optional().describe('Words to look for in episode summaries.'),
+    query: f.optionalText('Words to look for in episode summaries.', f.QUERY_MAX),
     from: f.isoDate('Only episodes at or after this date or ISO 8601 timestamp.').optional(),
     to: f.isoDate('Only episodes at or before this date or ISO 8601 timestamp.').optional(),
-    agent: z.string().trim().min(1, { error: 'must not be empty' }).optional().describe('Only episodes of this agent.'),
-    channel: z.string().trim().min(1, { error: 'must not be empty' }).optional().describe('Only episodes of this channel.'),
+    agent: agentField().optional().describe('Only episodes of this agent.'),
+    channel: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).optional().describe('Only episodes of this channel.'),
     session: f.session().optional().describe('Only episodes of this session.'),
     limit: f.limit(DEFAULT_TIMELINE_LIMIT, 500, 'episodes'),
   }),
