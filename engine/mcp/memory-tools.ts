@@ -323,8 +323,21 @@ export const listTool = defineTool({
   destructive: false,
   readOnly: true,
   async handler(ctx, { scope, domain, type, status, meta, limit }) {
-    const engrams = await ctx.backend.list({ scope, domain, type, status, idPrefix: meta ? 'META-' : undefined, limit });
-    return { count: engrams.length, engrams: engrams.map(engramSummary) };
+    const filter = { scope, domain, type, status, idPrefix: meta ? 'META-' : undefined };
+    if (!ctx.remote || !ctx.local || meta) {
+      const engrams = await ctx.backend.list({ ...filter, limit });
+      return { count: engrams.length, engrams: engrams.map(engramSummary) };
+    }
+    // A project with a hub: its engrams too, as svc list shows them.
+    const { listWithHub, incompleteLine } = await import('../remote/team-list.js');
+    const { rows, hub } = await listWithHub(ctx.backend, ctx.remote, filter, limit);
+    return {
+      count: rows.length,
+      engrams: rows.map((r) => ({ ...engramSummary(r.doc), source: r.source })),
+      sources: { local: 'ok', hub: hub!.state },
+      complete: hub!.complete,
+      ...(hub!.complete ? {} : { warnings: [incompleteLine(hub!, limit)] }),
+    };
   },
 });
 

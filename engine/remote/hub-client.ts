@@ -47,6 +47,15 @@ export function remoteOf(project: { remote_url?: string; remote_token?: string; 
   return { url: project.remote_url.replace(/\/+$/, ''), token: project.remote_token, ...(project.remote_scopes?.length ? { scopes: project.remote_scopes } : {}) };
 }
 
+/** The filters of the hub's engram list. */
+export interface ListQuery {
+  scope?: string;
+  type?: string;
+  domain?: string;
+  status?: string;
+  content_hash?: string;
+}
+
 export class HubClient {
   constructor(readonly remote: RemoteConfig) {}
 
@@ -82,11 +91,26 @@ export class HubClient {
     return { user: r.body.user.name, readable: r.body.scopes.readable, writable: r.body.scopes.writable };
   }
 
-  /** The newest engrams the token may read, filtered like `svc list` (one page, at most 200). */
-  async list(filter: { scope?: string; type?: string; domain?: string; status?: string }, limit: number, deadlineMs: number): Promise<Array<Record<string, unknown>>> {
-    const q = new URLSearchParams({ limit: String(Math.min(200, limit)) });
-    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
-    return (await this.call<{ items: Array<Record<string, unknown>> }>('GET', `/engrams?${q}`, deadlineMs)).body.items;
+  /**
+   * The newest engrams the token may read, filtered like `svc list`, up to `limit`: the hub's
+   * pages (200 each) followed within `deadlineMs`. `complete` is false when the hub holds more
+   * than was fetched (the limit was reached with more to come, or time ran out).
+   */
+  async list(filter: ListQuery, limit: number, deadlineMs: number): Promise<{ items: Array<Record<string, unknown>>; complete: boolean }> {
+    const until = Date.now() + deadlineMs;
+    const items: Array<Record<string, unknown>> = [];
+    let cursor: string | null = null;
+    do {
+      const q = new URLSearchParams({ limit: String(Math.min(200, limit - items.length)) });
+      for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+      if (cursor) q.set('cursor', cursor);
+      const left = until - Date.now();
+      if (left <= 0) return { items, complete: false };
+      const page: { items: Array<Record<string, unknown>>; next_cursor: string | null } = (await this.call<{ items: Array<Record<string, unknown>>; next_cursor: string | null }>('GET', `/engrams?${q}`, left)).body;
+      items.push(...page.items);
+      cursor = page.next_cursor;
+    } while (cursor && items.length < limit);
+    return { items, complete: cursor === null };
   }
 
   async recall(query: string, limit: number, deadlineMs: number): Promise<RemoteHit[]> {

@@ -3,10 +3,8 @@ import { ENGRAM_STATUSES, ENGRAM_TYPES } from '../../engine/model/engram-schema.
 import { engramLine } from '../format.js';
 import { engramSummary } from '../../engine/ops/result-json.js';
 import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/cli-kit.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
-import { byCodeUnit } from '../../engine/text.js';
 
 const HELP = `
   Usage
@@ -42,47 +40,21 @@ export async function run(argv: string[]): Promise<number> {
   const limit = f.limit === undefined ? undefined : positiveInt(f.limit, 'limit', 1);
   const store = await openStore(f, 'full', out);
   try {
-    const engrams = await store.list({
-      scope: f.scope,
-      domain: f.domain,
-      type: f.type,
-      status: f.status,
-      idPrefix: f.meta ? 'META-' : undefined,
-      limit,
-    });
-    const hub = f.meta ? null : await hubList({ scope: f.scope, type: f.type, domain: f.domain, status: f.status }, limit);
-    if (hub?.error) out.warn(`${hub.error}: local engrams only`);
-    // The hub's engrams after the local ones they do not repeat, newest first, within --limit.
-    const seen = new Set(engrams.map((e) => e.content_hash));
-    const rows = [
-      ...engrams.map((e) => ({ doc: e, source: 'local' as const })),
-      ...(hub?.items ?? []).filter((e) => !seen.has(e.content_hash)).map((e) => ({ doc: e, source: 'hub' as const })),
-    ]
-      .sort((a, b) => byCodeUnit(learnedAt(b.doc), learnedAt(a.doc)))
-      .slice(0, limit ?? Infinity);
-    const body = { count: rows.length, engrams: rows.map((r) => (hub ? { ...engramSummary(r.doc), source: r.source } : engramSummary(r.doc))), ...(hub ? { sources: { local: 'ok', hub: hub.state } } : {}) };
+    const remote = f.meta ? null : remoteOf(await loadProjectConfig(process.cwd()));
+    const filter = { scope: f.scope, domain: f.domain, type: f.type, status: f.status, idPrefix: f.meta ? 'META-' : undefined };
+    const team = remote ? await import('../../engine/remote/team-list.js') : undefined;
+    const list = team ? await team.listWithHub(store, remote, filter, limit) : { rows: (await store.list({ ...filter, limit })).map((doc) => ({ doc, source: 'local' as const })), hub: undefined };
+    const hub = list.hub;
+    if (team && hub && !hub.complete) out.warn(team.incompleteLine(hub, limit));
+    const rows = list.rows;
+    const body = {
+      count: rows.length,
+      engrams: rows.map((r) => (hub ? { ...engramSummary(r.doc), source: r.source } : engramSummary(r.doc))),
+      ...(hub ? { sources: { local: 'ok', hub: hub.state }, complete: hub.complete } : {}),
+    };
     out.result(body, () => (rows.length ? rows.map((r) => `${engramLine(r.doc)}${r.source === 'hub' ? '  [hub]' : ''}`).join('\n') : 'No engrams.'));
     return 0;
   } finally {
     store.close();
-  }
-}
-
-const learnedAt = (e: EngramDoc): string => (e.temporal as { learned_at?: string } | undefined)?.learned_at ?? '';
-
-/** The hub's engrams for `svc list`, when the project names a hub (1.5 s, like recall). */
-async function hubList(
-  filter: { scope?: string; type?: string; domain?: string; status?: string },
-  limit: number | undefined,
-): Promise<{ items: EngramDoc[]; state: string; error?: string } | null> {
-  const remote = remoteOf(await loadProjectConfig(process.cwd()));
-  if (!remote) return null;
-  const [{ HubClient, RemoteFailure }, { TEAM_RECALL_BUDGET_MS }] = await Promise.all([import('../../engine/remote/hub-client.js'), import('../../engine/remote/team-recall.js')]);
-  try {
-    const items = (await new HubClient(remote).list(filter, limit ?? 200, TEAM_RECALL_BUDGET_MS)) as unknown as EngramDoc[];
-    return { items: items.filter((e) => !remote.scopes || remote.scopes.includes(e.scope)), state: 'ok' };
-  } catch (err) {
-    if (!(err instanceof RemoteFailure)) throw err;
-    return { items: [], state: err.kind, error: err.message };
   }
 }
