@@ -72,6 +72,7 @@ export interface EngramPageFilter {
   status?: string;
   type?: string;
   domain?: string;
+  content_hash?: string;
 }
 
 /** The engine backend of one organization, with what the hub adds to the engine's contract. */

@@ -22,12 +22,17 @@ export function warnSources(sources: RecallSources | undefined, out: Output): vo
   if (hub && hub.state !== 'ok' && hub.state !== 'cached') out.warn(`${hub.detail ?? `the hub at ${hub.url} did not answer`}: local results only`);
 }
 
-export async function sendQueued(storeRoot: string, project: ProjectConfig | null, out: Output): Promise<Record<string, unknown> | undefined> {
+/**
+ * Sends what waits in the outbox for the project's hub. A write still waiting or refused is a
+ * warning; what was sent is the command's result (`line`), not a warning.
+ */
+export async function sendQueued(storeRoot: string, project: ProjectConfig | null, out: Output): Promise<{ report: Record<string, unknown>; line: string } | undefined> {
   const remote = remoteOf(project);
   if (!remote) return undefined;
   const { sendPending, flushLine } = await import('../engine/remote/team-writes.js');
   const report = await sendPending(storeRoot, remote);
   if (!report) return undefined;
-  out.warn(flushLine(report));
-  return { ...report };
+  const line = flushLine(report);
+  if (report.pending || report.refused) out.warn(line);
+  return { report: { ...report }, line };
 }

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { fsyncDir, writeFileDurable } from '../store/durable-write.js';
+import { fsyncDir, removeOrphanTemps, writeFileDurable } from '../store/durable-write.js';
 import { nodeCrypto } from '../lazy-crypto.js';
+import { contentHash } from '../model/content-hash.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 
 // Writes on their way to the hub, kept in the store (<store>/remote/outbox/, one JSON file each) before
@@ -9,8 +10,16 @@ import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 // -9` loses it. Each carries an idempotency key the hub honours (Idempotency-Key), so sending it
 // again after a lost answer never writes twice. A refusal that retrying cannot fix (400, 403,
 // 422, ...) is kept, marked refused with the hub's reason, and not sent again.
+//
+// The hub keeps an idempotency key for 24 hours. An entry older than that (a crash between the
+// hub's commit and the file's removal, then a day offline) is first looked up on the hub by its
+// content hash: found there with a write since it was queued, it is taken as delivered, not
+// learned again. Several processes may drain at once: the one that removes an entry's file is
+// the one that counts it as sent.
 
 export const REMOTE_WRITE_TIMEOUT_MS = 5_000;
+/** How long the hub honours an Idempotency-Key (less a margin for clocks). */
+export const IDEMPOTENCY_WINDOW_MS = 23 * 3600_000;
 
 export interface OutboxEntry {
   key: string;
@@ -28,7 +37,8 @@ export interface OutboxEntry {
 
 export interface Delivery {
   entry: OutboxEntry;
-  outcome: 'delivered' | 'queued' | 'refused';
+  /** `taken`: another process delivered it meanwhile (not counted here). */
+  outcome: 'delivered' | 'queued' | 'refused' | 'taken';
   /** The hub's answer, when delivered. */
   answer?: Record<string, unknown>;
   error?: string;
@@ -52,6 +62,8 @@ export function enqueue(storeRoot: string, remote: RemoteConfig, path: string, b
 export function readOutbox(storeRoot: string): { entries: OutboxEntry[]; problems: string[] } {
   const dir = outboxDir(storeRoot);
   if (!existsSync(dir)) return { entries: [], problems: [] };
+  // Temp files of writers that were killed mid-write.
+  removeOrphanTemps(dir);
   const entries: OutboxEntry[] = [];
   const problems: string[] = [];
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
@@ -65,14 +77,13 @@ export function readOutbox(storeRoot: string): { entries: OutboxEntry[]; problem
 }
 
 /** Sends one entry; on success removes it, otherwise records why. */
-export async function deliver(storeRoot: string, remote: RemoteConfig, entry: OutboxEntry, deadlineMs = REMOTE_WRITE_TIMEOUT_MS): Promise<Delivery> {
+export async function deliver(storeRoot: string, remote: RemoteConfig, entry: OutboxEntry, deadlineMs = REMOTE_WRITE_TIMEOUT_MS, now = Date.now()): Promise<Delivery> {
   const client = new HubClient(remote);
   const file = fileOf(storeRoot, entry.key);
   try {
-    const r = await client.call<Record<string, unknown>>(entry.method, entry.path, deadlineMs, entry.body, { 'idempotency-key': entry.key });
-    rmSync(file, { force: true });
-    fsyncDir(outboxDir(storeRoot));
-    return { entry, outcome: 'delivered', answer: r.body };
+    const landed = now - Date.parse(entry.queued_at) > IDEMPOTENCY_WINDOW_MS ? await landedEarlier(client, entry, deadlineMs) : undefined;
+    const r = landed ? { body: landed } : await client.call<Record<string, unknown>>(entry.method, entry.path, deadlineMs, entry.body, { 'idempotency-key': entry.key });
+    return { entry, outcome: removeEntryFile(storeRoot, file) ? 'delivered' : 'taken', answer: r.body };
   } catch (err) {
     if (!(err instanceof RemoteFailure)) throw err;
     const next: OutboxEntry = { ...entry, attempts: entry.attempts + 1, last_error: err.message };
@@ -80,6 +91,30 @@ export async function deliver(storeRoot: string, remote: RemoteConfig, entry: Ou
     if (existsSync(file)) writeFileDurable(file, JSON.stringify(next, null, 2) + '\n');
     return { entry: next, outcome: err.kind === 'refused' ? 'refused' : 'queued', error: err.message };
   }
+}
+
+/**
+ * For an entry older than the hub's idempotency window: the engram its write made, when the hub
+ * holds one with its content in its scope, written since the entry was queued.
+ */
+async function landedEarlier(client: HubClient, entry: OutboxEntry, deadlineMs: number): Promise<Record<string, unknown> | undefined> {
+  const statement = entry.body.statement;
+  if (entry.path !== '/engrams' || typeof statement !== 'string') return undefined;
+  const scope = typeof entry.body.scope === 'string' ? entry.body.scope : undefined;
+  const found = await client.list({ content_hash: contentHash(statement), ...(scope ? { scope } : {}) }, 50, deadlineMs);
+  return found.items.find((e) => ((e.sources as Array<{ stored_at?: string }> | undefined) ?? []).some((s) => (s.stored_at ?? '') >= entry.queued_at));
+}
+
+/** Removes a delivered entry's file; false when another process removed it first (and so counts it). */
+function removeEntryFile(storeRoot: string, file: string): boolean {
+  try {
+    unlinkSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  fsyncDir(outboxDir(storeRoot));
+  return true;
 }
 
 /**
@@ -99,9 +134,5 @@ export async function flushOutbox(storeRoot: string, remote: RemoteConfig, deadl
 
 /** Forgets a refused entry (after its report was read). */
 export function dropEntry(storeRoot: string, key: string): boolean {
-  const file = fileOf(storeRoot, key);
-  if (!existsSync(file)) return false;
-  rmSync(file);
-  fsyncDir(outboxDir(storeRoot));
-  return true;
+  return removeEntryFile(storeRoot, fileOf(storeRoot, key));
 }

@@ -78,7 +78,8 @@ export async function learnOnHub(storeRoot: string, remote: RemoteConfig, body: 
 }
 
 function resultOf(d: Delivery): HubLearn {
-  if (d.outcome !== 'delivered') return { outcome: d.outcome, entry: d.entry, ...(d.error ? { error: d.error } : {}) };
+  // Taken: a drainer in another process removed the entry first; the hub's answer is ours all the same.
+  if (d.outcome !== 'delivered' && d.outcome !== 'taken') return { outcome: d.outcome, entry: d.entry, ...(d.error ? { error: d.error } : {}) };
   return { outcome: 'delivered', engram: d.answer, entry: d.entry };
 }
 
@@ -93,7 +94,7 @@ export interface FlushReport {
 /** Sends what waits in the outbox for this hub (sync, session start, svc_outbox retry). */
 export async function sendPending(storeRoot: string, remote: RemoteConfig | null): Promise<FlushReport | null> {
   if (!remote || !existsSync(outboxDir(storeRoot))) return null;
-  const done = await flushOutbox(storeRoot, remote);
+  const done = (await flushOutbox(storeRoot, remote)).filter((d) => d.outcome !== 'taken');
   if (done.length === 0) return null;
   const waiting = done.find((d) => d.outcome === 'queued');
   return {

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { nodeCrypto } from '../lazy-crypto.js';
 
@@ -13,6 +13,35 @@ export type FileData = string | Buffer;
 
 function tempPath(target: string): string {
   return join(dirname(target), `${TEMP_PREFIX}${basename(target)}-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`);
+}
+
+/**
+ * Removes the temp files in `dir` whose writer is gone (its pid, in the name, runs no more): a
+ * kill mid-write leaves one behind. Another live writer's temp file is left alone.
+ */
+export function removeOrphanTemps(dir: string): number {
+  let removed = 0;
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(TEMP_PREFIX)) continue;
+    const pid = Number(/-(\d+)-[0-9a-f]{8}$/.exec(name)?.[1]);
+    if (Number.isInteger(pid) && pid > 0 && processRuns(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed += 1;
+    } catch {
+      /* gone already */
+    }
+  }
+  return removed;
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function writeAndSync(path: string, data: FileData, mode: number): void {

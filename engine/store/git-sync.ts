@@ -564,7 +564,11 @@ export interface SyncAllReport {
  * a store): read-only ones are pulled only, never committed to or pushed. A failure of a
  * registered store is reported, not thrown; a failure of the primary store throws.
  */
-export async function syncStores(root: string, opts: { remote?: string; now?: () => Date } = {}): Promise<SyncAllReport> {
+/**
+ * Syncs the store and every registered store with a git remote of its own. Without any git
+ * remote that is an error, unless `gitOptional` (a project whose hub is its only remote).
+ */
+export async function syncStores(root: string, opts: { remote?: string; now?: () => Date; gitOptional?: boolean } = {}): Promise<SyncAllReport> {
   const { LocalStore } = await import('./local-store.js');
   const { readRegistry } = await import('./store-registry.js');
   const warnings: string[] = [];
@@ -577,8 +581,8 @@ export async function syncStores(root: string, opts: { remote?: string; now?: ()
     if (!hasRemote) {
       const others = [];
       for (const e of entries) if (existsSync(e.path) && (await getRemote(e.path))) others.push(e);
-      if (others.length === 0) throw invalid(`no remote is set for the store at ${primary.root}: run svc sync <address> once (an http:// or https:// git remote)`);
-      warnings.push(`the store at ${primary.root} has no remote (svc sync <address> sets one); syncing the registered stores only`);
+      if (others.length === 0 && !opts.gitOptional) throw invalid(`no remote is set for the store at ${primary.root}: run svc sync <address> once (an http:// or https:// git remote)`);
+      if (others.length > 0) warnings.push(`the store at ${primary.root} has no remote (svc sync <address> sets one); syncing the registered stores only`);
     } else {
       primaryReport = await syncStore(primary, { remote: opts.remote, now: opts.now });
       warnings.push(...(await reconcileAfterSync(primary.root)));

@@ -166,6 +166,7 @@ export class PgBackend implements OrgBackend {
     if (f.status) w.add('status = ?', f.status);
     if (f.type) w.add('type = ?', f.type);
     if (f.domain) w.add("(domain = ? OR starts_with(domain, ? || '.'))", f.domain);
+    if (f.content_hash) w.add('content_hash = ?', f.content_hash);
     if (after !== undefined) w.add('seq < ?', after);
     const scope = this.scopeClause('scope', w.params);
     const r = await this.db.query<{ doc: EngramDoc; seq: number }>(

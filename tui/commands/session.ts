@@ -95,12 +95,13 @@ async function start(words: string[], f: Flags, out: Output): Promise<number> {
       systemContext,
     );
     warnSources(started.injection.sources, out);
-    const r = { ...started, ...(outbox ? { outbox } : {}) };
+    const r = { ...started, ...(outbox ? { outbox: outbox.report } : {}) };
     out.result(r, () => {
       if (out.quiet) return r.session.id;
       const where = [r.session.scope && `scope ${r.session.scope}`, r.session.domain && `domain ${r.session.domain}`].filter(Boolean).join(', ');
       return [
         `Session ${r.session.id} started${task ? ` for: ${task}` : ''}${where ? ` (${where})` : ''}`,
+        ...(outbox ? [outbox.line] : []),
         '',
         r.injection.text || '(nothing in memory for this task yet)',
         '',

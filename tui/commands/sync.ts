@@ -1,4 +1,5 @@
 import { sendQueued } from '../team-memory.js';
+import { remoteOf } from '../../engine/remote/hub-client.js';
 import { SvcError, invalid } from '../../engine/errors.js';
 import { makeOutput, openStore, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
 import { resolveStoreRoot } from '../../engine/store/store-root.js';
@@ -57,14 +58,19 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const { loadProjectConfig } = await import('../../engine/config/project-config.js');
-  await sendQueued(root, await loadProjectConfig(process.cwd()), out);
+  const project = await loadProjectConfig(process.cwd());
+  const outbox = await sendQueued(root, project, out);
 
   let synced: Record<string, unknown> | undefined;
   if (remote !== undefined || !cli.flags.full) {
     const { syncStores, describeSync, describeConflicts } = await import('../../engine/store/git-sync.js');
-    const all = await syncStores(root, { remote });
+    // A project whose hub is its only remote: sending the queue is the whole sync.
+    const all = await syncStores(root, { remote, gitOptional: remoteOf(project) !== null });
     for (const w of all.warnings) out.warn(w);
     const text: string[] = [];
+    if (outbox) text.push(outbox.line);
+    else if (remoteOf(project)) text.push('Nothing waited in the outbox for the hub.');
+    if (!all.primary && all.stores.length === 0) text.push('No git remote is set for this store (svc sync <address> sets one): nothing else to sync.');
     let conflicts = 0;
     if (all.primary) {
       text.push(...describeSync(all.primary));
@@ -80,7 +86,7 @@ export async function run(argv: string[]): Promise<number> {
         text.push(`Not synced: ${s.path} [scope ${s.scope}]: ${s.skipped}`);
       }
     }
-    synced = { ...(all.primary ?? { root, remote: null }), stores: all.stores, conflict_count: conflicts };
+    synced = { ...(all.primary ?? { root, remote: null }), stores: all.stores, conflict_count: conflicts, ...(outbox ? { outbox: outbox.report } : {}) };
     if (!cli.flags.full) {
       const counts = await countAfter(cli.flags, out);
       out.result({ ...synced, engrams: counts }, () => [...text, `Engrams now: ${counts}`].join('\n'));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -209,6 +209,62 @@ describe('team memory through a hub', () => {
     const dir = projectDir(`remote_url: ${url}\nremote_token: svc_sk_not_a_key\n`);
     const bad = await svcJson(['doctor', '--no-handshake'], { store: alice.store, cwd: dir });
     expect(bad.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({ status: 'fail', fix: expect.stringContaining('svc init-remote') });
+  });
+
+  it("lists every hub engram up to --limit (following the hub's pages), and says when it shows fewer than the hub holds", async () => {
+    for (let i = 0; i < 250; i++) {
+      const r = await api(aliceKey, 'POST', '/engrams', { statement: `Paged team rule number ${i} for the list`, scope: 'group:backend' });
+      expect(r.status).toBe(201);
+    }
+    const all = await svcJson(['list', '--limit', '1000'], as(bob));
+    expect(all.run.code, all.run.stderr).toBe(0);
+    expect(all.data.engrams.filter((e: { statement: string }) => e.statement.startsWith('Paged team rule number'))).toHaveLength(250);
+    expect(all.data.complete).toBe(true);
+    expect(all.run.stderr).toBe('');
+    const some = await svcJson(['list', '--limit', '100'], as(bob));
+    expect(some.data.count).toBe(100);
+    expect(some.data.complete).toBe(false);
+    expect(some.run.stderr).toMatch(/the hub holds more engrams than --limit 100 shows/);
+  }, 120_000);
+
+  it('sends the outbox with svc sync in a project whose hub is its only remote (exit 0, no warning); five drainers at once count each write once', async () => {
+    await hub.stop();
+    for (let i = 0; i < 10; i++) expect((await svcJson(['learn', `Drained team rule ${i}`, '--scope', 'group:backend'], as(alice))).data.queued).toBe(true);
+    // A temp file a killed writer left behind (its pid runs no more) is swept.
+    const dir = join(alice.store, 'remote', 'outbox');
+    writeFileSync(join(dir, '.tmp-20260101T000000000Z-x.json-999999-0123abcd'), '{');
+    hub = await start();
+    const runs = await Promise.all(Array.from({ length: 5 }, () => svcJson(['sync'], as(alice))));
+    let sent = 0;
+    for (const r of runs) {
+      expect(r.run.code, r.run.stderr).toBe(0);
+      expect(r.run.stderr).not.toMatch(/warning/);
+      sent += r.data.outbox?.delivered ?? 0;
+    }
+    expect(sent).toBe(10);
+    for (let i = 0; i < 10; i++) expect(await onHub(`Drained team rule ${i}`)).toHaveLength(1);
+    expect(readdirSync(dir)).toEqual([]);
+    const text = await svc(['sync', '--no-json'], as(alice));
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/Nothing waited in the outbox for the hub\.\nNo git remote is set/);
+  }, 120_000);
+
+  it("takes an outbox entry older than the hub's idempotency window as delivered when the hub has its write, instead of learning it again", async () => {
+    const statement = 'Written on the hub before a day offline';
+    expect((await api(aliceKey, 'POST', '/engrams', { statement, scope: 'group:backend' })).status).toBe(201);
+    // The entry a crash between the hub's commit and the file's removal left, two days ago.
+    const dir = join(alice.store, 'remote', 'outbox');
+    mkdirSync(dir, { recursive: true });
+    const queuedAt = new Date(Date.now() - 2 * 86_400_000 - 60_000).toISOString();
+    const key = `${queuedAt.replace(/[-:.]/g, '')}-00000000-0000-4000-8000-000000000000`;
+    writeFileSync(join(dir, `${key}.json`), JSON.stringify({ key, url, method: 'POST', path: '/engrams', body: { statement, scope: 'group:backend' }, queued_at: queuedAt, attempts: 1 }));
+    // The hub wrote it after the entry was queued (its source is newer): delivered, not learned twice.
+    const r = await svcJson(['sync'], as(alice));
+    expect(r.run.code, r.run.stderr).toBe(0);
+    expect(r.data.outbox).toMatchObject({ delivered: 1, pending: 0 });
+    const [engram] = await onHub(statement);
+    expect(engram.reference_count).toBe(1);
+    expect(existsOutbox(alice.store)).toEqual([]);
   });
 
   it('answers recall locally within its budget when the hub is slow, with one warning line', async () => {

@@ -35,7 +35,9 @@ export function registerEngramRoutes(router: Router<HubState>): void {
     if (status && !['active', 'dormant', 'retired', 'candidate'].includes(status)) throw badRequest(`status must be one of active, dormant, retired, candidate (got "${status}")`, ['status: unknown']);
     const type = queryText(ctx, 'type');
     if (type && !['behavioral', 'terminological', 'procedural', 'architectural'].includes(type)) throw badRequest(`type must be one of behavioral, terminological, procedural, architectural (got "${type}")`, ['type: unknown']);
-    const page = await ctx.state.backend.page({ scope, status, type, domain: queryText(ctx, 'domain') }, after, limit);
+    const hash = queryText(ctx, 'content_hash');
+    if (hash && !/^sha256:[0-9a-f]{64}$/.test(hash)) throw badRequest(`content_hash must be sha256: and 64 lowercase hex digits (got "${hash.slice(0, 80)}")`, ['content_hash: invalid']);
+    const page = await ctx.state.backend.page({ scope, status, type, domain: queryText(ctx, 'domain'), content_hash: hash }, after, limit);
     ctx.body = { items: page.items, next_cursor: page.next === null ? null : encodeCursor(page.next) };
   });
 
