@@ -8,6 +8,7 @@ import { ALL_TOOLS, LEAN_TOOL_NAMES } from '../../engine/mcp/tools.js';
 import { learn } from '../../engine/ops/learn.js';
 import { callTool, type Called } from '../../engine/test/support/mcp-call.js';
 import { openOrgBackend } from '../data/pg-backend.js';
+import { openApiDocument } from '../openapi/spec.js';
 import { PgPackRegistry } from '../data/pack-registry.js';
 import { DATABASES } from './support/databases.js';
 import { EVERY_ROUTE } from './support/every-route.js';
@@ -183,11 +184,25 @@ function restCapture(r: Role, t: Target): Outcome | `status ${number}` {
 const restOutcome = (status: number): Outcome | `status ${number}` => (status === 403 ? 'refused' : status === 404 ? 'hidden' : status < 400 ? 'allowed' : `status ${status}`);
 
 describe('the policy table covers every surface', () => {
-  it('has a row for every MCP tool and every REST route', () => {
+  it('has a row for every MCP tool and every REST route', async () => {
     const rows = new Set([...Object.keys(TOOLS), ...Object.keys(MACHINE_LOCAL)]);
     expect(ALL_TOOLS.map((t) => t.name).filter((n) => !rows.has(n))).toEqual([]);
     expect(ALL_TOOLS.filter((t) => t.machineLocal).map((t) => t.name).sort()).toEqual(Object.keys(MACHINE_LOCAL).sort());
     expect(EVERY_ROUTE.map(([m, p]) => `${m} ${p}`).filter((k) => !(k in REST))).toEqual([]);
+    // Every authenticated operation the OpenAPI description names (openapi.test.ts holds it equal
+    // to the router) is called in EVERY_ROUTE: a new route without a row fails here.
+    const doc = await openApiDocument();
+    const open = new Set(['GET /openapi.yaml', 'POST /invitations/redeem']);
+    const missing: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths) as Array<[string, Record<string, unknown> & { servers?: unknown }]>) {
+      if (ops.servers) continue; // the sign-in routes at the root: anonymous
+      const template = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+      for (const m of Object.keys(ops).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((k) => k.toUpperCase())) {
+        if (open.has(`${m} ${path}`)) continue;
+        if (!EVERY_ROUTE.some(([rm, rp]) => rm === m && template.test(rp))) missing.push(`${m} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
 
