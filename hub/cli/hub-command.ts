@@ -52,11 +52,15 @@ const HELP = `
     SVC_HUB_AUDIT_KEY            the audit chain's HMAC key (else generated into the database)
     SVC_HUB_CHECKPOINT_KEY       Ed25519 PKCS#8 PEM, or a file holding it, that signs checkpoints
     SVC_HUB_CHECKPOINT_DIR       write a signed checkpoint per organization there at an interval
-    SVC_HUB_CHECKPOINT_INTERVAL  seconds between checkpoints (default 3600)
+    SVC_HUB_CHECKPOINT_INTERVAL  seconds between checkpoints of a grown chain (default 60)
+    SVC_HUB_CHECKPOINT_ROWS      rows after which a chain is checkpointed at once (default 100)
     SVC_HUB_DRAIN_SECONDS        on SIGTERM, how long queued audit rows may take (default 10)
     SVC_HUB_MCP_MESSAGE_LIMIT    MCP messages per minute per token (default 300)
     SVC_HUB_INGEST_LIMIT         writes per minute per user through MCP (default 120)
-    SVC_HUB_MCP_SESSIONS_PER_TOKEN, SVC_HUB_MCP_IDLE_SECONDS, SVC_HUB_MCP_MAX_MESSAGE_BYTES
+    SVC_HUB_MCP_SESSIONS_PER_TOKEN (16), SVC_HUB_MCP_SESSIONS_PER_USER (32), SVC_HUB_MCP_IDLE_SECONDS,
+    SVC_HUB_MCP_MAX_MESSAGE_BYTES, SVC_HUB_MCP_MAX_BATCH (messages in a JSON-RPC batch, 20)
+    SVC_HUB_STATEMENT_TIMEOUT    seconds a database statement may run (default 30; 0: no limit)
+    SVC_HUB_IDLE_TRANSACTION_TIMEOUT  seconds a transaction may sit idle before it is rolled back (default 60)
     SVC_HUB_WEBHOOK_TIMEOUT      seconds a webhook receiver has to answer (default 10)
     SVC_HUB_WEBHOOK_RETRY_BASE   seconds before the first retry; doubles up to an hour (default 10)
     SVC_HUB_WEBHOOK_ATTEMPTS     attempts per delivery before giving up or disabling (default 12)
