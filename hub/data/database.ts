@@ -217,6 +217,8 @@ export class DataFolderInUse extends Error {
 }
 
 const LOCK_FILE = 'svc-hub.lock';
+/** The lock files this process holds. */
+const lockedHere = new Set<string>();
 
 /**
  * PGlite is one process's database: two on one folder each keep their own copy in memory and
@@ -241,13 +243,18 @@ export function lockDataDir(dataDir: string, holder: string): () => void {
       // Unreadable (cut short while being written): no live process stands behind it.
     }
     const pid = typeof other.pid === 'number' ? other.pid : 0;
-    if (pid > 0 && running(pid)) throw new DataFolderInUse(dataDir, pid, typeof other.holder === 'string' ? other.holder : 'svc hub');
+    // Our own pid on a folder this process does not hold: left by an earlier life of a process
+    // that had the same pid (a container restarted), so stale too.
+    const held = pid === process.pid ? lockedHere.has(file) : pid > 0 && running(pid);
+    if (held) throw new DataFolderInUse(dataDir, pid, typeof other.holder === 'string' ? other.holder : 'svc hub');
     rmSync(file, { force: true });
   }
+  lockedHere.add(file);
   let released = false;
   return () => {
     if (released) return;
     released = true;
+    lockedHere.delete(file);
     try {
       if (readFileSync(file, 'utf8') === mine) rmSync(file, { force: true });
     } catch {

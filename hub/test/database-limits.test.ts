@@ -84,5 +84,11 @@ describe('the PGlite data folder lock', () => {
     const again = await openDatabase({ dataDir: dir });
     expect(JSON.parse(readFileSync(lock, 'utf8')).pid).toBe(process.pid);
     await again.close();
+
+    // This very pid, on a folder this process does not hold: an earlier life of a process with
+    // the same pid (pid 1 in a restarted container).
+    writeFileSync(lock, JSON.stringify({ pid: process.pid, holder: 'svc hub' }));
+    const restarted = await openDatabase({ dataDir: dir });
+    await restarted.close();
   }, 60_000);
 });
