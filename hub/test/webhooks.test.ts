@@ -198,6 +198,28 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     expect(JSON.stringify(view.body)).toMatch(/withheld: admin may not read scope \\"user:erin\\"/);
   });
 
+  it("lets a slow receiver delay only its own deliveries: a fast one beside it, and another organization's, get theirs at once", async () => {
+    const a = await hub.newOrg('wh-slow-a');
+    const b = await hub.newOrg('wh-slow-b');
+    const slow = await receiver();
+    slow.answer = () => 'hang'; // held until the hub's attempt times out (10 s)
+    const fastA = await receiver();
+    const fastB = await receiver();
+    await register(hub, a, slow, ['engram.created']);
+    await register(hub, a, fastA, ['engram.created']);
+    await register(hub, b, fastB, ['engram.created']);
+    for (let i = 0; i < 30; i++) {
+      expect((await hub.request('POST', '/engrams', { token: a.adminKey, body: { statement: `Slow receiver rule ${i}`, scope: 'org:wh-slow-a' } })).status).toBe(201);
+      expect((await hub.request('POST', '/engrams', { token: b.adminKey, body: { statement: `Other organization rule ${i}`, scope: 'org:wh-slow-b' } })).status).toBe(201);
+    }
+    // Well inside the slow receiver's 10 s timeout: nothing waits for it.
+    await fastA.until((all) => all.length === 30, 5_000);
+    await fastB.until((all) => all.length === 30, 5_000);
+    expect(fastA.received.every((x) => x.verified)).toBe(true);
+    // The slow one holds at most its bound of deliveries at a time.
+    expect(slow.received.length).toBeLessThanOrEqual(2);
+  }, 60_000);
+
   it('gives up one payload a working receiver keeps refusing, without disabling the webhook', async () => {
     const org = await hub.newOrg('wh-poison');
     const r = await receiver();

@@ -11,7 +11,12 @@ import { deliveryHeaders } from './signature.js';
 // Every hub process runs one worker. It claims due deliveries of an organization with FOR UPDATE
 // SKIP LOCKED and a lease (locked_until), sends them, and records the outcome: two processes
 // never send one delivery at once, and a process killed mid-send leaves a lease that runs out,
-// so the delivery is sent again (at least once; receivers drop duplicates by event id). A failed
+// so the delivery is sent again (at least once; receivers drop duplicates by event id).
+//
+// A receiver's slowness delays only its own deliveries: each send runs on its own (no batch
+// waits for its slowest), a webhook has at most PER_WEBHOOK sends in flight in this process (a
+// webhook at its bound is not claimed from), the process at most IN_FLIGHT, and organizations
+// take turns, each claiming at most TURN per turn. A finished send wakes the worker. A failed
 // attempt waits an exponentially growing, jittered delay. When a delivery has used every
 // attempt: if the webhook has had no success since that event, the receiver is down and the
 // webhook is disabled (audited; its pending deliveries wait for an admin to re-enable it);
@@ -43,7 +48,14 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   pollMs: 2_000,
 };
 
-const BATCH = 25;
+/** Sends in flight in one process, all webhooks together. */
+const IN_FLIGHT = 32;
+/** Sends in flight for one webhook in one process. */
+const PER_WEBHOOK = 2;
+/** Deliveries an organization claims per turn. */
+const TURN = 8;
+/** Due rows looked at per claim (a webhook at its bound is skipped before this). */
+const SCAN = 200;
 /** What a receiver may answer with; its body is not used. */
 export const RECEIVER_ANSWER_BYTES = 1024 * 1024;
 /** Delivered and given-up rows are kept this long for the deliveries view, then pruned. */
@@ -129,6 +141,9 @@ export class DeliveryWorker {
   private pass: Promise<void> | null = null;
   private closed = false;
   private lastPrune = 0;
+  /** Sends in flight, by `<schema> <webhook id>`. */
+  private readonly inFlight = new Map<string, number>();
+  private readonly sending = new Set<Promise<void>>();
 
   constructor(private readonly deps: WorkerDeps) {
     this.clock = deps.clock ?? Date.now;
@@ -153,7 +168,10 @@ export class DeliveryWorker {
 
   /** Resolves when nothing is being sent (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.pass) await this.pass;
+    while (this.pass || this.sending.size > 0) {
+      if (this.pass) await this.pass;
+      else await Promise.all([...this.sending]);
+    }
   }
 
   async close(): Promise<void> {
@@ -172,7 +190,7 @@ export class DeliveryWorker {
       try {
         if (all || schemas.some((s) => !this.orgs.has(s))) this.orgs = new Map((await listOrgs(this.deps.db)).map((o) => [o.schema, o]));
         const orgs = all ? [...this.orgs.values()] : schemas.map((s) => this.orgs.get(s)).filter((o): o is Org => o !== undefined);
-        for (const org of orgs) if (!this.closed) await this.deliverDue(org);
+        await this.takeTurns(orgs);
         if (all && this.clock() - this.lastPrune > 3600_000) {
           this.lastPrune = this.clock();
           for (const org of orgs) await this.prune(org);
@@ -184,20 +202,48 @@ export class DeliveryWorker {
     }
   }
 
-  private async deliverDue(org: Org): Promise<void> {
-    for (;;) {
-      const claimed = await this.claim(org);
-      if (claimed.length === 0) return;
-      const readers = new Map<string, Promise<Policy | null>>();
-      const readerOf = (name: string) => readers.get(name) ?? readers.set(name, creatorPolicy(this.deps.db, org, name)).get(name)!;
-      await Promise.all(
-        claimed.map(async (d) => {
-          const why = withheld(d, await readerOf(d.created_by));
-          return why ? this.withhold(org, d, why) : this.send(org, d);
-        }),
-      );
-      if (this.closed) return;
+  /**
+   * Organizations take turns claiming (each at most TURN a turn) until none has anything it may
+   * claim or the process is at IN_FLIGHT; sends start at once and are not waited for here.
+   */
+  private async takeTurns(orgs: Org[]): Promise<void> {
+    let claimedAny = true;
+    while (claimedAny && !this.closed && this.running() < IN_FLIGHT) {
+      claimedAny = false;
+      for (const org of orgs) {
+        const free = IN_FLIGHT - this.running();
+        if (free <= 0 || this.closed) return;
+        const claimed = await this.claim(org, Math.min(free, TURN));
+        if (claimed.length === 0) continue;
+        claimedAny = true;
+        const readers = new Map<string, Promise<Policy | null>>();
+        const readerOf = (name: string) => readers.get(name) ?? readers.set(name, creatorPolicy(this.deps.db, org, name)).get(name)!;
+        for (const d of claimed) this.launch(org, d, readerOf);
+      }
     }
+  }
+
+  private running(): number {
+    return this.sending.size;
+  }
+
+  /** Sends one delivery on its own; when it ends, its slot frees and the worker looks again. */
+  private launch(org: Org, d: Claimed, readerOf: (name: string) => Promise<Policy | null>): void {
+    const key = `${org.schema} ${d.webhook_id}`;
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    const run = (async () => {
+      const why = withheld(d, await readerOf(d.created_by));
+      await (why ? this.withhold(org, d, why) : this.send(org, d));
+    })()
+      .catch((err: Error) => this.deps.log(`webhook delivery ${d.id} of ${org.slug}: ${err.message.split('\n')[0]}`))
+      .finally(() => {
+        const left = (this.inFlight.get(key) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(key, left);
+        else this.inFlight.delete(key);
+        this.sending.delete(run);
+        this.wake(org.schema);
+      });
+    this.sending.add(run);
   }
 
   /** A delivery its webhook's creator may not read now: never sent, marked so in the deliveries view. */
@@ -206,22 +252,31 @@ export class DeliveryWorker {
     await this.deps.db.query(`UPDATE ${ident(org.schema)}.webhook_deliveries SET locked_until = NULL, failed_at = $2, last_error = $3 WHERE id = $1`, [d.id, now, `withheld: ${why}`]);
   }
 
-  private async claim(org: Org): Promise<Claimed[]> {
+  /**
+   * Leases at most `limit` due deliveries of an organization, at most PER_WEBHOOK in flight per
+   * webhook in this process (counting those already sending), oldest first within a webhook.
+   */
+  private async claim(org: Org, limit: number): Promise<Claimed[]> {
     const s = ident(org.schema);
     const now = new Date(this.clock());
     const lease = new Date(this.clock() + 2 * this.deps.settings.timeoutMs + 5_000);
+    const busy: Record<string, number> = {};
+    for (const [key, n] of this.inFlight) if (key.startsWith(`${org.schema} `)) busy[key.slice(org.schema.length + 1)] = n;
+    const full = Object.keys(busy).filter((id) => busy[id]! >= PER_WEBHOOK);
     return (
       await this.deps.db.query<Claimed>(
-        `WITH due AS (
-           SELECT x.id FROM ${s}.webhook_deliveries x JOIN ${s}.webhooks y ON y.id = x.webhook_id
+        `WITH candidates AS (
+           SELECT x.id, x.webhook_id FROM ${s}.webhook_deliveries x JOIN ${s}.webhooks y ON y.id = x.webhook_id
             WHERE x.delivered_at IS NULL AND x.failed_at IS NULL AND y.state = 'active'
-              AND x.next_at <= $1 AND (x.locked_until IS NULL OR x.locked_until <= $1)
-            ORDER BY x.id LIMIT $3 FOR UPDATE OF x SKIP LOCKED)
+              AND x.next_at <= $1 AND (x.locked_until IS NULL OR x.locked_until <= $1) AND x.webhook_id <> ALL ($4::text[])
+            ORDER BY x.id LIMIT ${SCAN} FOR UPDATE OF x SKIP LOCKED),
+         ranked AS (SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY id) AS n FROM candidates),
+         due AS (SELECT id FROM ranked WHERE n <= ${PER_WEBHOOK} - coalesce(($5::jsonb ->> webhook_id)::int, 0) ORDER BY id LIMIT $3)
          UPDATE ${s}.webhook_deliveries d SET locked_until = $2, attempts = d.attempts + 1
            FROM due, ${s}.webhooks w
           WHERE d.id = due.id AND w.id = d.webhook_id
           RETURNING d.id::text AS id, d.webhook_id, d.event_id, d.event, d.body, d.attempts, d.created_at, w.url, w.secret, w.created_by`,
-        [now, lease, BATCH],
+        [now, lease, limit, full, JSON.stringify(busy)],
       )
     ).rows;
   }

@@ -55,6 +55,10 @@ export interface HubFigures {
   /** From an event's creation (in the write's transaction) to its arrival at the receiver, at 100 writes/s. */
   webhook_lag_p50_ms: number;
   webhook_lag_p99_ms: number;
+  /** The same, with a receiver that never answers subscribed to the same events (its webhook's slowness must stay its own). */
+  webhook_lag_slow_beside_p50_ms: number;
+  webhook_lag_slow_beside_p99_ms: number;
+  webhook_slow_beside_delivered: string;
   /** Events that arrived, of the writes made. */
   webhook_delivered: string;
   errors: number;
@@ -153,6 +157,8 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
     );
     log('  webhook lag at 100 writes/s');
     const lag = await webhookLag(base, auth, duration);
+    log('  webhook lag at 100 writes/s, a receiver that never answers beside it');
+    const lagSlow = await webhookLag(base, auth, duration, true);
     return {
       database,
       engrams: size,
@@ -178,6 +184,9 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
       webhook_lag_p50_ms: lag.p50,
       webhook_lag_p99_ms: lag.p99,
       webhook_delivered: `${lag.delivered}/${lag.written}`,
+      webhook_lag_slow_beside_p50_ms: lagSlow.p50,
+      webhook_lag_slow_beside_p99_ms: lagSlow.p99,
+      webhook_slow_beside_delivered: `${lagSlow.delivered}/${lagSlow.written}`,
       errors: bm25.errors + hybrid.errors + create.errors + createNew.errors + mcp.errors + (two?.errors ?? 0),
     };
   } finally {
@@ -187,9 +196,15 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
   }
 }
 
-/** Registers a webhook to a receiver here, writes at 100/s for `duration` s, and times each event's delivery. */
-async function webhookLag(base: string, auth: Record<string, string>, duration: number): Promise<{ p50: number; p99: number; delivered: number; written: number }> {
+/**
+ * Registers a webhook to a receiver here, writes at 100/s for `duration` s, and times each
+ * event's delivery. With `slowBeside`, a second webhook of the same organization gets the same
+ * events at a receiver that never answers (each attempt runs to the hub's timeout).
+ */
+async function webhookLag(base: string, auth: Record<string, string>, duration: number, slowBeside = false): Promise<{ p50: number; p99: number; delivered: number; written: number }> {
   const lags: number[] = [];
+  const slow = slowBeside ? createServer(() => undefined) : undefined;
+  if (slow) await new Promise<void>((done) => slow.listen(0, '127.0.0.1', done));
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -207,6 +222,14 @@ async function webhookLag(base: string, auth: Record<string, string>, duration: 
       body: JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, events: ['engram.created'] }),
     });
     if (hook.status !== 201) throw new Error(`registering the webhook failed: ${hook.status} ${await hook.text()}`);
+    if (slow) {
+      const hung = await fetch(`${base}/api/v1/admin/webhooks`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`, events: ['engram.created'] }),
+      });
+      if (hung.status !== 201) throw new Error(`registering the slow webhook failed: ${hung.status} ${await hung.text()}`);
+    }
     const writes: Array<Promise<unknown>> = [];
     const t0 = performance.now();
     for (let i = 0; i < duration * 100; i++) {
@@ -222,8 +245,11 @@ async function webhookLag(base: string, auth: Record<string, string>, duration: 
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
     return { p50: at(0.5), p99: at(0.99), delivered: lags.length, written: writes.length };
   } finally {
-    server.closeAllConnections();
-    await new Promise((done) => server.close(done));
+    for (const s of [server, slow]) {
+      if (!s) continue;
+      s.closeAllConnections();
+      await new Promise((done) => s.close(done));
+    }
   }
 }
 
@@ -404,7 +430,11 @@ function formatTable(rows: HubFigures[], notes: string[], duration: number): str
       `  target (PostgreSQL, 10,000): create >= 300 req/s, into it and into a new organization: ${r.create_rps >= 300 && r.create_new_org_rps >= 300 ? 'met' : 'MISSED'}`,
       `  target: MCP recall p50 within 1.3x of REST recall's (${round(r.mcp_recall_p50_ms / Math.max(r.recall_p50_ms, 0.01), 2)}x): ${r.mcp_recall_p50_ms <= 1.3 * r.recall_p50_ms ? 'met' : 'MISSED'}`,
     ]);
-  const lags = rows.map((r) => `  ${r.database} ${r.engrams}: webhook lag at 100 writes/s p50 ${r.webhook_lag_p50_ms} ms, p99 ${r.webhook_lag_p99_ms} ms (${r.webhook_delivered} delivered)`);
+  const lags = rows.map(
+    (r) =>
+      `  ${r.database} ${r.engrams}: webhook lag at 100 writes/s p50 ${r.webhook_lag_p50_ms} ms, p99 ${r.webhook_lag_p99_ms} ms (${r.webhook_delivered} delivered); ` +
+      `beside a receiver that never answers p50 ${r.webhook_lag_slow_beside_p50_ms} ms, p99 ${r.webhook_lag_slow_beside_p99_ms} ms (${r.webhook_slow_beside_delivered})`,
+  );
   const errors = rows.filter((r) => r.errors > 0).map((r) => `  note: ${r.database} ${r.engrams}: ${r.errors} failed or non-2xx requests`);
   return [head, cols, ...lines, ...lags, ...target, ...errors, ...notes.map((n) => `  note: ${n}`), ''].join('\n');
 }
