@@ -40,7 +40,7 @@ describe.each(['local', ...DATABASES] as const)('the engine on the %s backend', 
       close = async () => store.close();
     } else {
       const t: TestDatabase = await freshDatabase(kind);
-      backend = openOrgBackend(t.db, await createOrg(t.db, 'accept'));
+      backend = openOrgBackend(t.db, await createOrg(t.db, 'accept'), null);
       close = () => t.close();
     }
   }, 60_000);

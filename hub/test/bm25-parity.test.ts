@@ -8,6 +8,7 @@ import { systemContext } from '../../engine/ops/context.js';
 import { syntheticEngrams, syntheticQueries, variedQueries } from '../../tui/bench/synthetic-engrams.js';
 import { createOrg } from '../data/organizations.js';
 import { openOrgBackend, type PgBackend } from '../data/pg-backend.js';
+import { Policy } from '../access/policy.js';
 import { enablePostingsCache } from '../data/postings-cache.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
 
@@ -36,7 +37,7 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
   beforeAll(async () => {
     t = await freshDatabase(kind);
     const org = await createOrg(t.db, `parity-${kind}`);
-    hub = openOrgBackend(t.db, org);
+    hub = openOrgBackend(t.db, org, null);
     local = await LocalStore.open(join(mkdtempSync(join(tmpdir(), 'svc-parity-')), 'store'));
     const inputs = [...syntheticEngrams(400, 5), ...EXTRA];
     for (const input of inputs) {
@@ -85,9 +86,9 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
     enablePostingsCache(t2.db, cache);
     try {
       const org = await createOrg(t2.db, `scoped-${kind}`);
-      const all = openOrgBackend(t2.db, org);
+      const all = openOrgBackend(t2.db, org, null);
       const visible = ['group:eng', 'user:erin', 'global'];
-      const caller = openOrgBackend(t2.db, org, { readable: visible });
+      const caller = openOrgBackend(t2.db, org, new Policy({ userName: "reader", role: "viewer", readable: visible, writable: [] }));
       const mine = await LocalStore.open(join(mkdtempSync(join(tmpdir(), 'svc-parity-scoped-')), 'store'));
       try {
         const inputs = syntheticEngrams(300, 11);

@@ -21,13 +21,13 @@ describe.each(DATABASES)('the postings cache (%s)', (kind) => {
     const sizes = { ann: 10, bob: 10, cid: 10, big: 30 };
     for (const [slug, size] of Object.entries(sizes)) {
       const org = (orgs[slug] = await createOrg(t.db, `cache-${slug}`));
-      const backend = openOrgBackend(t.db, org);
+      const backend = openOrgBackend(t.db, org, null);
       for (const input of syntheticEngrams(size, slug.length + size)) await learn(backend, input, systemContext);
     }
   }, 120_000);
   afterAll(async () => t?.close());
 
-  const search = (slug: string, q = 'deploy tests review') => openOrgBackend(t.db, orgs[slug]!).searchText(q, 10);
+  const search = (slug: string, q = 'deploy tests review') => openOrgBackend(t.db, orgs[slug]!, null).searchText(q, 10);
   const ids = async (slug: string, q?: string) => (await search(slug, q)).map((h) => `${h.engram.id} ${h.score.toFixed(9)}`);
 
   it('drops the least recently used organization first and never holds one over the bound', async () => {
@@ -47,7 +47,7 @@ describe.each(DATABASES)('the postings cache (%s)', (kind) => {
 
   it('catches up with writes made after it loaded, retirements included', async () => {
     enablePostingsCache(t.db, 1000);
-    const backend = openOrgBackend(t.db, orgs.ann!);
+    const backend = openOrgBackend(t.db, orgs.ann!, null);
     expect(await search('ann', 'zebra crossing')).toEqual([]);
     const made = await learn(backend, { statement: 'Paint the zebra crossing before the school opens' }, systemContext);
     expect((await search('ann', 'zebra crossing')).map((h) => h.engram.id)).toEqual([made.engram.id]);
