@@ -102,18 +102,19 @@ export interface CountRow {
   epoch: number | null;
 }
 
-async function count(db: Database, key: string, names: PolicyName[], orgId: string | null, now: number): Promise<CountRow[]> {
+/** Adds `by` (default one each) to the policies' counts of this minute; answers the counts after, the previous minute's and the epoch. */
+export async function count(db: Database, key: string, names: PolicyName[], orgId: string | null, now: number, by: number[] = names.map(() => 1)): Promise<CountRow[]> {
   const r = await db.query<CountRow>(
     `WITH up AS (
        INSERT INTO ${CONTROL_SCHEMA}.rate_limits (token_key, bucket, window_start, hits)
-       SELECT $1, b, $2, 1 FROM unnest($3::text[]) AS b
-       ON CONFLICT (token_key, bucket, window_start) DO UPDATE SET hits = ${CONTROL_SCHEMA}.rate_limits.hits + 1
+       SELECT $1, b, $2, n FROM unnest($3::text[], $5::int[]) AS x(b, n)
+       ON CONFLICT (token_key, bucket, window_start) DO UPDATE SET hits = ${CONTROL_SCHEMA}.rate_limits.hits + excluded.hits
        RETURNING bucket, hits)
      SELECT up.bucket, up.hits, coalesce(p.hits, 0) AS prev,
             (SELECT epoch FROM ${CONTROL_SCHEMA}.org_epochs WHERE org_id = $4) AS epoch
        FROM up LEFT JOIN ${CONTROL_SCHEMA}.rate_limits p
          ON p.token_key = $1 AND p.bucket = up.bucket AND p.window_start = $2 - ${WINDOW_S}`,
-    [key, windowStart(now), names, orgId],
+    [key, windowStart(now), names, orgId, by],
   );
   return r.rows;
 }

@@ -202,7 +202,6 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     async close(drainMs = 10_000) {
       await relay.close();
       await webhooks.close();
-      await gatekeeper.flushCounts().catch((err: Error) => log(`rate-limit counts of the last moments were not saved: ${err.message}`));
       await audit.close(drainMs);
       // Last: the rows the audit writer's close added are pinned too.
       await checkpointWriter?.close();

@@ -1,7 +1,7 @@
 import type { Database, Org, Principal } from '../contracts.js';
 import { appendAudit, type AuditEntry, type AuditWriter } from '../audit/audit-log.js';
 import { limitField, policyField, sweepRateLimits, type PolicyName, type RateDecision } from '../limits/rate-limit.js';
-import { BatchedCounter } from '../limits/batched-counter.js';
+import { ReservingCounter } from '../limits/reserving-counter.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { RequestDatabase } from '../data/request-database.js';
 import type { HubConfig } from './config.js';
@@ -12,7 +12,7 @@ import { HubProblem } from './problem.js';
 // order: an address that failed authentication too often is refused before a new token is looked
 // at; the bearer token resolves to a principal (cached per process; the organization's
 // authorization epoch, read on every request, says when to resolve it again); the token's
-// policies are counted (batched-counter.ts; 429 when over, RateLimit-Policy and RateLimit on
+// policies are counted (reserving-counter.ts; 429 when over, RateLimit-Policy and RateLimit on
 // every answer).
 // And how every call runs and is audited (runAudited): a write commits with its audit row, in one transaction.
 
@@ -31,10 +31,10 @@ const MAX_CACHED = 10_000;
 export class Gatekeeper {
   private readonly principals = new Map<string, Principal>();
   private lastSweep = 0;
-  private readonly counter: BatchedCounter;
+  private readonly counter: ReservingCounter;
 
   constructor(readonly deps: GateDeps) {
-    this.counter = new BatchedCounter(deps.db);
+    this.counter = new ReservingCounter(deps.db);
   }
 
   /** The caller, from the Authorization header; 401 (and a counted failure for the address) when it is not one. */
@@ -92,11 +92,6 @@ export class Gatekeeper {
     set('RateLimit-Policy', policyField(limits, decision.policies.map((p) => p.name)));
     set('RateLimit', limitField(decision.policies));
     return decision;
-  }
-
-  /** Adds the requests counted in memory to the database (on close). */
-  flushCounts(): Promise<void> {
-    return this.counter.flush();
   }
 
   private async resolve(header: string | undefined): Promise<Principal> {
