@@ -6,6 +6,7 @@ import type { EmbeddingModelName } from './embedder.js';
 import { extractArchive, fetchArchive, findModelFiles, removeQuietly } from './archive-download.js';
 import { fetchHubFile, hubSettings, hubStatements, sha256Of, SourceError, StallGuard, type FileStatement, type HubRepo } from './hub-download.js';
 import { LAYOUT, PROVENANCE_FILE, clearDownloadFailure, markDownloadFailed, modelFolder, modelPresent, modelsDir, requiredFiles } from './model-layout.js';
+import { processRuns } from '../process-runs.js';
 
 // How an embedding model arrives in a models/ folder (a store's, or the hub's data folder):
 // pulled from the organization's mirror when SVC_MODEL_BASE_URL names one, else from the Hugging
@@ -283,21 +284,13 @@ function lock(root: string, model: EmbeddingModelName): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ModelSupplyError(`cannot write in ${modelsDir(root)}: ${errorLine(err)}`);
       const pid = Number(readFileSync(file, 'utf8'));
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) throw new ModelSupplyError(`another process (pid ${pid}) is fetching model ${model} into ${modelsDir(root)}; try again when it is done`);
+      if (Number.isInteger(pid) && pid > 0 && processRuns(pid)) throw new ModelSupplyError(`another process (pid ${pid}) is fetching model ${model} into ${modelsDir(root)}; try again when it is done`);
       unlinkSync(file);
     }
   }
   throw new ModelSupplyError(`cannot lock ${file}`);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** A one-line progress bar on a terminal: `fetching bge-small-en-v1.5  12.3 / 66.5 MB`. */
 class Progress {

@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { nodeCrypto } from '../lazy-crypto.js';
+import { processRuns } from '../process-runs.js';
 
 // A write is durable when it returns: the bytes reach a temp file that is fsynced, renamed
 // over the target, and the folder is fsynced so the rename itself survives a power cut.
@@ -35,14 +36,6 @@ export function removeOrphanTemps(dir: string): number {
   return removed;
 }
 
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function writeAndSync(path: string, data: FileData, mode: number): void {
   const fd = openSync(path, 'wx', mode);

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, OpenTransaction } from '../contracts.js';
+import { processRuns } from '../../engine/process-runs.js';
 
 // The hub's database: PostgreSQL through a `pg` pool when a URL is given, else PGlite (PostgreSQL
 // compiled to WebAssembly) in a data folder, so a hub runs on a machine with nothing installed.
@@ -245,7 +246,7 @@ export function lockDataDir(dataDir: string, holder: string): () => void {
     const pid = typeof other.pid === 'number' ? other.pid : 0;
     // Our own pid on a folder this process does not hold: left by an earlier life of a process
     // that had the same pid (a container restarted), so stale too.
-    const held = pid === process.pid ? lockedHere.has(file) : pid > 0 && running(pid);
+    const held = pid === process.pid ? lockedHere.has(file) : pid > 0 && processRuns(pid);
     if (held) throw new DataFolderInUse(dataDir, pid, typeof other.holder === 'string' ? other.holder : 'svc hub');
     rmSync(file, { force: true });
   }
@@ -263,13 +264,5 @@ export function lockDataDir(dataDir: string, holder: string): () => void {
   };
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 const ROLLED_BACK = new Error('rolled back by the caller');
