@@ -22,8 +22,12 @@ export interface Database extends Queryable {
   transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** A transaction the caller ends: for work that spans a whole request. */
   begin(): Promise<OpenTransaction>;
-  /** Calls `onPayload` for each NOTIFY on `channel` (any process on the database); resolves to what stops it. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `onPayload` for each NOTIFY on `channel` (any process on the database); resolves to what
+   * stops it. A lost connection (a database restart) is made again with backoff, and `onResume`
+   * called once it listens again: what was notified meanwhile is gone, read it from the tables.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onResume?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -106,14 +106,55 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
       }
     },
     begin,
-    async listen(channel, onPayload) {
+    async listen(channel, onPayload, onResume) {
       // A connection of its own: LISTEN holds its session; the pool's connections come and go.
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      client.on('notification', (n) => n.channel === channel && onPayload(n.payload ?? ''));
-      client.on('error', () => undefined);
-      await client.query(`LISTEN ${JSON.stringify(channel)}`);
-      return async () => void (await client.end().catch(() => undefined));
+      // When it is lost (the server restarted, an admin ended it) it is made again, waiting
+      // 250 ms, then twice as long each time up to 5 s, and the listener told to catch up.
+      let client: InstanceType<typeof pg.Client> | undefined;
+      let stopped = false;
+      let reconnecting = false;
+      const connect = async (): Promise<void> => {
+        const c = new pg.Client({ connectionString: url });
+        c.on('notification', (n) => n.channel === channel && onPayload(n.payload ?? ''));
+        c.on('error', () => undefined);
+        c.on('end', () => {
+          if (client === c) void reconnect();
+        });
+        try {
+          await c.connect();
+          await c.query(`LISTEN ${JSON.stringify(channel)}`);
+        } catch (err) {
+          await c.end().catch(() => undefined);
+          throw err;
+        }
+        if (stopped) return void (await c.end().catch(() => undefined));
+        client = c;
+      };
+      const reconnect = async (): Promise<void> => {
+        if (reconnecting || stopped) return;
+        reconnecting = true;
+        client = undefined;
+        for (let wait = 250; !stopped; wait = Math.min(wait * 2, 5_000)) {
+          await new Promise((done) => setTimeout(done, wait).unref());
+          if (stopped) break;
+          try {
+            await connect();
+            reconnecting = false;
+            onResume?.();
+            return;
+          } catch {
+            /* the database is still away: wait longer */
+          }
+        }
+        reconnecting = false;
+      };
+      await connect();
+      return async () => {
+        stopped = true;
+        const c = client;
+        client = undefined;
+        await c?.end().catch(() => undefined);
+      };
     },
     close: () => pool.end(),
   };
@@ -192,6 +233,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
         settled = run;
         run.catch((err) => (err === ROLLED_BACK ? undefined : failed(err)));
       }),
+    // PGlite runs in this process: its subscription cannot be lost.
     async listen(channel, onPayload) {
       const unsubscribe = await db.listen(channel, onPayload);
       return async () => void (await unsubscribe());

@@ -64,8 +64,8 @@ export class RequestDatabase implements Database {
     throw new Error('a request database is one transaction already');
   }
 
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
-    return this.db.listen(channel, onPayload);
+  listen(channel: string, onPayload: (payload: string) => void, onResume?: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(channel, onPayload, onResume);
   }
 
   async commit(): Promise<void> {

@@ -10,7 +10,9 @@ import { liveSessions, type McpSession } from './sessions.js';
 // The SSE transport keeps one stream open on one hub process, while the session's messages may
 // reach any process behind the load balancer. Whichever process gets a message runs it, then
 // hands the answer to the stream's holder: directly when that is itself, else through the
-// database (the answer in mcp_relay, its id in a NOTIFY that the holder listens for).
+// database (the answer in mcp_relay, its id in a NOTIFY that the holder listens for). When the
+// holder's LISTEN connection was lost (a database restart), it reads its streams' answers from
+// the table once it listens again.
 // A stream lasts no longer than its session: one whose session ended (DELETE, access ended) or
 // went idle is closed at the next sweep, so streams cannot pile up past the session bounds.
 
@@ -39,7 +41,29 @@ export class SseRelay {
   ) {}
 
   async start(): Promise<void> {
-    this.stop = await this.db.listen(CHANNEL, (payload) => void this.pickUp(payload).catch((err: Error) => this.log(`MCP relay: ${err.message}`)));
+    this.stop = await this.db.listen(
+      CHANNEL,
+      (payload) => void this.pickUp(payload).catch((err: Error) => this.log(`MCP relay: ${err.message}`)),
+      () => void this.catchUp().catch((err: Error) => this.log(`MCP relay: ${err.message}`)),
+    );
+  }
+
+  /** After a lost LISTEN connection: the answers relayed to this process's streams meanwhile. */
+  private async catchUp(): Promise<void> {
+    const byOrg = new Map<string, { org: Org; ids: string[] }>();
+    for (const [id, h] of this.streams) {
+      const g = byOrg.get(h.org.id) ?? { org: h.org, ids: [] };
+      g.ids.push(id);
+      byOrg.set(h.org.id, g);
+    }
+    for (const { org, ids } of byOrg.values()) {
+      const rows = await this.db.query<{ id: string; session_id: string; message: JSONRPCMessage }>(
+        `DELETE FROM ${ident(org.schema)}.mcp_relay WHERE session_id = ANY ($1::text[]) RETURNING id, session_id, message`,
+        [ids],
+      );
+      // In the order they were relayed.
+      for (const row of rows.rows.sort((a, b) => Number(a.id) - Number(b.id))) await this.streams.get(row.session_id)?.transport.send(row.message);
+    }
   }
 
   hold(sessionId: string, transport: SSEServerTransport, org: Org, idleSeconds: number): void {

@@ -55,6 +55,32 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub pro
     await client.close();
   });
 
+  it("keeps relaying SSE answers after the database dropped every connection, as a restart does", async () => {
+    const headers = { Authorization: `Bearer ${key}` };
+    const transport = new SSEClientTransport(new URL(`${hub.url}/sse`), {
+      requestInit: { headers },
+      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+      fetch: divert((url) => url.pathname === '/messages'),
+    });
+    const client = new Client({ name: 'twin-restart', version: '1' });
+    await client.connect(transport);
+    // Every session of the hub's database ends, the LISTEN connections of both processes included.
+    const ended = await hub.db.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    );
+    expect(ended.rows[0]!.n).toBeGreaterThan(0);
+    // The pools drop the connections that ended as they notice them (a request that reaches one
+    // first fails, as on any database restart); the LISTEN connections come back within a second.
+    await new Promise((done) => setTimeout(done, 1_500));
+    // Posted to the process that does not hold the stream: the answer comes through the relay.
+    for (let i = 0; i < 3; i++) {
+      const r = (await client.callTool({ name: 'svc_learn', arguments: { statement: `Answer after the database came back ${i}`, scope: 'group:eng' } })) as { isError?: boolean; content: Array<{ text: string }> };
+      expect(r.isError, r.content[0]!.text).toBeFalsy();
+    }
+    expect((await client.listTools()).tools).toHaveLength(39);
+    await client.close();
+  }, 60_000);
+
   it('serves a streamable HTTP session whichever process each request reaches', async () => {
     let n = 0;
     const transport = new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp`), {

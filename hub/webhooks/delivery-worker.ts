@@ -150,7 +150,8 @@ export class DeliveryWorker {
   }
 
   async start(): Promise<void> {
-    this.unlisten = await this.deps.db.listen(WEBHOOK_CHANNEL, (schema) => this.wake(schema));
+    // After a lost connection, what was notified meanwhile is read from the table: every organization is looked at.
+    this.unlisten = await this.deps.db.listen(WEBHOOK_CHANNEL, (schema) => this.wake(schema), () => this.wake(null));
     this.timer = setInterval(() => this.wake(null), this.deps.settings.pollMs);
     this.timer.unref();
     this.wake(null);
