@@ -105,7 +105,8 @@ describe('pack install killed with SIGKILL', () => {
     expect((await svc(['packs', ...install], { store: target })).code).toBe(0);
     const span = performance.now() - t0;
     let killed = 0;
-    for (let round = 0; round < 12; round++) {
+    // Until six kills landed (a loaded machine stretches the span, so a random moment may fall after the end).
+    for (let round = 0; round < 40 && killed < 6; round++) {
       const args = round % 2 === 0 ? ['uninstall', NAME] : install;
       const r = await runKilled(target, args, startup * 0.8 + (span - startup * 0.8) * Math.random());
       if (r.killed) killed++;
