@@ -88,26 +88,52 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
   const { migrateHub } = await import('../data/migrate.js');
   const url = process.env.DATABASE_URL || undefined;
   const dataDir = flags.data ?? join(resolveStoreRoot(flags.path), 'hub');
-  let db: Database;
-  try {
-    if (!url) mkdirSync(dataDir, { recursive: true });
-    // PGlite is one process's: the folder is locked while a hub (or a command) has it open.
-    db = await openDatabase(url ? { url } : { dataDir, holder: command });
-  } catch (err) {
-    if (err instanceof DataFolderInUse) {
-      throw new SvcError(
-        'conflict',
-        serving
-          ? `${err.holder} (pid ${err.pid}) is already running on the data folder ${dataDir}: stop it first, or give this hub another --data`
-          : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first, or do this through the running hub (its REST API or admin pages)`,
-      );
+  let db: Database | undefined;
+  // A hub started before its PostgreSQL (an orchestrator's start order) waits for it, bounded:
+  // 0.5 s, then twice as long each time (at most 5 s), for SVC_HUB_DATABASE_WAIT seconds.
+  const until = Date.now() + (url && serving ? databaseWaitSeconds() : 0) * 1000;
+  for (let wait = 500; ; wait = Math.min(wait * 2, 5_000)) {
+    try {
+      if (!url) mkdirSync(dataDir, { recursive: true });
+      // PGlite is one process's: the folder is locked while a hub (or a command) has it open.
+      db = await openDatabase(url ? { url } : { dataDir, holder: command });
+      if (url) await db.query('SELECT 1');
+      break;
+    } catch (err) {
+      await db?.close().catch(() => undefined);
+      db = undefined;
+      if (err instanceof DataFolderInUse) {
+        throw new SvcError(
+          'conflict',
+          serving
+            ? `${err.holder} (pid ${err.pid}) is already running on the data folder ${dataDir}: stop it first, or give this hub another --data`
+            : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first, or do this through the running hub (its REST API or admin pages)`,
+        );
+      }
+      const reason = (err as Error).message.split('\n')[0];
+      if (url && Date.now() + wait <= until) {
+        process.stderr.write(`svc hub: waiting for the PostgreSQL server at DATABASE_URL (${reason}); trying again in ${wait / 1000} s\n`);
+        await new Promise((done) => setTimeout(done, wait));
+        continue;
+      }
+      const where = url ? 'the PostgreSQL server at DATABASE_URL' : `the PGlite folder ${dataDir}`;
+      const waited = url && serving ? ` (waited ${databaseWaitSeconds()} s for it; SVC_HUB_DATABASE_WAIT sets how long)` : '';
+      throw new SvcError('storage', `cannot open ${where}: ${reason}${waited}`);
     }
-    const where = url ? 'the PostgreSQL server at DATABASE_URL' : `the PGlite folder ${dataDir}`;
-    throw new SvcError('storage', `cannot open ${where}: ${(err as Error).message.split('\n')[0]}`);
   }
-  await migrateHub(db);
-  return db;
+  await migrateHub(db!);
+  return db!;
 }
+
+/** SVC_HUB_DATABASE_WAIT: how long `svc hub` waits for an unreachable PostgreSQL at start (default 60 s; 0: not at all). */
+function databaseWaitSeconds(): number {
+  const raw = process.env.SVC_HUB_DATABASE_WAIT;
+  if (raw === undefined || raw === '') return 60;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new SvcError('invalid', `SVC_HUB_DATABASE_WAIT must be a whole number of seconds, 0 to not wait (got "${raw}")`);
+  return n;
+}
+
 
 export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, FLAGS);

@@ -25,6 +25,14 @@ interface Delivery {
 
 const EVENTS = ['engram.created', 'engram.updated', 'engram.retired', 'pack.installed', 'session.ended', 'audit.entry'];
 
+/** What a receiver must know of delivery, said where webhooks are registered. */
+const HOW_DELIVERY_WORKS = html`<section class="card"><h2>How deliveries behave</h2><ul>
+<li>At least once: a receiver drops an event id it has handled already.</li>
+<li>Order is not kept: retries (exponential backoff) arrive after later events; sort by <code>created_at</code>.</li>
+<li>Events raised while a webhook is disabled are never sent, even after it is re-enabled; what was already waiting is.</li>
+<li>A delivery carries only what the webhook's creator may read when it is sent; others are kept as withheld.</li>
+</ul></section>`;
+
 const stateBadge = (h: Webhook) => (h.state === 'active' ? html`<span class="badge ok">active</span>` : html`<span class="badge bad">disabled</span>`);
 
 export function registerWebhookPages(router: PageRouter, api: ApiClient): void {
@@ -48,6 +56,7 @@ export function registerWebhookPages(router: PageRouter, api: ApiClient): void {
 <label>Receiver URL <input type="url" name="url" required placeholder="https://example.com/hooks/svc"></label>
 <fieldset><legend>Events</legend>${EVENTS.map((e) => html`<label class="check"><input type="checkbox" name="events" value="${e}"${e.startsWith('engram.') ? html` checked` : null}> ${e}</label>`)}</fieldset>
 <div><button type="submit">Register webhook</button></div></form></section>`,
+        HOW_DELIVERY_WORKS,
       ],
     });
   });

@@ -157,6 +157,8 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
   it('registers a webhook, sends a test event to a loopback receiver and lists the delivery', async () => {
     const { page } = admin;
     await page.goto(`${hub.url}/admin/webhooks`);
+    // What a receiver must know is said where webhooks are made.
+    await hasText(page.getByRole('region', { name: 'How deliveries behave' }).or(page.locator('section', { hasText: 'How deliveries behave' })), /Order is not kept[\s\S]*disabled are never sent/);
     await page.getByLabel('Receiver URL', { exact: true }).fill(receiver.url);
     await page.getByLabel('pack.installed', { exact: true }).check();
     await page.getByRole('button', { name: 'Register webhook' }).click();
