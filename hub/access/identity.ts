@@ -392,3 +392,18 @@ export async function redeemInvitation(q: Queryable, token: string, keyName: str
   const { key, info } = await insertApiKey(q, org, user.id, keyName);
   return { org, user, key, info, invitationId: inv.id };
 }
+
+/** Who an invitation is for, without spending it (the page GET /invite/<token> shows); null when it would not redeem. */
+export async function inspectInvitation(q: Queryable, token: string): Promise<{ org: Org; user: User; expiresAt: string } | null> {
+  if (!token.startsWith(INVITATION_PREFIX) || token.length > 200) return null;
+  const hash = hashKey(token);
+  const idx = (await q.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash])).rows[0];
+  const org = idx ? await orgById(q, idx.org_id) : null;
+  if (!org) return null;
+  const inv = (
+    await q.query<{ user_id: string; expires_at: Date }>(`SELECT user_id, expires_at FROM ${ident(org.schema)}.invitations WHERE secret_hash = $1 AND redeemed_at IS NULL AND expires_at > now()`, [hash])
+  ).rows[0];
+  const user = inv ? await getUser(q, org, inv.user_id) : null;
+  if (!inv || !user || !user.active || (await isDeleted(q, org, user.id)) || (await hasHadAccess(q, org, user.id))) return null;
+  return { org, user, expiresAt: new Date(inv.expires_at).toISOString() };
+}

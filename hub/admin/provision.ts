@@ -1,8 +1,10 @@
-import { conflict } from '../../engine/errors.js';
-import type { Database, Org } from '../contracts.js';
+import { conflict, invalid } from '../../engine/errors.js';
+import type { Database, Org, Queryable, Role } from '../contracts.js';
 import { createOrg, getOrg } from '../data/organizations.js';
 import { ident } from '../data/migrate.js';
-import { checkUserName, createInvitation, createUser, hasHadAccess, insertApiKey, issueApiKey } from '../access/identity.js';
+import { addMember, checkUserName, createInvitation, createUser, freeUserName, getUser, hasHadAccess, insertApiKey, issueApiKey, type Invitation, type User } from '../access/identity.js';
+import { checkAddress } from '../mail/mailer.js';
+import { createLoginLink, firstAdmin, type LoginLink } from '../login/login-links.js';
 import { authChanged } from '../access/epoch.js';
 import { lockPeople } from '../access/end-access.js';
 import { appendAudit } from '../audit/audit-log.js';
@@ -78,4 +80,106 @@ export async function addOrgAdmin(db: Database, slug: string, name: string, audi
   }
   const api_key = done.key ? { id: done.key.info.id, key: done.key.key } : null;
   return { org, user: { id: done.id, name }, created: done.previous === null, previous: done.previous, invitation, api_key };
+}
+
+export interface InviteInput {
+  /** An existing person, by id or name. */
+  user?: string;
+  /** Or an address: the person holding it, or a new person created with it. */
+  email?: string;
+  name?: string;
+  role?: Role;
+  /** A group (by id or path) the person joins. */
+  group?: string;
+  /** How long the invitation works (default 72 hours). */
+  hours?: number;
+}
+
+export interface Invited {
+  user: User;
+  created: boolean;
+  token: string;
+  invitation: Invitation;
+  group: string | null;
+}
+
+/**
+ * An invitation for a person's first sign-in and key (svc hub invite, POST /admin/invitations,
+ * the people page's Invite form): the person named by id or name, or by e-mail address (created
+ * when nobody holds it, named after the address unless a name is given), optionally put in a
+ * group. One who already had access is refused (createInvitation's rule) before anything changes.
+ */
+export async function invitePerson(db: Database, org: Org, input: InviteInput, by: string): Promise<Invited> {
+  if (!input.user && !input.email) throw invalid('name the person: user (id or name) or email');
+  const s = ident(org.schema);
+  let user: User | null = null;
+  if (input.user) {
+    user = await getUser(db, org, input.user);
+    if (!user) throw invalid(`user_id: no user ${input.user} in this organization`);
+  } else {
+    const email = checkAddress(input.email!, 'email');
+    const held = (await db.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE lower(email) = lower($1) AND deleted_at IS NULL LIMIT 1`, [email])).rows[0];
+    if (held) user = await getUser(db, org, held.id);
+    if (user && input.name && input.name !== user.name) throw conflict(`${email} belongs to ${user.name} already, not ${input.name}`);
+  }
+  let created = false;
+  let made: { token: string; invitation: Invitation };
+  if (user) {
+    made = await createInvitation(db, org, user.id, by, input.hours);
+  } else {
+    const name = input.name ?? (await freeUserName(db, org, input.email!.slice(0, input.email!.lastIndexOf('@'))));
+    if (input.group) await groupId(db, org, input.group);
+    user = await createUser(db, org, { name, email: input.email!, role: input.role ?? 'editor' });
+    created = true;
+    made = await createInvitation(db, org, user.id, by, input.hours);
+  }
+  if (input.group) await addMember(db, org, await groupId(db, org, input.group), user.id, false);
+  return { user, created, ...made, group: input.group ?? null };
+}
+
+async function groupId(db: Queryable, org: Org, idOrPath: string): Promise<string> {
+  const g = (await db.query<{ id: string }>(`SELECT id FROM ${ident(org.schema)}.groups WHERE id::text = $1 OR path = $1`, [idOrPath])).rows[0];
+  if (!g) throw invalid(`group: no group ${idOrPath} in ${org.slug}; create it first (the Groups page, or POST /api/v1/admin/groups)`);
+  return g.id;
+}
+
+/** A sign-in link minted on the hub's machine (the operator holds the database), audited as the hub's own act. */
+export async function mintLoginLinkLocally(db: Database, slug: string, user: string | undefined, auditKey: string): Promise<{ org: Org; link: LoginLink }> {
+  const org = await getOrg(db, slug);
+  const link = await db.transaction(async (q) => {
+    const made = await createLoginLink(q, org, user ?? (await firstAdmin(q, org)), 'svc-hub');
+    await appendAudit(q, org, auditKey, [
+      {
+        at: new Date().toISOString(),
+        actor: 'svc-hub',
+        token_id: null,
+        action: 'cli.login_link.create',
+        resource: `user:${made.user.id}`,
+        outcome: 201,
+        details: { command: 'svc hub login-link', user: made.user.name, link_id: made.id, expires_at: made.expiresAt },
+      },
+    ]);
+    return made;
+  });
+  return { org, link };
+}
+
+/** An invitation made on the hub's machine, audited as the hub's own act. */
+export async function invitePersonLocally(db: Database, slug: string, input: InviteInput, auditKey: string): Promise<{ org: Org } & Invited> {
+  const org = await getOrg(db, slug);
+  const r = await invitePerson(db, org, input, 'svc-hub');
+  await db.transaction((q) =>
+    appendAudit(q, org, auditKey, [
+      {
+        at: new Date().toISOString(),
+        actor: 'svc-hub',
+        token_id: null,
+        action: 'cli.invite',
+        resource: `invitation:${r.invitation.id}`,
+        outcome: 201,
+        details: { command: 'svc hub invite', user: r.user.name, created: r.created, group: r.group, expires_at: r.invitation.expires_at },
+      },
+    ]),
+  );
+  return { org, ...r };
 }

@@ -21,6 +21,10 @@ import { endGrantsOfSession } from './grant-routes.js';
 import { createSession, endSession, mintToken, sessionFromCookie, SESSION_COOKIE, SESSION_HOURS } from './login-sessions.js';
 import { signInUser, SignInRefused } from './sign-in.js';
 import { takeSignInStart } from '../limits/sign-in-starts.js';
+import { inspectLoginLink, linkPath, useLoginLink } from './login-links.js';
+import { inspectInvitation, redeemInvitation } from '../access/identity.js';
+import { html, type Html } from '../pages/html.js';
+import { renderPage, type PageCtx } from '../pages/page-kit.js';
 
 // Signing in through an organization's identity providers, for browsers:
 //   GET  /auth/<org>/<provider>/login[?return_to=/path]  redirects to the provider
@@ -30,6 +34,9 @@ import { takeSignInStart } from '../limits/sign-in-starts.js';
 //   GET  /auth/session                                   who this browser is signed in as
 //   POST /auth/token                                     a short-lived hub token from the session
 //   POST /auth/logout                                    ends the session and its tokens
+//   GET  /sign-in/link/<token>, POST (its button)        a single-use sign-in link (login-links.ts)
+//   GET  /invite/<token>, POST (its button)              an invitation accepted in a browser: a
+//                                                        session, and the person's first key shown once
 // The attempt's state travels both in the redirect and in a cookie on the browser that started
 // it (so nobody can hand a victim a callback for the attacker's account); its PKCE verifier and
 // nonce stay in the database, used once. A SAML sign-in is bound the same way: its RelayState in a
@@ -276,6 +283,108 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     const { token, expiresAt } = await mintToken(db, config.jwt, s);
     ctx.set('cache-control', 'no-store');
     ctx.body = { token, token_type: 'Bearer', expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000), expires_at: expiresAt.toISOString() };
+  });
+
+  /** A form that signs a browser in must come from our own page (login CSRF: no other site posts someone's link). */
+  const ownForm = (ctx: AnyCtx) => {
+    sameOrigin(ctx, config);
+    if (ctx.get('sec-fetch-site') === 'cross-site') throw new HubProblem(403, 'forbidden', 'Forbidden', 'a form from another site may not sign in here');
+  };
+  const page = (ctx: AnyCtx, title: string, body: Html, status = 200) => renderPage(ctx as unknown as PageCtx, { title, section: 'me', body, status });
+  const refusedLink = (ctx: AnyCtx, reason: string, org: Org | null) =>
+    page(
+      ctx,
+      'Sign-in link refused',
+      html`<p class="error" role="alert">${reason}.</p><p>Ask an admin of ${org ? org.slug : 'your organization'} for a new link, or run <code>svc hub login-link --org ${org ? org.slug : '<organization>'}</code> on the hub's machine.</p><p><a href="/sign-in${org ? `?org=${encodeURIComponent(org.slug)}` : ''}">Other ways to sign in</a></p>`,
+      reason.startsWith('this sign-in link is not known') ? 404 : 410,
+    );
+  const landing = (role: string) => (role === 'admin' ? '/admin/' : '/me/');
+
+  router.get('/sign-in/link/:token', async (ctx) => {
+    deps.failedAuth.check(ctx.ip, false);
+    const token = ctx.params.token!;
+    const state = await inspectLoginLink(db, token);
+    if (!state.ok) {
+      if (!state.org) await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
+      return refusedLink(ctx, state.reason, state.org);
+    }
+    page(
+      ctx,
+      `Sign in to ${state.org.slug}`,
+      html`<section class="card"><p>This link signs this browser in as <strong>${state.user.name}</strong> (${state.user.role}) at <strong>${state.org.slug}</strong>. It works once.</p>
+<form method="post" action="${linkPath(token)}"><button type="submit">Sign in as ${state.user.name}</button></form></section>`,
+    );
+  });
+
+  router.post('/sign-in/link/:token', async (ctx) => {
+    deps.failedAuth.check(ctx.ip, false);
+    ownForm(ctx);
+    const used = await db.transaction(async (q) => {
+      const r = await useLoginLink(q, ctx.params.token!);
+      if (r.ok) {
+        await appendAudit(q, r.org, config.auditKey, [
+          { at: new Date().toISOString(), actor: r.user.name, token_id: r.session.id, action: 'auth.login', resource: `user:${r.user.id}`, outcome: 200, details: { via: 'sign-in link', link_id: r.linkId, link_created_by: r.createdBy } },
+        ]);
+      }
+      return r;
+    });
+    if (!used.ok) {
+      if (!used.org) await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
+      return refusedLink(ctx, used.reason, used.org);
+    }
+    ctx.cookies.set(SESSION_COOKIE, used.cookie, cookieOptions(ctx, config, '/', SESSION_HOURS * 3600_000));
+    ctx.status = 303;
+    ctx.redirect(landing(used.user.role));
+  });
+
+  const refusedInvitation = (ctx: AnyCtx) =>
+    page(ctx, 'Invitation refused', html`<p class="error" role="alert">This invitation is unknown, already used or expired.</p><p>Ask the admin who invited you for a new one.</p><p><a href="/sign-in">Sign in</a></p>`, 410);
+
+  router.get('/invite/:token', async (ctx) => {
+    deps.failedAuth.check(ctx.ip, false);
+    const token = ctx.params.token!;
+    const inv = await inspectInvitation(db, token);
+    if (!inv) {
+      await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
+      return refusedInvitation(ctx);
+    }
+    page(
+      ctx,
+      `Join ${inv.org.slug}`,
+      html`<section class="card"><p>You are invited to the team memory of <strong>${inv.org.slug}</strong> as <strong>${inv.user.name}</strong> (${inv.user.role}).</p>
+<p>Accepting signs this browser in and creates your first API key, shown once, for the <code>svc</code> command and your agents.</p>
+<form method="post" action="/invite/${token}"><button type="submit">Accept and sign in</button></form></section>`,
+    );
+  });
+
+  router.post('/invite/:token', async (ctx) => {
+    deps.failedAuth.check(ctx.ip, false);
+    ownForm(ctx);
+    const done = await db.transaction(async (q) => {
+      const r = await redeemInvitation(q, ctx.params.token!, 'first key (invitation)');
+      if (!r) return null;
+      const made = await createSession(q, r.org, r.user.id);
+      const at = new Date().toISOString();
+      await appendAudit(q, r.org, config.auditKey, [
+        { at, actor: r.user.name, token_id: r.info.id, action: 'invitation.accept', resource: `api_key:${r.info.id}`, outcome: 201, details: { invitation_id: r.invitationId, user_id: r.user.id, via: 'browser' } },
+        { at, actor: r.user.name, token_id: made.session.id, action: 'auth.login', resource: `user:${r.user.id}`, outcome: 200, details: { via: 'invitation', invitation_id: r.invitationId } },
+      ]);
+      return { ...r, ...made };
+    });
+    if (!done) {
+      await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
+      return refusedInvitation(ctx);
+    }
+    ctx.cookies.set(SESSION_COOKIE, done.cookie, cookieOptions(ctx, config, '/', SESSION_HOURS * 3600_000));
+    page(
+      ctx,
+      `Welcome to ${done.org.slug}, ${done.user.name}`,
+      html`<p>This browser is signed in. Your first API key, for the <code>svc</code> command and your agents:</p>
+<div class="warning" role="status">Copy your key now: it is shown only this once. The hub keeps only its hash.</div>
+<p class="secret" id="new-secret">${done.key}</p>
+<p><a href="/me/connect">Connect your agent with it</a> · <a href="${landing(done.user.role)}">Continue</a></p>`,
+      201,
+    );
   });
 
   router.post('/auth/logout', async (ctx) => {

@@ -65,7 +65,7 @@ export function registerCredentialPages(router: PageRouter, api: ApiClient): voi
     const v = ctx.state.viewer;
     const [page, users, grants] = await Promise.all([
       api.get<{ items: ApiKeyInfo[]; next_cursor: string | null }>(ctx, `/admin/api-keys${queryOf({ limit: '100', cursor: queryText(ctx, 'cursor') })}`),
-      everything<{ id: string; name: string; active: boolean }>(ctx, api, '/admin/users'),
+      everything<{ id: string; name: string; active: boolean; kind: string }>(ctx, api, '/admin/users'),
       api.get<{ items: Grant[] }>(ctx, '/admin/grants'),
     ]);
     const names = new Map(users.map((u) => [u.id, u.name]));
@@ -76,10 +76,14 @@ export function registerCredentialPages(router: PageRouter, api: ApiClient): voi
         notice(ctx),
         table(['Name', 'User', 'Key', 'Issued', 'Last used', ''], keyRows(v, page.items, (k) => names.get(k.user_id) ?? k.user_id, '/admin/api-keys'), 'No API keys yet.'),
         page.next_cursor ? html`<p class="pager"><a href="/admin/api-keys${queryOf({ cursor: page.next_cursor })}">Next page</a></p>` : null,
+        // A key acts as its owner: an admin issues keys only for service accounts and themselves.
         html`<section class="card"><h2>Issue a key</h2><form class="stack" method="post" action="/admin/api-keys">${csrfField(v)}
-<label>For user <select name="user_id" required>${users.filter((u) => u.active).map((u) => html`<option value="${u.id}">${u.name}</option>`)}</select></label>
+<label>For <select name="user_id" required>${users
+          .filter((u) => u.active && (u.kind === 'service' || u.id === v.userId))
+          .map((u) => html`<option value="${u.id}">${u.name}${u.kind === 'service' ? ' (service account)' : ' (you)'}</option>`)}</select></label>
 <label>Name <input type="text" name="name" required maxlength="100" placeholder="ci-pipeline"></label>
-<div><button type="submit">Issue key</button></div></form></section>`,
+<div><button type="submit">Issue key</button></div></form>
+<p class="muted">Keys for service accounts (add one on the <a href="/admin/users">Users</a> page) and for yourself. A person makes their own keys in their portal; to give someone their first, <a href="/admin/users">invite them</a>.</p></section>`,
         html`<h2>MCP clients connected through OAuth</h2><p>Each acts as its person on the MCP endpoints only. Revoking one ends its tokens at once.</p>`,
         grantTable(v, grants.items, true, '/admin/grants'),
       ],

@@ -1,9 +1,10 @@
 import type { Group, Member, User } from '../access/identity.js';
-import { ApiFailure, perform, type ApiClient } from './api-call.js';
+import { ApiFailure, perform, refusedPage, type ApiClient } from './api-call.js';
 import { html, type Html } from './html.js';
 import { csrfField, field, notice, queryOf, renderPage, table, when, type PageCtx, type Viewer } from './page-kit.js';
 import { queryText } from '../server/routes/route-kit.js';
 import type { PageRouter } from './page-router.js';
+import { secretPage } from './admin-credentials.js';
 
 // /admin/users and /admin/groups: people, their roles, and the groups that give them scopes.
 
@@ -62,7 +63,12 @@ function groupTree(groups: Group[]): Html {
 
 export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
   router.get('/admin/users', async (ctx) => {
-    const page = await api.get<Page<User>>(ctx, `/admin/users${queryOf({ limit: '50', cursor: queryText(ctx, 'cursor') })}`);
+    const [page, groups, mailer] = await Promise.all([
+      api.get<Page<User>>(ctx, `/admin/users${queryOf({ limit: '50', cursor: queryText(ctx, 'cursor') })}`),
+      everything<Group>(ctx, api, '/admin/groups'),
+      api.get<{ configured: boolean }>(ctx, '/admin/mail'),
+    ]);
+    const mail = mailer.configured;
     const v = ctx.state.viewer;
     renderPage(ctx, {
       title: 'Users',
@@ -71,19 +77,51 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
         notice(ctx),
         table(['Name', 'E-mail', 'Kind', 'Role', 'State', 'Added', ''], page.items.map((u) => userRow(v, u)), 'No users yet.'),
         page.next_cursor ? html`<p class="pager"><a href="/admin/users${queryOf({ cursor: page.next_cursor })}">Next page</a></p>` : null,
-        html`<section class="card"><h2>Add a user</h2><form class="stack" method="post" action="/admin/users">${csrfField(v)}
-<label>Name <input type="text" name="name" required pattern="[a-z0-9][a-z0-9._\\-]{0,63}" autocomplete="off"></label>
-<label>E-mail <input type="email" name="email" autocomplete="off"></label>
+        html`<section class="card"><h2>Invite a person</h2><form class="stack" method="post" action="/admin/users/invite">${csrfField(v)}
+<label>E-mail <input type="email" name="email" required autocomplete="off"></label>
+<label>Name (optional; default: from the address) <input type="text" name="name" pattern="[a-z0-9][a-z0-9._\\-]{0,63}" autocomplete="off"></label>
 <label>Role <select name="role">${roleOptions('editor')}</select></label>
-<div><button type="submit">Add user</button></div></form>
-<p class="muted">People who sign in through a provider that creates users appear here by themselves.</p></section>`,
+<label>Group (optional) <select name="group"><option value="">none</option>${groups.map((g) => html`<option value="${g.path}">${g.path}</option>`)}</select></label>
+<div><button type="submit">Invite</button></div></form>
+<p class="muted">${mail ? 'The invitation goes to their e-mail address.' : 'The hub sends no e-mail (no SMTP configured): you get the invitation link to pass on.'} Opening it signs them in and gives them their first API key. People who sign in through a provider that creates users appear here by themselves.</p></section>`,
+        html`<section class="card"><h2>Add a service account</h2><form class="stack" method="post" action="/admin/users">${csrfField(v)}<input type="hidden" name="kind" value="service">
+<label>Name <input type="text" name="name" required pattern="[a-z0-9][a-z0-9._\\-]{0,63}" autocomplete="off" placeholder="ci-pipeline"></label>
+<label>Role <select name="role">${roleOptions('editor')}</select></label>
+<div><button type="submit">Add service account</button></div></form>
+<p class="muted">For programs (CI, bots): issue its key on the <a href="/admin/api-keys">API keys</a> page. People are invited above and make their own keys.</p></section>`,
       ],
     });
   });
 
   router.post('/admin/users', async (ctx) => {
     const email = field(ctx, 'email');
-    await perform(ctx, api, 'POST', '/admin/users', { json: { name: field(ctx, 'name'), role: field(ctx, 'role') || 'editor', ...(email ? { email } : {}) } }, '/admin/users', 'user-added');
+    const kind = field(ctx, 'kind');
+    await perform(ctx, api, 'POST', '/admin/users', { json: { name: field(ctx, 'name'), role: field(ctx, 'role') || 'editor', ...(email ? { email } : {}), ...(kind ? { kind } : {}) } }, '/admin/users', 'user-added');
+  });
+
+  router.post('/admin/users/invite', async (ctx) => {
+    const json: Record<string, string> = { email: field(ctx, 'email'), role: field(ctx, 'role') || 'editor' };
+    for (const k of ['name', 'group']) if (field(ctx, k)) json[k] = field(ctx, k);
+    const r = await api.call<{ user: { name: string; created: boolean }; emailed: boolean; sent_to?: string; path?: string; expires_at: string }>(ctx, 'POST', '/admin/invitations', { json });
+    if (!r.ok) return refusedPage(ctx, r, '/admin/users');
+    const who = `${r.body.user.name}${r.body.user.created ? ' (added)' : ''}`;
+    if (r.body.emailed) {
+      return renderPage(ctx, {
+        title: `Invited ${r.body.user.name}`,
+        section: 'admin',
+        status: 201,
+        body: html`<p class="notice" role="status">The invitation for ${who} was e-mailed to ${r.body.sent_to}. It works once, until ${when(r.body.expires_at)}.</p><p><a href="/admin/users">Back to users</a></p>`,
+      });
+    }
+    secretPage(ctx, {
+      title: `Invited ${r.body.user.name}`,
+      section: 'admin',
+      what: 'the invitation link',
+      secret: `${ctx.protocol}://${ctx.host}${r.body.path}`,
+      back: '/admin/users',
+      backLabel: 'Back to users',
+      extra: html`<p>Send it to ${who} yourself. It works once, until ${when(r.body.expires_at)}: it signs them in and shows their first API key.</p>`,
+    });
   });
 
   router.post('/admin/users/:id', async (ctx) => {

@@ -40,7 +40,8 @@ export class ApiClient {
     // The handler is made on first use: by then every middleware of the hub is in place.
     this.handler ??= this.app.callback() as never;
     const { inject } = await import('light-my-request');
-    const headers: Record<string, string> = { authorization: ctx.state.viewer.authorization, accept: 'application/json' };
+    // The browser's Host goes along: links the API makes (invitations, sign-in links) name the hub as the browser reached it.
+    const headers: Record<string, string> = { authorization: ctx.state.viewer.authorization, accept: 'application/json', ...(ctx.host ? { host: ctx.host } : {}) };
     let payload: Buffer | string | undefined;
     if (o.raw) {
       headers['content-type'] = o.raw.contentType;

@@ -10,6 +10,10 @@ import { queryOf, renderPage, type PageCtx } from './page-kit.js';
 // /sign-in: where the pages send a browser without a session. It asks for the organization (the
 // hub never lists its tenants), then offers that organization's sign-in providers.
 
+/** The way in without a provider: a single-use sign-in link (hub/login/login-links.ts). */
+const linkHelp = (slug: string) =>
+  html`<section class="card"><h2>Sign in with a link</h2><p>No provider, or it does not know you? Ask an admin of ${slug} for a sign-in link, or, on the hub's machine, run <code>svc hub login-link --org ${slug} --user &lt;your name&gt;</code>. A link works once, for 10 minutes. An admin adds sign-in providers on the admin pages.</p></section>`;
+
 export function registerSignInPage(router: Router, db: Database): void {
   router.get('/sign-in', async (ctx) => {
     const page = ctx as unknown as PageCtx;
@@ -29,9 +33,9 @@ export function registerSignInPage(router: Router, db: Database): void {
     const body = providers.length
       ? html`<section class="card"><p>Sign in to <strong>${slug}</strong> with:</p><ul>${providers.map(
           (p) => html`<li><a href="/auth/${slug}/${p.name}/login${queryOf({ return_to: returnTo })}">${p.name}</a> <span class="muted">(${p.kind})</span></li>`,
-        )}</ul></section><p><a href="/sign-in${queryOf({ return_to: returnTo })}">Another organization</a></p>`
+        )}</ul></section>${linkHelp(slug)}<p><a href="/sign-in${queryOf({ return_to: returnTo })}">Another organization</a></p>`
       : // The same answer for an unknown organization and one without providers: tenants are not listed.
-        html`<p class="error" role="alert">No sign-in providers for "${slug}". Check the organization's name. An admin adds providers on the admin pages, or the first one with an API key (POST /api/v1/admin/identity-providers).</p><section class="card">${orgForm}</section>`;
+        html`<p class="error" role="alert">No sign-in providers for "${slug}". Check the organization's name.</p>${linkHelp(slug)}<section class="card">${orgForm}</section>`;
     renderPage(page, { title: 'Sign in', section: 'me', body });
   });
 }

@@ -171,7 +171,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(publicRouter.routes());
 
   const api = new Router<HubState>({ prefix: '/api/v1' });
-  registerIdentityRoutes(api, { checkpoints });
+  registerIdentityRoutes(api, { checkpoints, config });
   registerEngramRoutes(api);
   registerSearchRoutes(api);
   registerRecordRoutes(api);

@@ -8,6 +8,7 @@ import { checkpointKey, type CheckpointKey } from '../audit/checkpoints.js';
 import { DEFAULT_RATE_LIMITS, type RateLimits } from '../limits/rate-limit.js';
 import type { OutboundPolicy } from '../net/outbound.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/delivery-worker.js';
+import { mailSettings, type MailSettings } from '../mail/mailer.js';
 
 // A deployment's settings: options first, then the environment, then defaults. Secrets not given
 // are generated once and kept in the control schema, so every hub process on the database signs
@@ -36,6 +37,8 @@ export interface HubConfig {
   webhooks: WebhookSettings;
   /** Engrams whose BM25 postings this process holds in memory, over all organizations (0: none). */
   cacheEngrams: number;
+  /** SMTP for invitations and sign-in links (SVC_HUB_SMTP_URL, SVC_HUB_MAIL_FROM); absent: links are shown to copy. */
+  mail?: MailSettings;
 }
 
 /** Bounds of the MCP surface (hub/mcp). */
@@ -70,6 +73,7 @@ export interface ConfigOptions {
   mcp?: Partial<McpLimits>;
   webhooks?: Partial<WebhookSettings>;
   cacheEngrams?: number;
+  mail?: MailSettings;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -114,7 +118,9 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
   }
   const publicUrl = opts.publicUrl ?? (env.SVC_HUB_PUBLIC_URL || undefined);
   if (publicUrl !== undefined && !/^https?:\/\/[^/?#\s]+\/?$/.test(publicUrl)) throw invalid(`SVC_HUB_PUBLIC_URL must be an origin such as https://hub.example.com (got "${publicUrl}")`);
+  const mail = mailSettings(env, opts.mail);
   return {
+    ...(mail ? { mail } : {}),
     docsUrl: (opts.docsUrl ?? env.SVC_HUB_DOCS_URL ?? DEFAULT_DOCS_URL).replace(/\/+$/, ''),
     ...(publicUrl ? { publicUrl: publicUrl.replace(/\/$/, '') } : {}),
     rateLimits: {

@@ -7,7 +7,6 @@ import {
   listMembers,
   removeMember,
   createGroup,
-  createInvitation,
   createUser,
   deleteUser,
   getApiKey,
@@ -27,7 +26,13 @@ import type { Checkpointer } from '../../audit/checkpoints.js';
 import type { FailedAuthGuard } from '../../limits/failed-auth.js';
 import { insights } from '../../data/insights.js';
 import { validBody } from '../../openapi/spec.js';
-import { badRequest, conflictProblem, forbidden, notFoundProblem } from '../problem.js';
+import { badRequest, conflictProblem, forbidden, HubProblem, notFoundProblem } from '../problem.js';
+import type { HubConfig } from '../config.js';
+import { hubOrigin } from '../hub-origin.js';
+import { hasHadAccess } from '../../access/identity.js';
+import { invitePerson, type InviteInput } from '../../admin/provision.js';
+import { createLoginLink, LINK_MINUTES, linkPath } from '../../login/login-links.js';
+import { invitationMessage, MailFailed, sendMail, signInLinkMessage, type Message } from '../../mail/mailer.js';
 import { decodeCursor, decodeSeqCursor, encodeCursor, isoQuery, pageLimit, queryText, requireAdmin, type Ctx } from './route-kit.js';
 
 // Who am I (/me, my keys, this token), the admin routes (users, groups and members, API keys,
@@ -62,7 +67,18 @@ function auditOrder(ctx: Ctx): 'asc' | 'desc' {
   return v;
 }
 
-export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpoints: Checkpointer }): void {
+/** Sends one message with the deployment's SMTP settings; a failure is a 502 that names the server's answer. */
+async function mailOrFail(config: HubConfig, m: Message): Promise<void> {
+  try {
+    await sendMail(config.mail!, m);
+  } catch (err) {
+    if (err instanceof MailFailed) throw new HubProblem(502, 'mail-failed', 'E-mail not sent', err.message);
+    throw err;
+  }
+}
+
+export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpoints: Checkpointer; config: HubConfig }): void {
+  const { config } = deps;
   router.get('/me', (ctx: Ctx) => {
     ctx.body = me(ctx.state.principal);
   });
@@ -208,14 +224,50 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     ctx.body = await revokeApiKey(ctx.state.db, p.org, key.id);
   });
 
+  // An invitation for a person named by id or name (user_id), or by e-mail address (created when
+  // nobody holds it): e-mailed when the hub has SMTP and the person an address, else in this answer.
   router.post('/admin/invitations', async (ctx: Ctx) => {
-    const body = await validBody<{ user_id: string; expires_in_hours?: number }>('CreateInvitation', ctx.request.body);
+    const body = await validBody<{ user_id?: string; email?: string; name?: string; role?: Role; group?: string; expires_in_hours?: number }>('CreateInvitation', ctx.request.body);
     const p = ctx.state.principal;
-    const { token, invitation } = await createInvitation(ctx.state.db, p.org, body.user_id, p.userName, body.expires_in_hours ?? 72);
-    ctx.state.auditResource = `invitation:${invitation.id}`;
-    ctx.state.auditDetails = { user_id: invitation.user_id, expires_at: invitation.expires_at };
+    const input: InviteInput = { user: body.user_id, email: body.email, name: body.name, role: body.role, group: body.group, hours: body.expires_in_hours };
+    const r = await invitePerson(ctx.state.db, p.org, input, p.userName);
+    const path = `/invite/${r.token}`;
+    const emailed = Boolean(config.mail && r.user.email);
+    if (emailed) {
+      await mailOrFail(config, invitationMessage({ org: p.org.slug, name: r.user.name, address: r.user.email!, url: hubOrigin(ctx, config) + path, by: p.userName, expiresAt: r.invitation.expires_at }));
+    }
+    ctx.state.auditResource = `invitation:${r.invitation.id}`;
+    ctx.state.auditDetails = { user_id: r.user.id, user: r.user.name, created: r.created, group: r.group, emailed, expires_at: r.invitation.expires_at };
     ctx.status = 201;
-    ctx.body = { ...invitation, token };
+    // E-mailed: the link went to the person only.
+    ctx.body = { ...r.invitation, user: { id: r.user.id, name: r.user.name, email: r.user.email, created: r.created }, emailed, ...(emailed ? { sent_to: r.user.email } : { token: r.token, path, url: hubOrigin(ctx, config) + path }) };
+  });
+
+  // Whether the hub sends e-mail (the people page says where an invitation goes).
+  router.get('/admin/mail', (ctx: Ctx) => {
+    ctx.body = { configured: Boolean(config.mail), from: config.mail?.from ?? null };
+  });
+
+  // A single-use sign-in link (login-links.ts). A link acts as its person, so one for somebody
+  // else who has had access goes only to their own e-mail address; the admin sees links for
+  // themselves and for people who never signed in (as with invitations).
+  router.post('/admin/login-links', async (ctx: Ctx) => {
+    const body = await validBody<{ user?: string }>('CreateLoginLink', ctx.request.body ?? {});
+    const p = ctx.state.principal;
+    const link = await createLoginLink(ctx.state.db, p.org, body.user ?? p.userId, p.userName);
+    const self = link.user.id === p.userId;
+    const url = hubOrigin(ctx, config) + linkPath(link.token);
+    const mail = !self && Boolean(config.mail && link.user.email);
+    if (!self && !mail && (await hasHadAccess(ctx.state.db, p.org, link.user.id))) {
+      throw conflictProblem(
+        `a sign-in link acts as ${link.user.name}, who has signed in before: it goes only to their own e-mail address${config.mail ? ` (give ${link.user.name} one)` : ' (configure SVC_HUB_SMTP_URL and SVC_HUB_MAIL_FROM)'}, or the operator runs svc hub login-link on the hub's machine`,
+      );
+    }
+    if (mail) await mailOrFail(config, signInLinkMessage({ org: p.org.slug, name: link.user.name, address: link.user.email!, url, minutes: LINK_MINUTES }));
+    ctx.state.auditResource = `user:${link.user.id}`;
+    ctx.state.auditDetails = { link_id: link.id, user: link.user.name, emailed: mail, expires_at: link.expiresAt };
+    ctx.status = 201;
+    ctx.body = { id: link.id, user: { id: link.user.id, name: link.user.name }, expires_at: link.expiresAt, emailed: mail, ...(mail ? { sent_to: link.user.email } : { path: linkPath(link.token), url }) };
   });
 
   router.get('/admin/audit', async (ctx: Ctx) => {

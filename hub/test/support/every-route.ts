@@ -12,7 +12,7 @@ export const EVERY_ROUTE: Array<[method: string, path: string, body?: unknown]> 
   ['GET', '/admin/api-keys'], ['POST', '/admin/api-keys', { user_id: 'x' }], ['DELETE', '/admin/api-keys/x'],
   ['GET', '/admin/audit'], ['GET', '/admin/insights'], ['GET', '/admin/audit/checkpoint'], ['GET', '/me/api-keys'], ['GET', '/me/scopes'],
   ['POST', '/me/api-keys', { name: 'k' }], ['DELETE', '/me/api-keys/x'], ['PATCH', '/admin/users/x', { role: 'viewer' }],
-  ['POST', '/admin/invitations', { user_id: 'x' }], ['GET', '/admin/mcp/tools'], ['PUT', '/admin/mcp/tools', { deny: [] }],
+  ['POST', '/admin/invitations', { user_id: 'x' }], ['POST', '/admin/login-links', {}], ['GET', '/admin/mail'], ['GET', '/admin/mcp/tools'], ['PUT', '/admin/mcp/tools', { deny: [] }],
   ['GET', '/admin/webhooks'], ['POST', '/admin/webhooks', { url: 'https://example.com/h', events: ['engram.created'] }],
   ['GET', '/admin/webhooks/WH-x'], ['PATCH', '/admin/webhooks/WH-x', { state: 'active' }], ['DELETE', '/admin/webhooks/WH-x'],
   ['POST', '/admin/webhooks/WH-x/test'], ['POST', '/packs', { url: 'https://example.com/p.json' }],
