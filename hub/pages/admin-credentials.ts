@@ -78,9 +78,9 @@ export function registerCredentialPages(router: PageRouter, api: ApiClient): voi
         page.next_cursor ? html`<p class="pager"><a href="/admin/api-keys${queryOf({ cursor: page.next_cursor })}">Next page</a></p>` : null,
         // A key acts as its owner: an admin issues keys only for service accounts and themselves.
         html`<section class="card"><h2>Issue a key</h2><form class="stack" method="post" action="/admin/api-keys">${csrfField(v)}
-<label>For <select name="user_id" required>${users
-          .filter((u) => u.active && (u.kind === 'service' || u.id === v.userId))
-          .map((u) => html`<option value="${u.id}">${u.name}${u.kind === 'service' ? ' (service account)' : ' (you)'}</option>`)}</select></label>
+<label>For user <select name="user_id" required><optgroup label="You">${users.filter((u) => u.id === v.userId).map((u) => html`<option value="${u.id}">${u.name}</option>`)}</optgroup><optgroup label="Service accounts">${users
+          .filter((u) => u.active && u.kind === 'service')
+          .map((u) => html`<option value="${u.id}">${u.name}</option>`)}</optgroup></select></label>
 <label>Name <input type="text" name="name" required maxlength="100" placeholder="ci-pipeline"></label>
 <div><button type="submit">Issue key</button></div></form>
 <p class="muted">Keys for service accounts (add one on the <a href="/admin/users">Users</a> page) and for yourself. A person makes their own keys in their portal; to give someone their first, <a href="/admin/users">invite them</a>.</p></section>`,
