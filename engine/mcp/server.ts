@@ -1,16 +1,21 @@
-import { z } from 'zod/v4';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { invalid } from '../errors.js';
-import { callTool, type ToolResult } from './dispatch.js';
-import { ALL_TOOLS, isToolProfile, TOOL_PROFILES, toolsForProfile, type ToolProfile } from './tools.js';
+import type { ToolResult } from './dispatch.js';
+import { isToolProfile, TOOL_PROFILES, type ToolProfile } from './profiles.js';
+import { toolListing } from './tool-listing.js';
 import type { AnyToolDef, ToolContext } from './types.js';
 
 // An MCP server over the svc tools for one profile, with no transport: `svc mcp` connects it to
 // stdio; the hub can connect one per session to SSE or streamable HTTP. The SDK's low-level
 // Server is used (not McpServer) so that argument validation, unknown tools and engine errors
 // all come back as the same one-line tool errors.
+//
+// initialize and tools/list need only the SDK and the tool list the build wrote (tool-listing.ts):
+// an agent host that does not wait for its MCP servers (claude -p) sees svc's tools only if they
+// are listed before its first model request. zod, the tools and the engine's operations load on
+// the first tools/call (or right after tools/list, while the host talks to its model).
 
 export const SERVER_NAME = 'svc';
 
@@ -20,8 +25,8 @@ export const INSTRUCTIONS = `svc is the user's long-term memory of corrections, 
 - After the task, send svc_feedback on the injected engrams (positive if one helped, negative if one misled) and end with svc_session_end.`;
 
 export interface SvcServerOptions {
-  /** The context of every call; a function gets the client's name once it is known. */
-  context: ToolContext | ((client: { name?: string; version?: string }) => ToolContext);
+  /** The context of every call; a function gets the client's name once it is known, on the first call. */
+  context: ToolContext | ((client: { name?: string; version?: string }) => ToolContext | Promise<ToolContext>);
   profile: ToolProfile;
   version: string;
   /** Runs after every tool call (e.g. to report store warnings such as quarantined files). */
@@ -46,7 +51,6 @@ export interface ToolCall {
 
 export interface SvcServer {
   server: Server;
-  tools: AnyToolDef[];
   /** Resolves once no tool call is running (for a clean shutdown). */
   idle(): Promise<void>;
 }
@@ -59,49 +63,26 @@ export function resolveProfile(value: string | undefined): ToolProfile {
   return v;
 }
 
-/** The tools/list entry of a tool. */
-export function describeTool(tool: AnyToolDef): Tool {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: schema as Tool['inputSchema'],
-    annotations: {
-      title: tool.title,
-      readOnlyHint: tool.readOnly,
-      destructiveHint: tool.destructive,
-      idempotentHint: tool.readOnly,
-      openWorldHint: false,
-    },
-  };
-}
-
 // The SDK gives each Server an Ajv of its own (to check elicitation answers, which svc never asks
 // for). Building one takes about 2 ms, and the hub builds a Server per request: one is shared.
 let validator: AjvJsonSchemaValidator | undefined;
 
 export function createSvcServer(opts: SvcServerOptions): SvcServer {
-  const tools = toolsForProfile(opts.profile);
-  const byName = new Map(tools.map((t) => [t.name, t]));
   const server = new Server(
     { name: SERVER_NAME, version: opts.version },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()) },
   );
-  let listed: Tool[] | undefined;
-  let context: ToolContext | undefined;
-  const contextFor = (): ToolContext => {
-    if (typeof opts.context !== 'function') return opts.context;
-    return (context ??= opts.context(server.getClientVersion() ?? {}));
+  let context: Promise<ToolContext> | undefined;
+  const contextFor = (): Promise<ToolContext> => {
+    if (typeof opts.context !== 'function') return Promise.resolve(opts.context);
+    const make = opts.context;
+    if (!context) {
+      context = Promise.resolve().then(() => make(server.getClientVersion() ?? {}));
+      context.catch(() => (context = undefined)); // a failed start (say, a store that cannot open) is tried again on the next call
+    }
+    return context;
   };
-
-  // In the lean profile, point at svc_admin (or the full profile) for tools of the full surface.
-  const unknownHint = (name: string): string | undefined => {
-    const tool = opts.profile === 'lean' ? ALL_TOOLS.find((t) => t.name === name) : undefined;
-    if (!tool) return undefined;
-    if (tool.destructive) return `${name} is not in the lean tool profile and svc_admin refuses destructive tools: run the server with SVC_TOOL_PROFILE=full to use it`;
-    return `${name} is not in the lean tool profile: call svc_admin with {"action": "${name.replace(/^svc_/, '')}", "args": {...}}`;
-  };
+  const toolset = (): Promise<Toolset> => loadToolset(opts.profile);
 
   let running = 0;
   const waiters: Array<() => void> = [];
@@ -110,13 +91,28 @@ export function createSvcServer(opts: SvcServerOptions): SvcServer {
     if (running === 0) for (const w of waiters.splice(0)) w();
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (listed ??= tools.map(describeTool)) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const tools = await toolListing(opts.profile);
+    // Load the tools and the context once this answer is on its way (a pipe write is synchronous):
+    // the host talks to its model before it calls a tool.
+    setImmediate(() => void toolset().then(contextFor).catch(() => undefined));
+    return { tools };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<ToolResult> => {
     running += 1;
     try {
       const { name, arguments: args } = request.params;
+      const { byName, callTool, unknownHint, toErrorResult } = await toolset();
       const run = (ctx: ToolContext, a: unknown) => callTool(byName, ctx, name, a, { unknownHint });
-      if (!opts.around) return await run(contextFor(), args);
+      if (!opts.around) {
+        let ctx: ToolContext;
+        try {
+          ctx = await contextFor();
+        } catch (error) {
+          return toErrorResult(error);
+        }
+        return await run(ctx, args);
+      }
       return await opts.around({ name, args, tool: byName.get(name), client: server.getClientVersion() ?? {} }, run);
     } finally {
       opts.afterCall?.();
@@ -126,7 +122,34 @@ export function createSvcServer(opts: SvcServerOptions): SvcServer {
 
   return {
     server,
-    tools,
     idle: () => (running === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
   };
+}
+
+interface Toolset {
+  byName: ReadonlyMap<string, AnyToolDef>;
+  callTool: typeof import('./dispatch.js').callTool;
+  toErrorResult: typeof import('./dispatch.js').toErrorResult;
+  /** In the lean profile, points at svc_admin (or the full profile) for tools of the full surface. */
+  unknownHint(name: string): string | undefined;
+}
+
+const toolsets = new Map<ToolProfile, Promise<Toolset>>();
+
+function loadToolset(profile: ToolProfile): Promise<Toolset> {
+  let loaded = toolsets.get(profile);
+  if (loaded) return loaded;
+  loaded = Promise.all([import('./tools.js'), import('./dispatch.js')]).then(([{ ALL_TOOLS, toolsForProfile }, { callTool, toErrorResult }]) => ({
+    byName: new Map(toolsForProfile(profile).map((t) => [t.name, t])),
+    callTool,
+    toErrorResult,
+    unknownHint: (name: string): string | undefined => {
+      const tool = profile === 'lean' ? ALL_TOOLS.find((t) => t.name === name) : undefined;
+      if (!tool) return undefined;
+      if (tool.destructive) return `${name} is not in the lean tool profile and svc_admin refuses destructive tools: run the server with SVC_TOOL_PROFILE=full to use it`;
+      return `${name} is not in the lean tool profile: call svc_admin with {"action": "${name.replace(/^svc_/, '')}", "args": {...}}`;
+    },
+  }));
+  toolsets.set(profile, loaded);
+  return loaded;
 }

@@ -8,6 +8,7 @@ import { INGEST_TOOLS } from './ingest-tools.js';
 import { TENSION_TOOLS } from './tension-tools.js';
 import { storesAddTool, storesListTool, syncStatusTool, syncTool } from './store-tools.js';
 import { defineTool, type AnyToolDef } from './types.js';
+import { LEAN_TOOL_NAMES, type ToolProfile } from './profiles.js';
 
 // The MCP tool surface. Names are a contract: clients call them verbatim.
 //   full profile: the 39 tools below;
@@ -34,21 +35,7 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   batchDecayTool,
 ];
 
-export const TOOL_PROFILES = ['full', 'lean'] as const;
-export type ToolProfile = (typeof TOOL_PROFILES)[number];
-
-export const LEAN_TOOL_NAMES = [
-  'svc_session_start',
-  'svc_session_end',
-  'svc_learn',
-  'svc_recall',
-  'svc_inject',
-  'svc_feedback',
-  'svc_forget',
-  'svc_status',
-  'svc_doctor',
-  'svc_timeline',
-] as const;
+export { TOOL_PROFILES, LEAN_TOOL_NAMES, isToolProfile, type ToolProfile } from './profiles.js';
 
 const byName = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
@@ -98,8 +85,4 @@ export const adminTool = defineTool({
 export function toolsForProfile(profile: ToolProfile): AnyToolDef[] {
   if (profile === 'full') return [...ALL_TOOLS];
   return [...LEAN_TOOL_NAMES.map((n) => byName.get(n)!), adminTool];
-}
-
-export function isToolProfile(value: string): value is ToolProfile {
-  return (TOOL_PROFILES as readonly string[]).includes(value);
 }

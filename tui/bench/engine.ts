@@ -44,6 +44,8 @@ export interface EngineFigures {
   hook_inject_ratio: number;
   /** Spawning `svc mcp` to a completed initialize + tools/list. */
   mcp_ready_ms: number;
+  /** mcp_ready_ms against `node -e 0` run beside it. */
+  mcp_ready_ratio: number;
   recall_cli_ratio: number;
   peak_rss_mb: number;
   recall_cli_rss_mb: number | null;
@@ -72,6 +74,7 @@ const TARGETS: Target[] = [
   { key: 'hook_inject_ratio', text: '< 2.5 x', met: (f) => f.hook_inject_ratio < 2.5 },
   { key: 'learn_cli_ratio', text: '< 2 x', met: (f) => f.learn_cli_ratio < 2 },
   { key: 'mcp_ready_ms', text: '< 1000 ms', met: (f) => f.mcp_ready_ms < 1000 },
+  { key: 'mcp_ready_ratio', text: '<= 4 x', met: (f) => f.mcp_ready_ratio <= 4 },
   { key: 'tui_first_paint_ms', text: '< 500 ms', met: (f) => f.tui_first_paint_ms < 500 },
 ];
 
@@ -241,6 +244,7 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
     hook_inject_ms: round(hooks.hook_inject_ms, 1),
     hook_inject_ratio: round(hooks.ratio, 2),
     mcp_ready_ms: round(hooks.mcp_ready_ms, 1),
+    mcp_ready_ratio: round(hooks.mcp_ready_ratio, 2),
     hybrid_tiny_p50_ms: round(median(hybridMs), 3),
     hybrid_tiny_p95_ms: round(percentile(hybridMs, 95), 3),
     embed_backlog_ms: Math.round(embedBacklogMs),
@@ -286,6 +290,7 @@ const ROWS: Array<[keyof EngineFigures, string, string]> = [
   ['hook_inject_ms', 'svc hook-inject process, median', 'ms'],
   ['hook_inject_ratio', 'svc hook-inject / node -e 0', 'x'],
   ['mcp_ready_ms', 'svc mcp spawn to tools/list, median', 'ms'],
+  ['mcp_ready_ratio', 'svc mcp spawn to tools/list / node -e 0', 'x'],
   ['peak_rss_mb', 'peak RSS, bench process', 'MB'],
   ['recall_cli_rss_mb', 'peak RSS, svc recall process', 'MB'],
   ['rebuild_ms', 'index rebuild', 'ms'],

@@ -7,10 +7,11 @@ import { round } from '../../engine/text.js';
 
 // Hook latency as the host sees it: `svc hook-inject` as a whole process (spawn to exit, fed a
 // UserPromptSubmit event on stdin) against `node -e 0` in the same run, and the time from
-// spawning `svc mcp` to a completed initialize + tools/list. Medians; the bench runner prints them.
+// spawning `svc mcp` to a completed initialize + tools/list, also against `node -e 0` (a host
+// such as `claude -p` does not wait for MCP servers). Medians; the bench runner prints them.
 
 const HOOK_RUNS = 15;
-const MCP_RUNS = 5;
+const MCP_RUNS = 9;
 
 export interface HookBench {
   /** Median wall time of one `svc hook-inject` process, ms. */
@@ -21,6 +22,8 @@ export interface HookBench {
   ratio: number;
   /** Median time from spawning `svc mcp` to a listed tool surface, ms; NaN when the server does not start. */
   mcp_ready_ms: number;
+  /** mcp_ready_ms / `node -e 0`, each the median of runs interleaved with the other's (target <= 4). */
+  mcp_ready_ratio: number;
 }
 
 export async function benchHooks(storeRoot: string): Promise<HookBench> {
@@ -50,7 +53,9 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
   await import('@modelcontextprotocol/sdk/client/index.js');
   await import('@modelcontextprotocol/sdk/client/stdio.js');
   const ready: number[] = [];
+  const nodeBeside: number[] = [];
   for (let i = 0; i < MCP_RUNS; i++) {
+    nodeBeside.push(timeOnce(process.execPath, ['-e', '0'], env, cwd).ms);
     const r = await mcpHandshake({ command: process.execPath, args: [cli, 'mcp'], env: stringEnv(env), cwd }, 30_000);
     if (!r.ok) {
       process.stderr.write(`bench: svc mcp did not complete a handshake: ${r.error}\n`);
@@ -66,6 +71,7 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
     node_baseline_ms: round(node_baseline_ms, 2),
     ratio: round(hook_inject_ms / node_baseline_ms, 2),
     mcp_ready_ms: ready.length === MCP_RUNS ? round(median(ready), 2) : NaN,
+    mcp_ready_ratio: ready.length === MCP_RUNS ? round(median(ready) / median(nodeBeside), 2) : NaN,
   };
 }
 

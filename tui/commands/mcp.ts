@@ -1,11 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { invalid } from '../../engine/errors.js';
-import { openStoreSpan } from '../../engine/store/open-store.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
-import { loadProjectConfig } from '../../engine/config/project-config.js';
-import { parseArgs } from '../../engine/cli/cli-kit.js';
-import { remoteOf } from '../../engine/remote/hub-client.js';
-import { rerankerSetting } from '../../engine/rerank/reranker.js';
+import type { LocalBackend } from '../../engine/store/local-backend.js';
+import type { ToolContext } from '../../engine/mcp/types.js';
 
 const HELP = `
   Usage
@@ -24,41 +20,59 @@ const log = (message: string): void => {
 };
 
 export async function run(argv: string[]): Promise<number> {
-  const cli = parseArgs(argv, HELP, { profile: { type: 'string' } });
+  // Hosts run `svc mcp` bare: that path skips the flag parser, which loads the store layer.
+  const cli = argv.length
+    ? (await import('../../engine/cli/cli-kit.js')).parseArgs(argv, HELP, { profile: { type: 'string' } })
+    : { input: [], flags: { profile: undefined, path: undefined } };
   if (cli.input.length) throw invalid(`svc mcp takes no arguments (got "${cli.input.join(' ')}")`);
   // Any library that logs with console.log must not corrupt the protocol stream.
   for (const level of ['log', 'info', 'debug'] as const) console[level] = (...args: unknown[]) => console.error(...args);
 
-  // The MCP SDK and zod load only here: no other command pays for them.
-  const [{ createSvcServer, resolveProfile }, { localEmbedderProvider }, { StdioServerTransport }] = await Promise.all([
+  // The MCP SDK loads only here: no other command pays for it. Until the first tools/call (or
+  // the tools/list answer is sent) nothing else loads: the handshake answers in about two
+  // `node -e 0` (engine/mcp/server.ts says why that matters).
+  const [{ createSvcServer, resolveProfile }, { StdioServerTransport }] = await Promise.all([
     import('../../engine/mcp/server.js'),
-    import('../../engine/mcp/embedder-provider.js'),
     import('@modelcontextprotocol/sdk/server/stdio.js'),
   ]);
   const profile = resolveProfile(cli.flags.profile ?? process.env.SVC_TOOL_PROFILE);
-  const project = await loadProjectConfig(process.cwd());
-  const store = await openStoreSpan(resolveStoreRoot(cli.flags.path), 'fast');
-  for (const w of store.warnings.splice(0)) log(`warning: ${w}`);
-  // SVC_RERANKER: recall and inject rerank with it (loaded once, on first use).
-  const reranker = rerankerSetting(store.root);
-  const remote = remoteOf(project);
+  let store: LocalBackend | undefined;
+  let opening: Promise<ToolContext> | undefined;
 
-  const { server, idle } = createSvcServer({
-    profile,
-    version: version(),
-    context: (client) => ({
+  // The project, the store, the reranker and the embedder: what a tool call works on.
+  const openContext = async (client: { name?: string }): Promise<ToolContext> => {
+    const [{ loadProjectConfig }, { openStoreSpan }, { resolveStoreRoot }, { remoteOf }, { rerankerSetting }, { localEmbedderProvider }] = await Promise.all([
+      import('../../engine/config/project-config.js'),
+      import('../../engine/store/open-store.js'),
+      import('../../engine/store/store-root.js'),
+      import('../../engine/remote/hub-client.js'),
+      import('../../engine/rerank/reranker.js'),
+      import('../../engine/mcp/embedder-provider.js'),
+    ]);
+    const project = await loadProjectConfig(process.cwd());
+    store = await openStoreSpan(resolveStoreRoot(cli.flags.path), 'fast');
+    for (const w of store.warnings.splice(0)) log(`warning: ${w}`);
+    const remote = remoteOf(project);
+    return {
       backend: store,
       embedder: localEmbedderProvider(store.root, { log }),
-      reranker,
+      // SVC_RERANKER: recall and inject rerank with it (loaded once, on first use).
+      reranker: rerankerSetting(store.root),
       now: () => new Date(),
       local: store,
       project: project ? { scope: project.scope, domain: project.domain, remote_url: project.remote_url } : undefined,
       ...(remote ? { remote, projectPath: project!.path } : {}),
       agent: client.name,
       log,
-    }),
+    };
+  };
+
+  const { server, idle } = createSvcServer({
+    profile,
+    version: version(),
+    context: (client) => (opening = openContext(client)),
     afterCall: () => {
-      for (const w of store.warnings.splice(0)) log(`warning: ${w}`);
+      for (const w of store?.warnings.splice(0) ?? []) log(`warning: ${w}`);
     },
   });
 
@@ -72,7 +86,8 @@ export async function run(argv: string[]): Promise<number> {
       await Promise.race([idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
       await new Promise((r) => setImmediate(r)); // the SDK sends a result just after its handler returns
       await server.close().catch(() => undefined);
-      store.close();
+      await opening?.catch(() => undefined); // a store opened in the background is closed too
+      store?.close();
       resolve();
     };
     process.stdin.once('end', () => void shutdown());
@@ -82,7 +97,7 @@ export async function run(argv: string[]): Promise<number> {
     server.onclose = () => void shutdown();
   });
   await server.connect(transport);
-  if (process.env.SVC_DEBUG) log(`ready: profile ${profile}, store ${store.root}`);
+  if (process.env.SVC_DEBUG) log(`ready: profile ${profile}`);
   await finished;
   return 0;
 }
