@@ -12,8 +12,9 @@ import { remoteOf } from '../engine/remote/hub-client.js';
 export async function teamSource(storeRoot: string, cwd = process.cwd(), project?: ProjectConfig | null): Promise<TeamSource | undefined> {
   const remote = remoteOf(project === undefined ? await loadProjectConfig(cwd) : project);
   if (!remote) return undefined;
-  const { hubSource } = await import('../engine/remote/team-recall.js');
-  return hubSource(storeRoot, remote);
+  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../engine/remote/team-recall.js'), import('../engine/remote/outbox.js')]);
+  // A command may take a write's time to send what waits once the hub answered.
+  return hubSource(storeRoot, remote, { sendMs: REMOTE_WRITE_TIMEOUT_MS });
 }
 
 /** Warns when the hub was asked and did not answer. */
@@ -35,4 +36,12 @@ export async function sendQueued(storeRoot: string, project: ProjectConfig | nul
   const line = flushLine(report);
   if (report.pending || report.refused) out.warn(line);
   return { report: { ...report }, line };
+}
+
+/** The scopes the project's hub lets this person write (its cached /me answer), or undefined without a hub or an answer. */
+export async function hubWritableScopes(storeRoot: string, project: ProjectConfig | null): Promise<string[] | undefined> {
+  const remote = remoteOf(project);
+  if (!remote) return undefined;
+  const { hubScopes } = await import('../engine/remote/team-writes.js');
+  return (await hubScopes(storeRoot, remote))?.writable;
 }

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { z } from 'zod/v4';
 import { SvcError } from '../errors.js';
 import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
@@ -61,8 +62,16 @@ const denseLeg = async (ctx: ToolContext, fast: boolean) => (fast ? undefined : 
 /** The hub as a recall source, when `svc mcp` runs in a project that names one. */
 export async function teamOf(ctx: ToolContext): Promise<{ team?: TeamSource }> {
   if (!ctx.remote || !ctx.local) return {};
-  const { hubSource } = await import('../remote/team-recall.js');
-  return { team: hubSource(ctx.local.root, ctx.remote) };
+  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../remote/team-recall.js'), import('../remote/outbox.js')]);
+  // Once the hub answered, what waits in the outbox may take a write's time to go.
+  return { team: hubSource(ctx.local.root, ctx.remote, { sendMs: REMOTE_WRITE_TIMEOUT_MS }) };
+}
+
+/** Whether the project opted in to routing learns without a scope to the hub's team scopes (.svc.yaml route_to_team). */
+async function routesToTeam(ctx: ToolContext): Promise<boolean> {
+  if (!ctx.projectPath) return false;
+  const { loadProjectConfig } = await import('../config/project-config.js');
+  return (await loadProjectConfig(dirname(ctx.projectPath)))?.route_to_team === true;
 }
 
 /** A learn aimed at a team scope goes to the hub through the outbox (secrets never do: learn demotes them). */
@@ -93,20 +102,25 @@ export const learnTool = defineTool({
     const defaults = await sessionDefaults(ctx, session, warnings);
     let scope = item.scope ?? defaults.scope ?? ctx.project?.scope;
     let routed: Record<string, unknown> | undefined;
+    let suggested: { scope: string; confidence: number; reason: string } | undefined;
     if (scope === undefined) {
-      // Route to the scope of the closest engrams when they agree (else the default, global).
-      const { suggestScope } = await import('../ops/suggest-scope.js');
-      const s = await suggestScope(ctx.backend, item.statement, { ...(item.domain ? { domain: item.domain } : {}), ...(await teamOf(ctx)) });
-      if (s.confident) {
-        scope = s.scope;
-        routed = { scope: s.scope, confidence: s.confidence, reason: s.reason };
+      // Route to the scope of the closest engrams when they agree (else the default, global); to a
+      // team scope on the hub only when the project opted in (route_to_team), else only suggested.
+      const { routeUnscoped } = await import('../ops/suggest-scope.js');
+      const leaves = ctx.remote && ctx.local ? async (s: string) => (await import('../remote/team-writes.js')).goesToHub(ctx.local!.root, ctx.remote!, s) : undefined;
+      const r = await routeUnscoped(ctx.backend, item.statement, { ...(item.domain ? { domain: item.domain } : {}), ...(await teamOf(ctx)), ...(leaves ? { leaves, routeToTeam: await routesToTeam(ctx) } : {}) });
+      if (r.routed) {
+        scope = r.routed.scope;
+        routed = r.routed;
       }
+      suggested = r.suggested;
     }
     const onHub = await learnOnHubIfTeam(ctx, item, scope);
     if (onHub) return { ...onHub, ...(routed ? { routed } : {}) };
     const result = await learnWith(ctx, { ...item, ...(scope ? { scope } : {}) }, defaults, session);
     result.warnings.unshift(...warnings);
-    return { ...learnSummary(result), ...(routed ? { routed } : {}) };
+    if (suggested) result.warnings.push((await import('../ops/suggest-scope.js')).suggestionLine(result.engram.id, suggested).replace('svc rescope', 'svc_rescope (or svc rescope)'));
+    return { ...learnSummary(result), ...(routed ? { routed } : {}), ...(suggested ? { suggested } : {}) };
   },
 });
 
@@ -330,7 +344,7 @@ export const listTool = defineTool({
     }
     // A project with a hub: its engrams too, as svc list shows them.
     const { listWithHub, incompleteLine } = await import('../remote/team-list.js');
-    const { rows, hub } = await listWithHub(ctx.backend, ctx.remote, filter, limit);
+    const { rows, hub } = await listWithHub(ctx.backend, ctx.remote, filter, limit, ctx.local.root);
     return {
       count: rows.length,
       engrams: rows.map((r) => ({ ...engramSummary(r.doc), source: r.source })),

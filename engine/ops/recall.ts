@@ -25,8 +25,8 @@ export interface RecallHit {
   via?: Via;
   /** The cross-encoder's score, when a reranker reordered the head. */
   rerank_score?: number;
-  /** With a team source: where it was found (the same content found in both is shown once). */
-  source?: 'local' | 'hub' | 'both';
+  /** With a team source: where it was found (the same content found in both is shown once); `outbox`: a team write still queued for the hub. */
+  source?: 'local' | 'hub' | 'both' | 'outbox';
 }
 
 /** The hub's ranking, merged into recall when the project names one (engine/remote/team-recall.ts). */
@@ -114,7 +114,7 @@ export function mergeRankings(local: RecallHit[], hub: RecallHit[], limit: numbe
       seen.fused += 1 / (RRF_K + i + 1);
       seen.hit = { ...seen.hit, source: 'both', score: Math.max(seen.hit.score, h.score) };
     } else {
-      merged.set(key, { hit: { ...h, source: 'hub' }, fused: 1 / (RRF_K + i + 1) });
+      merged.set(key, { hit: { ...h, source: h.source ?? 'hub' }, fused: 1 / (RRF_K + i + 1) });
     }
   });
   return [...merged.values()].sort((a, b) => b.fused - a.fused || b.hit.score - a.hit.score).slice(0, limit).map((m) => m.hit);

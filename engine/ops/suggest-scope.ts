@@ -47,3 +47,31 @@ export async function suggestScope(backend: EngramBackend, statement: string, op
   const why = !top ? 'no similar engram yet' : `no scope holds a clear majority of the ${found.hits.length} closest engrams${top ? ` (best: ${top.scope}, ${Math.round(top.confidence * 100)}%)` : ''}`;
   return { scope: DEFAULT_SCOPE, confidence: 0, confident: false, reason: why, alternatives };
 }
+
+/** Where a learn without a scope goes: `routed` there, or only `suggested` (kept here, the caller says how to share it). */
+export interface UnscopedRoute {
+  routed?: { scope: string; confidence: number; reason: string };
+  suggested?: { scope: string; confidence: number; reason: string };
+}
+
+/**
+ * Routes a learn without a scope. A scope whose engrams would leave the machine (`leaves`: a
+ * team scope on the hub) is only suggested unless the project opted in (.svc.yaml
+ * route_to_team: true): a personal note is never published without being asked to.
+ */
+export async function routeUnscoped(
+  backend: EngramBackend,
+  statement: string,
+  opts: { domain?: string; team?: TeamSource; leaves?: (scope: string) => Promise<boolean>; routeToTeam?: boolean },
+): Promise<UnscopedRoute> {
+  const s = await suggestScope(backend, statement, { ...(opts.domain ? { domain: opts.domain } : {}), ...(opts.team ? { team: opts.team } : {}) });
+  if (!s.confident) return {};
+  const pick = { scope: s.scope, confidence: s.confidence, reason: s.reason };
+  if (!opts.routeToTeam && opts.leaves && (await opts.leaves(s.scope))) return { suggested: pick };
+  return { routed: pick };
+}
+
+/** The line that says how to share an engram kept on the machine instead of routed. */
+export function suggestionLine(id: string, s: NonNullable<UnscopedRoute['suggested']>): string {
+  return `Kept on this machine: it looks like ${s.scope}'s (${s.reason}). svc rescope ${id} --scope ${s.scope} shares it; route_to_team: true in .svc.yaml routes such learns there`;
+}

@@ -42,7 +42,8 @@ export async function remoteStoreRows(remote: RemoteConfig): Promise<StoreRow[]>
       .map((s) => ({ scope: s.scope, path: remote.url, role: 'remote', engrams: s.engrams, shared: s.shared, readonly: !s.writable, available: true, id_prefix: null }));
   } catch (err) {
     if (!(err instanceof RemoteFailure)) throw err;
-    return [{ scope: '(hub)', path: remote.url, role: 'remote', engrams: null, shared: true, readonly: true, available: false, id_prefix: null, warning: `${err.message}: its scopes are not listed` }];
+    // Whether its scopes may be written is unknown while it does not answer: not called read-only.
+    return [{ scope: '(hub)', path: remote.url, role: 'remote', engrams: null, shared: true, readonly: false, available: false, id_prefix: null, warning: `${err.message}: its scopes are not listed` }];
   }
 }
 

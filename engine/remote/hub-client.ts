@@ -1,4 +1,4 @@
-// The hub as a developer's `svc` reaches it (.svc.yaml: remote_url, remote_token): plain fetch
+// The hub as a developer's `svc` reaches it (.svc.yaml: remote_url; .svc.local.yaml: remote_token): plain fetch
 // with a deadline on every call, so a slow or absent hub costs at most that deadline. A failure
 // is either `unreachable` (network, timeout, 5xx, 429: worth retrying) or `refused` (any other
 // 4xx: retrying the same request cannot help), with the hub's one-line reason.
@@ -8,6 +8,8 @@ export interface RemoteConfig {
   token: string;
   /** Scopes to read from the hub; absent: every scope the token may read. */
   scopes?: string[];
+  /** The file the token was read from (for the advice to move it out of a committable .svc.yaml). */
+  tokenPath?: string;
 }
 
 export class RemoteFailure extends Error {
@@ -42,9 +44,14 @@ export interface RemoteIdentity {
 }
 
 /** The remote config of a project, or null when it names no hub. */
-export function remoteOf(project: { remote_url?: string; remote_token?: string; remote_scopes?: string[] } | null | undefined): RemoteConfig | null {
+export function remoteOf(project: { remote_url?: string; remote_token?: string; remote_scopes?: string[]; remote_token_path?: string } | null | undefined): RemoteConfig | null {
   if (!project?.remote_url || !project.remote_token) return null;
-  return { url: project.remote_url.replace(/\/+$/, ''), token: project.remote_token, ...(project.remote_scopes?.length ? { scopes: project.remote_scopes } : {}) };
+  return {
+    url: project.remote_url.replace(/\/+$/, ''),
+    token: project.remote_token,
+    ...(project.remote_scopes?.length ? { scopes: project.remote_scopes } : {}),
+    ...(project.remote_token_path ? { tokenPath: project.remote_token_path } : {}),
+  };
 }
 
 /** The filters of the hub's engram list. */

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 import { readOutbox } from './outbox.js';
 
@@ -18,12 +19,18 @@ export async function checkRemote(storeRoot: string | undefined, remote: RemoteC
   const queued = waiting.filter((e) => !e.refused).length;
   const refused = waiting.filter((e) => e.refused).length;
   const outbox = [queued ? `${queued} write(s) queued for the hub` : '', refused ? `${refused} refused by the hub (svc_outbox shows why)` : ''].filter(Boolean).join('; ');
+  // The older layout: the token in the committable .svc.yaml.
+  const tokenShared = remote.tokenPath !== undefined && basename(remote.tokenPath) === '.svc.yaml';
   try {
     const me = await new HubClient(remote).me(TIMEOUT_MS);
+    const fixes = [
+      refused ? 'read the refusals with svc_outbox, then learn those statements to a scope you may write' : '',
+      tokenShared ? `run svc init-remote in the project: it moves the token from ${remote.tokenPath} to .svc.local.yaml (0600, gitignored), so .svc.yaml can be committed` : '',
+    ].filter(Boolean);
     return {
-      status: refused ? 'warn' : 'ok',
-      detail: `${remote.url}: authenticated as ${me.user}; reads ${me.readable.length} scope(s), writes ${me.writable.join(', ') || 'none'}${outbox ? `; ${outbox}` : ''}`,
-      ...(refused ? { fix: 'read the refusals with svc_outbox, then learn those statements to a scope you may write' } : {}),
+      status: refused || tokenShared ? 'warn' : 'ok',
+      detail: `${remote.url}: authenticated as ${me.user}; reads ${me.readable.length} scope(s), writes ${me.writable.join(', ') || 'none'}${outbox ? `; ${outbox}` : ''}${tokenShared ? `; the token is in ${remote.tokenPath}, a file meant to be committed` : ''}`,
+      ...(fixes.length ? { fix: fixes.join('; ') } : {}),
     };
   } catch (err) {
     if (!(err instanceof RemoteFailure)) throw err;
@@ -35,5 +42,31 @@ export async function checkRemote(storeRoot: string | undefined, remote: RemoteC
       detail: `${err.message}; recall uses the local store until it answers${outbox ? `; ${outbox}` : ''}`,
       fix: `check that the hub runs and is reachable (svc init-remote --verify), then svc sync sends what is queued`,
     };
+  }
+}
+
+export interface HubStatus {
+  url: string;
+  /** The hub's name for the token's person, when it answered. */
+  identity: string | null;
+  reachable: boolean;
+  /** Why not, when it did not answer or refused the token. */
+  error?: string;
+  /** Team writes waiting in this store's outbox for it, and the ones it refused. */
+  queued: number;
+  refused: number;
+}
+
+/** The hub as `svc status` shows it: one GET /me within `deadlineMs`, and the outbox counted. */
+export async function hubStatus(storeRoot: string, remote: RemoteConfig, deadlineMs = 1_500): Promise<HubStatus> {
+  const waiting = readOutbox(storeRoot).entries.filter((e) => e.url === remote.url);
+  const counts = { queued: waiting.filter((e) => !e.refused).length, refused: waiting.filter((e) => e.refused).length };
+  try {
+    const me = await new HubClient(remote).me(deadlineMs);
+    return { url: remote.url, identity: me.user, reachable: true, ...counts };
+  } catch (err) {
+    if (!(err instanceof RemoteFailure)) throw err;
+    // A refused token means the hub answered.
+    return { url: remote.url, identity: null, reachable: err.kind === 'refused', error: err.message, ...counts };
   }
 }

@@ -4,11 +4,16 @@ import { join } from 'node:path';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { RecallHit, TeamSource } from '../ops/recall.js';
 import { writeFileDurable } from '../store/durable-write.js';
+import { contentHash } from '../model/content-hash.js';
 import { HubClient, RemoteFailure, type RemoteConfig, type RemoteHit } from './hub-client.js';
+import type { OutboxEntry } from './outbox.js';
+import { queuedHits, queuedLearns, sendWithin } from './queued.js';
 
 // The hub as a recall source: its ranking for the query within a deadline, limited to the
 // project's remote_scopes when it names some. Hooks run on every prompt, so they may keep an
-// answer for a while (`cacheMs`) and reuse it for the same query; commands ask afresh.
+// answer for a while (`cacheMs`) and reuse it for the same query; commands ask afresh. The
+// author's team writes still queued in the outbox are found too (engine/remote/queued.ts), and
+// an answer from the hub sends them, within what is left of the deadline.
 
 /** How long commands (recall, inject, session start) wait for the hub. */
 export const TEAM_RECALL_BUDGET_MS = 1_500;
@@ -16,16 +21,21 @@ export const TEAM_RECALL_BUDGET_MS = 1_500;
 export const HOOK_TEAM_BUDGET_MS = 800;
 export const HOOK_TEAM_CACHE_MS = 10 * 60_000;
 
-export function hubSource(storeRoot: string, remote: RemoteConfig, opts: { deadlineMs?: number; cacheMs?: number } = {}): TeamSource {
+/**
+ * `sendMs`: how long queued writes may take to send once the hub answered; by default what is
+ * left of `deadlineMs` (a prompt hook never waits past its budget); commands give it a write's 5 s.
+ */
+export function hubSource(storeRoot: string, remote: RemoteConfig, opts: { deadlineMs?: number; cacheMs?: number; sendMs?: number } = {}): TeamSource {
   const deadlineMs = opts.deadlineMs ?? TEAM_RECALL_BUDGET_MS;
   return {
     url: remote.url,
     async search(query, limit) {
+      const startedAt = Date.now();
       const file = join(storeRoot, 'remote', 'recall', `${createHash('sha256').update(`${remote.url}\n${limit}\n${query}`).digest('hex').slice(0, 32)}.json`);
       if (opts.cacheMs && existsSync(file)) {
         try {
           const c = JSON.parse(readFileSync(file, 'utf8')) as { at: number; hits: RemoteHit[] };
-          if (Date.now() - c.at < opts.cacheMs) return { state: 'cached', hits: toHits(c.hits, remote) };
+          if (Date.now() - c.at < opts.cacheMs) return { state: 'cached', hits: withQueued(toHits(c.hits, remote), queuedLearns(storeRoot, remote), query, limit) };
         } catch {
           /* asked again */
         }
@@ -33,13 +43,40 @@ export function hubSource(storeRoot: string, remote: RemoteConfig, opts: { deadl
       try {
         const hits = await new HubClient(remote).recall(query, remote.scopes ? Math.min(200, limit * 3) : limit, deadlineMs);
         if (opts.cacheMs) writeFileDurable(file, JSON.stringify({ at: Date.now(), hits }), { mkdir: true });
-        return { state: 'ok', hits: toHits(hits, remote) };
+        // The hub answers: what waits for it goes now, within what is left of the budget.
+        const sent = await sendWithin(storeRoot, remote, opts.sendMs ?? deadlineMs - (Date.now() - startedAt));
+        const landed = sent.filter((d) => d.outcome === 'delivered' && d.answer).map((d) => ({ ...hubHitOf(d.answer!), query }));
+        return { state: 'ok', hits: withQueued(toHits(hits, remote), queuedLearns(storeRoot, remote), query, limit, landed.length ? landedHits(landed, query, limit) : []) };
       } catch (err) {
-        if (!(err instanceof RemoteFailure)) return { state: 'unreachable', detail: (err as Error).message, hits: [] };
-        return { state: err.kind, detail: err.message, hits: [] };
+        // The author's queued writes are found even when the hub is away.
+        const queued = withQueued([], queuedLearns(storeRoot, remote), query, limit);
+        if (!(err instanceof RemoteFailure)) return { state: 'unreachable', detail: (err as Error).message, hits: queued };
+        return { state: err.kind, detail: err.message, hits: queued };
       }
     },
   };
+}
+
+/** The hub's hits with the queued learns that match, by score; a queued one the hub already holds is shown once, as the hub's. */
+function withQueued(hub: RecallHit[], queued: OutboxEntry[], query: string, limit: number, landed: RecallHit[] = []): RecallHit[] {
+  const seen = new Set([...hub, ...landed].map((h) => h.engram.content_hash ?? contentHash(h.engram.statement)));
+  const fresh = landed.filter((h) => !hub.some((x) => x.engram.id === h.engram.id));
+  const waiting = queuedHits(queued, query, limit).filter((h) => !seen.has(h.engram.content_hash!));
+  if (fresh.length === 0 && waiting.length === 0) return hub;
+  return [...hub, ...fresh, ...waiting].sort((a, b) => b.score - a.score);
+}
+
+/** A write just delivered, as the hub stored it: matched against the query as a queued one would be. */
+function hubHitOf(engram: Record<string, unknown>): RemoteHit {
+  return { id: String(engram.id), statement: String(engram.statement), type: String(engram.type), scope: String(engram.scope), status: String(engram.status ?? 'active'), tags: (engram.tags as string[]) ?? [], pinned: engram.pinned === true, score: 0, ...(engram.domain ? { domain: String(engram.domain) } : {}) };
+}
+
+function landedHits(landed: Array<RemoteHit & { query: string }>, query: string, limit: number): RecallHit[] {
+  const asEntries = landed.map((h) => ({ key: h.id, url: '', method: 'POST' as const, path: '/engrams', body: { statement: h.statement, scope: h.scope, type: h.type, tags: h.tags }, queued_at: '', attempts: 0 }));
+  return queuedHits(asEntries, query, limit).map((q) => {
+    const h = landed.find((l) => l.statement === q.engram.statement)!;
+    return { ...toHits([{ ...h, score: q.score }], { url: '', token: '' })[0]!, found_by: q.found_by, ...(q.bm25 ? { bm25: q.bm25 } : {}), source: 'hub' as const };
+  });
 }
 
 function toHits(hits: RemoteHit[], remote: RemoteConfig): RecallHit[] {

@@ -4,6 +4,7 @@ import { scopeKind } from '../model/scope.js';
 import type { Publisher } from '../ops/rescope.js';
 import { writeFileDurable } from '../store/durable-write.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
+import { sendWithin } from './queued.js';
 import { deliver, dropEntry, enqueue, flushOutbox, outboxDir, readOutbox, REMOTE_WRITE_TIMEOUT_MS, type Delivery, type OutboxEntry } from './outbox.js';
 
 // Which writes go to the hub, and how. When the project names a hub, group: and org: scopes are
@@ -63,6 +64,8 @@ export interface HubLearn {
   action?: string;
   entry: OutboxEntry;
   error?: string;
+  /** Earlier queued writes this learn's success sent along (delivered, refused, still waiting). */
+  flushed?: FlushReport;
 }
 
 /**
@@ -74,7 +77,13 @@ export async function learnOnHub(storeRoot: string, remote: RemoteConfig, body: 
   const entry = enqueue(storeRoot, remote, '/engrams', body);
   const d = await deliver(storeRoot, remote, entry, Math.max(2_000, REMOTE_WRITE_TIMEOUT_MS - (Date.now() - startedAt)));
   if (d.outcome === 'refused') dropEntry(storeRoot, entry.key);
-  return resultOf(d);
+  const r = resultOf(d);
+  // The hub took this one: what waited before it goes too (bounded by one write's timeout).
+  if (r.outcome === 'delivered') {
+    const flushed = reportOf(storeRoot, remote, await sendWithin(storeRoot, remote, REMOTE_WRITE_TIMEOUT_MS));
+    if (flushed) r.flushed = flushed;
+  }
+  return r;
 }
 
 function resultOf(d: Delivery): HubLearn {
@@ -94,7 +103,11 @@ export interface FlushReport {
 /** Sends what waits in the outbox for this hub (sync, session start, svc_outbox retry). */
 export async function sendPending(storeRoot: string, remote: RemoteConfig | null): Promise<FlushReport | null> {
   if (!remote || !existsSync(outboxDir(storeRoot))) return null;
-  const done = (await flushOutbox(storeRoot, remote)).filter((d) => d.outcome !== 'taken');
+  return reportOf(storeRoot, remote, await flushOutbox(storeRoot, remote));
+}
+
+function reportOf(storeRoot: string, remote: RemoteConfig, deliveries: Delivery[]): FlushReport | null {
+  const done = deliveries.filter((d) => d.outcome !== 'taken');
   if (done.length === 0) return null;
   const waiting = done.find((d) => d.outcome === 'queued');
   return {

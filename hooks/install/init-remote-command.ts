@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { invalid, SvcError } from '../../engine/errors.js';
-import { findProjectConfigPath, loadProjectConfig } from '../../engine/config/project-config.js';
+import { findProjectConfigPath, loadProjectConfig, localConfigPath, LOCAL_CONFIG_NAME } from '../../engine/config/project-config.js';
 import { makeOutput, parseArgs, splitList } from '../../engine/cli/cli-kit.js';
 import { applyPlan, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
 import { svcYamlWith } from './svc-yaml.js';
@@ -8,18 +8,22 @@ import { svcYamlWith } from './svc-yaml.js';
 const HELP = `
   Usage
     svc init-remote --url <url> --token <key> [--scopes a,b] [--no-gitignore]
+    svc init-remote
     svc init-remote --verify
 
   Opts this project into recall from the server: tests the token against GET <url>/api/v1/me,
-  then writes remote_url, remote_token and remote_scopes into .svc.yaml (the nearest one, up to
-  the repository root, else a new one here). A rejected token or an unreachable server writes nothing.
+  then writes remote_url and remote_scopes into .svc.yaml (the nearest one, up to the repository
+  root, else a new one here), which stays committable, and the token into .svc.local.yaml beside
+  it (mode 0600, gitignored: a credential of this machine). A rejected token or an unreachable
+  server writes nothing. Without --url and --token it takes the project's current ones: run
+  alone, it moves a token an older .svc.yaml still holds into .svc.local.yaml.
 
   Flags
-    --url <url>        server base address
-    --token <key>      API key (stored in plaintext: .svc.yaml is added to .gitignore)
+    --url <url>        server base address (default: the project's remote_url)
+    --token <key>      API key (default: the project's token)
     --scopes <list>    comma-separated scope whitelist (default: every readable scope;
                        --scopes "" removes a whitelist written before)
-    --no-gitignore     do not add .svc.yaml to .gitignore (not recommended)
+    --no-gitignore     do not add .svc.local.yaml to .gitignore (not recommended)
     --verify           test the nearest .svc.yaml's server and token; exit 2 on failure`;
 
 /** How long the token test may take before the server counts as unreachable. */
@@ -44,46 +48,56 @@ export async function run(argv: string[]): Promise<number> {
     return verify(out);
   }
 
-  if (!f.url) throw invalid('--url is required (the server base address)');
-  if (!f.token || f.token.trim() === '') throw invalid('--token is required (an API key from the server)');
-  const url = normalizeUrl(f.url);
-  const token = f.token.trim();
+  const cwd = process.cwd();
+  // Without --url and --token: the project's own (run alone, this moves an old token out of .svc.yaml).
+  const current = f.url === undefined || f.token === undefined ? await loadProjectConfig(cwd) : null;
+  const rawUrl = f.url ?? current?.remote_url;
+  const rawToken = f.token ?? current?.remote_token;
+  if (!rawUrl) throw invalid('--url is required (the server base address)');
+  if (!rawToken || rawToken.trim() === '') throw invalid('--token is required (an API key from the server)');
+  const url = normalizeUrl(rawUrl);
+  const token = rawToken.trim();
   const scopes = f.scopes === undefined ? undefined : splitList(f.scopes, 'scopes')!;
 
   const me = await checkToken(url, token);
   if (!me.ok) throw new SvcError('invalid', `${me.error}; .svc.yaml was not written`);
 
-  const cwd = process.cwd();
   const path = findProjectConfigPath(cwd) ?? join(cwd, '.svc.yaml');
+  const localPath = localConfigPath(path);
+  const hadToken = /^remote_token\s*:/m.test(readTextOrNull(path) ?? '');
   const files: PlannedFile[] = [
     {
       path,
-      role: 'remote_url, remote_token' + (scopes?.length ? ', remote_scopes' : ''),
+      role: 'remote_url' + (scopes?.length ? ', remote_scopes' : '') + ' (committable)',
+      // The token is no longer kept here: the file can be committed with the project's scope and domain.
       content: await svcYamlWith(path, {
         remote_url: url,
-        remote_token: token,
+        remote_token: null,
         remote_scopes: scopes === undefined ? undefined : scopes.length > 0 ? scopes : null,
       }),
-      // It holds a credential in plaintext.
-      mode: 0o600,
-      forceMode: true,
     },
+    // It holds a credential in plaintext.
+    { path: localPath, role: 'remote_token (this machine only)', content: await svcYamlWith(localPath, { remote_token: token }), mode: 0o600, forceMode: true },
   ];
   if (f.gitignore !== false) {
     const gitignore = join(dirname(path), '.gitignore');
-    files.push({ path: gitignore, role: '.svc.yaml (a credential file)', content: withGitignoreLine(readTextOrNull(gitignore), '.svc.yaml') });
+    let text = withGitignoreLine(readTextOrNull(gitignore), LOCAL_CONFIG_NAME);
+    // .svc.yaml was gitignored while it held the token; it holds none now.
+    if (hadToken) text = text.split('\n').filter((l) => l.trim() !== '.svc.yaml' && l.trim() !== '/.svc.yaml').join('\n');
+    files.push({ path: gitignore, role: `${LOCAL_CONFIG_NAME} (a credential file)`, content: text });
   } else {
-    out.warn('.svc.yaml holds the token in plaintext and is not gitignored: do not commit it');
+    out.warn(`${LOCAL_CONFIG_NAME} holds the token in plaintext and is not gitignored: do not commit it`);
   }
   const unknownScopes = scopes && me.scopes ? scopes.filter((s) => !me.scopes!.includes(s)) : [];
   if (unknownScopes.length > 0) out.warn(`the server does not list ${unknownScopes.join(', ')} among this token's readable scopes`);
 
   const written = applyPlan(files);
-  const result = { path, remote_url: url, remote_scopes: scopes ?? null, identity: me.identity, files: written };
+  const result = { path, token_path: localPath, remote_url: url, remote_scopes: scopes ?? null, identity: me.identity, ...(hadToken ? { moved_token: true } : {}), files: written };
   out.result(result, () =>
     [
       `Token accepted by ${url}${me.identity ? ` (${me.identity})` : ''}.`,
       ...written.map((w) => `  ${w.status.padEnd(9)}  ${w.path}  ${w.role}`),
+      ...(hadToken ? [`The token moved from ${path} to ${localPath}: ${path} can be committed now.`] : []),
       `Recall in this project now also queries ${scopes?.length ? scopes.join(', ') : 'every readable scope'} on the server.`,
     ].join('\n'),
   );
@@ -105,7 +119,7 @@ async function verify(out: ReturnType<typeof makeOutput>): Promise<number> {
   }
   if (!config) return fail(null, `no .svc.yaml in ${cwd} or above it (up to the repository root); run svc init-remote --url <url> --token <key>`);
   if (!config.remote_url || !config.remote_token) {
-    return fail(config.path, `${config.path} has no remote_url and remote_token; run svc init-remote --url <url> --token <key>`);
+    return fail(config.path, `${config.path} has no remote_url, or no remote_token (in ${LOCAL_CONFIG_NAME} beside it); run svc init-remote --url <url> --token <key>`);
   }
   let url: string;
   try {
@@ -116,7 +130,7 @@ async function verify(out: ReturnType<typeof makeOutput>): Promise<number> {
   const me = await checkToken(url, config.remote_token);
   if (!me.ok) return fail(config.path, me.error);
   out.result({ ok: true, path: config.path, remote_url: url, identity: me.identity, remote_scopes: config.remote_scopes ?? null }, () =>
-    `ok: ${url} accepts the token in ${config.path}${me.identity ? ` (${me.identity})` : ''}`,
+    `ok: ${url} accepts the token in ${config.remote_token_path ?? config.path}${me.identity ? ` (${me.identity})` : ''}`,
   );
   return 0;
 }

@@ -347,7 +347,7 @@ describe('svc init-remote', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it('tests the token, then writes remote_url, remote_token and remote_scopes and gitignores .svc.yaml', async () => {
+  it('tests the token, then writes remote_url and remote_scopes to .svc.yaml and the token to .svc.local.yaml (0600, gitignored)', async () => {
     const s = sandbox();
     write(join(s.project, '.svc.yaml'), 'scope: project:demo\n');
     write(join(s.project, '.gitignore'), 'dist/\n');
@@ -355,9 +355,10 @@ describe('svc init-remote', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(data.identity).toBe('ada@example.com');
     const yaml = readFileSync(join(s.project, '.svc.yaml'), 'utf8');
-    expect(yaml).toBe(`scope: project:demo\nremote_url: ${url}\nremote_token: ${GOOD}\nremote_scopes:\n  - global\n  - group:eng\n`);
-    expect(statSync(join(s.project, '.svc.yaml')).mode & 0o777).toBe(0o600);
-    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('dist/\n.svc.yaml\n');
+    expect(yaml).toBe(`scope: project:demo\nremote_url: ${url}\nremote_scopes:\n  - global\n  - group:eng\n`);
+    expect(readFileSync(join(s.project, '.svc.local.yaml'), 'utf8')).toBe(`remote_token: ${GOOD}\n`);
+    expect(statSync(join(s.project, '.svc.local.yaml')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('dist/\n.svc.local.yaml\n');
     expect(run.stdout).not.toContain(GOOD);
   });
 
@@ -385,6 +386,7 @@ describe('svc init-remote', () => {
     const r = await s.run(['init-remote', '--url', url, '--token', GOOD, '--no-gitignore']);
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(join(s.project, '.svc.yaml'))).toBe(true);
+    expect(existsSync(join(s.project, '.svc.local.yaml'))).toBe(true);
     expect(existsSync(join(s.project, '.gitignore'))).toBe(false);
     expect(r.stderr).toMatch(/not gitignored/);
   });
@@ -407,12 +409,13 @@ describe('svc init-remote', () => {
     expect((await s.run(['init-remote', '--url', url, '--token', GOOD], { cwd: sub })).code).toBe(0);
     expect(existsSync(join(sub, '.svc.yaml'))).toBe(false);
 
-    writeFileSync(join(s.project, '.svc.yaml'), `remote_url: ${url}\nremote_token: svc_sk_revoked\n`);
+    writeFileSync(join(s.project, '.svc.local.yaml'), `remote_token: svc_sk_revoked\n`);
     const rejected = await s.run(['init-remote', '--verify', '--no-json'], { cwd: sub });
     expect(rejected.code).toBe(2);
     expect(rejected.stderr).toMatch(/rejected the token/);
 
-    writeFileSync(join(s.project, '.svc.yaml'), `remote_url: http://127.0.0.1:1\nremote_token: ${GOOD}\n`);
+    writeFileSync(join(s.project, '.svc.yaml'), `remote_url: http://127.0.0.1:1\n`);
+    writeFileSync(join(s.project, '.svc.local.yaml'), `remote_token: ${GOOD}\n`);
     expect((await s.run(['init-remote', '--verify'], { cwd: sub })).code).toBe(2);
   });
 });

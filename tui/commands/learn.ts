@@ -20,7 +20,9 @@ const HELP = `
     --type <t>                 behavioral (default), terminological, procedural, architectural
     --domain <d>               topic, a dotted path (default: .svc.yaml domain)
     --scope <s>                scope (default: .svc.yaml scope, else the scope of the closest
-                               engrams when they agree (printed with why), else global). A team
+                               engrams when they agree (printed with why), else global; a
+                               hub's team scope only with route_to_team: true in .svc.yaml,
+                               else it is suggested and the engram stays here). A team
                                scope (group:, org:) of the project's hub is written there
                                (5 s; queued in the outbox when the hub does not answer)
     --tags a,b,c               comma-separated tags
@@ -63,16 +65,20 @@ export async function run(argv: string[]): Promise<number> {
   const store = await openStore(f, 'fast', out);
   try {
     const startedAt = Date.now();
-    // No scope given or set for the project: route to the scope of the closest engrams when they agree.
+    // No scope given or set for the project: route to the scope of the closest engrams when they
+    // agree; one on the hub only when the project opted in (route_to_team), else it is suggested.
     let scope = f.scope ?? project?.scope;
     let routed: Record<string, unknown> | undefined;
+    let suggested: { scope: string; confidence: number; reason: string } | undefined;
     if (scope === undefined) {
-      const [{ suggestScope }, { teamSource }] = await Promise.all([import('../../engine/ops/suggest-scope.js'), import('../team-memory.js')]);
-      const s = await suggestScope(store, statement, { ...(f.domain ? { domain: f.domain } : {}), team: await teamSource(store.root, process.cwd(), project) });
-      if (s.confident) {
-        scope = s.scope;
-        routed = { scope: s.scope, confidence: s.confidence, reason: s.reason };
+      const [{ routeUnscoped }, { teamSource }] = await Promise.all([import('../../engine/ops/suggest-scope.js'), import('../team-memory.js')]);
+      const leaves = remote ? async (s: string) => (await import('../../engine/remote/team-writes.js')).goesToHub(store.root, remote, s) : undefined;
+      const r = await routeUnscoped(store, statement, { ...(f.domain ? { domain: f.domain } : {}), team: await teamSource(store.root, process.cwd(), project), ...(leaves ? { leaves } : {}), routeToTeam: project?.route_to_team === true });
+      if (r.routed) {
+        scope = r.routed.scope;
+        routed = r.routed;
       }
+      suggested = r.suggested;
     }
     const routedLine = routed ? `\nRouted to ${String(routed.scope)}: ${String(routed.reason)}` : '';
     // A team scope's write goes to the hub; one holding a secret never leaves the machine (the
@@ -94,12 +100,14 @@ export async function run(argv: string[]): Promise<number> {
       const r = await teamWrites.learnOnHub(store.root, remote, body, startedAt);
       if (r.outcome === 'refused') throw new SvcError('invalid', `not learned: ${r.error}`);
       if (r.outcome === 'queued') {
-        out.warn(`${r.error}; queued in the outbox, sent at the next svc sync or session start`);
+        out.warn(`${r.error}; queued in the outbox (your recall and list show it, marked [queued]), sent once the hub answers again (svc sync sends it now)`);
         out.result({ queued: true, hub: remote.url, scope, outbox_key: r.entry.key, ...(routed ? { routed } : {}) }, () => (out.quiet ? r.entry.key : `Queued for ${scope} on the hub${routedLine}`));
         return 0;
       }
       const e = r.engram as { id: string; type: string; scope: string };
-      out.result({ ...r.engram, hub: remote.url, ...(routed ? { routed } : {}) }, () => (out.quiet ? e.id : `Learned ${e.id} (${e.type}, scope ${e.scope}) on the hub ${remote.url}${routedLine}`));
+      if (r.flushed && (r.flushed.pending || r.flushed.refused)) out.warn(teamWrites.flushLine(r.flushed));
+      const sentLine = r.flushed ? `\n${teamWrites.flushLine(r.flushed)}` : '';
+      out.result({ ...r.engram, hub: remote.url, ...(routed ? { routed } : {}), ...(r.flushed ? { outbox: r.flushed } : {}) }, () => (out.quiet ? e.id : `Learned ${e.id} (${e.type}, scope ${e.scope}) on the hub ${remote.url}${routedLine}${sentLine}`));
       return 0;
     }
     const embedder = await embedderFor(store, out, { fast: f.fast, download: false, warn: false });
@@ -125,7 +133,8 @@ export async function run(argv: string[]): Promise<number> {
     );
     for (const w of result.warnings) out.warn(w);
     const e = result.engram;
-    out.result({ ...learnSummary(result), ...(routed ? { routed } : {}) }, () => {
+    const suggestedLine = suggested ? `\n${(await import('../../engine/ops/suggest-scope.js')).suggestionLine(e.id, suggested)}` : '';
+    out.result({ ...learnSummary(result), ...(routed ? { routed } : {}), ...(suggested ? { suggested } : {}) }, () => {
         if (out.quiet) return e.id;
         const head =
           result.action === 'created'
@@ -134,7 +143,7 @@ export async function run(argv: string[]): Promise<number> {
               ? `Reactivated ${e.id} (${e.type}, scope ${e.scope}): it had been retired`
               : `Already known as ${e.id} (${e.type}, scope ${e.scope}); reference count now ${e.reference_count}`;
         const rec = result.recurrences.length ? `\nAlso learned at other scopes: ${result.recurrences.join(', ')}` : '';
-        return head + rec + routedLine;
+        return head + rec + routedLine + suggestedLine;
       });
     return 0;
   } finally {

@@ -43,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     out.result(body, () =>
       result.hits
-        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}${h.source === 'hub' ? '  [hub]' : h.source === 'both' ? '  [local + hub]' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`)
+        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}${h.source === 'hub' ? '  [hub]' : h.source === 'both' ? '  [local + hub]' : h.source === 'outbox' ? '  [queued]' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`)
         .join('\n'),
     );
     return 0;

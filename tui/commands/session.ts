@@ -2,7 +2,7 @@ import { invalid } from '../../engine/errors.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { checkBudget, DEFAULT_INJECT_BUDGET } from '../../engine/ops/inject-budget.js';
 import { endSession, sessionScope, startSession } from '../../engine/ops/sessions.js';
-import { sendQueued, teamSource, warnSources } from '../team-memory.js';
+import { hubWritableScopes, sendQueued, teamSource, warnSources } from '../team-memory.js';
 import { learnSummary } from '../../engine/ops/result-json.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
@@ -95,7 +95,10 @@ async function start(words: string[], f: Flags, out: Output): Promise<number> {
       systemContext,
     );
     warnSources(started.injection.sources, out);
-    const r = { ...started, ...(outbox ? { outbox: outbox.report } : {}) };
+    // The hub's scopes this person may write count too (its /me answer, cached 10 minutes).
+    const hubWritable = await hubWritableScopes(store.root, project);
+    const writable = [...started.writable_scopes, ...(hubWritable ?? []).filter((s) => !started.writable_scopes.includes(s))];
+    const r = { ...started, writable_scopes: writable, ...(hubWritable ? { hub_writable_scopes: hubWritable } : {}), ...(outbox ? { outbox: outbox.report } : {}) };
     out.result(r, () => {
       if (out.quiet) return r.session.id;
       const where = [r.session.scope && `scope ${r.session.scope}`, r.session.domain && `domain ${r.session.domain}`].filter(Boolean).join(', ');

@@ -1,10 +1,14 @@
 import { makeOutput, openStore, parseArgs } from '../../engine/cli/cli-kit.js';
+import { loadProjectConfig } from '../../engine/config/project-config.js';
+import { remoteOf } from '../../engine/remote/hub-client.js';
 
 const HELP = `
   Usage
     svc status
 
-  Engram, episode and pack counts, injection events, the storage root and index health.`;
+  Engram, episode and pack counts, injection events, the storage root and index health; in a
+  project that names a hub, the hub: its address, who the token is, whether it answers (1.5 s)
+  and the team writes waiting in the outbox.`;
 
 export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, {});
@@ -20,6 +24,9 @@ export async function run(argv: string[]): Promise<number> {
     const model = selectedModel();
     const dense = await loadEmbedder(store.root, { download: false, progress: false });
     const vectors = store.vectorStats(model);
+    // The project's hub, as svc doctor checks it (a project without one reads .svc.yaml and nothing more).
+    const remote = remoteOf(await loadProjectConfig(process.cwd()));
+    const hub = remote ? await (await import('../../engine/remote/remote-check.js')).hubStatus(store.root, remote) : undefined;
     const vector =
       dense.state === 'ready'
         ? { state: 'ready', model, vectors: vectors.vectors, pending: vectors.pending }
@@ -31,6 +38,7 @@ export async function run(argv: string[]): Promise<number> {
       search: { bm25: 'ready', vector },
       quarantined,
       sync_conflicts: conflicts,
+      ...(hub ? { hub } : {}),
     };
     out.result(report, () => {
       const statuses = Object.entries(stats.by_status)
@@ -48,6 +56,11 @@ export async function run(argv: string[]): Promise<number> {
           : `Search            BM25 only: vectors unavailable (${dense.reason})`,
         `Id prefix         ${report.id_prefix}`,
       ];
+      if (hub) {
+        const state = hub.identity ? `reachable, as ${hub.identity}` : hub.reachable ? `reachable, but ${hub.error}` : `unreachable (${hub.error})`;
+        const waits = [hub.queued ? `${hub.queued} queued write(s) waiting: svc sync sends them` : 'no queued writes', hub.refused ? `${hub.refused} refused (svc doctor)` : ''].filter(Boolean).join(', ');
+        lines.push(`Hub               ${hub.url}: ${state}; ${waits}`);
+      }
       if (conflicts.length) lines.push(`Sync conflicts    ${conflicts.length} waiting for a decision: svc conflicts`);
       if (quarantined.length) {
         lines.push(`Quarantined       ${quarantined.length} file(s), kept for you to repair:`);

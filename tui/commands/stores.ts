@@ -87,7 +87,7 @@ function formatRows(rows: StoreRow[]): string {
   const scopeWidth = Math.max(5, ...rows.map((r) => r.scope.length));
   const lines = [`${'SCOPE'.padEnd(scopeWidth)}  ${'ENGRAMS'.padStart(7)}  PATH`];
   for (const r of rows) {
-    const flags = [r.role === 'primary' ? 'primary: every other scope' : r.role === 'remote' ? 'hub' : '', r.shared ? 'shared' : '', r.readonly ? 'read-only' : '', r.available ? '' : 'unavailable']
+    const flags = [r.role === 'primary' ? 'primary: every other scope' : r.role === 'remote' ? 'hub' : '', r.shared ? 'shared' : '', r.readonly ? 'read-only' : '', r.available ? '' : r.role === 'remote' ? 'unreachable' : 'unavailable']
       .filter(Boolean)
       .join(', ');
     const count = r.engrams === null ? '-' : String(r.engrams);

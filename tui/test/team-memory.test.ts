@@ -55,8 +55,11 @@ describe('team memory through a hub', () => {
     await api(aliceKey, 'POST', '/admin/groups', { path: 'backend' });
     await api(aliceKey, 'POST', '/admin/groups', { path: 'frontend' });
     for (const id of [made.data.admin.id, bobUser.body.id]) await api(aliceKey, 'POST', '/admin/groups/backend/members', { user_id: id });
-    alice.dir = projectDir(`remote_url: ${url}\nremote_token: ${aliceKey}\n`);
-    bob.dir = projectDir(`remote_url: ${url}\nremote_token: ${bobKey}\n`);
+    // The token beside .svc.yaml, in .svc.local.yaml, as svc init-remote writes it.
+    alice.dir = projectDir(`remote_url: ${url}\n`);
+    writeFileSync(join(alice.dir, '.svc.local.yaml'), `remote_token: ${aliceKey}\n`);
+    bob.dir = projectDir(`remote_url: ${url}\n`);
+    writeFileSync(join(bob.dir, '.svc.local.yaml'), `remote_token: ${bobKey}\n`);
   }, 90_000);
   afterAll(async () => hub?.stop());
 
