@@ -10,6 +10,10 @@ import type { Database } from '../contracts.js';
 //   svc hub org create <slug> --admin <name> [--json]   an organization and its admin's API key
 //   svc hub org list
 //   svc hub org admin add --org <slug> --user <name>  make (or create) an admin: the operator's recovery
+//   svc hub login-link --org <slug> [--user <name>]     a single-use sign-in URL (10 minutes)
+//   svc hub invite --org <slug> --email <address> [--name N] [--role R] [--group G]   invite a person
+// login-link and invite open the database, or (--url and --key) ask the running hub: a PGlite
+// folder is locked while a hub serves it.
 //   svc hub audit verify --org <slug> [--checkpoints DIR] walk the audit chain; exit 1 on a break
 //   svc hub audit checkpoint --org <slug> --out DIR    sign the chain's head into DIR
 //   svc hub migrate                                     apply pending migrations and exit
@@ -21,6 +25,8 @@ const HELP = `
     svc hub org create <slug> --admin <name>
     svc hub org list
     svc hub org admin add --org <slug> --user <name>
+    svc hub login-link --org <slug> [--user <name>] [--url <hub> [--key <admin key>]]
+    svc hub invite --org <slug> --email <address> [--name <name>] [--role editor] [--group <path>] [--url <hub> [--key <admin key>]]
     svc hub audit verify --org <slug> [--checkpoints <dir>] [--trust-key <key id>]
     svc hub audit checkpoint --org <slug> --out <dir>
     svc hub migrate
@@ -39,6 +45,13 @@ const HELP = `
     --user <name>   org admin add: the person made an active admin (created when there is none;
                     one who never had a key gets an invitation to redeem, one whose keys are all
                     revoked gets a new key; either is shown once)
+    --url <hub>     login-link, invite: the hub's address, as people's browsers reach it (for the
+                    link; default SVC_HUB_PUBLIC_URL, else http://127.0.0.1:8080)
+    --key <key>     login-link, invite: an admin's API key (or SVC_HUB_KEY): ask the hub at --url
+                    instead of opening the database, e.g. beside a hub running on PGlite
+    --email <addr>  invite: the person's address (they are created when nobody has it)
+    --name, --role, --group  invite: a new person's user name (default: from the address) and role
+                    (default editor), and a group they join
     --checkpoints <dir>  also hold the chain against the signed checkpoints in dir: proves that
                     nothing up to the newest one was removed, edited or re-signed
     --trust-key <id>  a checkpoint key id to trust besides the hub's own (an earlier key)
@@ -66,6 +79,8 @@ const HELP = `
     SVC_HUB_WEBHOOK_ATTEMPTS     attempts per delivery before giving up or disabling (default 12)
     SVC_HUB_ALLOW_PRIVATE_URLS   1: packs by URL and webhooks may reach private addresses and http
     SVC_HUB_PUBLIC_URL           the hub's address in browsers (sign-in redirects), e.g. https://hub.example.com
+    SVC_HUB_SMTP_URL             smtp://user:pass@host:587 or smtps://...: invitations and sign-in links by e-mail
+    SVC_HUB_MAIL_FROM            their sender, e.g. "svc hub <hub@example.com>" (needed with SVC_HUB_SMTP_URL)
     SVC_HUB_JWT_SECRET, SVC_HUB_JWT_PREVIOUS_SECRET, SVC_HUB_DOCS_URL`;
 
 const FLAGS = {
@@ -78,6 +93,12 @@ const FLAGS = {
   checkpoints: { type: 'string' },
   trustKey: { type: 'string', isMultiple: true },
   out: { type: 'string' },
+  url: { type: 'string' },
+  key: { type: 'string' },
+  email: { type: 'string' },
+  name: { type: 'string' },
+  role: { type: 'string' },
+  group: { type: 'string' },
 } as const;
 
 /** The running command, as a lock on the PGlite folder names its holder. */
@@ -107,7 +128,9 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
           'conflict',
           serving
             ? `${err.holder} (pid ${err.pid}) is already running on the data folder ${dataDir}: stop it first, or give this hub another --data`
-            : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first, or do this through the running hub (its REST API or admin pages)`,
+            : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first, or do this through the running hub (${
+                command === 'svc hub login-link' || command === 'svc hub invite' ? 'add --url <hub> --key <admin API key>' : 'its REST API or admin pages'
+              })`,
         );
       }
       const reason = (err as Error).message.split('\n')[0];
@@ -144,6 +167,8 @@ export async function run(argv: string[]): Promise<number> {
   if (sub === 'org' && rest[0] === 'create') return orgCreate(rest.slice(1), cli.flags, out);
   if (sub === 'org' && rest[0] === 'list') return orgList(cli.flags, out);
   if (sub === 'org' && rest[0] === 'admin' && rest[1] === 'add' && rest.length === 2) return orgAdminAdd(cli.flags, out);
+  if (sub === 'login-link' && rest.length === 0) return loginLink(cli.flags, out);
+  if (sub === 'invite' && rest.length === 0) return invite(cli.flags, out);
   if (sub === 'audit' && rest[0] === 'verify') return auditVerify(cli.flags, out);
   if (sub === 'audit' && rest[0] === 'checkpoint') return auditCheckpoint(cli.flags, out);
   if (sub === 'migrate') {
@@ -190,17 +215,31 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   return 0;
 }
 
-async function orgCreate(args: string[], flags: { admin?: string; data?: string; path?: string }, out: Output): Promise<number> {
+async function orgCreate(args: string[], flags: { admin?: string; url?: string; data?: string; path?: string }, out: Output): Promise<number> {
   const [slug] = args;
   if (!slug || args.length !== 1) throw invalid('usage: svc hub org create <slug> --admin <name>');
   if (!flags.admin) throw invalid('--admin <name> is required: the organization\'s first admin');
   const db = await open(flags);
   try {
-    const { createOrgWithAdmin } = await import('../admin/provision.js');
+    const [{ createOrgWithAdmin, mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([
+      import('../admin/provision.js'),
+      import('../server/config.js'),
+      import('../login/login-links.js'),
+    ]);
+    const config = await loadConfig(db);
     const r = await createOrgWithAdmin(db, slug, flags.admin);
+    const { link } = await mintLoginLinkLocally(db, slug, flags.admin, config.auditKey);
+    const url = linkBase(flags, config.publicUrl) + linkPath(link.token);
     out.result(
-      { org: { id: r.org.id, slug: r.org.slug, schema: r.org.schema }, admin: { id: r.userId, name: flags.admin }, api_key: r.apiKey, api_key_id: r.keyId },
-      () => [`Created organization ${slug} with admin ${flags.admin}.`, `API key (shown once, keep it safe):`, r.apiKey].join('\n'),
+      { org: { id: r.org.id, slug: r.org.slug, schema: r.org.schema }, admin: { id: r.userId, name: flags.admin }, api_key: r.apiKey, api_key_id: r.keyId, sign_in: { url, expires_at: link.expiresAt } },
+      () =>
+        [
+          `Created organization ${slug} with admin ${flags.admin}.`,
+          `API key (shown once, keep it safe):`,
+          r.apiKey,
+          `Sign-in link to the admin pages (works once, for 10 minutes; start the hub first; a new one: svc hub login-link --org ${slug}):`,
+          url,
+        ].join('\n'),
     );
     return 0;
   } finally {
@@ -305,4 +344,107 @@ async function auditCheckpoint(flags: { org?: string; out?: string; data?: strin
   } finally {
     await db.close();
   }
+}
+
+/** Where links point: --url, else SVC_HUB_PUBLIC_URL, else the default address of svc hub. */
+function linkBase(flags: { url?: string }, publicUrl?: string): string {
+  const base = flags.url ?? publicUrl ?? 'http://127.0.0.1:8080';
+  if (!/^https?:\/\/[^/?#\s]+\/?$/.test(base)) throw invalid(`--url must be the hub's origin, such as http://127.0.0.1:8080 (got "${base}")`);
+  return base.replace(/\/$/, '');
+}
+
+/** A call to the running hub's REST API as an admin (--url, --key); its refusal as one line. */
+async function askHub<T>(flags: { url?: string }, key: string, path: string, body: unknown): Promise<T> {
+  const base = linkBase(flags);
+  if (!flags.url) throw invalid('--key needs --url <hub>: the running hub to ask');
+  let res: Response;
+  try {
+    res = await fetch(`${base}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (err) {
+    throw new SvcError('storage', `cannot reach the hub at ${base}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
+  }
+  const text = await res.text();
+  let doc: Record<string, unknown> = {};
+  try {
+    doc = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Not the hub, or not JSON: said below.
+  }
+  if (res.ok) return doc as T;
+  const why = typeof doc.detail === 'string' ? doc.detail : `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+  const kind = res.status === 404 ? 'not_found' : res.status === 409 ? 'conflict' : res.status === 401 || res.status === 403 ? 'forbidden' : res.status >= 500 ? 'storage' : 'invalid';
+  throw new SvcError(kind, `the hub at ${base} refused: ${why}`);
+}
+
+const adminKey = (flags: { key?: string }): string | undefined => flags.key ?? (process.env.SVC_HUB_KEY || undefined);
+
+async function loginLink(flags: { org?: string; user?: string; url?: string; key?: string; data?: string; path?: string }, out: Output): Promise<number> {
+  if (!flags.org) throw invalid('usage: svc hub login-link --org <slug> [--user <name>] [--url <hub> --key <admin key>]');
+  const key = adminKey(flags);
+  let r: { user: { name: string }; expires_at: string; url?: string; emailed: boolean; sent_to?: string };
+  if (key) {
+    r = await askHub(flags, key, '/admin/login-links', flags.user ? { user: flags.user } : {});
+  } else {
+    const db = await open(flags);
+    try {
+      const [{ mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([import('../admin/provision.js'), import('../server/config.js'), import('../login/login-links.js')]);
+      const config = await loadConfig(db);
+      const { link } = await mintLoginLinkLocally(db, flags.org, flags.user, config.auditKey);
+      r = { user: { name: link.user.name }, expires_at: link.expiresAt, url: linkBase(flags, config.publicUrl) + linkPath(link.token), emailed: false };
+    } finally {
+      await db.close();
+    }
+  }
+  out.result({ org: flags.org, ...r }, () =>
+    r.emailed
+      ? `A sign-in link for ${r.user.name} was e-mailed to ${r.sent_to} (works once, until ${r.expires_at}).`
+      : [`Sign-in link for ${r.user.name} at ${flags.org} (works once, for one browser, until ${r.expires_at}):`, r.url!].join('\n'),
+  );
+  return 0;
+}
+
+async function invite(flags: { org?: string; email?: string; name?: string; role?: string; group?: string; url?: string; key?: string; data?: string; path?: string }, out: Output): Promise<number> {
+  if (!flags.org || !flags.email) throw invalid('usage: svc hub invite --org <slug> --email <address> [--name <name>] [--role viewer|editor|admin] [--group <path>]');
+  if (flags.role && !['viewer', 'editor', 'admin'].includes(flags.role)) throw invalid(`--role must be viewer, editor or admin (got "${flags.role}")`);
+  const key = adminKey(flags);
+  const body = { email: flags.email, ...(flags.name ? { name: flags.name } : {}), ...(flags.role ? { role: flags.role } : {}), ...(flags.group ? { group: flags.group } : {}) };
+  let r: { user: { name: string; created?: boolean }; expires_at: string; url?: string; emailed: boolean; sent_to?: string };
+  if (key) {
+    r = await askHub(flags, key, '/admin/invitations', body);
+  } else {
+    const db = await open(flags);
+    try {
+      const [{ invitePersonLocally }, { loadConfig }, mail] = await Promise.all([import('../admin/provision.js'), import('../server/config.js'), import('../mail/mailer.js')]);
+      const config = await loadConfig(db);
+      const made = await invitePersonLocally(db, flags.org, { ...body, role: flags.role as 'editor' | undefined }, config.auditKey);
+      const url = `${linkBase(flags, config.publicUrl)}/invite/${made.token}`;
+      const emailed = Boolean(config.mail && made.user.email);
+      if (emailed) {
+        try {
+          await mail.sendMail(config.mail!, mail.invitationMessage({ org: made.org.slug, name: made.user.name, address: made.user.email!, url, by: `An admin of ${made.org.slug}`, expiresAt: made.invitation.expires_at }));
+        } catch (err) {
+          // The invitation stands: the operator passes the link on by hand.
+          out.warn(`${(err as Error).message}; pass the link on yourself`);
+          r = { user: { name: made.user.name, created: made.created }, expires_at: made.invitation.expires_at, url, emailed: false };
+          return printInvite(flags.org, r, out);
+        }
+      }
+      r = { user: { name: made.user.name, created: made.created }, expires_at: made.invitation.expires_at, emailed, ...(emailed ? { sent_to: made.user.email! } : { url }) };
+    } finally {
+      await db.close();
+    }
+  }
+  return printInvite(flags.org, r, out);
+}
+
+function printInvite(org: string, r: { user: { name: string; created?: boolean }; expires_at: string; url?: string; emailed: boolean; sent_to?: string }, out: Output): number {
+  out.result({ org, ...r }, () =>
+    [
+      `Invited ${r.user.name}${r.user.created ? ' (created)' : ''} to ${org}.`,
+      r.emailed
+        ? `The invitation was e-mailed to ${r.sent_to} (works once, until ${r.expires_at}).`
+        : `Send them this link (works once, until ${r.expires_at}; it signs them in and shows their first API key):\n${r.url}`,
+    ].join('\n'),
+  );
+  return 0;
 }

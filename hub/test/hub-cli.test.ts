@@ -63,11 +63,65 @@ describe('svc hub', () => {
     } finally {
       expect(await hub.stop()).toBe(0);
     }
-    // The audit rows written while serving verify once it has stopped: the write's, the read's
-    // between the queue's start and stop markers (a clean stop leaves no unfinished writer).
+    // The audit rows written while serving verify once it has stopped: the sign-in link org create
+    // made, the write's, the read's between the queue's start and stop markers (a clean stop
+    // leaves no unfinished writer).
     const verified = await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env });
     expect(verified.code).toBe(0);
-    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 4, gaps: [], unfinished: [] });
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 5, gaps: [], unfinished: [] });
+  }, 120_000);
+
+  it('gets the first admin in and invites a colleague: links from org create, login-link and invite, on the database or through the running hub', async () => {
+    const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-cli-')), 'hub');
+    const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store'), SVC_HUB_KEY: '' };
+    const made = await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env });
+    expect(made.code, made.stderr).toBe(0);
+    const created = JSON.parse(made.stdout);
+    expect(created.sign_in.url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/sign-in\/link\//);
+    const direct = await svc(['hub', 'login-link', '--org', 'acme', '--data', data, '--no-json'], { env });
+    expect(direct.code, direct.stderr).toBe(0);
+    expect(direct.stdout).toMatch(/^Sign-in link for alice at acme \(works once, for one browser, until .*\):\nhttp:\/\/127\.0\.0\.1:8080\/sign-in\/link\/\S+\n$/);
+    const bob = await svc(['hub', 'invite', '--org', 'acme', '--email', 'bob@example.com', '--data', data, '--json'], { env });
+    expect(bob.code, bob.stderr).toBe(0);
+    const bobInvite = JSON.parse(bob.stdout);
+    expect(bobInvite).toMatchObject({ user: { name: 'bob', created: true }, emailed: false, url: expect.stringMatching(/\/invite\/svc_inv_/) });
+
+    const hub = await startHubProcess(env, ['--data', data]);
+    const onHub = (url: string) => hub.url + new URL(url).pathname;
+    const press = (url: string) => fetch(onHub(url), { method: 'POST', redirect: 'manual', headers: { origin: hub.url, 'content-type': 'application/x-www-form-urlencoded' } });
+    try {
+      // Beside the running hub the PGlite folder is locked: the command says how to go through the hub.
+      const locked = await svc(['hub', 'login-link', '--org', 'acme', '--data', data, '--no-json'], { env });
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toMatch(/is running on the data folder .*add --url <hub> --key <admin API key>/);
+      const viaHub = await svc(['hub', 'login-link', '--org', 'acme', '--url', hub.url, '--key', created.api_key, '--json'], { env });
+      expect(viaHub.code, viaHub.stderr).toBe(0);
+      const link = JSON.parse(viaHub.stdout);
+      expect(link).toMatchObject({ user: { name: 'alice' }, emailed: false, url: expect.stringMatching(new RegExp(`^${hub.url}/sign-in/link/`)) });
+      for (const url of [created.sign_in.url, direct.stdout.trim().split('\n').pop()!, link.url]) {
+        const signed = await press(url);
+        expect(signed.status, url).toBe(303);
+        expect(signed.headers.get('location')).toBe('/admin/');
+        expect((await press(url)).status).toBe(410);
+      }
+      const accepted = await press(bobInvite.url);
+      expect(accepted.status).toBe(201);
+      expect(await accepted.text()).toMatch(/svc_sk_/);
+
+      const carol = await svc(['hub', 'invite', '--org', 'acme', '--email', 'carol@example.com', '--name', 'carol', '--role', 'viewer', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
+      expect(carol.code, carol.stderr).toBe(0);
+      expect(carol.stdout).toMatch(new RegExp(`^Invited carol \\(created\\) to acme\\.\\nSend them this link .*:\\n${hub.url}/invite/svc_inv_\\S+\\n$`));
+      const again = await svc(['hub', 'invite', '--org', 'acme', '--email', 'bob@example.com', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/^svc: the hub at .* refused: bob has had a key or a sign-in already/);
+      const ghost = await svc(['hub', 'login-link', '--org', 'acme', '--user', 'ghost', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
+      expect(ghost.stderr).toMatch(/no user ghost/);
+      expect((await svc(['hub', 'invite', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(/usage: svc hub invite --org <slug> --email <address>/);
+    } finally {
+      expect(await hub.stop()).toBe(0);
+    }
+    const verified = await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env });
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
   }, 120_000);
 
   it('org admin add makes (or creates) an admin from the hub\'s machine, audited: the way back when no admin is left', async () => {
@@ -108,6 +162,7 @@ describe('svc hub', () => {
       await db.close();
     }
     const verified = await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env });
-    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 3 });
+    // org create's sign-in link, then the admin adds.
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, rows: 4 });
   }, 120_000);
 });
