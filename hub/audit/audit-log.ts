@@ -385,22 +385,27 @@ export class AuditWriter {
     await appendAudit(tx, org, this.key, rows);
   }
 
-  /** Waits until everything queued is written, or the time is up; true when nothing is left. */
+  /** Nothing queued, nothing lost to record, no write in flight. */
+  private get idle(): boolean {
+    return !this.flushing && [...this.queues.values()].every((q) => q.entries.length === 0 && q.lost.n === 0);
+  }
+
+  /** Waits until everything queued is written, or the time is up; true when nothing is left. Idle, it returns at once. */
   async drain(timeoutMs = 30_000): Promise<boolean> {
     const until = Date.now() + timeoutMs;
-    while (Date.now() < until) {
-      if (this.flushing) await Promise.race([this.flushing, sleep(until - Date.now())]);
-      else if ([...this.queues.values()].every((q) => q.entries.length === 0 && q.lost.n === 0)) return true;
+    for (;;) {
+      if (this.flushing) await within(this.flushing, until - Date.now());
+      else if (this.idle) return true;
       else {
         if (this.timer) {
           clearTimeout(this.timer);
           this.timer = null;
         }
         this.schedule(0);
-        await sleep(Math.min(20, Math.max(0, until - Date.now())));
+        await within(new Promise<void>(() => undefined), Math.min(20, until - Date.now()));
       }
+      if (Date.now() >= until) return this.idle;
     }
-    return false;
   }
 
   /**
@@ -409,23 +414,39 @@ export class AuditWriter {
    */
   async close(timeoutMs = 10_000): Promise<{ drained: boolean; unwritten: number }> {
     const started = Date.now();
+    // Stopping waits only for rows still to write: say which, and for how long at most.
+    if (!this.idle) {
+      const what = this.queued ? `${this.queued} queued audit row${this.queued === 1 ? '' : 's'}` : 'the audit write in progress';
+      this.log(`stopping: writing ${what} first (at most ${timeoutMs / 1000} s)`);
+    }
     const drained = await this.drain(timeoutMs);
     const unwritten = this.queued;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     // An attempt still in flight ends before close does (it can no longer start a write).
-    if (this.flushing) await Promise.race([this.flushing, sleep(2_000)]);
+    if (this.flushing) await within(this.flushing, 2_000);
     if (drained) {
       const left = Math.max(0, timeoutMs - (Date.now() - started));
       for (const q of this.queues.values()) {
         if (!q.started) continue;
         const stop = this.marker(q, WRITER_STOP, { rows: q.written });
-        await Promise.race([this.db.transaction((tx) => appendAudit(tx, q.org, this.key, [stop])).catch(() => undefined), sleep(left)]);
+        await within(this.db.transaction((tx) => appendAudit(tx, q.org, this.key, [stop])).catch(() => undefined), left);
       }
     } else this.log(`audit writer closed with ${unwritten} rows unwritten (the database did not take them within ${timeoutMs} ms)`);
     return { drained, unwritten };
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+/**
+ * Waits for `work` at most `ms`. The timer goes when the work ends first: a timer left behind
+ * would hold the process open for the rest of the window (a hub stopping idle took 10 s).
+ */
+async function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([work, new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

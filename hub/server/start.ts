@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
 import { preloadOpenApi } from '../openapi/spec.js';
@@ -15,19 +15,27 @@ export interface RunningHub {
 }
 
 export async function startHub(opts: HubOptions & { port?: number; host?: string }): Promise<RunningHub> {
-  const hub = await createHub(opts);
-  const server: Server = createServer(hub.app.callback());
+  // The port first: a busy one is the only thing said (no hub built, no warnings, nothing to
+  // stop). A request that comes before the hub is built waits for it.
+  let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let built: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (built = resolve));
+  const server: Server = createServer((req, res) => (handle ? handle(req, res) : void ready.then(() => handle!(req, res))));
   server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  let hub: Hub;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
-    });
+    hub = await createHub(opts);
   } catch (err) {
-    // Its webhook worker listens on the database and polls: stopped, or the process never ends.
-    await hub.close(0);
+    server.close();
+    server.closeAllConnections();
     throw err;
   }
+  handle = hub.app.callback();
+  built();
   preloadOpenApi();
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
