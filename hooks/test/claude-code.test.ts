@@ -13,6 +13,18 @@ import { startMessagesApiStub, textsOf, type MessagesApiStub, type RecordedReque
 // `svc init`, offline: its model API is a loopback stand-in that records every request. This is
 // what a user's agent host does with the files svc writes: it loads the settings, fires the
 // hooks, starts the MCP server and sends the model what the hooks added.
+//
+// Which checks depend on timing, and what each waits for instead of a clock:
+// - Hooks (the memory in the prompt, the session reminder, the Stop hook's request) are not
+//   timed: Claude Code runs a hook to its end before it goes on (bounded only by the hook's
+//   timeout in the settings svc init writes).
+// - svc's tools in the first model request are timed by default: in print mode Claude Code
+//   connects MCP servers without waiting (2.1.197), so the first request carries whatever was
+//   listed by then. That check runs with MCP_CONNECTION_NONBLOCKING=0, under which Claude Code
+//   waits for each server's handshake before its first request, for MCP_CONNECT_TIMEOUT_MS at
+//   most (set far above any load here): the signal is svc's tools/list answer, not a sleep.
+// - `claude mcp list` connects each server and calls it failed after MCP_TIMEOUT: set generously.
+// - `claude doctor` is read once its screen says "Enter to close".
 
 const CLAUDE = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
 const probe = existsSync(CLAUDE) ? spawnSync(CLAUDE, ['--version'], { encoding: 'utf8', timeout: 30_000 }) : undefined;
@@ -49,6 +61,8 @@ describe.skipIf(!version)(`Claude Code after svc init${version ? ` (${version})`
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       DISABLE_AUTOUPDATER: '1',
       DISABLE_TELEMETRY: '1',
+      // A bound, not a wait: how long `claude mcp list` gives a server to connect.
+      MCP_TIMEOUT: '60000',
     };
     const svcEnv = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off' };
     const init = await svc(['init', '--no-desktop'], { cwd: project, env: svcEnv });
@@ -61,9 +75,9 @@ describe.skipIf(!version)(`Claude Code after svc init${version ? ` (${version})`
     await api?.close();
   });
 
-  function claude(args: string[], cwd = project): Promise<Run> {
+  function claude(args: string[], cwd = project, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
     return new Promise((resolve, reject) => {
-      const child = spawn(CLAUDE, args, { cwd, env: { ...env, SVC_EMBED: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(CLAUDE, args, { cwd, env: { ...env, SVC_EMBED: 'off', ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -141,9 +155,11 @@ describe.skipIf(!version)(`Claude Code after svc init${version ? ` (${version})`
     expect(reported).toContain('timeout');
   }, 120_000);
 
-  it('sends the model the memory for a prompt with that same prompt, and the tools of svc mcp', async () => {
+  it('sends the model the memory for a prompt with that same prompt, and the tools of svc mcp once it waits for MCP servers', async () => {
     const prompt = 'when do deploys to production happen';
-    const run = await claude(['-p', prompt]);
+    // Claude Code waits for svc's handshake (see the top of this file): without that, whether the
+    // first request lists svc's tools is a race between svc mcp's start-up and the hooks.
+    const run = await claude(['-p', prompt], project, { MCP_CONNECTION_NONBLOCKING: '0', MCP_CONNECT_TIMEOUT_MS: '60000' });
     expect(run.code, run.stderr).toBe(0);
     const request = requestFor(prompt);
     const context = textsOf(request).join('\n');
