@@ -5,6 +5,8 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub } from './support/hub-fixture.js';
 import { startHubProcess, type HubProcess } from './support/hub-process.js';
+import { startPrivatePostgres, type PrivatePostgres } from './support/private-postgres.js';
+import { svcJson } from '../../engine/test/support/run-svc.js';
 
 // Two hub processes on one PostgreSQL, as behind a load balancer: an SSE session's messages that
 // reach the process not holding its stream still get their answers down that stream, and a
@@ -99,3 +101,52 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub pro
     await client.close();
   });
 });
+
+describe.runIf(DATABASES.includes('postgres'))('MCP over SSE across two hub processes, through a PostgreSQL restart', () => {
+  let pg: PrivatePostgres;
+  let a: HubProcess;
+  let b: HubProcess;
+  let key: string;
+
+  beforeAll(async () => {
+    pg = await startPrivatePostgres();
+    const made = await svcJson(['hub', 'org', 'create', 'twin', '--admin', 'tia', '--json'], { env: { DATABASE_URL: pg.url } });
+    expect(made.run.code, made.run.stderr).toBe(0);
+    key = made.data.api_key;
+    a = await startHubProcess({ DATABASE_URL: pg.url });
+    b = await startHubProcess({ DATABASE_URL: pg.url });
+  }, 120_000);
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    pg?.stop();
+  });
+
+  it('answers messages posted to the process that does not hold the stream, after the database restarted under both', async () => {
+    const headers = { Authorization: `Bearer ${key}` };
+    const toB = (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.pathname === '/messages') url.host = new URL(b.url).host;
+      return fetch(url, init);
+    };
+    const transport = new SSEClientTransport(new URL(`${a.url}/sse`), {
+      requestInit: { headers },
+      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+      fetch: toB,
+    });
+    const client = new Client({ name: 'twin-restart', version: '1' });
+    await client.connect(transport);
+    pg.restart();
+    // Until the pools have noticed their connections are gone, a call may fail as on any restart;
+    // then every answer must come back down the stream held by the other process.
+    let answered = 0;
+    for (let i = 0; i < 40 && answered < 3; i++) {
+      const r = (await client.callTool({ name: 'svc_learn', arguments: { statement: `Learned after the restart ${i}`, scope: 'org:twin' } }).catch((err: Error) => ({ isError: true, content: [{ text: err.message }] }))) as { isError?: boolean; content: Array<{ text: string }> };
+      if (r.isError) await new Promise((done) => setTimeout(done, 250));
+      else answered++;
+    }
+    expect(answered).toBe(3);
+    await client.close();
+  }, 120_000);
+});
+
