@@ -22,7 +22,7 @@ import type { Database } from '../contracts.js';
 const HELP = `
   Usage
     svc hub [--port 8080] [--host 127.0.0.1] [--data <dir>]
-    svc hub org create <slug> --admin <name>
+    svc hub org create <slug> --admin <name> [--url <hub>]
     svc hub org list
     svc hub org admin add --org <slug> --user <name>
     svc hub login-link --org <slug> [--user <name>] [--url <hub> [--key <admin key>]]
@@ -45,7 +45,7 @@ const HELP = `
     --user <name>   org admin add: the person made an active admin (created when there is none;
                     one who never had a key gets an invitation to redeem, one whose keys are all
                     revoked gets a new key; either is shown once)
-    --url <hub>     login-link, invite: the hub's address, as people's browsers reach it (for the
+    --url <hub>     org create, login-link, invite: the hub's address, as people's browsers reach it (for the
                     link; default SVC_HUB_PUBLIC_URL, else http://127.0.0.1:8080)
     --key <key>     login-link, invite: an admin's API key (or SVC_HUB_KEY): ask the hub at --url
                     instead of opening the database, e.g. beside a hub running on PGlite

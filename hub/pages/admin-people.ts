@@ -40,6 +40,11 @@ function userRow(v: Viewer, u: User): Html {
     self
       ? html`<span class="muted">—</span>`
       : html`<form class="inline" method="post" action="/admin/users/${u.id}" data-confirm="${u.active ? `Deactivate ${u.name}? Their keys and sessions stop working.` : `Reactivate ${u.name}?`}">${csrfField(v)}<input type="hidden" name="active" value="${u.active ? 'false' : 'true'}"><button type="submit" class="${u.active ? 'danger' : 'secondary'}">${u.active ? 'Deactivate' : 'Reactivate'}</button></form>`
+  }${
+    // A single-use sign-in link: shown for someone who never signed in, e-mailed to anyone else (login-links.ts).
+    u.kind === 'person' && u.active && !self
+      ? html` <form class="inline" method="post" action="/admin/users/${u.id}/login-link">${csrfField(v)}<button type="submit" class="secondary" aria-label="Sign-in link for ${u.name}">Sign-in link</button></form>`
+      : null
   }</td></tr>`;
 }
 
@@ -97,6 +102,28 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
     const email = field(ctx, 'email');
     const kind = field(ctx, 'kind');
     await perform(ctx, api, 'POST', '/admin/users', { json: { name: field(ctx, 'name'), role: field(ctx, 'role') || 'editor', ...(email ? { email } : {}), ...(kind ? { kind } : {}) } }, '/admin/users', 'user-added');
+  });
+
+  router.post('/admin/users/:id/login-link', async (ctx) => {
+    const r = await api.call<{ user: { name: string }; emailed: boolean; sent_to?: string; path?: string; expires_at: string }>(ctx, 'POST', '/admin/login-links', { json: { user: ctx.params.id! } });
+    if (!r.ok) return refusedPage(ctx, r, '/admin/users');
+    if (r.body.emailed) {
+      return renderPage(ctx, {
+        title: `Sign-in link for ${r.body.user.name}`,
+        section: 'admin',
+        status: 201,
+        body: html`<p class="notice" role="status">A sign-in link was e-mailed to ${r.body.sent_to}. It works once, until ${when(r.body.expires_at)}.</p><p><a href="/admin/users">Back to users</a></p>`,
+      });
+    }
+    secretPage(ctx, {
+      title: `Sign-in link for ${r.body.user.name}`,
+      section: 'admin',
+      what: 'the sign-in link',
+      secret: `${ctx.protocol}://${ctx.host}${r.body.path}`,
+      back: '/admin/users',
+      backLabel: 'Back to users',
+      extra: html`<p>Give it to ${r.body.user.name} only: it signs one browser in as them, once, until ${when(r.body.expires_at)}.</p>`,
+    });
   });
 
   router.post('/admin/users/invite', async (ctx) => {

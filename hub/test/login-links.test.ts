@@ -96,6 +96,19 @@ describe.each(DATABASES)('sign-in links and invitations in a browser (%s)', (kin
     expect((await hub.request('POST', '/admin/login-links', { token: editor.key, body: {} })).status).toBe(403);
   });
 
+  it('the people page hands an admin a sign-in link for someone who never signed in, and says why not for someone who did', async () => {
+    await hub.request('POST', '/admin/users', { token: acme.adminKey, body: { name: 'pia', role: 'editor' } });
+    const page = (path: string) => fetch(`${hub.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${acme.adminKey}`, 'content-type': 'application/x-www-form-urlencoded' } });
+    const shown = await page('/admin/users/pia/login-link');
+    expect(shown.status).toBe(201);
+    const url = new RegExp(`${hub.url}/sign-in/link/[0-9a-f-]{36}\\.[A-Za-z0-9_-]{43}`).exec(await shown.text())?.[0];
+    expect(url).toBeDefined();
+    expect((await press(new URL(url!).pathname)).headers.get('location')).toBe('/me/');
+    const refused = await page('/admin/users/pia/login-link');
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toMatch(/goes only to their own e-mail address/);
+  });
+
   it('an invitation by e-mail address creates the person in a group; opened in a browser it signs them in and shows their first key once', async () => {
     await hub.request('POST', '/admin/groups', { token: acme.adminKey, body: { path: 'eng' } });
     const inv = await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { email: 'dan@example.com', group: 'eng' }, template: '/admin/invitations' });
