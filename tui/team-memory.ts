@@ -3,10 +3,11 @@ import { loadProjectConfig, type ProjectConfig } from '../engine/config/project-
 import type { RecallSources, TeamSource } from '../engine/ops/recall.js';
 import { remoteOf } from '../engine/remote/hub-client.js';
 
-// The hub in the commands of a project that names one (.svc.yaml remote_url, remote_token):
-// recall, inject and session start also ask it (within TEAM_RECALL_BUDGET_MS, one warning line
-// when it does not answer), and team writes waiting in the outbox are sent when a command that
-// starts work runs (svc sync, svc session start). Nothing fails because the hub is away.
+// The hub in the commands of a project that names one (.svc.yaml remote_url, .svc.local.yaml
+// remote_token): recall, inject and session start also ask it (within TEAM_RECALL_BUDGET_MS, one
+// warning line when it does not answer) and find this machine's team writes still queued for it;
+// what waits in the outbox is sent by svc sync, svc session start and any call the hub answers.
+// Nothing fails because the hub is away.
 
 /** The hub as a recall source for commands run in `cwd`, or undefined when none is configured. */
 export async function teamSource(storeRoot: string, cwd = process.cwd(), project?: ProjectConfig | null): Promise<TeamSource | undefined> {

@@ -82,7 +82,7 @@ async function learnOnHubIfTeam(ctx: ToolContext, item: { statement: string; sco
   const body = Object.fromEntries(Object.entries({ ...item, scope }).filter(([, v]) => v !== undefined));
   const r = await learnOnHub(ctx.local.root, ctx.remote, body);
   if (r.outcome === 'refused') throw new ToolFailure(`not learned: ${r.error}`);
-  if (r.outcome === 'queued') return { queued: true, hub: ctx.remote.url, scope, outbox_key: r.entry.key, warnings: [`${r.error}; queued in the outbox (svc_outbox retry: true, or the next session start, sends it)`] };
+  if (r.outcome === 'queued') return { queued: true, hub: ctx.remote.url, scope, outbox_key: r.entry.key, warnings: [`${r.error}; queued in the outbox: svc_recall and svc_list show it (source outbox) until the hub has it; the next call the hub answers, or svc_outbox retry: true, sends it`] };
   const e = r.engram as Record<string, unknown>;
   return { id: e.id, statement: e.statement, type: e.type, scope: e.scope, status: e.status, hub: ctx.remote.url, warnings: [] };
 }

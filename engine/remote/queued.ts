@@ -47,25 +47,27 @@ const terms = (text: string): string[] => [...new Set(text.toLowerCase().match(/
 const sameStem = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
 
 /**
- * The queued learns that match `query`, best first: a term match over statement, rationale,
- * domain and tags (a handful of entries: no index). The score is the share of the query's terms
- * found, so it sits on recall's 0..1 scale.
+ * The engrams among `docs` (a handful: the queued learns, or those just delivered) that match
+ * `query`, best first: a term match over statement, rationale, domain and tags, no index. The
+ * score is the share of the query's terms found, so it sits on recall's 0..1 scale.
  */
-export function queuedHits(entries: OutboxEntry[], query: string, limit: number): RecallHit[] {
+export function matchDocs(docs: EngramDoc[], query: string, limit: number, source: 'outbox' | 'hub'): RecallHit[] {
   const want = terms(query);
   if (want.length === 0) return [];
-  const scored = entries
-    .map((e) => {
-      const doc = queuedDoc(e);
+  return docs
+    .map((doc) => {
       const have = terms([doc.statement, doc.rationale ?? '', doc.domain ?? '', ...(doc.tags ?? [])].join(' '));
       const found = want.filter((w) => have.some((h) => sameStem(w, h))).length;
       return { doc, score: Math.round((found / want.length) * 10_000) / 10_000 };
     })
     .filter((s) => s.score > 0)
     .sort((a, b) => b.score - a.score)
-    .slice(0, limit);
-  return scored.map((s, i) => ({ engram: s.doc, score: s.score, found_by: ['bm25'], bm25: { rank: i + 1, score: s.score }, candidate: false, source: 'outbox' }) as RecallHit);
+    .slice(0, limit)
+    .map((s, i): RecallHit => ({ engram: s.doc, score: s.score, found_by: ['bm25'], bm25: { rank: i + 1, score: s.score }, candidate: false, source }));
 }
+
+/** The queued learns that match `query`, marked `outbox`. */
+export const queuedHits = (entries: OutboxEntry[], query: string, limit: number): RecallHit[] => matchDocs(entries.map(queuedDoc), query, limit, 'outbox');
 
 /**
  * Sends what waits for this hub, oldest first, as long as `budgetMs` lasts (each send gets what

@@ -7,7 +7,7 @@ import { writeFileDurable } from '../store/durable-write.js';
 import { contentHash } from '../model/content-hash.js';
 import { HubClient, RemoteFailure, type RemoteConfig, type RemoteHit } from './hub-client.js';
 import type { OutboxEntry } from './outbox.js';
-import { queuedHits, queuedLearns, sendWithin } from './queued.js';
+import { matchDocs, queuedHits, queuedLearns, sendWithin } from './queued.js';
 
 // The hub as a recall source: its ranking for the query within a deadline, limited to the
 // project's remote_scopes when it names some. Hooks run on every prompt, so they may keep an
@@ -45,8 +45,9 @@ export function hubSource(storeRoot: string, remote: RemoteConfig, opts: { deadl
         if (opts.cacheMs) writeFileDurable(file, JSON.stringify({ at: Date.now(), hits }), { mkdir: true });
         // The hub answers: what waits for it goes now, within what is left of the budget.
         const sent = await sendWithin(storeRoot, remote, opts.sendMs ?? deadlineMs - (Date.now() - startedAt));
-        const landed = sent.filter((d) => d.outcome === 'delivered' && d.answer).map((d) => ({ ...hubHitOf(d.answer!), query }));
-        return { state: 'ok', hits: withQueued(toHits(hits, remote), queuedLearns(storeRoot, remote), query, limit, landed.length ? landedHits(landed, query, limit) : []) };
+        // Those just delivered are the hub's now: shown as such when they match.
+        const landed = matchDocs(sent.flatMap((d) => (d.outcome === 'delivered' && d.answer ? [d.answer as unknown as EngramDoc] : [])), query, limit, 'hub');
+        return { state: 'ok', hits: withQueued(toHits(hits, remote), queuedLearns(storeRoot, remote), query, limit, landed) };
       } catch (err) {
         // The author's queued writes are found even when the hub is away.
         const queued = withQueued([], queuedLearns(storeRoot, remote), query, limit);
@@ -64,19 +65,6 @@ function withQueued(hub: RecallHit[], queued: OutboxEntry[], query: string, limi
   const waiting = queuedHits(queued, query, limit).filter((h) => !seen.has(h.engram.content_hash!));
   if (fresh.length === 0 && waiting.length === 0) return hub;
   return [...hub, ...fresh, ...waiting].sort((a, b) => b.score - a.score);
-}
-
-/** A write just delivered, as the hub stored it: matched against the query as a queued one would be. */
-function hubHitOf(engram: Record<string, unknown>): RemoteHit {
-  return { id: String(engram.id), statement: String(engram.statement), type: String(engram.type), scope: String(engram.scope), status: String(engram.status ?? 'active'), tags: (engram.tags as string[]) ?? [], pinned: engram.pinned === true, score: 0, ...(engram.domain ? { domain: String(engram.domain) } : {}) };
-}
-
-function landedHits(landed: Array<RemoteHit & { query: string }>, query: string, limit: number): RecallHit[] {
-  const asEntries = landed.map((h) => ({ key: h.id, url: '', method: 'POST' as const, path: '/engrams', body: { statement: h.statement, scope: h.scope, type: h.type, tags: h.tags }, queued_at: '', attempts: 0 }));
-  return queuedHits(asEntries, query, limit).map((q) => {
-    const h = landed.find((l) => l.statement === q.engram.statement)!;
-    return { ...toHits([{ ...h, score: q.score }], { url: '', token: '' })[0]!, found_by: q.found_by, ...(q.bm25 ? { bm25: q.bm25 } : {}), source: 'hub' as const };
-  });
 }
 
 function toHits(hits: RemoteHit[], remote: RemoteConfig): RecallHit[] {
