@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 
-// The admin UI's and the portal's one stylesheet and one small script, served from the hub
-// process (no front-end build). The script only improves what already works without it: dates
+// The admin UI's and the portal's one stylesheet, one small script and the icon, served from the
+// hub process (no front-end build). Commands shown to copy (a page's own <pre>) never wrap: a
+// flag cut at its hyphen would be copied wrong; they scroll instead. The script only improves what already works without it: dates
 // shown in the viewer's time zone, and a confirmation before a form marked data-confirm.
 
 const CSS = `
@@ -31,10 +32,11 @@ th { background: #eef1f5; font-weight: 600; white-space: nowrap; }
 tr:last-child td { border-bottom: none; }
 time { white-space: nowrap; }
 td select { width: auto; min-width: 6.5rem; }
-td.mono { word-break: break-all; }
+td.mono { overflow-wrap: anywhere; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .88rem; }
 pre { background: #eef1f5; padding: .75rem; border-radius: 4px; overflow-x: auto; white-space: pre-wrap; word-break: break-word; }
+main > pre { white-space: pre; word-break: normal; }
 .empty { color: var(--muted); padding: 1rem; text-align: center; }
 .muted { color: var(--muted); }
 .notice { border-left: 4px solid var(--ok); background: #eaf6ee; padding: .6rem .8rem; margin: 0 0 1rem; }
@@ -83,6 +85,9 @@ const JS = `
 })();
 `;
 
+/** The hub's icon: browsers ask for /favicon.ico on every page otherwise (a 404 in their console). */
+const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1d2430"/><path d="M9 20c2 2 4 3 7 3 3 0 5-1.5 5-4s-2-3.5-5-4-5-1.5-5-4 2-4 5-4c2.5 0 4.5 1 6 2.5" fill="none" stroke="#f0b429" stroke-width="3" stroke-linecap="round"/></svg>`;
+
 interface Asset {
   body: string;
   type: string;
@@ -90,7 +95,12 @@ interface Asset {
 }
 
 const asset = (body: string, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` });
-const ASSETS: Record<string, Asset> = { '/assets/svc.css': asset(CSS, 'text/css; charset=utf-8'), '/assets/svc.js': asset(JS, 'text/javascript; charset=utf-8') };
+const ASSETS: Record<string, Asset> = {
+  '/assets/svc.css': asset(CSS, 'text/css; charset=utf-8'),
+  '/assets/svc.js': asset(JS, 'text/javascript; charset=utf-8'),
+  '/assets/svc.svg': asset(ICON, 'image/svg+xml'),
+  '/favicon.ico': asset(ICON, 'image/svg+xml'),
+};
 
 export function registerAssetRoutes(router: Router): void {
   for (const [path, a] of Object.entries(ASSETS)) {

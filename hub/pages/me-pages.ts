@@ -147,13 +147,13 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
       section: 'me',
       body: html`<p>You need an API key: <a href="/me/api-keys">create one</a> and put it where <code>svc_sk_…</code> stands below.</p>
 <h2>The svc command (local engine, team writes pushed here)</h2>
-<pre>svc init
+<pre tabindex="0">svc init
 svc init-remote --url ${origin} --token svc_sk_…
 svc init-remote --verify</pre>
 <h2>Claude Code, straight to this hub over MCP</h2>
-<pre>claude mcp add --transport http svc-team ${origin}/mcp</pre>
+<pre tabindex="0">claude mcp add --transport http svc-team ${origin}/mcp</pre>
 <p>Claude Code signs you in through this hub in your browser the first time. With a key instead:</p>
-<pre>claude mcp add --transport http svc-team ${origin}/mcp --header "Authorization: Bearer svc_sk_…"</pre>
+<pre tabindex="0">claude mcp add --transport http svc-team ${origin}/mcp --header "Authorization: Bearer svc_sk_…"</pre>
 <h2>Any other MCP client</h2>
 <p>Streamable HTTP at <code>${origin}/mcp</code>; the older SSE transport at <code>${origin}/sse</code>. REST: <code>${origin}/api/v1/</code> (<a href="/api/v1/openapi.yaml">OpenAPI description</a>).</p>`,
     });

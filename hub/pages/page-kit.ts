@@ -86,7 +86,7 @@ export function renderPage(ctx: PageCtx, o: PageOptions): void {
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${o.title} · svc hub</title><link rel="stylesheet" href="/assets/svc.css"><script src="/assets/svc.js" defer></script></head>
+<title>${o.title} · svc hub</title><link rel="icon" href="/assets/svc.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/svc.css"><script src="/assets/svc.js" defer></script></head>
 <body>${top}<main id="main"><h1>${o.title}</h1>
 ${o.body}
 </main></body></html>

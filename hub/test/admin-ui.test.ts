@@ -310,8 +310,11 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
     ];
     const page = await context.newPage();
     const cspErrors: string[] = [];
+    // No console error at all: a missing favicon is one on every page.
+    const consoleErrors: string[] = [];
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+      if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
     });
     for (const w of WIDTHS) {
       await page.setViewportSize({ width: w.width, height: w.height });
@@ -334,6 +337,9 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
     await screenshot(anonymous, kind, 'sign-in');
     await anonymous.close();
     expect(cspErrors).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    const icon = await fetch(`${hub.url}/favicon.ico`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
   }, 180_000);
 });
 
