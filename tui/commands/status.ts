@@ -25,7 +25,8 @@ export async function run(argv: string[]): Promise<number> {
     const dense = await loadEmbedder(store.root, { download: false, progress: false });
     const vectors = store.vectorStats(model);
     // The project's hub, as svc doctor checks it (a project without one reads .svc.yaml and nothing more).
-    const remote = remoteOf(await loadProjectConfig(process.cwd()));
+    // A broken .svc.yaml is a warning here: status still reports the store.
+    const remote = await loadProjectConfig(process.cwd()).then(remoteOf, (err: Error) => (out.warn(err.message), null));
     const hub = remote ? await (await import('../../engine/remote/remote-check.js')).hubStatus(store.root, remote) : undefined;
     const vector =
       dense.state === 'ready'
