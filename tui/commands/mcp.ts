@@ -70,7 +70,12 @@ export async function run(argv: string[]): Promise<number> {
   const { server, idle } = createSvcServer({
     profile,
     version: version(),
-    context: (client) => (opening = openContext(client)),
+    // A project file or store that cannot open fails each call with its one line, and says it here too.
+    context: (client) =>
+      (opening = openContext(client).catch((err: unknown) => {
+        log(err instanceof Error ? err.message : String(err));
+        throw err;
+      })),
     afterCall: () => {
       for (const w of store?.warnings.splice(0) ?? []) log(`warning: ${w}`);
     },

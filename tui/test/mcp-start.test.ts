@@ -4,6 +4,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CLI, tempStore } from '../../engine/test/support/run-svc.js';
 import { describeProfile } from '../../engine/mcp/describe-tool.js';
 import { TOOL_PROFILES } from '../../engine/mcp/profiles.js';
@@ -94,4 +96,28 @@ process.stdout.write = (chunk, ...rest) => {
     // For the call: the tools, the dispatcher and the store.
     for (const m of ['engine/mcp/tools.js', 'engine/mcp/memory-tools.js', 'engine/mcp/dispatch.js', 'engine/store/open-store.js']) expect(after, m).toContain(m);
   }, 60_000);
+
+  it('lists its tools even when the project file is broken, and fails each call with one line naming it', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-mcp-badyaml-'));
+    writeFileSync(join(project, '.svc.yaml'), 'scope: [unclosed\n');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: project, env: { ...stringEnv(), SVC_PATH: tempStore('mcp-badyaml') }, stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (d) => (stderr += d));
+    const client = new Client({ name: 'bad-yaml', version: '0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools).toHaveLength(39);
+      const r = (await client.callTool({ name: 'svc_status', arguments: {} })) as { isError?: boolean; content: Array<{ text: string }> };
+      expect(r.isError).toBe(true);
+      expect(r.content[0]!.text).toMatch(/\.svc\.yaml is not valid YAML/);
+      expect(r.content[0]!.text).not.toMatch(/\n/);
+      expect(stderr).toMatch(/^svc mcp: .*\.svc\.yaml is not valid YAML/m);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
+
+function stringEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
