@@ -354,12 +354,21 @@ function linkBase(flags: { url?: string }, publicUrl?: string): string {
 }
 
 /** A call to the running hub's REST API as an admin (--url, --key); its refusal as one line. */
-async function askHub<T>(flags: { url?: string }, key: string, path: string, body: unknown): Promise<T> {
+async function askHub<T>(flags: { url?: string; org?: string }, key: string, path: string, body?: unknown): Promise<T> {
   const base = linkBase(flags);
   if (!flags.url) throw invalid('--key needs --url <hub>: the running hub to ask');
+  if (body !== undefined) {
+    // The key names its organization: it must be the one --org names.
+    const me = await askHub<{ org: { slug: string } }>(flags, key, '/me');
+    if (me.org.slug !== flags.org) throw invalid(`--key is a key of ${me.org.slug}, not of ${flags.org}`);
+  }
   let res: Response;
   try {
-    res = await fetch(`${base}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    res = await fetch(`${base}/api/v1${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
   } catch (err) {
     throw new SvcError('storage', `cannot reach the hub at ${base}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
   }

@@ -58,7 +58,15 @@ export class Mailer {
   constructor(private readonly settings: MailSettings) {}
 
   private open() {
-    this.transport ??= import('nodemailer').then((m) => m.default.createTransport(this.settings.smtpUrl, { disableFileAccess: true, disableUrlAccess: true }));
+    this.transport ??= import('nodemailer').then((m) => m.default.createTransport({
+        url: this.settings.smtpUrl,
+        disableFileAccess: true,
+        disableUrlAccess: true,
+        // A request waits on the send (inside its transaction): a server that stalls fails it in seconds, not minutes.
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 20_000,
+      }));
     return this.transport;
   }
 

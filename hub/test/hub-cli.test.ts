@@ -116,6 +116,8 @@ describe('svc hub', () => {
       expect(again.stderr).toMatch(/^svc: the hub at .* refused: bob has had a key or a sign-in already/);
       const ghost = await svc(['hub', 'login-link', '--org', 'acme', '--user', 'ghost', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
       expect(ghost.stderr).toMatch(/no user ghost/);
+      const otherOrg = await svc(['hub', 'login-link', '--org', 'beta', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
+      expect(otherOrg.stderr).toBe('svc: --key is a key of acme, not of beta\n');
       expect((await svc(['hub', 'invite', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(/usage: svc hub invite --org <slug> --email <address>/);
     } finally {
       expect(await hub.stop()).toBe(0);
