@@ -4,7 +4,7 @@ import { invalid } from '../errors.js';
 import { editDistance, terminalSafe } from '../text.js';
 import type { ReconcileMode } from '../store/local-store.js';
 import type { LocalBackend } from '../store/local-backend.js';
-import { resolveStoreRoot } from '../store/store-root.js';
+import { existingStoreRoot, resolveStoreRoot } from '../store/store-root.js';
 import { openStoreSpan } from '../store/open-store.js';
 import type { StoreSpan } from '../store/multi-store.js';
 
@@ -109,16 +109,20 @@ export function parseArgs<F extends FlagSpecs>(argv: string[], help: string, fla
     }
   }
   const { tokens } = nodeParseArgs({ args: shielded, options, strict: false, allowPositionals: true, tokens: true });
+  // --help (or --version) wins wherever it stands, over any mistake beside it: `--help --bogus` is help.
+  let wants: string | undefined;
+  for (const t of tokens) {
+    if (t.kind !== 'option') continue;
+    if (t.name === 'help' || t.name === 'version') wants ??= t.name;
+    else if (!t.inlineValue && (t.value === '--help' || t.value === '--version')) wants ??= t.value.slice(2); // `--scope --help`
+  }
+  if (wants === 'help') exitWith(formatHelp(help + '\n' + GLOBAL_HELP));
+  if (wants === 'version') exitWith(svcVersion() + '\n');
   const input: string[] = [];
   const values: Record<string, unknown> = {};
-  let wants: 'help' | 'version' | undefined;
   for (const token of tokens) {
     if (token.kind === 'positional') input.push(unshield(token.value));
     if (token.kind !== 'option') continue;
-    if (token.name === 'help' || token.name === 'version') {
-      wants ??= token.name;
-      continue;
-    }
     const named = keyOf.get(token.name);
     if (!named) {
       const near = closest(token.name, [...keyOf.keys(), 'help', 'version'].filter((k) => !/[A-Z]/.test(k)));
@@ -130,8 +134,6 @@ export function parseArgs<F extends FlagSpecs>(argv: string[], help: string, fla
     else if (named.key in values) throw invalid(`${token.rawName} is given more than once (see --help)`);
     else values[named.key] = value;
   }
-  if (wants === 'help') exitWith(formatHelp(help + '\n' + GLOBAL_HELP));
-  if (wants === 'version') exitWith(svcVersion() + '\n');
   for (const [key, spec] of Object.entries(all)) {
     if (key in values) continue;
     if (spec.isMultiple) values[key] = [];
@@ -186,6 +188,27 @@ export function closest(word: string, candidates: string[]): string | undefined 
 }
 
 
+/**
+ * Commands that may create the store they are pointed at: they add to it. Every other command
+ * (list, recall, inject, status, forget...) needs what a store holds, so a --path or SVC_PATH that
+ * does not exist is an error naming it (see existingStoreRoot).
+ */
+const CREATING_COMMANDS = new Set(['learn', 'capture', 'ingest', 'session', 'sync', 'packs', 'mcp', 'import', 'init', 'init-remote', 'stores', 'migrate', 'models']);
+
+/**
+ * The svc command this process runs (`svc --json list` runs list), or undefined when svc's
+ * entry point is not what runs (a command called in-process): then the store is created as before.
+ */
+export function invokedCommand(argv: readonly string[] = process.argv): string | undefined {
+  if (!/(^|[\\/])(cli\.js|svc)$/.test(argv[1] ?? '')) return undefined;
+  for (let i = 2; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--path') i++;
+    else if (!/^--(no-)?(json|quiet|fast)$/.test(a) && !a.startsWith('--path=')) return a;
+  }
+  return undefined;
+}
+
 /** Opens the store the flags name (see openStoreSpan) and prints its warnings. */
 export async function openStore(
   flags: { path?: string },
@@ -193,17 +216,33 @@ export async function openStore(
   out: Output,
   opts: { span?: StoreSpan } = {},
 ): Promise<LocalBackend> {
-  const store = await openStoreSpan(resolveStoreRoot(flags.path), reconcile, opts.span);
+  const command = invokedCommand();
+  const root = command === undefined || CREATING_COMMANDS.has(command) ? resolveStoreRoot(flags.path) : existingStoreRoot(flags.path);
+  const store = await openStoreSpan(root, reconcile, opts.span);
   for (const w of store.warnings.splice(0)) out.warn(w);
   return store;
 }
 
-/** The positional text, or stdin when there is none and stdin is not a terminal; stdin must be UTF-8 text. */
-export async function textArgument(input: string[], what: string): Promise<string> {
+/**
+ * The positional text, or stdin when there is none and stdin is not a terminal; stdin must be
+ * UTF-8 text. With `max`, text longer than `max` characters is refused, and stdin is read no
+ * further than that could need: 100 MB piped into `svc learn` costs a few kilobytes, not 900 MB.
+ */
+export async function textArgument(input: string[], what: string, max?: number): Promise<string> {
   let text = input.join(' ');
   if (text.trim() === '' && !process.stdin.isTTY) {
+    // A character is at most 4 bytes; the slack is room for surrounding blank lines.
+    const byteCap = max === undefined ? Infinity : max * 4 + 4096;
     const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    let bytes = 0;
+    for await (const chunk of process.stdin) {
+      chunks.push(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+      if (bytes > byteCap) {
+        process.stdin.destroy();
+        throw tooLong(what, max!);
+      }
+    }
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
     } catch {
@@ -213,8 +252,12 @@ export async function textArgument(input: string[], what: string): Promise<strin
   }
   text = text.trim();
   if (text === '') throw invalid(`${what} is missing: pass it as an argument or on stdin`);
+  if (max !== undefined && text.length > max) throw tooLong(what, max, text.length);
   return text;
 }
+
+const tooLong = (what: string, max: number, got?: number) =>
+  invalid(`${what} is too long: at most ${max} characters (got ${got === undefined ? 'more' : got})`);
 
 /** Counts and limits: whole numbers from 1 to a million (larger ones mean a typo, and overflow SQLite). */
 export function positiveInt(value: number | undefined, flag: string, fallback: number, max = 1_000_000): number {

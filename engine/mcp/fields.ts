@@ -9,10 +9,10 @@ import { MAX_STATEMENT_CHARS } from '../ops/edit.js';
 // list is bounded, at the caps of the hub's REST API (hub/openapi/openapi.yaml): the work a call
 // makes (tokenizing a query, ranking its terms) must not grow with whatever fits in a message.
 
-/** A search query (REST: recall's query). */
-export const QUERY_MAX = 2000;
-/** A task, a rationale, a summary line (REST: inject's task, an engram's rationale). */
-export const TASK_MAX = 4000;
+// A search query (REST: recall's query); a task, a rationale, a summary line (REST: inject's
+// task, an engram's rationale). Defined with the CLI's, in one place.
+import { QUERY_MAX, TASK_MAX } from '../search/query-limits.js';
+export { QUERY_MAX, TASK_MAX };
 /** Text handed in to extract from (svc_ingest's content). */
 export const CONTENT_MAX = 100_000;
 

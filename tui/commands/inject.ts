@@ -2,6 +2,7 @@ import { inject } from '../../engine/ops/inject.js';
 import { checkBudget, DEFAULT_INJECT_BUDGET } from '../../engine/ops/inject-budget.js';
 import { recordInjection } from '../../engine/ops/history.js';
 import { makeOutput, openStore, parseArgs, textArgument } from '../../engine/cli/cli-kit.js';
+import { TASK_MAX } from '../../engine/search/query-limits.js';
 import { embedderFor } from '../embedding.js';
 import { teamSource, warnSources } from '../team-memory.js';
 import { rerankerSetting } from '../../engine/rerank/reranker.js';
@@ -26,7 +27,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   const out = makeOutput(cli.flags);
   const budget = checkBudget(cli.flags.budget ?? DEFAULT_INJECT_BUDGET, '--budget');
-  const task = await textArgument(cli.input, 'the task');
+  const task = await textArgument(cli.input, 'the task', TASK_MAX);
   const store = await openStore(cli.flags, 'fast', out);
   try {
     const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });

@@ -6,6 +6,7 @@ import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
 import type { DualCoding, EngramType, KnowledgeAnchor, Visibility } from '../../engine/model/engram-schema.js';
 import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgument } from '../../engine/cli/cli-kit.js';
+import { MAX_STATEMENT_CHARS } from '../../engine/ops/edit.js';
 import { embedderFor } from '../embedding.js';
 import { secretsIn } from '../../engine/model/secret-guard.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
@@ -58,7 +59,7 @@ export async function run(argv: string[]): Promise<number> {
     const bad = checkScope(f.scope);
     if (bad) throw invalid(bad);
   }
-  const statement = await textArgument(cli.input, 'the statement');
+  const statement = await textArgument(cli.input, 'the statement', MAX_STATEMENT_CHARS);
   const project = await loadProjectConfig(process.cwd());
   const remote = remoteOf(project);
 

@@ -3,6 +3,7 @@ import { DEFAULT_RECALL_LIMIT, recall } from '../../engine/ops/recall.js';
 import { engramLine } from '../format.js';
 import { recallHitJson } from '../../engine/ops/result-json.js';
 import { makeOutput, openStore, parseArgs, positiveInt, textArgument } from '../../engine/cli/cli-kit.js';
+import { QUERY_MAX } from '../../engine/search/query-limits.js';
 import { embedderFor } from '../embedding.js';
 import { teamSource, warnSources } from '../team-memory.js';
 import { rerankerSetting } from '../../engine/rerank/reranker.js';
@@ -27,7 +28,7 @@ export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, { limit: { type: 'number' } });
   const out = makeOutput(cli.flags);
   const limit = positiveInt(cli.flags.limit, 'limit', DEFAULT_RECALL_LIMIT);
-  const query = await textArgument(cli.input, 'the query');
+  const query = await textArgument(cli.input, 'the query', QUERY_MAX);
   const store = await openStore(cli.flags, 'fast', out);
   try {
     const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });

@@ -72,6 +72,7 @@ function writeEngram(store: string, doc: Record<string, unknown>): void {
 /** An existing, empty store. */
 async function initStore(): Promise<string> {
   const store = tempStore();
+  mkdirSync(store); // a read-only command opens an existing folder only
   await ok(store, ['status']);
   return store;
 }
@@ -149,7 +150,7 @@ describe.concurrent('help, version and usage errors', () => {
   it('reports an unusable store path in one line, exit 1', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'svc-file-')), 'plain-file');
     writeFileSync(file, 'not a folder');
-    const e = await fails(join(file, 'store'), ['status']);
+    const e = await fails(join(file, 'store'), ['learn', 'Use pnpm']);
     expect(e.kind).toBe('storage');
     expect(e.message).toMatch(/^cannot create the folder .*\/plain-file\/store: ENOTDIR/);
   });
@@ -686,6 +687,7 @@ describe.concurrent('promote', () => {
 describe.concurrent('status', () => {
   it('reports counts and the storage root', async () => {
     const store = tempStore();
+    mkdirSync(store); // an empty folder is an empty store
     expect(await ok(store, ['status'])).toMatchObject({
       storage_root: store,
       engrams: 0,
