@@ -5,6 +5,8 @@ import { polarityOf } from '../model/polarity.js';
 import { recall, type RecallResult, type RecallSources, type RerankSetting, type TeamSource } from './recall.js';
 import { checkBudget, DEFAULT_INJECT_BUDGET } from './inject-budget.js';
 import { terminalSafe } from '../text.js';
+import { hasContentTerms } from '../search/fts-query.js';
+import { withoutInstructionWords } from '../search/stop-words.js';
 
 
 export const LEARNING_PROTOCOL = `## LEARNING PROTOCOL
@@ -82,11 +84,14 @@ const HEADINGS: Record<Block, string> = {
 export async function inject(backend: EngramBackend, task: string, opts: InjectOptions = {}): Promise<InjectResult> {
   const budget = checkBudget(opts.budget ?? DEFAULT_INJECT_BUDGET);
   const now = opts.now ?? new Date();
-  // No task (a session starting cold): only pinned engrams qualify.
+  // What the task is about: its words without "use" and "please", which match engrams of any
+  // topic. No task (a session starting cold), or one of stop words only ("do it now"): only
+  // pinned engrams qualify; whatever such words match is no match.
+  const query = withoutInstructionWords(task);
   const found: RecallResult =
-    task.trim() === ''
+    !hasContentTerms(query)
       ? { query: task, legs: { bm25: 'ran', vector: 'skipped' }, hits: [] }
-      : await recall(backend, task, { limit: POOL, fast: opts.fast, embedder: opts.embedder, reranker: opts.reranker, now, ...(opts.team ? { team: opts.team } : {}) });
+      : await recall(backend, query, { limit: POOL, fast: opts.fast, embedder: opts.embedder, reranker: opts.reranker, now, ...(opts.team ? { team: opts.team } : {}) });
 
   // `rank`: the place in recall's order (a reranker's, when one ran); pinned engrams come first.
   const picked = new Map<string, { engram: EngramDoc; score: number | null; rank: number }>();
@@ -108,8 +113,11 @@ export async function inject(backend: EngramBackend, task: string, opts: InjectO
     }
   }
 
+  // Pinned first, then best score first: merged rankings (a hub's) and successors taking their
+  // predecessor's place do not come in score order. A reranker's order is kept: it judged better.
   const ordered = [...picked.values()].filter(({ engram }) => inValidityWindow(engram, now));
-  ordered.sort((a, b) => a.rank - b.rank);
+  const byScore = found.reranker?.state !== 'ran';
+  ordered.sort((a, b) => (a.score === null ? 0 : 1) - (b.score === null ? 0 : 1) || (byScore ? (b.score ?? 0) - (a.score ?? 0) : 0) || a.rank - b.rank);
 
   const blocks: InjectResult['blocks'] = { directives: [], constraints: [], also_consider: [] };
   const protocol = opts.withProtocol !== false && estimateTokens(LEARNING_PROTOCOL) <= budget / 2;

@@ -195,14 +195,20 @@ async function localRecall(backend: EngramBackend, query: string, opts: RecallOp
   return { query, legs, hits: reranked.hits, reranker: reranked.reranker };
 }
 
-/** Scores hits (relevance, best = 1, times the lifecycle factor, kept in `factors`) and sorts them best first. */
+/**
+ * Scores hits (relevance times the lifecycle factor, kept in `factors`) and sorts them best first.
+ * The factor can lift a match above 1 (pinned, praised): scores are divided by the best one, so
+ * the best scores 1, as documented, and the order is the factors' order.
+ */
 function shape(hits: RecallHit[], relevance: ReadonlyMap<string, number>, factors: Map<string, number>, now: number): void {
   const factor = (e: EngramDoc): number => {
     let f = factors.get(e.id);
     if (f === undefined) factors.set(e.id, (f = lifecycleFactor(e, now)));
     return f;
   };
-  for (const h of hits) h.score = round(relevance.get(h.engram.id)! * factor(h.engram), 4);
+  const raw = hits.map((h) => relevance.get(h.engram.id)! * factor(h.engram));
+  const top = Math.max(...raw, 0);
+  hits.forEach((h, i) => (h.score = round(top > 0 ? raw[i]! / top : 0, 4)));
   hits.sort((a, b) => b.score - a.score || factor(b.engram) - factor(a.engram) || byCodeUnit(a.engram.id, b.engram.id));
 }
 

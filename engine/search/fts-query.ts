@@ -78,6 +78,20 @@ function wordUnits(word: string, name: boolean, stop: boolean, mode: 'any' | 'al
 }
 
 function queryUnits(text: string, mode: 'any' | 'all'): Unit[] {
+  const units = allUnits(text, mode);
+  const content = units.filter((u) => !u.stop);
+  return content.length > 0 ? content : units;
+}
+
+/**
+ * Whether the text has a word that is no stop word. Recall still searches a query of stop words
+ * only (a user may look up "will"); injection does not: a prompt's stop words match anything.
+ */
+export function hasContentTerms(text: string): boolean {
+  return allUnits(text, 'any').some((u) => !u.stop);
+}
+
+function allUnits(text: string, mode: 'any' | 'all'): Unit[] {
   const folded = foldText(text);
   const p = textPatterns(folded);
   const shouting = !p.lower.test(folded);
@@ -103,8 +117,7 @@ function queryUnits(text: string, mode: 'any' | 'all'): Unit[] {
     }
     if (compound) units.push({ alts: [joinCompound(chunk).toLowerCase()], weight: 1, stop: false });
   }
-  const content = units.filter((u) => !u.stop);
-  return content.length > 0 ? content : units;
+  return units;
 }
 
 const quote = (phrase: string): string => `"${phrase.replace(/"/g, '""')}"`;

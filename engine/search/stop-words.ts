@@ -25,3 +25,15 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 export function isStopWord(lowercased: string): boolean {
   return STOP_WORDS.has(lowercased);
 }
+
+// Words of an instruction rather than of its topic: prompts are full of them ("use a transaction",
+// "please add"), and so are engrams ("Use pnpm, never npm"), so a match on them alone pulled
+// unrelated engrams into an injection. Injection drops them from its task before it recalls;
+// recall keeps them (in a question such as "How does Jon use the clipboard?" they carry meaning),
+// and the index keeps them.
+const INSTRUCTION_WORDS = /(?<![\p{L}\p{N}_'-])(?:use|uses|using|please)(?![\p{L}\p{N}_'-])/giu;
+
+/** The text without its instruction words (see above). */
+export function withoutInstructionWords(text: string): string {
+  return text.replace(INSTRUCTION_WORDS, ' ');
+}
