@@ -1,7 +1,6 @@
 import type { EmbedderState } from '../engine/embed/embedder.js';
 import type { LocalBackend } from '../engine/store/local-backend.js';
 import type { Output } from '../engine/cli/cli-kit.js';
-import { oneLine } from '../engine/text.js';
 
 // The dense leg for a command. Loading the model costs real time, so `--fast` never touches
 // it, and learn only uses a model already on disk (the download belongs to the first hybrid
@@ -17,14 +16,19 @@ export async function embedderFor(
   const { loadEmbedder } = await import('../engine/embed/fastembed-embedder.js');
   if (!opts.download && !modelPresent(store.root, selectedModel())) return undefined;
   const state = await loadEmbedder(store.root, { download: opts.download, progress: process.stderr.isTTY === true });
-  // One short line, and not again while a failed download waits for its next try (hourly):
-  // JSON output (legs.vector_reason) and svc doctor carry the whole story.
-  if (state.state === 'unavailable' && state.retryAt === undefined && opts.warn && process.stderr.isTTY) {
-    const failed = downloadFailure(store.root, state.model); // written by the attempt that just failed
+  // One short line on a terminal: why, the first time (not again while a failed download waits
+  // for its next try, hourly), then only that vectors are off and how to turn them on. JSON
+  // output (legs.vector_reason) and svc doctor carry the whole story.
+  if (state.state === 'unavailable' && opts.warn && process.stderr.isTTY) {
+    const { clip, switchedOff, vectorsOffLine } = await import('../engine/embed/vectors-off.js');
+    // Written by the attempt that just failed (SVC_EMBED=off makes none, but an old one may be there).
+    const failed = state.retryAt === undefined && !switchedOff(state.reason) ? downloadFailure(store.root, state.model) : undefined;
     out.warn(
-      failed
-        ? `BM25 only: the embedding model did not download (${oneLine(failed.error, 80)}); next try in an hour, or now with svc models pull`
-        : `vector search unavailable, BM25 only: ${oneLine(state.reason, 160)}`,
+      state.retryAt !== undefined
+        ? vectorsOffLine()
+        : failed
+          ? vectorsOffLine(`the model did not download: ${clip(failed.error, 60)}; next try in an hour`, Infinity)
+          : vectorsOffLine(state.reason),
     );
   }
   return state;

@@ -43,7 +43,7 @@ export async function loadEmbedder(storeRoot: string, opts: LoadOptions): Promis
 
   if (modelPresent(storeRoot, model)) return once(opened, key, () => open(model, folder), (s) => s.state === 'ready');
   if (!opts.download) {
-    return unavailable(model, `model ${model} is not in ${folder}; run a hybrid recall with network access or place the model folder there by hand`);
+    return unavailable(model, `model ${model} is not in ${folder} yet`);
   }
   const failed = downloadFailure(storeRoot, model);
   if (failed) {

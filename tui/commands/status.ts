@@ -20,7 +20,11 @@ export async function run(argv: string[]): Promise<number> {
     const { readConflicts } = await import('../../engine/store/sync-conflicts.js');
     const conflicts = readConflicts(store.root).conflicts.map(({ id, path, engram_id, fields }) => ({ id, path, engram_id, fields }));
     // Probe the model for real (no download): a broken model must show here, not only in recall.
-    const [{ loadEmbedder }, { selectedModel }] = await Promise.all([import('../../engine/embed/fastembed-embedder.js'), import('../../engine/embed/model-layout.js')]);
+    const [{ loadEmbedder }, { selectedModel }, { vectorsOffLine }] = await Promise.all([
+      import('../../engine/embed/fastembed-embedder.js'),
+      import('../../engine/embed/model-layout.js'),
+      import('../../engine/embed/vectors-off.js'),
+    ]);
     const model = selectedModel();
     const dense = await loadEmbedder(store.root, { download: false, progress: false });
     const vectors = store.vectorStats(model);
@@ -54,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
         `Injection events  ${stats.injection_events}`,
         dense.state === 'ready'
           ? `Search            hybrid: BM25 + ${model} (${vectors.vectors} vectors, ${vectors.pending} waiting)`
-          : `Search            BM25 only: vectors unavailable (${dense.reason})`,
+          : `Search            ${vectorsOffLine(dense.reason, Infinity)}`,
         `Id prefix         ${report.id_prefix}`,
       ];
       if (hub) {

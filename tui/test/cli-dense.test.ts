@@ -70,7 +70,7 @@ function onTerminal(store: string, args: string[], env: NodeJS.ProcessEnv = {}):
 }
 
 describe.skipIf(!hasScript)('after a failed model download', () => {
-  it('a terminal is told once, in one short line, not on every recall until the next try; svc models pull tries now', async () => {
+  it('a terminal is told why once, in one short line cut at a word, then on every recall that vectors are off and how to turn them on', async () => {
     const store = tempStore('dense-failed');
     await svc(['learn', 'Use pnpm in the monorepo'], { store });
     const warnings = (text: string) => text.split('\n').filter((l) => /BM25 only/.test(l));
@@ -79,15 +79,18 @@ describe.skipIf(!hasScript)('after a failed model download', () => {
     expect(failing).toContain('Use pnpm in the monorepo');
     expect(warnings(failing)).toHaveLength(1);
     expect(warnings(failing)[0]!.length).toBeLessThanOrEqual(220);
-    expect(warnings(failing)[0]).toMatch(/next try in an hour, or now with svc models pull/);
+    expect(warnings(failing)[0]).toMatch(/^svc: warning: vectors off, BM25 only \(the model did not download: 127\.0\.0\.1:9 could not be reached .*; next try in an hour\): turn them on: svc models pull \(offline: svc models import <folder>\)$/);
 
-    const quiet = onTerminal(store, ['recall', 'pnpm'], NOWHERE);
-    expect(quiet).toContain('Use pnpm in the monorepo');
-    expect(quiet).not.toMatch(/unavailable|BM25 only|download/);
+    const later = onTerminal(store, ['recall', 'pnpm'], NOWHERE);
+    expect(later).toContain('Use pnpm in the monorepo');
+    expect(warnings(later)).toEqual(['svc: warning: vectors off, BM25 only: turn them on: svc models pull (offline: svc models import <folder>)']);
     // JSON still says why the vector leg did not run, and when it is tried again.
     const json = await svcJson(['recall', 'pnpm'], { store, env: NOWHERE });
     expect(json.data.legs).toMatchObject({ vector: 'unavailable' });
     expect(json.data.legs.vector_reason).toMatch(/failed at .*; next try after .*\(svc models pull tries now\)/);
+    // The short line cuts the error at a word, never inside one (it cut "bge-small-en-v1.5-…").
+    const cut = /could not be reached (.*?)…/.exec(warnings(failing)[0]!)![1]!;
+    expect(json.data.legs.vector_reason).toContain(`could not be reached ${cut} `);
 
     const pulled = await svc(['models', 'pull', '--no-json'], { store, env: NOWHERE });
     expect(pulled.code).toBe(1);
