@@ -166,6 +166,8 @@ export interface McpEntry {
   command: string;
   args: string[];
   env?: Record<string, string>;
+  /** Claude Code waits for this server before its first model request, `claude -p` included. */
+  alwaysLoad?: boolean;
 }
 
 /**
@@ -177,7 +179,9 @@ export interface McpEntry {
 export function mcpEntry(host: 'claude-code' | 'cursor' | 'desktop', home = homedir()): McpEntry {
   switch (host) {
     case 'claude-code':
-      return { type: 'stdio', command: `\${HOME}/${SHIM_FROM_HOME}`, args: ['mcp'] };
+      // alwaysLoad: in print mode Claude Code sends its first request with only the tools of the
+      // servers that answered by then; with it, it waits for svc (at most MCP_CONNECT_TIMEOUT_MS).
+      return { type: 'stdio', command: `\${HOME}/${SHIM_FROM_HOME}`, args: ['mcp'], alwaysLoad: true };
     case 'cursor':
       return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], env: { ...CURSOR_MCP_ENV } };
     case 'desktop':
@@ -190,7 +194,7 @@ export function isCurrentMcpEntry(entry: unknown, host: 'claude-code' | 'cursor'
   if (typeof entry !== 'object' || entry === null) return false;
   const want = mcpEntry(host, home);
   const e = entry as Record<string, unknown>;
-  return e.command === want.command && JSON.stringify(e.args) === JSON.stringify(want.args);
+  return e.command === want.command && JSON.stringify(e.args) === JSON.stringify(want.args) && (want.alwaysLoad === undefined || e.alwaysLoad === want.alwaysLoad);
 }
 
 // ------------------------------------------------------------------ the shim

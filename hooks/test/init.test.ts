@@ -89,7 +89,7 @@ function svcHooksByEvent(settings: any): Record<string, string[]> {
 }
 
 const SHIM_CMD = '"$HOME/.svc/bin/svc-hook"';
-const MCP_CLAUDE = { type: 'stdio', command: '${HOME}/.svc/bin/svc-hook', args: ['mcp'] };
+const MCP_CLAUDE = { type: 'stdio', command: '${HOME}/.svc/bin/svc-hook', args: ['mcp'], alwaysLoad: true };
 
 describe('svc init', () => {
   it('wires Claude Code in the project: shim, synchronous hooks, MCP server, approval; no file names this machine', async () => {
