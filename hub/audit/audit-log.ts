@@ -203,6 +203,8 @@ export interface AuditQuery {
   /** Rows after this sequence number (pagination); with `newestFirst`, rows before it. */
   after?: number;
   newestFirst?: boolean;
+  /** Leave out reads: GETs, the actions named here (reads by POST or MCP), and the audit writer's own markers. */
+  changesOnly?: { reads: readonly string[] };
   limit: number;
 }
 
@@ -213,6 +215,10 @@ export async function queryAudit(db: Queryable, org: Org, f: AuditQuery): Promis
   if (f.resource) w.add('resource = ?', f.resource);
   if (f.from) w.add('at >= ?', f.from);
   if (f.to) w.add('at <= ?', f.to);
+  if (f.changesOnly) {
+    w.raw("action NOT LIKE 'GET %' AND action NOT LIKE 'audit.writer.%'");
+    w.add('action <> ALL (?::text[])', [...f.changesOnly.reads]);
+  }
   if (f.after !== undefined) w.add(f.newestFirst ? 'seq < ?' : 'seq > ?', f.after);
   const r = await db.query<AuditRow>(
     `SELECT seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash FROM ${ident(org.schema)}.audit_log

@@ -166,7 +166,7 @@ export function registerCredentialPages(router: PageRouter, api: ApiClient): voi
 <label>Issuer (OIDC), base URL (GitHub Enterprise, self-managed GitLab) or IdP entity ID (SAML) <input type="url" name="issuer"></label>
 <label>Client ID <input type="text" name="client_id" autocomplete="off"></label>
 <label>Client secret <input type="password" name="client_secret" autocomplete="new-password"></label>
-<label>SAML: IdP metadata XML (instead of the three fields below) <textarea name="idp_metadata" rows="3"></textarea></label>
+<label>SAML: IdP metadata XML (instead of the entity ID above and the two fields below) <textarea name="idp_metadata" rows="3"></textarea></label>
 <label>SAML: single sign-on URL <input type="url" name="sso_url"></label>
 <label>SAML: signing certificate (PEM) <textarea name="idp_cert" rows="3"></textarea></label>
 <label>Allowed e-mail domains (comma-separated; empty: any verified address) <input type="text" name="allowed_domains"></label>

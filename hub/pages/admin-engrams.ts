@@ -113,7 +113,7 @@ async function packUpload(ctx: PageCtx): Promise<{ body: Buffer; contentType: st
 
 export function registerEngramPages(router: PageRouter, api: ApiClient): void {
   router.get('/admin/', async (ctx) => {
-    const [ins, recent] = await Promise.all([api.get<Insights>(ctx, '/admin/insights'), api.get<{ items: AuditRow[] }>(ctx, '/admin/audit?order=desc&limit=10')]);
+    const [ins, recent] = await Promise.all([api.get<Insights>(ctx, '/admin/insights'), api.get<{ items: AuditRow[] }>(ctx, '/admin/audit?order=desc&limit=10&changes=true')]);
     renderPage(ctx, {
       title: 'Overview',
       section: 'admin',
@@ -122,9 +122,9 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
 <dt>Never used</dt><dd>${ins.never_used} <span class="muted">(live, never injected, hit or rated)</span></dd><dt>Stale</dt><dd>${ins.stale} <span class="muted">(not used in 90 days)</span></dd>
 <dt>Feedback</dt><dd>${ins.feedback.positive} positive, ${ins.feedback.negative} negative, ${ins.feedback.neutral} neutral</dd></dl></section>`,
         html`<div class="stats">${counts('By status', ins.by_status)}${counts('By type', ins.by_type)}${counts('By scope', ins.by_scope)}</div>`,
-        html`<h2>Recent activity</h2>`,
-        table(AUDIT_HEADERS, auditRows(recent.items), 'Nothing has happened yet.'),
-        html`<p><a href="/admin/audit">The whole audit log</a></p>`,
+        html`<h2>Recent changes</h2>`,
+        table(AUDIT_HEADERS, auditRows(recent.items), 'Nothing has changed yet.'),
+        html`<p><a href="/admin/audit">The whole audit log</a> (reads and page views included)</p>`,
       ],
     });
   });

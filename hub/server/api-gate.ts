@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { EmbedderProvider } from '../../engine/backend.js';
 import type { HubState } from '../contracts.js';
 import { openOrgBackend } from '../data/pg-backend.js';
+import { ALL_TOOLS } from '../../engine/mcp/tools.js';
 import { Policy } from '../access/policy.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { toProblem } from './problem.js';
@@ -15,6 +16,11 @@ import type { RerankSetting } from '../../engine/ops/recall.js';
 
 /** POST routes that only read: searching and exporting change nothing. */
 const READ_POSTS = new Set(['/api/v1/recall', '/api/v1/recall/bm25', '/api/v1/inject', '/api/v1/packs/export']);
+
+/** The audit actions of calls that change nothing besides GETs: the read POSTs and the read-only MCP tools. */
+export function readActions(): string[] {
+  return [...[...READ_POSTS].map((p) => `POST ${p}`), ...ALL_TOOLS.filter((t) => t.readOnly).map((t) => `MCP ${t.name}`)];
+}
 
 export function isWrite(method: string, path: string): boolean {
   if (method === 'POST') return !READ_POSTS.has(path.replace(/\/+$/, ''));

@@ -46,6 +46,22 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     expect((await hub.request('DELETE', `/admin/groups/eng/members/${gus.id}`, { token: eve.key, template: '/admin/groups/{id}/members/{user_id}' })).status).toBe(403);
   });
 
+  it('answers only the calls that changed something with changes=true, as the overview lists them', async () => {
+    const marker = `Changes-only probe ${Date.now()}`;
+    await hub.request('GET', '/me', { token: acme.adminKey });
+    await hub.request('POST', '/recall', { token: acme.adminKey, body: { query: 'probe' } });
+    const made = await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: marker, scope: 'org:acme' } });
+    await hub.running.hub.audit.drain();
+    const changes = await hub.request('GET', '/admin/audit?order=desc&limit=50&changes=true', { token: acme.adminKey, template: '/admin/audit' });
+    expect(changes.status).toBe(200);
+    const actions = changes.body.items.map((r: { action: string }) => r.action);
+    expect(actions).toContain('POST /api/v1/engrams');
+    expect(actions.filter((a: string) => /^GET |^audit\.writer\.|^POST \/api\/v1\/recall$/.test(a))).toEqual([]);
+    expect(changes.body.items.find((r: { resource: string }) => r.resource === `engram:${made.body.id}`)).toBeDefined();
+    const all = await hub.request('GET', '/admin/audit?order=desc&limit=50', { token: acme.adminKey });
+    expect(all.body.items.map((r: { action: string }) => r.action)).toEqual(expect.arrayContaining(['GET /api/v1/me', 'POST /api/v1/recall']));
+  });
+
   it('verifies the audit chain on demand, naming the first edited row, and pages the log newest first', async () => {
     for (let i = 0; i < 5; i++) await hub.request('GET', '/me', { token: acme.adminKey });
     const ok = await hub.request('GET', '/admin/audit/verify', { token: acme.adminKey, template: '/admin/audit/verify' });

@@ -34,6 +34,7 @@ import { invitePerson, type InviteInput } from '../../admin/provision.js';
 import { createLoginLink, LINK_MINUTES, linkPath } from '../../login/login-links.js';
 import { invitationMessage, MailFailed, sendMail, signInLinkMessage, type Message } from '../../mail/mailer.js';
 import { decodeCursor, decodeSeqCursor, encodeCursor, isoQuery, pageLimit, queryText, requireAdmin, type Ctx } from './route-kit.js';
+import { readActions } from '../api-gate.js';
 
 // Who am I (/me, my keys, this token), the admin routes (users, groups and members, API keys,
 // invitations, audit, insights), and redeeming an invitation (public).
@@ -280,6 +281,7 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
       to: isoQuery(ctx, 'to'),
       after: decodeSeqCursor(ctx),
       newestFirst: auditOrder(ctx) === 'desc',
+      ...(queryText(ctx, 'changes') === 'true' ? { changesOnly: { reads: readActions() } } : {}),
       limit,
     });
     ctx.body = paged(rows, limit, (r) => r.seq);
