@@ -12,12 +12,40 @@ export const SCREENSHOTS = join(process.cwd(), 'test-artifacts', 'screenshots');
 
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set SVC_CHROMIUM`);
+  closeOnExit();
   // Without the background-networking flags Chromium keeps calling home, which this closed
   // network refuses (and slows everything down).
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    // Our handlers below close the browser and then end this process too.
+    handleSIGINT: false,
+    handleSIGTERM: false,
   });
+  open.add(browser);
+  browser.on('disconnected', () => open.delete(browser));
+  return browser;
+}
+
+const open = new Set<Browser>();
+let installed = false;
+
+/**
+ * After Ctrl-C of a test run, a worker and its Chromium stayed behind. A signal, or the test
+ * runner going away (a forked worker's IPC channel closes), now closes every browser this
+ * process launched and ends the process.
+ */
+function closeOnExit(): void {
+  if (installed) return;
+  installed = true;
+  const end = (code: number) => () => {
+    const closing = Promise.allSettled([...open].map((b) => b.close()));
+    // A browser that does not answer must not keep the process: give up after 5 s.
+    void Promise.race([closing, new Promise((r) => setTimeout(r, 5000).unref())]).finally(() => process.exit(code));
+  };
+  process.once('SIGINT', end(130));
+  process.once('SIGTERM', end(143));
+  process.once('disconnect', end(1));
 }
 
 const axeSource: string = (createRequire(import.meta.url)('axe-core') as { source: string }).source;

@@ -40,8 +40,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await pg.close();
     project.provide('postgresTemplate', template);
   }
+  let done: Promise<void> | undefined;
+  const teardown = (): Promise<void> =>
+    (done ??= (async () => {
+      rmSync(root, { recursive: true, force: true });
+      if (template) await adminQuery(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    })());
+  // Ctrl-C or a kill of the test run ends vitest without its teardown: the template database
+  // stayed behind. Drop it on the way out; the workers' IPC channel closes with this process,
+  // and browser.ts closes their browsers then.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    void teardown()
+      .catch(() => undefined)
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   return async () => {
-    rmSync(root, { recursive: true, force: true });
-    if (template) await adminQuery(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await teardown();
   };
 }
