@@ -44,8 +44,7 @@ export function engramListLines(list: EngramList, searching: boolean, width: num
     const tail = `${count} `;
     lines.push({ text: fit('/ to search (BM25)', Math.max(1, width - displayWidth(tail))) + tail, style: 'dim' });
   }
-  const scopeW = width >= 70 ? 12 : 8;
-  const domainW = width >= 70 ? 16 : 0;
+  const { scopeW, domainW } = columnWidths(page?.rows ?? [], width);
   const visible = (page?.rows ?? []).slice(nav.offset, nav.offset + rows).map((r) => {
     const marks = `${STATUS_MARK[r.status] ?? '?'}${r.pinned ? '*' : ' '}`;
     const cols = [marks, TYPE_ABBR[r.type] ?? fit(r.type, 3), fit(r.scope, scopeW)];
@@ -63,6 +62,19 @@ export function engramListLines(list: EngramList, searching: boolean, width: num
           : `No engram matches "${activeQuery}"`;
   lines.push(...listRowLines(page?.rows.length ?? 0, visible, nav.cursor, nav.offset, empty, rows));
   return lines;
+}
+
+/**
+ * The scope and domain columns: as wide as the longest loaded value (so they stay put while
+ * scrolling), within a share of the terminal: "project:my-service" is whole on a wide one and
+ * cut only where the statement would otherwise get too little room.
+ */
+export function columnWidths(rows: ReadonlyArray<{ scope: string; domain?: string | null }>, width: number): { scopeW: number; domainW: number } {
+  if (width < 70) return { scopeW: 8, domainW: 0 };
+  const longest = (values: string[]) => Math.max(0, ...values.map(displayWidth));
+  const scopeW = Math.min(Math.max(12, Math.floor(width * 0.2)), Math.max(6, longest(rows.map((r) => r.scope))));
+  const domainW = Math.min(Math.max(16, Math.floor(width * 0.15)), longest(rows.map((r) => r.domain ?? '')));
+  return { scopeW, domainW };
 }
 
 /** The footer: the selected engram, its position first (a long id or domain is what gets cut at the edge). */

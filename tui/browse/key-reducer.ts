@@ -209,7 +209,7 @@ function engramAction(s: BrowseState, input: string, layout: Layout): Step | nul
   const { id } = target;
   if (input === 'x') {
     if (target.status === 'retired') return stay({ ...s, message: { text: `${id} is already retired` } });
-    return stay({ ...s, confirm: { prompt: `Forget ${id}? It is retired (history kept).`, action: { kind: 'forget', id } } });
+    return stay({ ...s, confirm: { prompt: `Forget ${id}? It will be retired: hidden from recall and injection, its history kept.`, action: { kind: 'forget', id } } });
   }
   if (input === 'p') return act(s, { kind: 'pin', id, pinned: !target.pinned });
   if (input === 'P') return act(s, { kind: 'promote', id });

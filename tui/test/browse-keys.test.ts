@@ -161,7 +161,7 @@ describe('key reducer: actions', () => {
     const s0 = listing(page(5));
     const asking = keys(s0, LAYOUT, 'x');
     expect(asking.effects).toEqual([]);
-    expect(asking.state.confirm).toEqual({ prompt: `Forget ${row(0).id}? It is retired (history kept).`, action: { kind: 'forget', id: row(0).id } });
+    expect(asking.state.confirm).toEqual({ prompt: `Forget ${row(0).id}? It will be retired: hidden from recall and injection, its history kept.`, action: { kind: 'forget', id: row(0).id } });
     expect(keys(asking.state, LAYOUT, 'n').state).toMatchObject({ confirm: null, message: { text: 'Cancelled' } });
     const yes = keys(asking.state, LAYOUT, 'y');
     expect(yes.effects).toEqual([{ type: 'act', action: { kind: 'forget', id: row(0).id } }]);
