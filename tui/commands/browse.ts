@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { parseArgs } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { existingStoreRoot } from '../../engine/store/store-root.js';
 
 // `svc browse` (and bare `svc` on a terminal): the interactive browser. Ink and React load
 // only here, through tui/browse/run.ts.
@@ -22,5 +22,5 @@ export async function run(argv: string[]): Promise<number> {
     throw invalid('svc browse needs an interactive terminal (stdin and stdout must be a TTY); try svc list');
   }
   const { runBrowser } = await import('../browse/run.js');
-  return runBrowser(resolveStoreRoot(cli.flags.path));
+  return runBrowser(existingStoreRoot(cli.flags.path));
 }

@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { existingStoreRoot } from '../../engine/store/store-root.js';
 import { systemContext } from '../../engine/ops/context.js';
 
 const HELP = `
@@ -22,7 +22,7 @@ export async function run(argv: string[]): Promise<number> {
   const [sub = 'list', target, ...extra] = cli.input;
   if (extra.length) throw invalid('usage: svc conflicts [list | show <id> | resolve <id> --keep current|other]');
   const [{ LocalStore }, ops] = await Promise.all([import('../../engine/store/local-store.js'), import('../../engine/ops/conflicts.js')]);
-  const store = await LocalStore.open(resolveStoreRoot(cli.flags.path), 'fast');
+  const store = await LocalStore.open(existingStoreRoot(cli.flags.path), 'fast');
   try {
     for (const w of store.warnings.splice(0)) out.warn(w);
     if (sub === 'list') {

@@ -26,6 +26,7 @@ describe('a store path that does not exist', () => {
     ['status'],
     ['timeline'],
     ['forget', 'pnpm'],
+    ['conflicts'],
   ])('svc %s names it and creates nothing (SVC_PATH and --path)', async (...args) => {
     const viaEnv = missing();
     const r = await svc([...args, '--no-json'], { store: viaEnv });
