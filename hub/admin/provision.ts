@@ -7,7 +7,8 @@ import { checkAddress } from '../mail/mailer.js';
 import { createLoginLink, firstAdmin, type LoginLink } from '../login/login-links.js';
 import { authChanged } from '../access/epoch.js';
 import { lockPeople } from '../access/end-access.js';
-import { appendAudit } from '../audit/audit-log.js';
+import { appendAudit, type AuditEntry } from '../audit/audit-log.js';
+import { RequestDatabase } from '../data/request-database.js';
 
 /** A new organization with its first admin and that admin's API key (shown once). */
 export async function createOrgWithAdmin(
@@ -61,15 +62,7 @@ export async function addOrgAdmin(db: Database, slug: string, name: string, audi
     const live = (await q.query(`SELECT 1 FROM ${s}.api_keys WHERE user_id = $1 AND revoked_at IS NULL LIMIT 1`, [id])).rows.length > 0;
     const key = hadAccess && !live ? await insertApiKey(q, org, id, 'recovery (svc hub org admin add)') : null;
     await appendAudit(q, org, auditKey, [
-      {
-        at: new Date().toISOString(),
-        actor: 'svc-hub',
-        token_id: null,
-        action: 'cli.org.admin.add',
-        resource: `user:${id}`,
-        outcome: before ? 200 : 201,
-        details: { command: 'svc hub org admin add', user: name, created: !before, previous, ...(key ? { api_key_id: key.info.id } : {}) },
-      },
+      hubRow('cli.org.admin.add', `user:${id}`, before ? 200 : 201, { command: 'svc hub org admin add', user: name, created: !before, previous, ...(key ? { api_key_id: key.info.id } : {}) }),
     ]);
     return { id, previous, hadAccess, key };
   });
@@ -149,37 +142,31 @@ export async function mintLoginLinkLocally(db: Database, slug: string, user: str
   const link = await db.transaction(async (q) => {
     const made = await createLoginLink(q, org, user ?? (await firstAdmin(q, org)), 'svc-hub');
     await appendAudit(q, org, auditKey, [
-      {
-        at: new Date().toISOString(),
-        actor: 'svc-hub',
-        token_id: null,
-        action: 'cli.login_link.create',
-        resource: `user:${made.user.id}`,
-        outcome: 201,
-        details: { command: 'svc hub login-link', user: made.user.name, link_id: made.id, expires_at: made.expiresAt },
-      },
+      hubRow('cli.login_link.create', `user:${made.user.id}`, 201, { command: 'svc hub login-link', user: made.user.name, link_id: made.id, expires_at: made.expiresAt }),
     ]);
     return made;
   });
   return { org, link };
 }
 
-/** An invitation made on the hub's machine, audited as the hub's own act. */
+/** An invitation made on the hub's machine, audited as the hub's own act: the person, the invitation and the row commit together. */
 export async function invitePersonLocally(db: Database, slug: string, input: InviteInput, auditKey: string): Promise<{ org: Org } & Invited> {
   const org = await getOrg(db, slug);
-  const r = await invitePerson(db, org, input, 'svc-hub');
-  await db.transaction((q) =>
-    appendAudit(q, org, auditKey, [
-      {
-        at: new Date().toISOString(),
-        actor: 'svc-hub',
-        token_id: null,
-        action: 'cli.invite',
-        resource: `invitation:${r.invitation.id}`,
-        outcome: 201,
-        details: { command: 'svc hub invite', user: r.user.name, created: r.created, group: r.group, expires_at: r.invitation.expires_at },
-      },
-    ]),
-  );
-  return { org, ...r };
+  const rdb = new RequestDatabase(db);
+  try {
+    const r = await invitePerson(rdb, org, input, 'svc-hub');
+    await appendAudit(rdb, org, auditKey, [
+      hubRow('cli.invite', `invitation:${r.invitation.id}`, 201, { command: 'svc hub invite', user: r.user.name, created: r.created, group: r.group, expires_at: r.invitation.expires_at }),
+    ]);
+    await rdb.commit();
+    return { org, ...r };
+  } catch (err) {
+    await rdb.rollback();
+    throw err;
+  }
+}
+
+/** An audit row of an act of the hub's operator (a `svc hub` command on its machine). */
+function hubRow(action: string, resource: string, outcome: number, details: Record<string, unknown>): AuditEntry {
+  return { at: new Date().toISOString(), actor: 'svc-hub', token_id: null, action, resource, outcome, details };
 }
