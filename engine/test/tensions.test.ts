@@ -30,6 +30,7 @@ import { judgePrompt, llmJudge, parseJudgements, type PairJudgement, type Tensio
 import { TENSION_TOOLS } from '../mcp/tension-tools.js';
 import { invokeTool } from '../mcp/dispatch.js';
 import type { ToolContext } from '../mcp/types.js';
+import { freePort } from './support/free-port.js';
 
 // ------------------------------------------------------------------ a chat-completions server
 
@@ -66,14 +67,6 @@ beforeEach(() => {
   handler = () => ({ body: completion('{}') });
 });
 
-/** A port nothing listens on. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 const completion = (content: string) => ({ id: 'x', model: 'served-model', choices: [{ index: 0, message: { role: 'assistant', content } }] });
 const client = (extra: Partial<ConstructorParameters<typeof ChatClient>[0]> = {}) =>

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
 import { startHubProcess, type HubProcess } from './support/hub-process.js';
 import { svc } from '../../engine/test/support/run-svc.js';
+import { freePort } from '../../engine/test/support/free-port.js';
 
 // A hub started before its PostgreSQL (an orchestrator's start order) waits for it with backoff,
 // for SVC_HUB_DATABASE_WAIT seconds, and then serves; past the bound it exits 1 with one line.
@@ -22,14 +22,6 @@ describe.runIf(DATABASES.includes('postgres'))('svc hub started before its datab
     await t?.close();
   });
 
-  /** A free port, closed again: nothing listens there until the relay opens it. */
-  const freePort = async (): Promise<number> => {
-    const s = createServer();
-    await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
-    const port = (s.address() as AddressInfo).port;
-    await new Promise((done) => s.close(done));
-    return port;
-  };
 
   it('waits for the database with backoff, saying so, and serves once it answers', async () => {
     const port = await freePort();

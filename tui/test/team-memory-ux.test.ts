@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,6 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CLI, projectDir, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 import { callTool } from '../../engine/test/support/mcp-call.js';
 import { startHubProcess, type HubProcess } from '../../hub/test/support/hub-process.js';
+import { freePort } from '../../engine/test/support/free-port.js';
 
 // Team memory that explains itself (issue 27, items 4 to 7), with a real `svc hub` (PGlite,
 // loopback) and the compiled CLI: a write queued while the hub is down stays in its author's
@@ -17,13 +16,6 @@ import { startHubProcess, type HubProcess } from '../../hub/test/support/hub-pro
 // token lives in .svc.local.yaml so .svc.yaml can be committed; session start names the hub's
 // writable scopes; stores list calls a hub that is down unreachable, not read-only.
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((done) => s.close(done));
-  return port;
-}
 
 /** A project folder naming the hub the new way: url in .svc.yaml, token in .svc.local.yaml. */
 function hubProject(url: string, key: string, extra = ''): string {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { CLI, projectDir, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 import { startHubProcess, type HubProcess } from '../../hub/test/support/hub-process.js';
+import { freePort } from '../../engine/test/support/free-port.js';
 
 // Team memory with a real `svc hub` (PGlite, loopback): two developers, each with a local store,
 // one organization and one group. What alice learns for the group, bob recalls and is injected;
@@ -14,13 +15,6 @@ import { startHubProcess, type HubProcess } from '../../hub/test/support/hub-pro
 // answer writes nothing twice; local and secret-bearing engrams never reach the hub; a scope bob
 // may not write is a clear error; a slow hub leaves recall local within its budget.
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((done) => s.close(done));
-  return port;
-}
 
 describe('team memory through a hub', () => {
   const data = join(mkdtempSync(join(tmpdir(), 'svc-team-hub-')), 'hub');

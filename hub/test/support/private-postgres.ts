@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../../engine/test/support/free-port.js';
 
 // A PostgreSQL server of the test's own (Debian's binaries, a fresh cluster in a temp folder,
 // trust auth on loopback), for tests that stop and start the database under a running hub.
@@ -22,13 +22,6 @@ export function postgresBin(): string | undefined {
   return versions[0] ? join(root, versions[0], 'bin') : undefined;
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((done) => s.close(done));
-  return port;
-}
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = postgresBin();
