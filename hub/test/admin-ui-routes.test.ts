@@ -57,7 +57,7 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     const actions = changes.body.items.map((r: { action: string }) => r.action);
     expect(actions).toContain('POST /api/v1/engrams');
     expect(actions.filter((a: string) => /^GET |^audit\.writer\.|^POST \/api\/v1\/recall$/.test(a))).toEqual([]);
-    expect(changes.body.items.find((r: { resource: string }) => r.resource === `engram:${made.body.id}`)).toBeDefined();
+    expect(changes.body.items.find((r: { resource: string }) => r.resource === `engram:${made.body.id}`)).toMatchObject({ action: 'POST /api/v1/engrams', outcome: 201, actor: 'admin' });
     const all = await hub.request('GET', '/admin/audit?order=desc&limit=50', { token: acme.adminKey });
     expect(all.body.items.map((r: { action: string }) => r.action)).toEqual(expect.arrayContaining(['GET /api/v1/me', 'POST /api/v1/recall']));
   });
