@@ -80,7 +80,8 @@ describe('pack install killed with SIGKILL', () => {
       for (let i = 0; i < COUNT; i++) await learn(src, { statement: `Killable rule ${i}: keep fixture k${i} stable`, visibility: 'public' }, systemContext);
       const keys = new FilePackKeys(src.root);
       packDir = (await exportPack(src, { name: NAME, output: join(src.root, '..', 'pack') }, systemContext, await keys.signer())).path;
-      await svc(['status'], { store: target });
+      // The target store exists before its keys are trusted (a read-only command no longer makes one).
+      (await LocalStore.open(target)).close();
       await new FilePackKeys(target).trust((await keys.signer()).publicKey, 'source', new Date());
     } finally {
       src.close();
