@@ -49,6 +49,9 @@ async function readUpload(ctx: ParameterizedContext<HubState>, into: string): Pr
   if (declared > MAX_UPLOAD_BYTES) throw tooLarge();
   const { default: Busboy } = await import('busboy');
   const req = ctx.req;
+  // A client that left while the request was still authenticated: its 'aborted' and 'close' have
+  // fired already and will not again, so nothing below would ever settle.
+  if (req.destroyed || req.socket?.destroyed) throw badRequest('the client closed the connection before the whole upload arrived', ['body: incomplete']);
   return new Promise<{ files: number; digest: string }>((resolve, reject) => {
     let files = 0;
     let size = 0;
