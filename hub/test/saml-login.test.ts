@@ -176,7 +176,7 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
       await page.goto(`${awayLogin}?return_to=/auth/session`);
       await page.waitForURL(`${hub.url}/auth/session`);
       expect(JSON.parse((await page.textContent('body'))!)).toMatchObject({ user: { name: 'hana' }, org: { slug: 'acme' } });
-      expect(await sessionOf(context)).toBeDefined();
+      expect(await sessionOf(context)).toMatchObject({ name: 'svc_session', httpOnly: true, value: expect.stringMatching(/.{16,}/) });
       await context.close();
     });
 
