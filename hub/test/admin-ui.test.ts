@@ -10,9 +10,10 @@ import { queryAudit } from '../audit/audit-log.js';
 import { asOwner } from './support/audit-tamper.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
-import { startOidcIdp, type IdpAccount, type OidcIdp } from './support/oidc-idp.js';
+import { type IdpAccount, type OidcIdp } from './support/oidc-idp.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 import { launchBrowser, screenshot, seriousViolations, WIDTHS } from './support/browser.js';
+import { startCorpIdp } from './support/corp-idp.js';
 
 // The admin UI and the portal in Debian's Chromium, as a person clicks through them: signing in
 // through the organization's OIDC provider, issuing and revoking a key, a webhook and its test
@@ -36,12 +37,7 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
     browser = await launchBrowser();
     hub = await startTestHub(kind, { allowPrivateUrls: true });
     acme = await hub.newOrg('acme');
-    idp = await startOidcIdp([{ client_id: 'svc-corp', client_secret: 'corp-secret', redirect_uris: [`${hub.url}/auth/acme/corp/callback`] }]);
-    const r = await hub.request('POST', '/admin/identity-providers', {
-      token: acme.adminKey,
-      body: { name: 'corp', kind: 'oidc', issuer: idp.issuer, client_id: 'svc-corp', client_secret: 'corp-secret', allowed_domains: ['acme.example'], create_users: true },
-    });
-    expect(r.status, r.text).toBe(201);
+    ({ idp } = await startCorpIdp(hub, acme, { allowed_domains: ['acme.example'] }));
     await createUser(hub.db, acme.org, { name: 'ada', role: 'admin', email: 'ada@acme.example' });
     receiver = await startReceiver();
     admin = await signIn(ADA, '/admin/');

@@ -3,10 +3,11 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUser } from '../access/identity.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
-import { startOidcIdp, type IdpAccount, type OidcIdp } from './support/oidc-idp.js';
+import { type IdpAccount, type OidcIdp } from './support/oidc-idp.js';
 import { CookieBrowser } from './support/cookie-browser.js';
 import { OAuthClient } from './support/oauth-client.js';
 import { launchBrowser, screenshot, seriousViolations } from './support/browser.js';
+import { startCorpIdp } from './support/corp-idp.js';
 
 // The MCP clients a person connected through OAuth, in Chromium: listed on their portal page and,
 // for an admin, on the API keys page, each with a Revoke button that ends the client's tokens.
@@ -24,12 +25,7 @@ describe.each(DATABASES)('connected MCP clients in the portal and the admin UI (
     browser = await launchBrowser();
     hub = await startTestHub(kind, { allowPrivateUrls: true });
     acme = await hub.newOrg('acme');
-    idp = await startOidcIdp([{ client_id: 'svc-corp', client_secret: 'corp-secret', redirect_uris: [`${hub.url}/auth/acme/corp/callback`] }]);
-    const r = await hub.request('POST', '/admin/identity-providers', {
-      token: acme.adminKey,
-      body: { name: 'corp', kind: 'oidc', issuer: idp.issuer, client_id: 'svc-corp', client_secret: 'corp-secret', create_users: true, default_role: 'editor' },
-    });
-    expect(r.status, r.text).toBe(201);
+    ({ idp } = await startCorpIdp(hub, acme, { default_role: 'editor' }));
     await createUser(hub.db, acme.org, { name: 'ada', role: 'admin', email: 'ada@acme.example' });
   }, 120_000);
 

@@ -6,7 +6,8 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { CookieBrowser } from './support/cookie-browser.js';
-import { startOidcIdp, type OidcIdp } from './support/oidc-idp.js';
+import { type OidcIdp } from './support/oidc-idp.js';
+import { startCorpIdp } from './support/corp-idp.js';
 
 // An MCP client that logs in by itself: the SDK's own OAuth client against /mcp, with no key
 // configured. The person's part (signing in at their organization's IdP, oidc-provider here, and
@@ -59,12 +60,7 @@ describe.each(DATABASES)('MCP clients that log in by themselves (%s)', (kind) =>
     // The IdP runs on loopback, over http.
     hub = await startTestHub(kind, { allowPrivateUrls: true });
     acme = await hub.newOrg('acme');
-    idp = await startOidcIdp([{ client_id: 'svc-corp', client_secret: 'corp-secret', redirect_uris: [`${hub.url}/auth/acme/corp/callback`] }]);
-    const p = await hub.request('POST', '/admin/identity-providers', {
-      token: acme.adminKey,
-      body: { name: 'corp', kind: 'oidc', issuer: idp.issuer, client_id: 'svc-corp', client_secret: 'corp-secret', create_users: true, default_role: 'editor' },
-    });
-    expect(p.status, p.text).toBe(201);
+    ({ idp } = await startCorpIdp(hub, acme, { default_role: 'editor' }));
     const learned = await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Release branches are cut every second Thursday', scope: 'org:acme' } });
     expect(learned.status, learned.text).toBe(201);
   }, 60_000);

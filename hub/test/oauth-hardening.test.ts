@@ -5,10 +5,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { CookieBrowser } from './support/cookie-browser.js';
-import { startOidcIdp, type OidcIdp } from './support/oidc-idp.js';
+import { type OidcIdp } from './support/oidc-idp.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
 import { queryAudit } from '../audit/audit-log.js';
 import { formField as field, OAuthClient, REDIRECT, type Tokens } from './support/oauth-client.js';
+import { startCorpIdp } from './support/corp-idp.js';
 
 // The OAuth server's audit findings (issue 25): tokens held to their audience, a consent page that
 // says what is granted, grants listed and revoked (and ended by sign-out, DELETE /me/token and
@@ -38,13 +39,7 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     // The IdP runs on loopback, over http.
     hub = await startTestHub(kind, { allowPrivateUrls: true });
     acme = await hub.newOrg('acme');
-    idp = await startOidcIdp([{ client_id: 'svc-corp', client_secret: 'corp-secret', redirect_uris: [`${hub.url}/auth/acme/corp/callback`] }]);
-    const p = await hub.request('POST', '/admin/identity-providers', {
-      token: acme.adminKey,
-      body: { name: 'corp', kind: 'oidc', issuer: idp.issuer, client_id: 'svc-corp', client_secret: 'corp-secret', create_users: true, default_role: 'editor' },
-    });
-    expect(p.status, p.text).toBe(201);
-    providerId = p.body.id;
+    ({ idp, providerId } = await startCorpIdp(hub, acme, { default_role: 'editor' }));
   }, 60_000);
   afterAll(async () => {
     await idp?.close();
