@@ -12,6 +12,19 @@ import { svcJson } from '../../engine/test/support/run-svc.js';
 // reach the process not holding its stream still get their answers down that stream, and a
 // streamable HTTP session works whichever process each request reaches.
 
+/** An MCP client over SSE to the hub at `base`, its message POSTs sent through `send`. */
+async function sseClient(base: string, key: string, send: typeof fetch): Promise<Client> {
+  const headers = { Authorization: `Bearer ${key}` };
+  const transport = new SSEClientTransport(new URL(`${base}/sse`), {
+    requestInit: { headers },
+    eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+    fetch: send,
+  });
+  const client = new Client({ name: 'twin-sse', version: '1' });
+  await client.connect(transport);
+  return client;
+}
+
 describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub processes', () => {
   let hub: TestHub;
   let child: HubProcess;
@@ -41,14 +54,7 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub pro
   };
 
   it('answers SSE messages posted to the process that does not hold the stream', async () => {
-    const headers = { Authorization: `Bearer ${key}` };
-    const transport = new SSEClientTransport(new URL(`${hub.url}/sse`), {
-      requestInit: { headers },
-      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
-      fetch: divert((url) => url.pathname === '/messages'),
-    });
-    const client = new Client({ name: 'twin-sse', version: '1' });
-    await client.connect(transport);
+    const client = await sseClient(hub.url, key, divert((url) => url.pathname === '/messages'));
     const learned = (await client.callTool({ name: 'svc_learn', arguments: { statement: 'Relay answers through PostgreSQL', scope: 'group:eng' } })) as { isError?: boolean; content: Array<{ text: string }> };
     expect(learned.isError, learned.content[0]!.text).toBeFalsy();
     const found = (await client.callTool({ name: 'svc_recall', arguments: { query: 'relay answers postgresql' } })) as { content: Array<{ text: string }> };
@@ -58,14 +64,7 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub pro
   });
 
   it("keeps relaying SSE answers after the database dropped every connection, as a restart does", async () => {
-    const headers = { Authorization: `Bearer ${key}` };
-    const transport = new SSEClientTransport(new URL(`${hub.url}/sse`), {
-      requestInit: { headers },
-      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
-      fetch: divert((url) => url.pathname === '/messages'),
-    });
-    const client = new Client({ name: 'twin-restart', version: '1' });
-    await client.connect(transport);
+    const client = await sseClient(hub.url, key, divert((url) => url.pathname === '/messages'));
     // Every session of the hub's database ends, the LISTEN connections of both processes included.
     const ended = await hub.db.query<{ n: number }>(
       `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
@@ -123,19 +122,12 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over SSE across two hub proc
   });
 
   it('answers messages posted to the process that does not hold the stream, after the database restarted under both', async () => {
-    const headers = { Authorization: `Bearer ${key}` };
     const toB = (input: string | URL | Request, init?: RequestInit) => {
       const url = new URL(input instanceof Request ? input.url : String(input));
       if (url.pathname === '/messages') url.host = new URL(b.url).host;
       return fetch(url, init);
     };
-    const transport = new SSEClientTransport(new URL(`${a.url}/sse`), {
-      requestInit: { headers },
-      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
-      fetch: toB,
-    });
-    const client = new Client({ name: 'twin-restart', version: '1' });
-    await client.connect(transport);
+    const client = await sseClient(a.url, key, toB);
     pg.restart();
     // Until the pools have noticed their connections are gone, a call may fail as on any restart;
     // then every answer must come back down the stream held by the other process.
