@@ -185,7 +185,7 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be a port number, 0 to 65535 (got ${flags.port})`);
   const db = await open(flags, true);
   const [{ startHub }, { localEmbedderProvider }, { rerankerSetting }] = await Promise.all([
-    import('../server/start.js'),
+    import('../start.js'),
     import('../../engine/mcp/embedder-provider.js'),
     import('../../engine/rerank/reranker.js'),
   ]);
@@ -223,7 +223,7 @@ async function orgCreate(args: string[], flags: { admin?: string; url?: string; 
   try {
     const [{ createOrgWithAdmin, mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([
       import('../admin/provision.js'),
-      import('../server/config.js'),
+      import('../config.js'),
       import('../login/login-links.js'),
     ]);
     const config = await loadConfig(db);
@@ -251,7 +251,7 @@ async function orgAdminAdd(flags: { org?: string; user?: string; data?: string; 
   if (!flags.org || !flags.user) throw invalid('usage: svc hub org admin add --org <slug> --user <name>');
   const db = await open(flags);
   try {
-    const [{ addOrgAdmin }, { loadConfig }] = await Promise.all([import('../admin/provision.js'), import('../server/config.js')]);
+    const [{ addOrgAdmin }, { loadConfig }] = await Promise.all([import('../admin/provision.js'), import('../config.js')]);
     const r = await addOrgAdmin(db, flags.org, flags.user, (await loadConfig(db)).auditKey);
     out.result({ org: { id: r.org.id, slug: r.org.slug }, user: r.user, created: r.created, previous: r.previous, invitation: r.invitation, api_key: r.api_key }, () =>
       [
@@ -286,7 +286,7 @@ async function auditVerify(flags: { org?: string; checkpoints?: string; trustKey
     const [{ getOrg }, { verifyAudit }, { loadConfig }, cp] = await Promise.all([
       import('../data/organizations.js'),
       import('../audit/audit-log.js'),
-      import('../server/config.js'),
+      import('../config.js'),
       import('../audit/checkpoints.js'),
     ]);
     const org = await getOrg(db, flags.org);
@@ -329,7 +329,7 @@ async function auditCheckpoint(flags: { org?: string; out?: string; data?: strin
   if (!flags.out) throw invalid('--out <dir> is required: a folder outside the database, kept where whoever holds the database cannot change it');
   const db = await open(flags);
   try {
-    const [{ getOrg }, { loadConfig }, cp] = await Promise.all([import('../data/organizations.js'), import('../server/config.js'), import('../audit/checkpoints.js')]);
+    const [{ getOrg }, { loadConfig }, cp] = await Promise.all([import('../data/organizations.js'), import('../config.js'), import('../audit/checkpoints.js')]);
     const org = await getOrg(db, flags.org);
     const config = await loadConfig(db);
     let checkpoint;
@@ -396,7 +396,7 @@ async function loginLink(flags: { org?: string; user?: string; url?: string; key
   } else {
     const db = await open(flags);
     try {
-      const [{ mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([import('../admin/provision.js'), import('../server/config.js'), import('../login/login-links.js')]);
+      const [{ mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([import('../admin/provision.js'), import('../config.js'), import('../login/login-links.js')]);
       const config = await loadConfig(db);
       const { link } = await mintLoginLinkLocally(db, flags.org, flags.user, config.auditKey);
       r = { user: { name: link.user.name }, expires_at: link.expiresAt, url: linkBase(flags, config.publicUrl) + linkPath(link.token), emailed: false };
@@ -423,7 +423,7 @@ async function invite(flags: { org?: string; email?: string; name?: string; role
   } else {
     const db = await open(flags);
     try {
-      const [{ invitePersonLocally }, { loadConfig }, mail] = await Promise.all([import('../admin/provision.js'), import('../server/config.js'), import('../mail/mailer.js')]);
+      const [{ invitePersonLocally }, { loadConfig }, mail] = await Promise.all([import('../admin/provision.js'), import('../config.js'), import('../mail/mailer.js')]);
       const config = await loadConfig(db);
       const made = await invitePersonLocally(db, flags.org, { ...body, role: flags.role as 'editor' | undefined }, config.auditKey);
       const url = `${linkBase(flags, config.publicUrl)}/invite/${made.token}`;

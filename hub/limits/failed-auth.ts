@@ -1,5 +1,5 @@
 import type { Database } from '../contracts.js';
-import { HubProblem } from '../server/problem.js';
+import { HubProblem } from '../http/problem.js';
 import { countAuthFailure, limitField, policyField, type RateDecision, type RateLimits } from './rate-limit.js';
 
 // Failed authentication, limited per client address: bad tokens, bad invitations. Counted in

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import type { Database } from '../contracts.js';
 import { CONTROL_SCHEMA } from '../data/migrate.js';
-import { HubProblem } from '../server/problem.js';
+import { HubProblem } from '../http/problem.js';
 import { WINDOW_S, windowStart } from './rate-limit.js';
 
 // Anonymous sign-in starts, limited per client address: each one stores an attempt (and for SAML

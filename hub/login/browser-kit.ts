@@ -1,8 +1,8 @@
 import type { ParameterizedContext } from 'koa';
-import type { HubConfig } from '../server/config.js';
-import { hubOrigin } from '../server/hub-origin.js';
-import { badRequest, forbidden, HubProblem } from '../server/problem.js';
-import { readLimited } from '../server/request-input.js';
+import type { HubConfig } from '../config.js';
+import { hubOrigin } from '../http/hub-origin.js';
+import { badRequest, forbidden, HubProblem } from '../http/problem.js';
+import { readLimited } from '../http/request-input.js';
 import { escapeHtml } from '../pages/html.js';
 
 // What the hub's browser-facing routes share: cookie settings, the same-origin check of

@@ -2,8 +2,8 @@ import type Router from '@koa/router';
 import type { HubState, Org, Queryable } from '../contracts.js';
 import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { authChanged } from '../access/epoch.js';
-import { notFoundProblem } from '../server/problem.js';
-import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
+import { notFoundProblem } from '../http/problem.js';
+import { requireAdmin, type Ctx } from '../http/route-kit.js';
 
 // An MCP client's OAuth grant is a login_sessions row of its organization (client_id set): its
 // secret is the refresh token, and every access token issued from it carries its id (`sid`), so

@@ -7,14 +7,14 @@ import type { Database, Principal } from '../contracts.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { takeIngest } from '../limits/rate-limit.js';
-import type { Gatekeeper } from '../server/gatekeeper.js';
+import type { Gatekeeper } from '../http/gatekeeper.js';
 import type { McpSession } from './sessions.js';
 import { allowed, toolPolicy } from './tool-policy.js';
 import { adminAction } from '../../engine/mcp/tools.js';
-import { PgPackRegistry } from '../data/pack-registry.js';
+import { PgPackRegistry } from '../packs/pack-registry.js';
 import { Policy } from '../access/policy.js';
 import { SvcError } from '../../engine/errors.js';
-import { toProblem } from '../server/problem.js';
+import { toProblem } from '../http/problem.js';
 
 // The spec's tool-call pipeline, after the transport checked the token and looked up the session:
 // a write counts against the user's ingest cap; arguments sanitized (client-only fields such as

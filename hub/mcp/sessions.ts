@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Org, Principal } from '../contracts.js';
 import { ident } from '../data/migrate.js';
-import type { McpLimits } from '../server/config.js';
-import { HubProblem, notFoundProblem } from '../server/problem.js';
+import type { McpLimits } from '../config.js';
+import { HubProblem, notFoundProblem } from '../http/problem.js';
 
 // MCP sessions (migrations org/011, org/020): opened by one token and usable only by it (another
 // token's call, of the same user or not, gets a 404, like any hidden resource; an OAuth token

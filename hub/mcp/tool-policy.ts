@@ -4,8 +4,8 @@ import { ident } from '../data/migrate.js';
 import { authChanged } from '../access/epoch.js';
 import { validBody } from '../openapi/spec.js';
 import { ALL_TOOLS } from '../../engine/mcp/tools.js';
-import { badRequest } from '../server/problem.js';
-import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
+import { badRequest } from '../http/problem.js';
+import { requireAdmin, type Ctx } from '../http/route-kit.js';
 
 // Which MCP tools the hub runs. Tools that work on the developer's machine only (a local store,
 // its files, its git remote: `machineLocal` in their definition) the hub refuses with one line

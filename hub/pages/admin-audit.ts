@@ -2,7 +2,7 @@ import type { AuditRow } from '../audit/audit-log.js';
 import type { ApiClient } from './api-call.js';
 import { html, type Html } from './html.js';
 import { notice, queryOf, renderPage, table, when } from './page-kit.js';
-import { queryText } from '../server/routes/route-kit.js';
+import { queryText } from '../http/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /admin/audit: the log, newest first, filtered and paged; and whether its hash chain holds,

@@ -5,7 +5,7 @@ import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { everything } from './admin-people.js';
 import { html, type Html } from './html.js';
 import { csrfField, field, notice, queryOf, renderPage, table, when, type PageCtx, type Viewer } from './page-kit.js';
-import { queryText } from '../server/routes/route-kit.js';
+import { queryText } from '../http/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /admin/api-keys, /admin/scim-tokens and /admin/providers: what lets people and programs in.

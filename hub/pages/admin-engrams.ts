@@ -3,7 +3,7 @@ import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { AUDIT_HEADERS, auditRows, type AuditRow } from './admin-audit.js';
 import { html, type Html } from './html.js';
 import { csrfField, errorBox, field, notice, queryOf, renderPage, table, when, type PageCtx } from './page-kit.js';
-import { queryText } from '../server/routes/route-kit.js';
+import { queryText } from '../http/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /admin/ (the overview), /admin/engrams (listed by filters, never searched: the spec keeps

@@ -2,7 +2,7 @@ import type { Group, Member, User } from '../access/identity.js';
 import { ApiFailure, perform, refusedPage, type ApiClient } from './api-call.js';
 import { html, type Html } from './html.js';
 import { csrfField, field, notice, queryOf, renderPage, table, when, type PageCtx, type Viewer } from './page-kit.js';
-import { queryText } from '../server/routes/route-kit.js';
+import { queryText } from '../http/route-kit.js';
 import type { PageRouter } from './page-router.js';
 import { secretPage } from './admin-credentials.js';
 

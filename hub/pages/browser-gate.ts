@@ -1,11 +1,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Next } from 'koa';
 import type { Database } from '../contracts.js';
-import type { HubConfig } from '../server/config.js';
-import type { Gatekeeper } from '../server/gatekeeper.js';
-import { hubOrigin } from '../server/hub-origin.js';
-import { HubProblem, toProblem } from '../server/problem.js';
-import { readLimited } from '../server/request-input.js';
+import type { HubConfig } from '../config.js';
+import type { Gatekeeper } from '../http/gatekeeper.js';
+import { hubOrigin } from '../http/hub-origin.js';
+import { HubProblem, toProblem } from '../http/problem.js';
+import { readLimited } from '../http/request-input.js';
 import { cookieOptions } from '../login/browser-kit.js';
 import { mintToken, sessionFromCookie, SESSION_COOKIE, type BrowserSession } from '../login/login-sessions.js';
 import { ApiFailure } from './api-call.js';

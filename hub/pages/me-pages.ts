@@ -1,6 +1,6 @@
 import type { Database } from '../contracts.js';
-import type { HubConfig } from '../server/config.js';
-import { hubOrigin } from '../server/hub-origin.js';
+import type { HubConfig } from '../config.js';
+import { hubOrigin } from '../http/hub-origin.js';
 import { signOut } from '../login/login-routes.js';
 import type { AuditWriter } from '../audit/audit-log.js';
 import { perform, refusedPage, type ApiClient } from './api-call.js';
@@ -9,7 +9,7 @@ import type { Grant } from '../login/grant-routes.js';
 import { engramFields, engramTable, historyTable, type Engram } from './admin-engrams.js';
 import { html } from './html.js';
 import { csrfField, field, notice, queryOf, renderPage, table, when } from './page-kit.js';
-import { queryText } from '../server/routes/route-kit.js';
+import { queryText } from '../http/route-kit.js';
 import type { PageRouter } from './page-router.js';
 
 // /me/: the personal portal, for every role. Who I am and what I may read and write, my API keys,

@@ -3,7 +3,7 @@ import type { Database } from '../contracts.js';
 import { findOrg } from '../data/organizations.js';
 import { listProviders } from '../login/identity-providers.js';
 import { checkReturnTo } from '../login/login-routes.js';
-import { queryText } from '../server/routes/route-kit.js';
+import { queryText } from '../http/route-kit.js';
 import { html } from './html.js';
 import { queryOf, renderPage, type PageCtx } from './page-kit.js';
 

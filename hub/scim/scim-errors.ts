@@ -1,5 +1,5 @@
 import { SvcError } from '../../engine/errors.js';
-import { HubProblem } from '../server/problem.js';
+import { HubProblem } from '../http/problem.js';
 
 // SCIM answers its errors in its own shape (RFC 7644 §3.12), not as problem documents: status
 // as a string, and a scimType the client can act on. Everything a SCIM route throws becomes one

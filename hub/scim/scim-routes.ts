@@ -3,9 +3,9 @@ import type { Context, Middleware, ParameterizedContext } from 'koa';
 import type { RouterContext } from '@koa/router';
 import type { HubState, Queryable } from '../contracts.js';
 import type { AuditEntry } from '../audit/audit-log.js';
-import { tooMany, type Gatekeeper } from '../server/gatekeeper.js';
-import { checkPath, jsonBody } from '../server/request-input.js';
-import { isWrite } from '../server/api-gate.js';
+import { tooMany, type Gatekeeper } from '../http/gatekeeper.js';
+import { checkPath, jsonBody } from '../http/request-input.js';
+import { isWrite } from '../http/api-gate.js';
 import { errorBody, ScimError, scimInvalid, toScimError } from './scim-errors.js';
 import { matches, parseFilter } from './scim-filter.js';
 import { patchOps } from './scim-patch.js';
@@ -13,7 +13,7 @@ import { attributeList, CONTENT_TYPE, LIST_SCHEMA, MAX_COUNT, project, resourceT
 import { scimCaller, type ScimCaller } from './scim-tokens.js';
 import { createScimUser, deleteScimUser, getUser, listUsers, patchScimUser, replaceScimUser } from './scim-users.js';
 import { createScimGroup, deleteScimGroup, getGroup, listGroups, patchScimGroup, replaceScimGroup } from './scim-groups.js';
-import { hubOrigin } from '../server/hub-origin.js';
+import { hubOrigin } from '../http/hub-origin.js';
 
 // The SCIM 2.0 surface, /scim/v2 (RFC 7644), outside the /api/v1 gate: it takes SCIM tokens
 // only, and answers SCIM error bodies, never problem documents. Like REST, it refuses an address

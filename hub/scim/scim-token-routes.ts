@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { HubState } from '../contracts.js';
 import { validBody } from '../openapi/spec.js';
-import { requireAdmin, type Ctx } from '../server/routes/route-kit.js';
+import { requireAdmin, type Ctx } from '../http/route-kit.js';
 import { createScimToken, listScimTokens, revokeScimToken } from './scim-tokens.js';
 
 // /api/v1/admin/scim-tokens: admins create (the token is in that answer only), list and revoke

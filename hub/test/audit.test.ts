@@ -10,7 +10,7 @@ import type { Database, Org } from '../contracts.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { svc } from '../../engine/test/support/run-svc.js';
-import { startHub } from '../server/start.js';
+import { startHub } from '../start.js';
 
 const MARKERS = [WRITER_START, WRITER_STOP, GAP_ACTION];
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
-import { loadConfig } from '../server/config.js';
+import { loadConfig } from '../config.js';
 import { sendMail } from '../mail/mailer.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';

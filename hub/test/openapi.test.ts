@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createHub } from '../server/app.js';
+import { createHub } from '../app.js';
 import { openApiDocument } from '../openapi/spec.js';
 import { freshDatabase } from './support/databases.js';
 import { startTestHub } from './support/hub-fixture.js';

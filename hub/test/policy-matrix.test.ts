@@ -9,7 +9,7 @@ import { learn } from '../../engine/ops/learn.js';
 import { callTool, type Called } from '../../engine/test/support/mcp-call.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { openApiDocument } from '../openapi/spec.js';
-import { PgPackRegistry } from '../data/pack-registry.js';
+import { PgPackRegistry } from '../packs/pack-registry.js';
 import { DATABASES } from './support/databases.js';
 import { EVERY_ROUTE } from './support/every-route.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { awayFromMinuteEdge, startHubProcess, type HubProcess } from './support/hub-process.js';
-import { startHub, type RunningHub } from '../server/start.js';
+import { startHub, type RunningHub } from '../start.js';
 import { EVERY_ROUTE } from './support/every-route.js';
 
 describe.each(DATABASES)('rate limits (%s)', (kind) => {

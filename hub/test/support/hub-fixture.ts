@@ -1,5 +1,5 @@
-import { startHub, type RunningHub } from '../../server/start.js';
-import type { HubOptions } from '../../server/app.js';
+import { startHub, type RunningHub } from '../../start.js';
+import type { HubOptions } from '../../app.js';
 import { createOrgWithAdmin } from '../../admin/provision.js';
 import { createUser, issueApiKey, createGroup, addMember } from '../../access/identity.js';
 import { responseErrors } from '../../openapi/spec.js';

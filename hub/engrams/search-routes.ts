@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
-import type { HubState } from '../../contracts.js';
-import { recall } from '../../../engine/ops/recall.js';
-import { inject } from '../../../engine/ops/inject.js';
-import { recallHitJson } from '../../../engine/ops/result-json.js';
-import { openOrgBackend } from '../../data/pg-backend.js';
-import { validBody } from '../../openapi/spec.js';
-import type { Ctx } from './route-kit.js';
+import type { HubState } from '../contracts.js';
+import { recall } from '../../engine/ops/recall.js';
+import { inject } from '../../engine/ops/inject.js';
+import { recallHitJson } from '../../engine/ops/result-json.js';
+import { openOrgBackend } from '../data/pg-backend.js';
+import { validBody } from '../openapi/spec.js';
+import type { Ctx } from '../http/route-kit.js';
 
 // Recall (hybrid, or BM25 only) and injection, over the engrams the caller may read.
 

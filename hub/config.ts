@@ -1,14 +1,14 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Database } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
-import { invalid } from '../../engine/errors.js';
-import type { JwtSecrets } from '../access/tokens.js';
-import { checkpointKey, type CheckpointKey } from '../audit/checkpoints.js';
-import { DEFAULT_RATE_LIMITS, type RateLimits } from '../limits/rate-limit.js';
-import type { OutboundPolicy } from '../net/outbound.js';
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/delivery-worker.js';
-import { mailSettings, type MailSettings } from '../mail/mailer.js';
+import type { Database } from './contracts.js';
+import { CONTROL_SCHEMA } from './data/migrate.js';
+import { invalid } from '../engine/errors.js';
+import type { JwtSecrets } from './access/tokens.js';
+import { checkpointKey, type CheckpointKey } from './audit/checkpoints.js';
+import { DEFAULT_RATE_LIMITS, type RateLimits } from './limits/rate-limit.js';
+import type { OutboundPolicy } from './net/outbound.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/delivery-worker.js';
+import { mailSettings, type MailSettings } from './mail/mailer.js';
 
 // A deployment's settings: options first, then the environment, then defaults. Secrets not given
 // are generated once and kept in the control schema, so every hub process on the database signs

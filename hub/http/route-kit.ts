@@ -1,9 +1,9 @@
 import type { ParameterizedContext } from 'koa';
 import type { RouterContext } from '@koa/router';
-import type { HubState, Principal } from '../../contracts.js';
-import type { OpContext } from '../../../engine/ops/context.js';
-import { badRequest } from '../problem.js';
-import { Policy } from '../../access/policy.js';
+import type { HubState, Principal } from '../contracts.js';
+import type { OpContext } from '../../engine/ops/context.js';
+import { badRequest } from './problem.js';
+import { Policy } from '../access/policy.js';
 
 // What the route modules share: permission checks, paging parameters, the engine context.
 

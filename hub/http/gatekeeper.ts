@@ -4,7 +4,7 @@ import { limitField, policyField, sweepRateLimits, type PolicyName, type RateDec
 import { ReservingCounter } from '../limits/reserving-counter.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { RequestDatabase } from '../data/request-database.js';
-import type { HubConfig } from './config.js';
+import type { HubConfig } from '../config.js';
 import { authenticate, checkAudience, type Target } from './auth.js';
 import { HubProblem } from './problem.js';
 

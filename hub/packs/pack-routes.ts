@@ -4,17 +4,17 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { HubState } from '../../contracts.js';
-import type { EngramType } from '../../../engine/model/engram-schema.js';
-import { SvcError } from '../../../engine/errors.js';
-import { exportPack, installPack, listPacks, NO_TRUSTED_KEYS, uninstallPack } from '../../../engine/ops/packs.js';
-import { peekManifest } from '../../../engine/packs/format.js';
-import { openOrgBackend } from '../../data/pg-backend.js';
-import { PgPackRegistry } from '../../data/pack-registry.js';
-import { validBody } from '../../openapi/spec.js';
-import { badRequest, HubProblem } from '../problem.js';
-import { fetchOutbound, RefusedUrl, UpstreamFailed, type OutboundPolicy } from '../../net/outbound.js';
-import { opContext, queryText, requireAdmin, requireReadable, type Ctx } from './route-kit.js';
+import type { HubState } from '../contracts.js';
+import type { EngramType } from '../../engine/model/engram-schema.js';
+import { SvcError } from '../../engine/errors.js';
+import { exportPack, installPack, listPacks, NO_TRUSTED_KEYS, uninstallPack } from '../../engine/ops/packs.js';
+import { peekManifest } from '../../engine/packs/format.js';
+import { openOrgBackend } from '../data/pg-backend.js';
+import { PgPackRegistry } from './pack-registry.js';
+import { validBody } from '../openapi/spec.js';
+import { badRequest, HubProblem } from '../http/problem.js';
+import { fetchOutbound, RefusedUrl, UpstreamFailed, type OutboundPolicy } from '../net/outbound.js';
+import { opContext, queryText, requireAdmin, requireReadable, type Ctx } from '../http/route-kit.js';
 
 // Packs on the hub: the engine's pack operations, with the registry in the organization's
 // tables. A pack travels as its files: export answers them as JSON ({path, content}), install

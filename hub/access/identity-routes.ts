@@ -1,7 +1,7 @@
-import { revokeGrant } from '../../login/grant-routes.js';
+import { revokeGrant } from '../login/grant-routes.js';
 import type Router from '@koa/router';
-import { ident } from '../../data/migrate.js';
-import type { Database, HubState, Principal, Role } from '../../contracts.js';
+import { ident } from '../data/migrate.js';
+import type { Database, HubState, Principal, Role } from '../contracts.js';
 import {
   addMember,
   listMembers,
@@ -20,21 +20,21 @@ import {
   revokeJwt,
   updateUser,
   type UserKind,
-} from '../../access/identity.js';
-import { appendAudit, queryAudit } from '../../audit/audit-log.js';
-import type { Checkpointer } from '../../audit/checkpoints.js';
-import type { FailedAuthGuard } from '../../limits/failed-auth.js';
-import { insights } from '../../data/insights.js';
-import { validBody } from '../../openapi/spec.js';
-import { badRequest, conflictProblem, forbidden, HubProblem, notFoundProblem } from '../problem.js';
+} from './identity.js';
+import { appendAudit, queryAudit } from '../audit/audit-log.js';
+import type { Checkpointer } from '../audit/checkpoints.js';
+import type { FailedAuthGuard } from '../limits/failed-auth.js';
+import { insights } from '../data/insights.js';
+import { validBody } from '../openapi/spec.js';
+import { badRequest, conflictProblem, forbidden, HubProblem, notFoundProblem } from '../http/problem.js';
 import type { HubConfig } from '../config.js';
-import { hubOrigin } from '../hub-origin.js';
-import { hasHadAccess } from '../../access/identity.js';
-import { invitePerson, type InviteInput } from '../../admin/provision.js';
-import { createLoginLink, LINK_MINUTES, linkPath } from '../../login/login-links.js';
-import { invitationMessage, MailFailed, sendMail, signInLinkMessage, type Message } from '../../mail/mailer.js';
-import { decodeCursor, decodeSeqCursor, encodeCursor, isoQuery, pageLimit, queryText, requireAdmin, type Ctx } from './route-kit.js';
-import { readActions } from '../api-gate.js';
+import { hubOrigin } from '../http/hub-origin.js';
+import { hasHadAccess } from './identity.js';
+import { invitePerson, type InviteInput } from '../admin/provision.js';
+import { createLoginLink, LINK_MINUTES, linkPath } from '../login/login-links.js';
+import { invitationMessage, MailFailed, sendMail, signInLinkMessage, type Message } from '../mail/mailer.js';
+import { decodeCursor, decodeSeqCursor, encodeCursor, isoQuery, pageLimit, queryText, requireAdmin, type Ctx } from '../http/route-kit.js';
+import { readActions } from '../http/api-gate.js';
 
 // Who am I (/me, my keys, this token), the admin routes (users, groups and members, API keys,
 // invitations, audit, insights), and redeeming an invitation (public).

@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
-import type { HubState } from '../../contracts.js';
-import { capture, timeline } from '../../../engine/ops/episodes.js';
-import { endSession, startSession } from '../../../engine/ops/sessions.js';
-import type { LearnInput } from '../../../engine/ops/learn.js';
-import { validBody } from '../../openapi/spec.js';
-import { notFoundProblem } from '../problem.js';
-import { isoQuery, opContext, pageLimit, queryText, type Ctx } from './route-kit.js';
+import type { HubState } from '../contracts.js';
+import { capture, timeline } from '../../engine/ops/episodes.js';
+import { endSession, startSession } from '../../engine/ops/sessions.js';
+import type { LearnInput } from '../../engine/ops/learn.js';
+import { validBody } from '../openapi/spec.js';
+import { notFoundProblem } from '../http/problem.js';
+import { isoQuery, opContext, pageLimit, queryText, type Ctx } from '../http/route-kit.js';
 
 // Episodes (the timeline) and sessions. Both belong to the user who wrote them and live in a
 // scope (default that user's own), read by the same rules as engrams; `agent` is the client's

@@ -1,15 +1,15 @@
 import type Router from '@koa/router';
-import type { HubState } from '../../contracts.js';
-import type { EngramDoc } from '../../../engine/model/engram-schema.js';
-import { learn, type LearnInput } from '../../../engine/ops/learn.js';
-import { editEngram, type EngramEdit } from '../../../engine/ops/edit.js';
-import { forget } from '../../../engine/ops/forget.js';
-import { feedback, type FeedbackSignal } from '../../../engine/ops/feedback.js';
-import { promote } from '../../../engine/ops/promote.js';
-import { pin } from '../../../engine/ops/pin.js';
-import { validBody } from '../../openapi/spec.js';
-import { badRequest, notFoundProblem } from '../problem.js';
-import { decodeSeqCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireEditor, requireReadable, requireWritable, type Ctx } from './route-kit.js';
+import type { HubState } from '../contracts.js';
+import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import { learn, type LearnInput } from '../../engine/ops/learn.js';
+import { editEngram, type EngramEdit } from '../../engine/ops/edit.js';
+import { forget } from '../../engine/ops/forget.js';
+import { feedback, type FeedbackSignal } from '../../engine/ops/feedback.js';
+import { promote } from '../../engine/ops/promote.js';
+import { pin } from '../../engine/ops/pin.js';
+import { validBody } from '../openapi/spec.js';
+import { badRequest, notFoundProblem } from '../http/problem.js';
+import { decodeSeqCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireEditor, requireReadable, requireWritable, type Ctx } from '../http/route-kit.js';
 
 // /api/v1/engrams: list, learn, read, update, retire, feedback, promote, pin. Every write goes
 // through the engine's operations on the organization's backend; a hidden engram is a 404

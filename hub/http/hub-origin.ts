@@ -1,5 +1,5 @@
 import type { ParameterizedContext } from 'koa';
-import type { HubConfig } from './config.js';
+import type { HubConfig } from '../config.js';
 
 /**
  * The hub's own origin as browsers and clients reach it: SVC_HUB_PUBLIC_URL when set (behind a

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
-import { preloadOpenApi } from '../openapi/spec.js';
+import { preloadOpenApi } from './openapi/spec.js';
 
 // Listening: one HTTP server on one port; close() stops accepting, closes the audit writer
 // within its drain window, and leaves the database to its owner.
