@@ -5,7 +5,7 @@ import { Script } from 'node:vm';
 
 // V8's code cache for a large CommonJS file on the start-up path (the generated engram
 // validator, which svc learn loads on every call): the build compiles it once, runs it, and
-// writes `<file>.v8cache` beside it (engine/model/cache-validator.ts), so a process loading it
+// writes `<file>.v8cache` beside it (scripts/cache-validator.ts), so a process loading it
 // skips parsing and compiling its functions again (about 4 ms). A cache written by another
 // Node.js, or for another version of the file, is refused by V8 and the file compiles as usual.
 

@@ -56,7 +56,7 @@ export interface Principal {
   /** The API key's id, or the JWT's `jti`: rate limits and audit rows are per token. */
   tokenId: string;
   via: 'api_key' | 'jwt';
-  /** The resource an OAuth access token was issued for (RFC 8707): it is good there only (hub/server/auth.ts). */
+  /** The resource an OAuth access token was issued for (RFC 8707): it is good there only (hub/http/auth.ts). */
   audience?: string;
   /** The OAuth grant (login_sessions id) the token was issued from. */
   grant?: string;

@@ -13,7 +13,7 @@ import { remoteOf } from '../engine/remote/hub-client.js';
 export async function teamSource(storeRoot: string, cwd = process.cwd(), project?: ProjectConfig | null): Promise<TeamSource | undefined> {
   const remote = remoteOf(project === undefined ? await loadProjectConfig(cwd) : project);
   if (!remote) return undefined;
-  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../engine/remote/team-recall.js'), import('../engine/remote/outbox.js')]);
+  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../engine/remote/team-recall.js'), import('../engine/remote/team-outbox.js')]);
   // A command may take a write's time to send what waits once the hub answered.
   return hubSource(storeRoot, remote, { sendMs: REMOTE_WRITE_TIMEOUT_MS });
 }

@@ -3,8 +3,8 @@ import { resolve } from 'node:path';
 import * as f from './fields.js';
 import { defineTool, type AnyToolDef } from './types.js';
 import { opContext } from './memory-tools.js';
-import { ingest } from '../ops/ingest.js';
-import { IMPORT_SOURCES, importFile, importIntoStore } from '../ops/import.js';
+import { ingest } from '../ops/ingest/ingest.js';
+import { IMPORT_SOURCES, importFile, importIntoStore } from '../ops/import/import.js';
 
 // svc_ingest and svc_import over engine/ops/ingest.ts and engine/ops/import.ts.
 

@@ -62,7 +62,7 @@ const denseLeg = async (ctx: ToolContext, fast: boolean) => (fast ? undefined : 
 /** The hub as a recall source, when `svc mcp` runs in a project that names one. */
 export async function teamOf(ctx: ToolContext): Promise<{ team?: TeamSource }> {
   if (!ctx.remote || !ctx.local) return {};
-  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../remote/team-recall.js'), import('../remote/outbox.js')]);
+  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../remote/team-recall.js'), import('../remote/team-outbox.js')]);
   // Once the hub answered, what waits in the outbox may take a write's time to go.
   return { team: hubSource(ctx.local.root, ctx.remote, { sendMs: REMOTE_WRITE_TIMEOUT_MS }) };
 }

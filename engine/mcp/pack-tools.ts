@@ -12,7 +12,7 @@ import {
   uninstallPack,
   type PackRegistry,
   type PackTrust,
-} from '../ops/packs.js';
+} from '../ops/packs/packs.js';
 import * as f from './fields.js';
 import { opContext } from './memory-tools.js';
 import { defineTool, type AnyToolDef, type ToolContext } from './types.js';

@@ -75,7 +75,7 @@ const outbox = defineTool({
   async handler(ctx, { retry, limit }) {
     const root = ctx.local?.root;
     if (!root) throw new ToolFailure('svc_outbox works on a local store');
-    const { readOutbox } = await import('../remote/outbox.js');
+    const { readOutbox } = await import('../remote/team-outbox.js');
     let sent: FlushReport | null = null;
     if (retry) {
       if (!ctx.remote) throw new ToolFailure('no hub is configured for this project (.svc.yaml remote_url and remote_token; svc init-remote)');

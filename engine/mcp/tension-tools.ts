@@ -12,9 +12,9 @@ import {
   scanTensions,
   tensionConfig,
   withCurrentStatus,
-} from '../ops/tensions.js';
-import { LocalTensionStore, type TensionStore } from '../ops/tension-records.js';
-import { llmJudge } from '../ops/tension-judge.js';
+} from '../ops/tensions/tensions.js';
+import { LocalTensionStore, type TensionStore } from '../store/tension-records.js';
+import { llmJudge } from '../ops/tensions/judge.js';
 import { chatClientFor, resolveLlmSettings } from '../llm/settings.js';
 
 // svc_tensions and svc_tensions_purge over engine/ops/tensions.ts. Records live in

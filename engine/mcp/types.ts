@@ -3,7 +3,7 @@ import type { EmbedderProvider, EngramBackend } from '../backend.js';
 import type { LocalBackend } from '../store/local-backend.js';
 import type { RerankSetting } from '../ops/recall.js';
 import type { RemoteConfig } from '../remote/hub-client.js';
-import type { PackRegistry } from '../packs/registry.js';
+import type { PackRegistry } from '../ops/packs/registry.js';
 
 // The MCP tool layer works on what its caller hands it: a backend, an embedder provider and a
 // context. It never opens a store itself, so `svc mcp` (stdio, local store) and the hub (HTTP,

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { RecallHit } from '../ops/recall.js';
 import { contentHash } from '../model/content-hash.js';
-import { deliver, outboxDir, readOutbox, type Delivery, type OutboxEntry } from './outbox.js';
+import { deliver, outboxDir, readOutbox, type Delivery, type OutboxEntry } from './team-outbox.js';
 import type { RemoteConfig } from './hub-client.js';
 
 // Team writes waiting in the outbox, as their author sees them: recall, list and inject find

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
-import { readOutbox } from './outbox.js';
+import { readOutbox } from './team-outbox.js';
 
 // The hub a project names, checked as `svc doctor` and svc_doctor report it: does the token
 // authenticate, which scopes it reads and writes, and what waits in the outbox. Each problem

@@ -2,7 +2,7 @@ import type { EngramBackend, ListFilter } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { byCodeUnit } from '../text.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
-import { REMOTE_WRITE_TIMEOUT_MS } from './outbox.js';
+import { REMOTE_WRITE_TIMEOUT_MS } from './team-outbox.js';
 import { queuedDoc, queuedLearns, sendWithin } from './queued.js';
 
 // `svc list` and the MCP svc_list in a project that names a hub: the local engrams, then the

@@ -6,7 +6,7 @@ import type { RecallHit, TeamSource } from '../ops/recall.js';
 import { writeFileDurable } from '../store/durable-write.js';
 import { contentHash } from '../model/content-hash.js';
 import { HubClient, RemoteFailure, type RemoteConfig, type RemoteHit } from './hub-client.js';
-import type { OutboxEntry } from './outbox.js';
+import type { OutboxEntry } from './team-outbox.js';
 import { matchDocs, queuedHits, queuedLearns, sendWithin } from './queued.js';
 
 // The hub as a recall source: its ranking for the query within a deadline, limited to the

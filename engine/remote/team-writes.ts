@@ -5,7 +5,7 @@ import type { Publisher } from '../ops/rescope.js';
 import { writeFileDurable } from '../store/durable-write.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 import { sendWithin } from './queued.js';
-import { deliver, dropEntry, enqueue, flushOutbox, outboxDir, readOutbox, REMOTE_WRITE_TIMEOUT_MS, type Delivery, type OutboxEntry } from './outbox.js';
+import { deliver, dropEntry, enqueue, flushOutbox, outboxDir, readOutbox, REMOTE_WRITE_TIMEOUT_MS, type Delivery, type OutboxEntry } from './team-outbox.js';
 
 // Which writes go to the hub, and how. When the project names a hub, group: and org: scopes are
 // the team's and go there (the hub refuses, clearly, one the user may not write); another scope

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { validateEngram } from '../model/validate-engram.js';
 import { contentHash } from '../model/content-hash.js';
-import { readSvcYaml, writeSvcYaml } from './svc-yaml.js';
+import { readSvcYaml, writeSvcYaml } from './yaml-codec.js';
 
 // One engram per YAML file. Reading validates against the model; anything that does not
 // validate is reported with the reasons, never read as empty. Unknown keys are kept.
@@ -14,7 +14,7 @@ import { readSvcYaml, writeSvcYaml } from './svc-yaml.js';
 // again from the statement: a stale one (a statement edited by hand, an old store) or half of
 // one (a file cut in its last line, statement intact) costs nothing.
 
-/** The `yaml` package, loaded only for what svc-yaml.ts steps aside from (it takes ~20 ms to load). */
+/** The `yaml` package, loaded only for what yaml-codec.ts steps aside from (it takes ~20 ms to load). */
 let yamlPackage: typeof import('yaml') | undefined;
 const fullYaml = (): typeof import('yaml') => (yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
 

@@ -6,9 +6,9 @@ import { LocalStore } from '../store/local-store.js';
 import { learn } from '../ops/learn.js';
 import { systemContext } from '../ops/context.js';
 import type { EngramDoc } from '../model/engram-schema.js';
-import { audit } from '../ops/audit.js';
+import { audit } from '../ops/audit/audit.js';
 import { claudeProjectKey, loadHostMemory, markdownBlocks, projectRootOf, type HostMemory } from '../ops/host-memory.js';
-import { conflictReason, preference, snapshotReason } from '../ops/audit-heuristics.js';
+import { conflictReason, preference, snapshotReason } from '../ops/audit/heuristics.js';
 import { references, symbolsOf } from '../ops/project-references.js';
 import { shellQuote } from '../text.js';
 

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { GENERATED_VALIDATOR, validatorSource } from '../model/generate-validator.js';
+import { GENERATED_VALIDATOR, validatorSource } from '../../scripts/generate-validator.js';
 
 describe('the generated engram validator', () => {
   it('matches the schema it was generated from (run npm run gen:validator after a schema change)', () => {

@@ -11,7 +11,7 @@ import { recall } from '../ops/recall.js';
 import { capture, timeline } from '../ops/episodes.js';
 import { feedback } from '../ops/feedback.js';
 import { editEngram } from '../ops/edit.js';
-import { resolveConflict } from '../ops/conflicts.js';
+import { resolveConflict } from '../store/sync-resolve.js';
 import { readConflicts } from '../store/sync-conflicts.js';
 import { systemContext } from '../ops/context.js';
 import { startGitHttpServer, type GitHttpServer } from './support/git-http-server.js';

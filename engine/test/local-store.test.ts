@@ -243,7 +243,7 @@ describe('the YAML is the source of truth', () => {
     rmSync(join(root, 'events'), { recursive: true });
     writeFileSync(join(root, 'events'), 'in the way');
     await expect(learn(store, { statement: 'Never half-written', rationale: 'x' }, systemContext)).rejects.toThrow();
-    const { learnBatch } = await import('../importers/batch-learn.js');
+    const { learnBatch } = await import('../ops/import/batch-learn.js');
     await expect(learnBatch(store, Array.from({ length: 40 }, (_, i) => ({ input: { statement: `Imported rule ${i}` } })), systemContext, { onDuplicate: 'skip' })).rejects.toThrow();
     expect(readdirSync(join(root, 'engrams')).sort()).toEqual(before);
     expect((await store.list({})).map((e) => e.id)).toEqual([kept.engram.id]);

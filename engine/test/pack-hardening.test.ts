@@ -8,11 +8,11 @@ import { LocalStore } from '../store/local-store.js';
 import { learn } from '../ops/learn.js';
 import { systemContext } from '../ops/context.js';
 import { SvcError } from '../errors.js';
-import { discoverPacks, exportPack, FilePackKeys, FilePackRegistry, installPack, listPacks, previewPack } from '../ops/packs.js';
-import { IntegrityHash } from '../packs/format.js';
-import { findControl, scanEngram } from '../packs/scan.js';
-import { engramSignature, generateSigningKey, manifestPayload, pemSigner, type PackSigner } from '../packs/signing.js';
-import { KEYS_FILE } from '../packs/keys.js';
+import { discoverPacks, exportPack, FilePackKeys, FilePackRegistry, installPack, listPacks, previewPack } from '../ops/packs/packs.js';
+import { IntegrityHash } from '../ops/packs/format.js';
+import { findControl, scanEngram } from '../ops/packs/scan.js';
+import { engramSignature, generateSigningKey, manifestPayload, pemSigner, type PackSigner } from '../ops/packs/signing.js';
+import { KEYS_FILE } from '../ops/packs/keys.js';
 import { PACK_TOOLS } from '../mcp/pack-tools.js';
 import { callTool } from '../mcp/dispatch.js';
 import type { ToolContext } from '../mcp/types.js';
@@ -381,21 +381,21 @@ describe('pack code layout', () => {
       .map((f) => join(dir, f));
 
   it('keeps install, export, preview/list/uninstall and discover in their own files, and benchmarks out of the engine', async () => {
-    expect(existsSync(join(root, 'engine/packs/bench.ts'))).toBe(false);
-    expect(existsSync(join(root, 'tui/bench/packs.ts'))).toBe(true);
+    expect(existsSync(join(root, 'engine/ops/packs/bench.ts'))).toBe(false);
+    expect(existsSync(join(root, 'scripts/bench/packs.ts'))).toBe(true);
     for (const f of sources('engine')) expect(readFileSync(join(root, f), 'utf8'), f).not.toMatch(/from '[^']*(bench\/|\/bench\.js)/);
     const ops: Record<string, string[]> = {
-      'pack-install.ts': ['installPack'],
-      'pack-export.ts': ['exportPack'],
-      'pack-manage.ts': ['previewPack', 'listPacks', 'uninstallPack'],
-      'pack-discover.ts': ['discoverPacks'],
+      'install.ts': ['installPack'],
+      'export.ts': ['exportPack'],
+      'manage.ts': ['previewPack', 'listPacks', 'uninstallPack'],
+      'discover.ts': ['discoverPacks'],
     };
     for (const [file, fns] of Object.entries(ops)) {
-      const text = readFileSync(join(root, 'engine/ops', file), 'utf8');
+      const text = readFileSync(join(root, 'engine/ops/packs', file), 'utf8');
       for (const fn of fns) expect(text, `${file} defines ${fn}`).toMatch(new RegExp(`export async function ${fn}\\(`));
     }
-    // ops/packs.ts only gathers them.
-    expect(readFileSync(join(root, 'engine/ops/packs.ts'), 'utf8')).not.toMatch(/\bfunction\b/);
+    // ops/packs/packs.ts only gathers them.
+    expect(readFileSync(join(root, 'engine/ops/packs/packs.ts'), 'utf8')).not.toMatch(/\bfunction\b/);
     expect((await listPacks(targetPacks)).count).toBe(0);
   });
 });

@@ -21,10 +21,10 @@ import {
   uninstallPack,
   type PackExportInput,
   type PackInstallResult,
-} from '../ops/packs.js';
-import { canonicalJson, IntegrityHash, readPackFolder } from '../packs/format.js';
-import { findInjection, scanEngram } from '../packs/scan.js';
-import type { PackSigner } from '../packs/signing.js';
+} from '../ops/packs/packs.js';
+import { canonicalJson, IntegrityHash, readPackFolder } from '../ops/packs/format.js';
+import { findInjection, scanEngram } from '../ops/packs/scan.js';
+import type { PackSigner } from '../ops/packs/signing.js';
 import { PACK_TOOLS } from '../mcp/pack-tools.js';
 import { callTool } from '../mcp/dispatch.js';
 import type { ToolContext } from '../mcp/types.js';

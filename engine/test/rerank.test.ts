@@ -23,7 +23,7 @@ import {
 } from '../rerank/reranker.js';
 import { writeTinyReranker } from '../rerank/tiny-reranker.js';
 import { contentWords, sampleProbes, synthesizeProbe, documentFrequencies } from '../rerank/probes.js';
-import { EVAL_CACHE, EVAL_THRESHOLDS, rerankEval, verdictFor } from '../rerank/eval.js';
+import { EVAL_CACHE, EVAL_THRESHOLDS, rerankEval, verdictFor } from '../ops/rerank-eval.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 
 const TINY = 'ms-marco-minilm-l6' as const;

@@ -22,11 +22,11 @@ import {
   scanTensions,
   temporalFactor,
   tensionConfig,
-} from '../ops/tensions.js';
-import { LocalTensionStore } from '../ops/tension-records.js';
-import { candidatePairs, linkedBySupersedes } from '../ops/tension-candidates.js';
+} from '../ops/tensions/tensions.js';
+import { LocalTensionStore } from '../store/tension-records.js';
+import { candidatePairs, linkedBySupersedes } from '../ops/tensions/candidates.js';
 import { contentTokens } from '../search/text-overlap.js';
-import { judgePrompt, llmJudge, parseJudgements, type PairJudgement, type TensionJudge } from '../ops/tension-judge.js';
+import { judgePrompt, llmJudge, parseJudgements, type PairJudgement, type TensionJudge } from '../ops/tensions/judge.js';
 import { TENSION_TOOLS } from '../mcp/tension-tools.js';
 import { invokeTool } from '../mcp/dispatch.js';
 import type { ToolContext } from '../mcp/types.js';

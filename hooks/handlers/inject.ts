@@ -109,7 +109,7 @@ async function sendOutbox(dir: string): Promise<void> {
     const remote = await hookRemote(dir);
     if (!remote) return;
     const root = resolveStoreRoot();
-    const { outboxDir, flushOutbox } = await import('../../engine/remote/outbox.js');
+    const { outboxDir, flushOutbox } = await import('../../engine/remote/team-outbox.js');
     if (existsSync(outboxDir(root))) await flushOutbox(root, remote, 1_500);
   } catch (err) {
     hookFailed(err);

@@ -3,7 +3,7 @@ import type { HookEvent } from './io.js';
 import { hookFailed, runningHook } from './failure-log.js';
 import { terminalSafe } from '../../engine/text.js';
 
-// The entry of every `svc hook-*` command (tui/cli.ts maps each name here). A hook reads the
+// The entry of every `svc hook-*` command (bin/svc.ts maps each name here). A hook reads the
 // host's event JSON on stdin and prints what the host expects. Whatever happens (bad or empty
 // JSON, a missing or mistyped field, a broken store, an exception, a hang) it exits 0, prints
 // nothing or only a harmless default (Cursor handlers always print valid JSON), writes nothing to

@@ -7,7 +7,7 @@ import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
 import { applyPlan, formatJson, isObject, readJsonObject, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
 import { withClaudeHooks, withCursorHooks, withMcpApproval, withMcpServer } from './host-config.js';
 import { claudeLocalSettings, isTrusted } from './claude-state.js';
-import { svcYamlWith } from './svc-yaml.js';
+import { svcYamlWith } from './dot-svc-yaml.js';
 import { CURSOR_STATIC_RULES_TEXT } from './cursor-rules.js';
 import { projectRootOf } from '../../engine/ops/host-memory.js';
 import {

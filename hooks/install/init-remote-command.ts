@@ -3,7 +3,7 @@ import { invalid, SvcError } from '../../engine/errors.js';
 import { findProjectConfigPath, loadProjectConfig, localConfigPath, LOCAL_CONFIG_NAME } from '../../engine/config/project-config.js';
 import { makeOutput, parseArgs, splitList } from '../../engine/cli/cli-kit.js';
 import { applyPlan, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
-import { svcYamlWith } from './svc-yaml.js';
+import { svcYamlWith } from './dot-svc-yaml.js';
 
 const HELP = `
   Usage

@@ -73,7 +73,7 @@ export const CURSOR_STATIC_RULES = join('.cursor', 'rules', 'svc.mdc');
 
 /** The compiled entry point of this install (this file is dist/hooks/install/wiring.js). */
 export function thisCliPath(): string {
-  return fileURLToPath(new URL('../../tui/cli.js', import.meta.url));
+  return fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
 }
 
 /** `~/.svc/bin/svc-hook`: always under the home folder, whatever SVC_PATH says. */
@@ -140,7 +140,7 @@ export function expandHome(text: string, home = homedir()): string {
 }
 
 const SHIM_WORD = /(^|[\s/'"])svc-hook(?=$|[\s'"])/;
-// Older installs called svc itself: `svc hook-inject`, `npx svc hook-inject`, `node …/dist/tui/cli.js hook-inject`.
+// Older installs called svc itself: `svc hook-inject`, `npx svc hook-inject`, `node …/dist/bin/svc.js hook-inject`.
 const LEGACY = [/(^|[\s/'"])svc(\.js|\.cmd)?['"]?\s+hook-[a-z-]+/, /dist\/tui\/cli\.js['"]?\s+hook-[a-z-]+/];
 
 /** Whether a hook command is one svc installed (this install or an older one). */

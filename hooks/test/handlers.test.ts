@@ -12,7 +12,7 @@ import { learn as learnOp } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { FULL, PARTIAL, RERANK_QUERY, RERANKER, installInvertedReranker } from '../../engine/test/support/rerank-fixture.js';
 
-// Every hook as a real child process (the compiled dist/tui/cli.js), fed the event JSON its host
+// Every hook as a real child process (the compiled dist/bin/svc.js), fed the event JSON its host
 // sends, with a temporary store (SVC_PATH) and a temporary HOME.
 
 const home = mkdtempSync(join(tmpdir(), 'svc-hooks-home-'));

@@ -1,10 +1,10 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database, Org, Queryable } from '../contracts.js';
-import { canonicalJson } from '../../engine/packs/format.js';
+import { canonicalJson } from '../../engine/ops/packs/format.js';
 import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
 import { SqlWhere } from '../data/sql-where.js';
-import { outboxSql } from '../webhooks/outbox.js';
+import { outboxSql } from '../webhooks/webhook-outbox.js';
 
 // The audit log: one row per call, per organization, append-only (the database refuses UPDATE,
 // DELETE and TRUNCATE on it: migration 007). Each row's hash is HMAC-SHA256(key, previous hash ‖

@@ -16,7 +16,7 @@ import { documentTerms, parseQuery } from './fts-tokens.js';
 import { postingsCacheOf } from './postings-cache.js';
 import { rankBm25, type RankedDoc, type RankInput, type TermPostings } from './bm25-rank.js';
 import type { Policy } from '../access/policy.js';
-import { emitEvents, outboxSql, type WebhookEvent } from '../webhooks/outbox.js';
+import { emitEvents, outboxSql, type WebhookEvent } from '../webhooks/webhook-outbox.js';
 
 // The engine's backend on one organization's PostgreSQL schema. The engine's operations (learn,
 // recall, inject, forget, ...) run on it unchanged. Nothing that matters is kept in memory:

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { HubState } from '../contracts.js';
-import { canonicalJson } from '../../engine/packs/format.js';
+import { canonicalJson } from '../../engine/ops/packs/format.js';
 import { ident } from '../data/migrate.js';
 import { badRequest, HubProblem } from './problem.js';
 

@@ -7,7 +7,7 @@ import { requireAdmin, type Ctx } from '../http/route-kit.js';
 
 // An MCP client's OAuth grant is a login_sessions row of its organization (client_id set): its
 // secret is the refresh token, and every access token issued from it carries its id (`sid`), so
-// ending the row ends them all at once (hub/server/auth.ts checks the session on each token; the
+// ending the row ends them all at once (hub/http/auth.ts checks the session on each token; the
 // epoch bump drops cached principals on every process). People list and revoke their own grants,
 // admins anyone's:
 //

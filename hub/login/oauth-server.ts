@@ -23,7 +23,7 @@ import { createSession, mintToken, sessionFromCookie, SESSION_COOKIE, type Login
 // named (RFC 8707), with a refresh token that is replaced at each use.
 //
 // Hardening (issue 25): the only resources are the MCP endpoints, and such a token works there
-// only (hub/server/auth.ts checkAudience); the consent page says exactly that. Anonymous
+// only (hub/http/auth.ts checkAudience); the consent page says exactly that. Anonymous
 // registration and authorization requests are limited per client address and swept when
 // unused; an invalid request is a page on the hub, never a redirect; a refresh is validated
 // before it rotates, and a spent refresh token used again ends its whole grant (RFC 9700).

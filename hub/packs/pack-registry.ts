@@ -1,9 +1,9 @@
-import type { InstalledPack, PackRegistry } from '../../engine/packs/registry.js';
+import type { InstalledPack, PackRegistry } from '../../engine/ops/packs/registry.js';
 import type { Database, Org } from '../contracts.js';
 import { ident } from '../data/migrate.js';
 import { authChanged } from '../access/epoch.js';
 import type { Policy } from '../access/policy.js';
-import { emitEvents } from '../webhooks/outbox.js';
+import { emitEvents } from '../webhooks/webhook-outbox.js';
 
 /**
  * The engine's record of installed packs, in the organization's `packs` table. Bound to the

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { syntheticEngrams, syntheticQueries, variedQueries } from '../../tui/bench/synthetic-engrams.js';
+import { syntheticEngrams, syntheticQueries, variedQueries } from '../../scripts/support/synthetic-engrams.js';
 import { createOrg } from '../data/organizations.js';
 import { openOrgBackend, type PgBackend } from '../data/pg-backend.js';
 import { Policy } from '../access/policy.js';

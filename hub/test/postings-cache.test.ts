@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { learn } from '../../engine/ops/learn.js';
 import { forget } from '../../engine/ops/forget.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { syntheticEngrams } from '../../tui/bench/synthetic-engrams.js';
+import { syntheticEngrams } from '../../scripts/support/synthetic-engrams.js';
 import { createOrg } from '../data/organizations.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { enablePostingsCache, postingsCacheOf } from '../data/postings-cache.js';

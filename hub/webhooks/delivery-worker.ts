@@ -5,7 +5,7 @@ import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/migrate.js';
 import { listOrgs } from '../data/organizations.js';
 import { postOutbound, type OutboundPolicy } from '../net/outbound.js';
-import { WEBHOOK_CHANNEL } from './outbox.js';
+import { WEBHOOK_CHANNEL } from './webhook-outbox.js';
 import { deliveryHeaders } from './signature.js';
 
 // Every hub process runs one worker. It claims due deliveries of an organization with FOR UPDATE

@@ -7,7 +7,7 @@ import { validBody } from '../openapi/spec.js';
 import { badRequest, notFoundProblem } from '../http/problem.js';
 import { requireAdmin, type Ctx } from '../http/route-kit.js';
 import { attempt, RECEIVER_ANSWER_BYTES, type WebhookSettings } from './delivery-worker.js';
-import { eventBody, TEST_EVENT, type WebhookEvent } from './outbox.js';
+import { eventBody, TEST_EVENT, type WebhookEvent } from './webhook-outbox.js';
 import { newWebhookSecret } from './signature.js';
 
 // Webhooks under /api/v1/admin/webhooks, for admins: register (the secret is answered once),

@@ -9,7 +9,7 @@ import { promote } from '../../engine/ops/promote.js';
 import { pin } from '../../engine/ops/pin.js';
 import { feedback } from '../../engine/ops/feedback.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { listConflicts, resolveConflict } from '../../engine/ops/conflicts.js';
+import { listConflicts, resolveConflict } from '../../engine/store/sync-resolve.js';
 import { toConflictView, type ConflictKeep, type ConflictView } from './conflicts.js';
 import { loadTensions, type TensionsState } from './tensions.js';
 import { oneLine } from '../../engine/text.js';

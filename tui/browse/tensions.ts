@@ -3,7 +3,7 @@ import { systemContext } from '../../engine/ops/context.js';
 
 // The tensions view talks to this small port only: list the records, resolve one with a
 // winner. `loadTensions` binds it to the engine's tensions module (engine/ops/tensions.ts, with
-// its record store engine/ops/tension-records.ts: records in `<store>/tensions/*.yaml`), loaded
+// its record store engine/store/tension-records.ts: records in `<store>/tensions/*.yaml`), loaded
 // when the view is first opened; if that module cannot be loaded the view says so and
 // everything else keeps working.
 
@@ -36,12 +36,12 @@ export type TensionsState = { available: true; port: TensionsPort } | { availabl
 
 export const NO_TENSIONS_MODULE = 'no tensions module';
 
-/** Binds the port to engine/ops/tensions (records through engine/ops/tension-records) for the store at `root`. */
+/** Binds the port to engine/ops/tensions (records through engine/store/tension-records) for the store at `root`. */
 export async function loadTensions(backend: EngramBackend, root: string): Promise<TensionsState> {
-  let mod: typeof import('../../engine/ops/tensions.js');
-  let records: typeof import('../../engine/ops/tension-records.js');
+  let mod: typeof import('../../engine/ops/tensions/tensions.js');
+  let records: typeof import('../../engine/store/tension-records.js');
   try {
-    [mod, records] = await Promise.all([import('../../engine/ops/tensions.js'), import('../../engine/ops/tension-records.js')]);
+    [mod, records] = await Promise.all([import('../../engine/ops/tensions/tensions.js'), import('../../engine/store/tension-records.js')]);
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'ERR_MODULE_NOT_FOUND') return { available: false, reason: NO_TENSIONS_MODULE };

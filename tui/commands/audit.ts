@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { invalid } from '../../engine/errors.js';
-import { AUDIT_CLASSES, DEFAULT_AUDIT_LIMIT, audit, type AuditResult } from '../../engine/ops/audit.js';
+import { AUDIT_CLASSES, DEFAULT_AUDIT_LIMIT, audit, type AuditResult } from '../../engine/ops/audit/audit.js';
 import { AUDIT_SOURCES, DEFAULT_AUDIT_SOURCE, isAuditSource, loadHostMemory } from '../../engine/ops/host-memory.js';
 import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/cli-kit.js';
 import { embedderFor } from '../embedding.js';

@@ -21,7 +21,7 @@ export async function run(argv: string[]): Promise<number> {
   const out = makeOutput(cli.flags);
   const [sub = 'list', target, ...extra] = cli.input;
   if (extra.length) throw invalid('usage: svc conflicts [list | show <id> | resolve <id> --keep current|other]');
-  const [{ LocalStore }, ops] = await Promise.all([import('../../engine/store/local-store.js'), import('../../engine/ops/conflicts.js')]);
+  const [{ LocalStore }, ops] = await Promise.all([import('../../engine/store/local-store.js'), import('../../engine/store/sync-resolve.js')]);
   const store = await LocalStore.open(existingStoreRoot(cli.flags.path), 'fast');
   try {
     for (const w of store.warnings.splice(0)) out.warn(w);

@@ -1,5 +1,5 @@
 import { invalid } from '../../engine/errors.js';
-import { IMPORT_SOURCES, importIntoStore, type ImportReport } from '../../engine/ops/import.js';
+import { IMPORT_SOURCES, importIntoStore, type ImportReport } from '../../engine/ops/import/import.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';

@@ -1,5 +1,5 @@
 import { invalid } from '../../engine/errors.js';
-import { extractForIngest, ingest, type IngestItemResult } from '../../engine/ops/ingest.js';
+import { extractForIngest, ingest, type IngestItemResult } from '../../engine/ops/ingest/ingest.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';

@@ -15,9 +15,9 @@ import {
   type PackConflict,
   type PackSignatureCheck,
   type ScanFinding,
-} from '../../engine/ops/packs.js';
-import { MANIFEST_FILE, pathKind, peekManifest } from '../../engine/packs/format.js';
-import { KEY_PREFIX } from '../../engine/packs/signing.js';
+} from '../../engine/ops/packs/packs.js';
+import { MANIFEST_FILE, pathKind, peekManifest } from '../../engine/ops/packs/format.js';
+import { KEY_PREFIX } from '../../engine/ops/packs/signing.js';
 import { makeOutput, openStore, parseArgs, splitList, type Output } from '../../engine/cli/cli-kit.js';
 
 const HELP = `

@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/cli-kit.js';
-import { DEFAULT_SAMPLE, EVAL_THRESHOLDS, rerankEval, type RerankEvalReport } from '../../engine/rerank/eval.js';
+import { DEFAULT_SAMPLE, EVAL_THRESHOLDS, rerankEval, type RerankEvalReport } from '../../engine/ops/rerank-eval.js';
 import { parseRerankerName, RERANK_DEPTH, RERANKER_MODELS, RERANKERS, rerankerFolder, rerankerPresent, selectedReranker, type RerankerName } from '../../engine/rerank/reranker.js';
 import { embedderFor } from '../embedding.js';
 

@@ -15,9 +15,9 @@ import {
   type PurgeStatus,
   type ScanResult,
   type TensionListStatus,
-} from '../../engine/ops/tensions.js';
-import { LocalTensionStore, TENSION_STATUSES, type TensionRecord } from '../../engine/ops/tension-records.js';
-import { llmJudge } from '../../engine/ops/tension-judge.js';
+} from '../../engine/ops/tensions/tensions.js';
+import { LocalTensionStore, TENSION_STATUSES, type TensionRecord } from '../../engine/store/tension-records.js';
+import { llmJudge } from '../../engine/ops/tensions/judge.js';
 import { chatClientFor, resolveLlmSettings } from '../../engine/llm/settings.js';
 import { checkScope } from '../../engine/model/scope.js';
 import { globalFlags, makeOutput, openStore, parseArgs, positiveInt, type Output, type FlagSpecs, type ParsedFlags } from '../../engine/cli/cli-kit.js';

@@ -7,7 +7,7 @@ import { CLI, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 
 // The browser in a real terminal: tmux gives `svc` (no arguments) an 80×24 pseudo-terminal,
 // keys go in with send-keys, and capture-pane shows what a person would see. Runs the
-// compiled CLI (dist/tui/cli.js): build first.
+// compiled CLI (dist/bin/svc.js): build first.
 
 const hasTmux = spawnSync('tmux', ['-V'], { stdio: 'ignore' }).status === 0;
 const SOCKET = `svc-browse-test-${process.pid}`;

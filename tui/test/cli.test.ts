@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions, type SvcRun } from '../../engine/test/support/run-svc.js';
 
-// End-to-end tests of the compiled CLI (dist/tui/cli.js, built before vitest runs): every
+// End-to-end tests of the compiled CLI (dist/bin/svc.js, built before vitest runs): every
 // call is a real child process with its own temp store. stdout is a pipe, so JSON is the
 // default output; `--no-json` switches to the human text. Tests share no store, so each
 // describe runs its tests concurrently.

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions, type SvcRun } from '../../engine/test/support/run-svc.js';
 
-// `svc ingest` and `svc import` as real processes (dist/tui/cli.js). stdout is a pipe, so JSON
+// `svc ingest` and `svc import` as real processes (dist/bin/svc.js). stdout is a pipe, so JSON
 // is the default; --no-json gives the text a person reads.
 
 type Json = any;

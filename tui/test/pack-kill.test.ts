@@ -7,7 +7,7 @@ import { CLI, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.
 import { LocalStore } from '../../engine/store/local-store.js';
 import { learn } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
-import { exportPack, FilePackKeys } from '../../engine/ops/packs.js';
+import { exportPack, FilePackKeys } from '../../engine/ops/packs/packs.js';
 
 // `svc packs install` and `uninstall` killed with SIGKILL at any moment never leave engrams of
 // a pack installed without a record of the pack: the record is written (marked installing, with

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { IntegrityHash } from '../../engine/packs/format.js';
+import { IntegrityHash } from '../../engine/ops/packs/format.js';
 import { svc, svcJson, tempStore, type RunOptions, type SvcRun } from '../../engine/test/support/run-svc.js';
 
 // `svc packs` end to end: real child processes of the compiled CLI, each test with its own

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 // Runs the compiled `svc` (built by `npm test` before vitest starts) as a real child process.
 
-export const CLI = fileURLToPath(new URL('../../../dist/tui/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../../dist/bin/svc.js', import.meta.url));
 
 export interface SvcRun {
   code: number | null;

@@ -1,4 +1,4 @@
--- Idempotency keys (hub/server/idempotency.ts): a write sent with an Idempotency-Key header is
+-- Idempotency keys (hub/http/idempotency.ts): a write sent with an Idempotency-Key header is
 -- claimed here in the write's own transaction and its answer kept, so a client that retries after
 -- a lost response (the engine's outbox) gets the first answer back instead of a second write.
 CREATE TABLE idempotency_keys (

@@ -1,0 +1,49 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+// Running whole processes for the benchmarks: wall time and peak RSS.
+
+/** The compiled `svc` entry point (this file is dist/scripts/bench/proc.js). */
+export const CLI = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
+
+export interface Timed {
+  ms: number;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ProcOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** Runs a command to completion and returns its wall time (spawn to exit, output piped). */
+export function timeProcess(cmd: string, args: string[], opts: ProcOptions = {}): Timed {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { env: opts.env ?? process.env, cwd: opts.cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const ms = performance.now() - t0;
+  if (r.error) throw r.error;
+  return { ms, code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs `node <args>` (this Node binary). */
+export const timeNode = (args: string[], opts: ProcOptions = {}): Timed => timeProcess(process.execPath, args, opts);
+
+const GNU_TIME = '/usr/bin/time';
+
+/** Runs `node <args>` under GNU time: the run and its peak RSS in MB (null when /usr/bin/time is missing). */
+export function timeNodeWithPeakRss(args: string[], opts: ProcOptions = {}): Timed & { peakRssMb: number | null } {
+  if (!existsSync(GNU_TIME)) return { ...timeNode(args, opts), peakRssMb: null };
+  const r = timeProcess(GNU_TIME, ['-f', '%M', process.execPath, ...args], opts);
+  const lines = r.stderr.trimEnd().split('\n');
+  const kb = Number(lines.pop());
+  return { ...r, stderr: lines.join('\n'), peakRssMb: Number.isFinite(kb) && kb > 0 ? kb / 1024 : null };
+}
+
+/** Peak RSS in MB of `node <args>` via GNU time, or null when /usr/bin/time is missing. */
+export function nodePeakRssMb(args: string[], opts: ProcOptions = {}): number | null {
+  return timeNodeWithPeakRss(args, opts).peakRssMb;
+}
