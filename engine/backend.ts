@@ -1,18 +1,17 @@
 import type { EngramDoc } from './model/engram-schema.js';
 import type { IdKind } from './model/ids.js';
 import type { Embedder, EmbedderState } from './embed/embedder.js';
-import type { EngramEvent, EngramEventAction, Episode, EventFilter, Session, TimelineFilter } from './model/records.js';
+import type { EngramEvent, Episode, EventFilter, EventNote, Session, TimelineFilter } from './model/records.js';
 
-/** What an operation says about a change, for the engram's history (else it is inferred). */
-export interface EventNote {
-  action?: EngramEventAction;
-  at?: string;
-  session?: string;
-  details?: Record<string, unknown>;
-}
+// The engine's contract: its logic is written once against these interfaces, and the backends
+// implement them (the local store: YAML + SQLite, and the multi-store over several; the hub:
+// PostgreSQL; the reference in-memory backend of the tests). It has three concerns, so that each
+// operation names only the one or two it uses: the engrams (`EngramStore`), their search
+// (`SearchIndex`) and the records kept beside them (`RecordLog`). `EngramBackend` is their sum,
+// what a backend implements; engine/test/support/backend-contract.ts is the suite it must pass.
 
-// The engine's contract: its logic is written once against these interfaces, and two backends
-// implement them (the local store: YAML + SQLite; the hub: PostgreSQL).
+/** Kept here for the importers of the contract; it lives with the records (model/records.ts). */
+export type { EventNote } from './model/records.js';
 
 export interface SearchHit {
   engram: EngramDoc;
@@ -76,20 +75,28 @@ export interface StoreStats {
  */
 export type SecretPolicy = 'keep-local' | 'refuse';
 
-export interface EngramBackend extends EngramReader {
+/** The engrams: read one, list, write under the backend's lock, count. 7 members. */
+export interface EngramStore extends EngramReader {
   /** Absent: 'keep-local'. */
   readonly secretPolicy?: SecretPolicy;
   write<T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T>;
-  searchText(query: string, limit: number, mode?: 'any' | 'all'): Promise<SearchHit[]>;
   list(filter: ListFilter): Promise<EngramDoc[]>;
   stats(): Promise<StoreStats>;
+  /** Catches up with writes made by other processes since the backend was opened. */
+  refresh(): Promise<void>;
+}
+
+/** Finding engrams: by words (BM25) and by meaning (vectors). Retired engrams are never hits. 3 members. */
+export interface SearchIndex {
+  searchText(query: string, limit: number, mode?: 'any' | 'all'): Promise<SearchHit[]>;
   /** Nearest live engrams embedded by `model`. */
   searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]>;
   /** Embeds every live engram with no current vector (learned offline, or edited); returns how many. */
   embedPending(embedder: Embedder, onProgress?: (done: number, total: number) => void): Promise<number>;
+}
 
-  /** Catches up with writes made by other processes since the backend was opened. */
-  refresh(): Promise<void>;
+/** The records beside the engrams: episodes, sessions, and the change events of their history. 8 members. */
+export interface RecordLog {
   recordId(kind: 'EP' | 'SES', now: Date): string;
   appendEpisodes(episodes: Episode[]): Promise<void>;
   queryEpisodes(filter: TimelineFilter): Promise<Episode[]>;
@@ -98,4 +105,21 @@ export interface EngramBackend extends EngramReader {
   getSession(id: string): Promise<Session | null>;
   appendEvents(events: EngramEvent[]): Promise<void>;
   listEvents(filter: EventFilter): Promise<EngramEvent[]>;
+}
+
+/** What a backend implements: the sum of the three (18 members). */
+export interface EngramBackend extends EngramStore, SearchIndex, RecordLog {}
+
+/**
+ * A capability beyond the contract: a backend whose search index is derived from the engrams
+ * (the local store's SQLite file, built from the YAML files) can drop it and build it again.
+ * The hub's is not derived, so it has none; ask with `canRebuild`.
+ */
+export interface RebuildableIndex {
+  /** Drops the derived index and builds it again from the engrams' source of truth. */
+  rebuild(): Promise<void>;
+}
+
+export function canRebuild<B extends object>(backend: B): backend is B & RebuildableIndex {
+  return typeof (backend as Partial<RebuildableIndex>).rebuild === 'function';
 }

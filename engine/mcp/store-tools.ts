@@ -2,6 +2,7 @@ import { z } from 'zod/v4';
 import * as f from './fields.js';
 import { ToolFailure } from './dispatch.js';
 import { defineTool, type ToolContext } from './types.js';
+import { canRebuild } from '../backend.js';
 
 // svc_stores_add, svc_stores_list, svc_sync and svc_sync_status. They work on the local store the server runs on (ctx.local); on the hub
 // (no local store) they answer with a clear error. The engine modules load on first call.
@@ -94,8 +95,8 @@ export const syncTool = defineTool({
       };
     }
     if (full) {
-      const backend = ctx.backend as { rebuild?: () => Promise<void> };
-      if (typeof backend.rebuild !== 'function') throw new ToolFailure('svc_sync full: this backend has no index to rebuild');
+      const backend = ctx.backend;
+      if (!canRebuild(backend)) throw new ToolFailure('svc_sync full: this backend has no index to rebuild');
       try {
         await backend.rebuild();
       } catch (err) {

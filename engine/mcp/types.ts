@@ -1,7 +1,6 @@
 import type { z } from 'zod/v4';
 import type { EmbedderProvider, EngramBackend } from '../backend.js';
-import type { LocalBackend } from '../store/local-backend.js';
-import type { RerankSetting } from '../ops/recall.js';
+import type { RerankSetting } from '../rerank/reranker.js';
 import type { RemoteConfig } from '../remote/hub-client.js';
 import type { PackRegistry } from '../ops/packs/registry.js';
 
@@ -9,8 +8,17 @@ import type { PackRegistry } from '../ops/packs/registry.js';
 // context. It never opens a store itself, so `svc mcp` (stdio, local store) and the hub (HTTP,
 // one engine per session) serve the very same tools.
 
-/** What only a local store can tell (status and doctor); absent on the hub. */
-export type LocalDetails = Pick<LocalBackend, 'root' | 'idPrefix' | 'quarantined' | 'vectorStats'>;
+/**
+ * What only a local store can tell (status and doctor); absent on the hub. Spelled out rather than
+ * picked from the local backend's type: the tool layer names the contract, never an implementation.
+ */
+export interface LocalDetails {
+  readonly root: string;
+  idPrefix(): string;
+  /** Files set aside on opening because they could not be read, and why. */
+  quarantined(): Array<{ file: string; reason: string }>;
+  vectorStats(model: string): { vectors: number; pending: number };
+}
 
 export interface ToolContext {
   backend: EngramBackend;

@@ -1,6 +1,5 @@
 import type { EngramDoc } from './engram-schema.js';
-import type { EngramEvent, EngramEventAction } from './records.js';
-import type { EventNote } from '../backend.js';
+import type { EngramEvent, EngramEventAction, EventNote } from './records.js';
 
 // Every backend records the same history for a write: this decides what the event says.
 

@@ -58,6 +58,14 @@ export interface EngramEvent {
   details?: Record<string, unknown>;
 }
 
+/** What an operation says about a change, for the engram's history (else it is inferred: model/change-event.ts). */
+export interface EventNote {
+  action?: EngramEventAction;
+  at?: string;
+  session?: string;
+  details?: Record<string, unknown>;
+}
+
 export interface TimelineFilter {
   query?: string;
   from?: string;

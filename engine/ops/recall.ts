@@ -4,7 +4,7 @@ import type { EngramDoc } from '../model/engram-schema.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { activationStrength } from '../model/activation.js';
 import { round, byCodeUnit } from '../text.js';
-import type { RerankerName, RerankReport } from '../rerank/reranker.js';
+import type { RerankReport, RerankSetting } from '../rerank/reranker.js';
 import { SPREAD_SOURCES, spreadActivation, type Via } from './spreading.js';
 
 export const DEFAULT_RECALL_LIMIT = 10;
@@ -60,13 +60,8 @@ export interface RecallResult {
   sources?: RecallSources;
 }
 
-/** A cross-encoder to rerank recall's head with, loaded from `root`'s models/ (see rerank/reranker.ts). */
-export interface RerankSetting {
-  name: RerankerName;
-  root: string;
-  /** Give up on it (the order stays recall's) when loading and scoring take longer: hooks answer in time. */
-  budgetMs?: number;
-}
+/** Re-exported for the callers that still import it from here; it lives with the rerankers. */
+export type { RerankSetting } from '../rerank/reranker.js';
 
 export interface RecallOptions {
   limit?: number;

@@ -10,7 +10,8 @@ import type { OpContext } from './context.js';
 import { capture } from './episodes.js';
 import { recordInjection } from './history.js';
 import { inject, type InjectResult } from './inject.js';
-import type { RerankSetting, TeamSource } from './recall.js';
+import type { TeamSource } from './recall.js';
+import type { RerankSetting } from '../rerank/reranker.js';
 import { learn, type LearnInput, type LearnOptions, type LearnResult } from './learn.js';
 import { linkSessionLearnings } from './associations.js';
 

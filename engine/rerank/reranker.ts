@@ -194,6 +194,14 @@ export interface RerankOptions {
   depth?: number;
 }
 
+/** A cross-encoder to rerank recall's head with, loaded from `root`'s models/ (recall and inject take it). */
+export interface RerankSetting {
+  name: RerankerName;
+  root: string;
+  /** Give up on it (the order stays recall's) when loading and scoring take longer: hooks answer in time. */
+  budgetMs?: number;
+}
+
 export interface RerankReport {
   /** `ran`; `off` when SVC_RERANKER is unset; `unavailable` when it names a model that cannot load. */
   state: 'ran' | 'off' | 'unavailable';
