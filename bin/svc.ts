@@ -112,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    process.stdout.write((await import('../engine/cli/cli-kit.js')).svcVersion() + '\n');
+    process.stdout.write((await import('../engine/package-info.js')).packageVersion() + '\n');
     return 0;
   }
   const load = COMMANDS[name];

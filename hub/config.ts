@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Database } from './contracts.js';
-import { CONTROL_SCHEMA } from './data/migrate.js';
+import { CONTROL_SCHEMA } from './data/sql.js';
 import { invalid } from '../engine/errors.js';
 import type { JwtSecrets } from './access/tokens.js';
 import { checkpointKey, type CheckpointKey } from './audit/checkpoints.js';

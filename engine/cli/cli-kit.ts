@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../package-info.js';
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { invalid } from '../errors.js';
 import { editDistance, terminalSafe } from '../text.js';
@@ -117,7 +117,7 @@ export function parseArgs<F extends FlagSpecs>(argv: string[], help: string, fla
     else if (!t.inlineValue && (t.value === '--help' || t.value === '--version')) wants ??= t.value.slice(2); // `--scope --help`
   }
   if (wants === 'help') exitWith(formatHelp(help + '\n' + GLOBAL_HELP));
-  if (wants === 'version') exitWith(svcVersion() + '\n');
+  if (wants === 'version') exitWith(packageVersion() + '\n');
   const input: string[] = [];
   const values: Record<string, unknown> = {};
   for (const token of tokens) {
@@ -162,11 +162,6 @@ function formatHelp(text: string): string {
   const lines = text.replace(/^\n+|\s+$/g, '').split('\n');
   const indent = Math.min(...lines.filter((l) => l.trim() !== '').map((l) => /^ */.exec(l)![0].length));
   return '\n' + lines.map((l) => (l.trim() === '' ? '' : '  ' + l.slice(indent))).join('\n') + '\n\n';
-}
-
-/** svc's version, from its package.json. */
-export function svcVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** Prints and ends the process at once: --help and --version do nothing else. */

@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../../engine/errors.js';
 import type { Org, Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident } from '../data/sql.js';
 import { authChanged } from './epoch.js';
 
 // The one way a person's access ends, whichever surface asks (REST PATCH or DELETE of a user,

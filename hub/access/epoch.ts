@@ -1,5 +1,5 @@
 import type { Org, Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { CONTROL_SCHEMA } from '../data/sql.js';
 
 // The organization's authorization epoch (migration control/005): bump it in the transaction of
 // any change to identities, keys, roles, memberships, groups or installed packs.

@@ -1,6 +1,6 @@
 import { revokeGrant } from '../login/grant-routes.js';
 import type Router from '@koa/router';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import type { Database, HubState, Principal, Role } from '../contracts.js';
 import {
   addMember,

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { conflict, invalid, notFound } from '../../engine/errors.js';
 import type { Database, Org, Queryable, Role } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident, isoOrNull as iso } from '../data/sql.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey, newApiKey } from './tokens.js';
 import { authChanged } from './epoch.js';
@@ -55,7 +55,6 @@ export interface Invitation {
   redeemed_at: string | null;
 }
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 /** Names nobody may have: the audit log's own actor (rows the hub writes by itself). */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(['svc-hub']);

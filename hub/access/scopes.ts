@@ -1,5 +1,5 @@
 import type { Org, Queryable, Role } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 
 // Scope resolution, on the server, per request: the user's own scope, the groups they belong to
 // and those groups' parents, the organization, global. That is the readable set. The writable

@@ -1,7 +1,7 @@
 import { conflict, invalid } from '../../engine/errors.js';
 import type { Database, Org, Queryable, Role } from '../contracts.js';
 import { createOrg, getOrg } from '../data/organizations.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { addMember, checkUserName, createInvitation, createUser, freeUserName, getUser, hasHadAccess, insertApiKey, issueApiKey, type Invitation, type User } from '../access/identity.js';
 import { checkAddress } from '../mail/mailer.js';
 import { createLoginLink, firstAdmin, type LoginLink } from '../login/login-links.js';

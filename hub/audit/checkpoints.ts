@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import { join } from 'node:path';
 import type { Database, Org, Queryable } from '../contracts.js';
 import { canonicalJson } from '../../engine/ops/packs/format.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { SvcError } from '../../engine/errors.js';
 import { GENESIS, onAuditAppend, verifyAudit, type VerifyResult } from './audit-log.js';
 

@@ -1,5 +1,5 @@
 import type { Database, Org } from '../contracts.js';
-import { ident } from './migrate.js';
+import { ident } from './sql.js';
 
 // Engram health for the admin: counts by status, type and scope, feedback totals, live engrams
 // never used (no injection, no hit, no feedback) and stale ones (not accessed in 90 days).

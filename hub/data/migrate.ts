@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../../engine/package-info.js';
+import { CONTROL_SCHEMA, ident } from './sql.js';
 import type { Database, Queryable } from '../contracts.js';
 
 // Numbered SQL migrations: migrations/hub/control (the svc_hub schema) and migrations/hub/org
@@ -8,23 +9,10 @@ import type { Database, Queryable } from '../contracts.js';
 // Each run holds a transaction-scoped advisory lock, so hub processes starting together on one
 // database take turns and the second finds nothing to do.
 
-export const CONTROL_SCHEMA = 'svc_hub';
-
 interface Migration {
   version: number;
   name: string;
   sql: string;
-}
-
-/** The package root (holding package.json): this file runs from hub/data or dist/hub/data. */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('cannot find the svc package root from ' + fileURLToPath(import.meta.url));
-    dir = up;
-  }
-  return dir;
 }
 
 const cache = new Map<string, Migration[]>();
@@ -41,9 +29,6 @@ export function loadMigrations(kind: 'control' | 'org'): Migration[] {
   }
   return list;
 }
-
-/** Quotes a schema name made by this module (always [a-z0-9_]). */
-export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 async function applyAll(q: Queryable, schema: string, migrations: Migration[]): Promise<number> {
   // Lock key per schema: migrating one organization never waits for another.

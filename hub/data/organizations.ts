@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { conflict, invalid, notFound } from '../../engine/errors.js';
 import { newStorePrefix } from '../../engine/model/ids.js';
 import type { Database, Org, Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA, migrateSchema } from './migrate.js';
+import { migrateSchema } from './migrate.js';
+import { CONTROL_SCHEMA } from './sql.js';
 
 // Organizations: each has its own PostgreSQL schema, named from its slug.
 

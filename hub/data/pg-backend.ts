@@ -10,7 +10,7 @@ import { validateEngram } from '../../engine/model/validate-engram.js';
 import { queryTerms } from '../../engine/search/fts-query.js';
 import { invalid } from '../../engine/errors.js';
 import type { Database, EngramPageFilter, Org, OrgBackend, Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from './migrate.js';
+import { CONTROL_SCHEMA, ident } from './sql.js';
 import { SqlWhere } from './sql-where.js';
 import { documentTerms, parseQuery } from './fts-tokens.js';
 import { postingsCacheOf } from './postings-cache.js';

@@ -1,5 +1,5 @@
 import type { Database } from '../contracts.js';
-import { ident } from './migrate.js';
+import { ident } from './sql.js';
 import type { RankedDoc, RankInput, TermPostings } from './bm25-rank.js';
 
 // BM25 postings of each organization, and its engrams as JSON text, held in memory by a hub

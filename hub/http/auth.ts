@@ -1,5 +1,5 @@
 import type { Database, Org, Principal, Role } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident } from '../data/sql.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey, looksLikeApiKey, verifyJwt, type JwtSecrets } from '../access/tokens.js';
 import { resolveScopes } from '../access/scopes.js';

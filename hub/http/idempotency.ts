@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { HubState } from '../contracts.js';
 import { canonicalJson } from '../../engine/ops/packs/format.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { badRequest, HubProblem } from './problem.js';
 
 // Idempotency-Key on writes (after the IETF httpapi draft "The Idempotency-Key HTTP Header

@@ -1,5 +1,5 @@
 import type { Database } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { CONTROL_SCHEMA } from '../data/sql.js';
 
 // Request limits, counted in PostgreSQL so that every hub process on the database shares one
 // count. Policies (per minute): "requests" for every call of a token, "writes" for its writes

@@ -1,5 +1,5 @@
 import type { Database } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { CONTROL_SCHEMA } from '../data/sql.js';
 import { count, decide, policyQuota, windowStart, WINDOW_S, type CountRow, type PolicyName, type RateDecision, type RateLimits } from './rate-limit.js';
 
 // A token's requests counted in blocks reserved in PostgreSQL before they are used: a process

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { Database } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { CONTROL_SCHEMA } from '../data/sql.js';
 import { HubProblem } from '../http/problem.js';
 import { WINDOW_S, windowStart } from './rate-limit.js';
 

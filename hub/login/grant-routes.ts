@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { HubState, Org, Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident } from '../data/sql.js';
 import { authChanged } from '../access/epoch.js';
 import { notFoundProblem } from '../http/problem.js';
 import { requireAdmin, type Ctx } from '../http/route-kit.js';

@@ -1,7 +1,7 @@
 import { createPublicKey, randomUUID } from 'node:crypto';
 import { conflict, invalid, notFound } from '../../engine/errors.js';
 import type { Org, Queryable, Role } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { authChanged } from '../access/epoch.js';
 import { checkUrl as checkOutbound, RefusedUrl, type OutboundPolicy } from '../net/outbound.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { conflict, invalid } from '../../engine/errors.js';
 import type { Org, Queryable, Role } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey } from '../access/tokens.js';
 import { getUser, type User } from '../access/identity.js';

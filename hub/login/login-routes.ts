@@ -8,7 +8,7 @@ import { hubOrigin } from '../http/hub-origin.js';
 import { cookieOptions, esc, htmlPage, readForm, sameOrigin } from './browser-kit.js';
 import type { AuditWriter } from '../audit/audit-log.js';
 import { appendAudit } from '../audit/audit-log.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { findOrg } from '../data/organizations.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { validBody } from '../openapi/spec.js';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database, Org, Queryable, Role } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey, signJwt, type JwtSecrets } from '../access/tokens.js';
 import { authChanged } from '../access/epoch.js';

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database, Org, Queryable, Role } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident } from '../data/sql.js';
 import { hashKey } from '../access/tokens.js';
 import { authChanged } from '../access/epoch.js';
 import { clientKey } from '../limits/sign-in-starts.js';

@@ -1,6 +1,6 @@
 import type { CacheProvider, SAML } from '@node-saml/node-saml';
 import type { Org, Queryable } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import type { ProviderWithSecret } from './identity-providers.js';
 import type { ExternalIdentity } from './provider-client.js';
 import { esc } from './browser-kit.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Org, Queryable, Role } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { authChanged } from '../access/epoch.js';
 import { freeUserName, LINKABLE_BY_EMAIL_SQL } from '../access/identity.js';
 import type { ProviderWithSecret } from './identity-providers.js';

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Middleware } from 'koa';
 import type Router from '@koa/router';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
@@ -13,7 +11,7 @@ import { hubOrigin } from '../http/hub-origin.js';
 import type { HubState, Principal } from '../contracts.js';
 import { openOrgBackend } from '../data/pg-backend.js';
 import { Policy } from '../access/policy.js';
-import { packageRoot } from '../data/migrate.js';
+import { packageVersion } from '../../engine/package-info.js';
 import { tooMany, type Gatekeeper } from '../http/gatekeeper.js';
 import { badRequest, HubProblem, notFoundProblem } from '../http/problem.js';
 import type { Ctx } from '../http/route-kit.js';
@@ -36,7 +34,7 @@ import { PROCESS_ID, type SseRelay } from './sse-relay.js';
 
 export const MCP_PATHS = new Set(['/mcp', '/sse', '/messages']);
 
-const VERSION = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION = packageVersion();
 
 /** The token and the limits of the MCP routes, before their body is read. */
 export function mcpGate(gate: Gatekeeper): Middleware<HubState> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Org, Principal } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import type { McpLimits } from '../config.js';
 import { HubProblem, notFoundProblem } from '../http/problem.js';
 

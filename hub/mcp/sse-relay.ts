@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Database, Org } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { orgById } from '../data/organizations.js';
 import { liveSessions, type McpSession } from './sessions.js';
 

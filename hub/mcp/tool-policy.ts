@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Database, HubState, Org } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { authChanged } from '../access/epoch.js';
 import { validBody } from '../openapi/spec.js';
 import { ALL_TOOLS } from '../../engine/mcp/tools.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { packageRoot } from '../data/migrate.js';
+import { packageRoot } from '../../engine/package-info.js';
 import { badRequest } from '../http/problem.js';
 
 // The OpenAPI description is the one source of the request and response shapes: the hub

@@ -1,6 +1,6 @@
 import type { InstalledPack, PackRegistry } from '../../engine/ops/packs/registry.js';
 import type { Database, Org } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { authChanged } from '../access/epoch.js';
 import type { Policy } from '../access/policy.js';
 import { emitEvents } from '../webhooks/webhook-outbox.js';

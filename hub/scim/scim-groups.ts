@@ -1,5 +1,5 @@
 import type { Org, Queryable } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident, iso } from '../data/sql.js';
 import { createGroup } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
 import { scimInvalid, scimNotFound, ScimError } from './scim-errors.js';
@@ -24,7 +24,6 @@ interface GroupRow {
   scim_modified_at: string | null;
 }
 
-const iso = (v: unknown): string => new Date(v as string).toISOString();
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 async function members(q: Queryable, org: Org, base: string, groupId?: string): Promise<Map<string, Obj[]>> {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { notFound } from '../../engine/errors.js';
 import type { Database, Org, Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA, ident } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident, isoOrNull as iso } from '../data/sql.js';
 import { orgById } from '../data/organizations.js';
 import { hashKey } from '../access/tokens.js';
 
@@ -32,7 +32,6 @@ export interface ScimCaller {
 }
 
 const COLUMNS = 'id, name, prefix, created_by, created_at, last_used_at, revoked_at';
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 const toInfo = (t: ScimTokenInfo): ScimTokenInfo => ({ ...t, created_at: iso(t.created_at)!, last_used_at: iso(t.last_used_at), revoked_at: iso(t.revoked_at) });
 
 export async function createScimToken(db: Queryable, org: Org, name: string, createdBy: string): Promise<{ token: string; info: ScimTokenInfo }> {

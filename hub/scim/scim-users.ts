@@ -1,6 +1,6 @@
 import { SvcError } from '../../engine/errors.js';
 import type { Org, Queryable } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident, iso } from '../data/sql.js';
 import { assertEmailFree, createUser, freeUserName } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
 import { endAccess, lockPeople, type EndMode } from '../access/end-access.js';
@@ -53,7 +53,6 @@ export const MAX_VALUES = 10;
 export const MAX_USER_BYTES = 64 * 1024;
 /** Attributes the server computes or never keeps: not stored from a client. */
 const NOT_STORED = new Set(['id', 'meta', 'schemas', 'groups', 'active', 'password']);
-const iso = (v: unknown): string => new Date(v as string).toISOString();
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function toResource(u: UserRow, groups: Obj[], base: string): Obj {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditWriter, GAP_ACTION, rowHash, verifyAudit, WRITER_START, WRITER_STOP, type AuditEntry } from '../audit/audit-log.js';
 import { badSignature, checkAgainstCheckpoints, readCheckpoints, type Checkpoint } from '../audit/checkpoints.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import type { Database, Org } from '../contracts.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';

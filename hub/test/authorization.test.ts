@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { signJwt } from '../access/tokens.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { startHubProcess, type HubProcess } from './support/hub-process.js';

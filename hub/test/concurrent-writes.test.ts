@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../audit/audit-log.js';
 import { createOrgWithAdmin } from '../admin/provision.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
 import { startHubProcess, type HubProcess } from './support/hub-process.js';
 

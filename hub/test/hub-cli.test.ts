@@ -6,7 +6,7 @@ import { startHubProcess } from './support/hub-process.js';
 import { svc } from '../../engine/test/support/run-svc.js';
 import { DATABASES, freshDatabase } from './support/databases.js';
 import { openDatabase } from '../data/database.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 
 // `svc hub` as a user runs it: create an organization, start the server, call it, stop it.
 

@@ -8,7 +8,7 @@ import { svc } from '../../engine/test/support/run-svc.js';
 import { DATABASES, freshDatabase } from './support/databases.js';
 import { startTestHub, type TestHub } from './support/hub-fixture.js';
 import { AuditWriter } from '../audit/audit-log.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 
 // Starting and stopping `svc hub` as an operator sees it (real child processes): a busy port is
 // the one line said; a hub that served a request stops as soon as nothing is left to write,

@@ -6,7 +6,7 @@ import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';
 import { CookieBrowser } from './support/cookie-browser.js';
 import { type OidcIdp } from './support/oidc-idp.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { CONTROL_SCHEMA } from '../data/sql.js';
 import { queryAudit } from '../audit/audit-log.js';
 import { formField as field, OAuthClient, REDIRECT, type Tokens } from './support/oauth-client.js';
 import { startCorpIdp } from './support/corp-idp.js';

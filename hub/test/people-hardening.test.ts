@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createInvitation, deleteUser, freeUserName, issueApiKey, mayLinkByEmail, updateUser } from '../access/identity.js';
 import { createSession } from '../login/login-sessions.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type Reply, type TestHub, type TestOrg } from './support/hub-fixture.js';
 

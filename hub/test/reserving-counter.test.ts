@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReservingCounter } from '../limits/reserving-counter.js';
 import { DEFAULT_RATE_LIMITS, windowStart } from '../limits/rate-limit.js';
-import { CONTROL_SCHEMA } from '../data/migrate.js';
+import { CONTROL_SCHEMA } from '../data/sql.js';
 import { createOrg } from '../data/organizations.js';
 import type { Org } from '../contracts.js';
 import { awayFromMinuteEdge } from './support/hub-process.js';

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { signJwt } from '../access/tokens.js';
 import { issueApiKey } from '../access/identity.js';
-import { CONTROL_SCHEMA, ident, migrateHub } from '../data/migrate.js';
+import { migrateHub } from '../data/migrate.js';
+import { CONTROL_SCHEMA, ident } from '../data/sql.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type Reply, type TestHub, type TestOrg } from './support/hub-fixture.js';
 

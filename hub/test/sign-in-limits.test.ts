@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { clientKey } from '../limits/sign-in-starts.js';
 import { DATABASES } from './support/databases.js';
 import { startTestHub, type TestHub, type TestOrg } from './support/hub-fixture.js';

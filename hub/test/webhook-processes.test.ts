@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createOrgWithAdmin } from '../admin/provision.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
 import { startHubProcess, type HubProcess } from './support/hub-process.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';

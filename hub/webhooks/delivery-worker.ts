@@ -2,7 +2,7 @@ import type { Database, Org, Role } from '../contracts.js';
 import { Policy } from '../access/policy.js';
 import { resolveScopes } from '../access/scopes.js';
 import { appendAudit } from '../audit/audit-log.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 import { listOrgs } from '../data/organizations.js';
 import { postOutbound, type OutboundPolicy } from '../net/outbound.js';
 import { WEBHOOK_CHANNEL } from './webhook-outbox.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Org, Queryable } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident } from '../data/sql.js';
 
 // Webhook events enter the outbox in the transaction of the change that causes them: one row per
 // event and subscribed webhook (webhook_deliveries), so a crash can lose neither a committed

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { randomBytes } from 'node:crypto';
 import type { Database, HubState, Org, Queryable } from '../contracts.js';
-import { ident } from '../data/migrate.js';
+import { ident, isoOrNull as iso } from '../data/sql.js';
 import { checkUrl, RefusedUrl, UpstreamFailed, type OutboundPolicy } from '../net/outbound.js';
 import { validBody } from '../openapi/spec.js';
 import { badRequest, notFoundProblem } from '../http/problem.js';
@@ -34,7 +34,6 @@ interface WebhookRow {
   pending: number;
 }
 
-const iso = (v: Date | string | null): string | null => (v === null ? null : new Date(v).toISOString());
 
 /** A webhook as the API answers it (the admin pages read this shape too). */
 export interface WebhookView extends Omit<WebhookRow, 'created_at' | 'last_success_at'> {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../../engine/package-info.js';
 import { invalid } from '../../engine/errors.js';
 import type { LocalBackend } from '../../engine/store/local-backend.js';
 import type { ToolContext } from '../../engine/mcp/types.js';
@@ -69,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const { server, idle } = createSvcServer({
     profile,
-    version: version(),
+    version: packageVersion(),
     // A project file or store that cannot open fails each call with its one line, and says it here too.
     context: (client) =>
       (opening = openContext(client).catch((err: unknown) => {
@@ -105,9 +105,4 @@ export async function run(argv: string[]): Promise<number> {
   if (process.env.SVC_DEBUG) log(`ready: profile ${profile}`);
   await finished;
   return 0;
-}
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }

@@ -1,5 +1,5 @@
 import type { Database, Org } from '../../contracts.js';
-import { ident } from '../../data/migrate.js';
+import { ident } from '../../data/sql.js';
 
 /** What the audit table's owner (or a superuser) can still do: switch the append-only triggers off and change rows. */
 export async function asOwner(db: Database, org: Org, sql: string, params: unknown[] = []): Promise<void> {
