@@ -4,7 +4,7 @@ import { invalid } from '../errors.js';
 import { editDistance, terminalSafe } from '../text.js';
 import type { ReconcileMode } from '../store/local-store.js';
 import type { LocalBackend } from '../store/local-backend.js';
-import { existingStoreRoot, resolveStoreRoot } from '../store/store-root.js';
+import { existingStoreRoot, resolveStoreRoot } from '../svc-home.js';
 import { openStoreSpan } from '../store/open-store.js';
 import type { StoreSpan } from '../store/multi-store.js';
 

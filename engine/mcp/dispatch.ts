@@ -70,11 +70,11 @@ export function toResult(value: unknown): ToolResult {
 
 export function toErrorResult(error: unknown, ctx?: ToolContext): ToolResult {
   ctx?.failed?.(error);
-  return { content: [{ type: 'text', text: errorLine(error, ctx) }], isError: true };
+  return { content: [{ type: 'text', text: toolErrorText(error, ctx) }], isError: true };
 }
 
 /** One line for any error: the engine's own message and details, else "internal error: ...". */
-export function errorLine(error: unknown, ctx?: ToolContext): string {
+export function toolErrorText(error: unknown, ctx?: ToolContext): string {
   let line: string;
   if (error instanceof SvcError) {
     line = error.details.length ? `${error.message}: ${error.details.join('; ')}` : error.message;

@@ -184,7 +184,7 @@ function readMemoryFile(path: string, level: NonNullable<MemoryEntry['level']>, 
   for (const block of markdownBlocks(text)) {
     const imp = /^@(\S+)$/.exec(block.text);
     if (imp) {
-      const target = expandHome(imp[1]!, dirname(abs));
+      const target = resolveImportPath(imp[1]!, dirname(abs));
       if (existsSync(target) && depth < MAX_IMPORT_DEPTH) readMemoryFile(target, level === 'user' ? 'user' : 'import', memory, seen, depth + 1);
       else if (!existsSync(target)) memory.entries.push({ text: block.text, file: abs, line: block.line, level });
       continue;
@@ -194,7 +194,7 @@ function readMemoryFile(path: string, level: NonNullable<MemoryEntry['level']>, 
   }
 }
 
-export function expandHome(p: string, base: string): string {
+export function resolveImportPath(p: string, base: string): string {
   if (p === '~' || p.startsWith('~/')) return join(homedir(), p.slice(1));
   return isAbsolute(p) ? p : resolve(base, p);
 }

@@ -4,7 +4,7 @@
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { expandHome, type MemoryEntry } from './host-memory.js';
+import { resolveImportPath, type MemoryEntry } from './host-memory.js';
 
 const SKIP_DIRS = new Set(['.git', 'node_modules', 'dist', 'build', 'out', 'coverage', 'target', 'vendor', '.venv', 'venv', '__pycache__', '.next', '.cache', '.turbo']);
 const MAX_FILES = 20_000;
@@ -153,7 +153,7 @@ export function missingReferences(entry: MemoryEntry, project: ProjectFiles, hom
   const base = entry.file ? dirname(entry.file) : undefined;
   const global = entry.level === 'user';
   const imported = /^@(\S+)$/.exec(entry.text);
-  if (imported) return existsSync(expandHome(imported[1]!, base ?? project.root)) ? [] : [imported[1]!];
+  if (imported) return existsSync(resolveImportPath(imported[1]!, base ?? project.root)) ? [] : [imported[1]!];
   for (const r of references(entry.text)) {
     if (r.kind === 'symbol') {
       if (!global && !project.hasSymbol(r.ref)) missing.push(r.ref);

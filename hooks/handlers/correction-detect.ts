@@ -1,6 +1,6 @@
 import { detectCorrection, type CorrectionMatch } from './correction.js';
 import { contextOutput, eventName, hostOf, sessionKey, storeReady, str, withStore, type HookEvent } from './io.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { updateState } from './session-state.js';
 import { oneLine } from '../../engine/text.js';
 

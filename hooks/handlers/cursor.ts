@@ -5,7 +5,7 @@ import { noteCorrection } from './correction-detect.js';
 import { HEADER, injectFor, projectQuery } from './inject.js';
 import { projectDir, sessionId, sessionKey, storeReady, str, type HookEvent } from './io.js';
 import { terminalSafe } from '../../engine/text.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { pendingReminder } from './learn-check.js';
 import { editRecords } from './revert.js';
 import { noteEdits } from './observe.js';

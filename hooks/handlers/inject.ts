@@ -5,7 +5,7 @@ import type { EmbedderState } from '../../engine/embed/embedder.js';
 import type { TeamSource } from '../../engine/ops/recall.js';
 import type { RemoteConfig } from '../../engine/remote/hub-client.js';
 import { contextOutput, eventName, hostOf, projectDir, sessionId, str, withStore, type HookEvent, type Host } from './io.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { DEFAULT_INJECT_BUDGET, MAX_INJECT_BUDGET, MIN_INJECT_BUDGET } from '../../engine/ops/inject-budget.js';
 import { hookFailed } from './failure-log.js';
 

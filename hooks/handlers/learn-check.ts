@@ -1,5 +1,5 @@
 import { sessionKey, storeReady, withStore, type HookEvent } from './io.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { openCorrections, readState, updateState, type Correction } from './session-state.js';
 import { oneLine } from '../../engine/text.js';
 

@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 import { contextOutput, eventName, hostOf, obj, projectDir, sessionId, sessionKey, storeReady, str, type HookEvent } from './io.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { editRecords, revertCommand, undoesEarlier, type EditRecord } from './revert.js';
 import { markLearn, updateState } from './session-state.js';
 import { captureEpisode, isLearnTool } from './session.js';

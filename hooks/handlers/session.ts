@@ -1,5 +1,5 @@
 import { contextOutput, eventName, hostOf, obj, openStore, projectDir, sessionId, sessionKey, storeReady, str, withStore, type HookEvent } from './io.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { hasState, markLearn, openCorrections, pruneStates, readState, updateState } from './session-state.js';
 import { oneLine } from '../../engine/text.js';
 import { hookFailed } from './failure-log.js';

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { cursorPaths } from './wiring.js';
 import { isDir, type Check, type Status } from './doctor/check.js';
 import { checkShim, readShimStore } from './doctor/shim.js';

@@ -135,7 +135,7 @@ export function hookCommand(hook: HookName): string {
 }
 
 /** `$HOME` and `${HOME}` in a command as the host's shell would expand them. */
-export function expandHome(text: string, home = homedir()): string {
+export function expandHomeVariable(text: string, home = homedir()): string {
   return text.replace(/\$\{HOME\}|\$HOME\b/g, home);
 }
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalid, SvcError } from '../../engine/errors.js';
 import { makeOutput, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import type { Database } from '../contracts.js';
 
 // `svc hub`: run the team server, and administer it from the machine it runs on.

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { LocalStore } from '../../engine/store/local-store.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { loadEmbedder } from '../../engine/embed/fastembed-embedder.js';
 import { modelFolder, selectedModel } from '../../engine/embed/model-layout.js';
 import type { EmbedderState } from '../../engine/embed/embedder.js';

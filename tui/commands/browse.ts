@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { parseArgs } from '../../engine/cli/cli-kit.js';
-import { existingStoreRoot } from '../../engine/store/store-root.js';
+import { existingStoreRoot } from '../../engine/svc-home.js';
 
 // `svc browse` (and bare `svc` on a terminal): the interactive browser. Ink and React load
 // only here, through tui/browse/run.ts.

@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
-import { existingStoreRoot } from '../../engine/store/store-root.js';
+import { existingStoreRoot } from '../../engine/svc-home.js';
 import { systemContext } from '../../engine/ops/context.js';
 
 const HELP = `

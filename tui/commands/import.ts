@@ -3,7 +3,7 @@ import { IMPORT_SOURCES, importIntoStore, type ImportReport } from '../../engine
 import { systemContext } from '../../engine/ops/context.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
 
 const HELP = `

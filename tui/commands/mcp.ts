@@ -44,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     const [{ loadProjectConfig }, { openStoreSpan }, { resolveStoreRoot }, { remoteOf }, { rerankerSetting }, { localEmbedderProvider }] = await Promise.all([
       import('../../engine/config/project-config.js'),
       import('../../engine/store/open-store.js'),
-      import('../../engine/store/store-root.js'),
+      import('../../engine/svc-home.js'),
       import('../../engine/remote/hub-client.js'),
       import('../../engine/rerank/reranker.js'),
       import('../../engine/mcp/embedder-provider.js'),

@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { migrateDown, migrateUp, storeVersionStatus, type MigrationRun } from '../../engine/store/migrations.js';
 
 const HELP = `

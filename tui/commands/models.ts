@@ -1,6 +1,6 @@
 import { invalid } from '../../engine/errors.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { EMBEDDING_MODELS, type EmbeddingModelName } from '../../engine/embed/embedder.js';
 import { downloadFailure, modelFolder, modelPresent, parseModelName, selectedModel } from '../../engine/embed/model-layout.js';
 

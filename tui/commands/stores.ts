@@ -1,6 +1,6 @@
 import { SvcError, invalid } from '../../engine/errors.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
 import { addStore, listStores, removeStore, DISCOVER_NEEDS_HUB, type StoreRow } from '../../engine/store/multi-store.js';

@@ -2,7 +2,7 @@ import { sendQueued } from '../team-memory.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
 import { SvcError, invalid } from '../../engine/errors.js';
 import { makeOutput, openStore, parseArgs, type Output } from '../../engine/cli/cli-kit.js';
-import { resolveStoreRoot } from '../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { terminalSafe } from '../../engine/text.js';
 import { embedderFor } from '../embedding.js';
 

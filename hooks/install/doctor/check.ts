@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { isObject, readJsonObject, type JsonObject } from '../config-files.js';
-import { expandHome, shimPath } from '../wiring.js';
+import { expandHomeVariable, shimPath } from '../wiring.js';
 
 // What every doctor check returns, and the small helpers the per-host checks share.
 
@@ -38,7 +38,7 @@ export function entryProblem(entry: unknown, home: string): string | null {
   if (!isObject(entry) || typeof entry.command !== 'string') return 'the entry has no command';
   const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
   if (!args.some((a) => /(^|\s)mcp$/.test(a))) return `the entry does not run "mcp" (args ${JSON.stringify(args)})`;
-  const command = expandHome(entry.command, home);
+  const command = expandHomeVariable(entry.command, home);
   if (command.includes('/') && !existsSync(command)) return `its command ${entry.command} does not exist`;
   if (command.includes('/') && command !== shimPath(home) && /svc-hook$/.test(command)) return `its command ${command} is another home's shim`;
   return null;

@@ -1,7 +1,7 @@
 import { isObject, type JsonObject } from '../config-files.js';
 import { shellQuote } from '../../../engine/text.js';
 import type { Check } from './check.js';
-import { expandHome } from '../wiring.js';
+import { expandHomeVariable } from '../wiring.js';
 
 // A live MCP handshake with a host's configured entry, as the host would start it: the server
 // must answer initialize and list the tools of the profile the entry asks for.
@@ -15,7 +15,7 @@ export async function handshakeCheck(check: string, entry: JsonObject, cwd: stri
   profile ??= env.SVC_TOOL_PROFILE === 'lean' ? 'lean' : 'full';
   const expected = toolsForProfile(profile).length;
   // As Claude Code does for .mcp.json: ${HOME} expanded before the command is started.
-  const server = { command: expandHome(String(entry.command)), args: Array.isArray(entry.args) ? entry.args.map((a) => expandHome(String(a))) : [], env, cwd };
+  const server = { command: expandHomeVariable(String(entry.command)), args: Array.isArray(entry.args) ? entry.args.map((a) => expandHomeVariable(String(a))) : [], env, cwd };
   const r = await mcpHandshake(server, HANDSHAKE_TIMEOUT_MS);
   const shown = [server.command, ...server.args].map(shellQuote).join(' ');
   if (!r.ok) {

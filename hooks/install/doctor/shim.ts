@@ -1,5 +1,5 @@
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
-import { resolveStoreRoot } from '../../../engine/store/store-root.js';
+import { resolveStoreRoot } from '../../../engine/svc-home.js';
 import { parseShim, shimPath, shimStorePath, thisCliPath } from '../wiring.js';
 import type { Check } from './check.js';
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { invalid } from '../errors.js';
+import { invalid } from './errors.js';
 
 // Where the store is: --path, else $SVC_PATH, else ~/.svc. Its own module because hooks need
 // the answer on every prompt without loading SQLite.
