@@ -2,6 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { RecallHit } from '../ops/recall.js';
 import { contentHash } from '../model/content-hash.js';
+import { words } from '../search/text-overlap.js';
+import { isStopWord } from '../search/stop-words.js';
 import { deliver, outboxDir, readOutbox, type Delivery, type OutboxEntry } from './team-outbox.js';
 import type { RemoteConfig } from './hub-client.js';
 
@@ -41,8 +43,8 @@ export function queuedDoc(e: OutboxEntry): EngramDoc {
   } as unknown as EngramDoc;
 }
 
-const STOP = new Set(['the', 'and', 'for', 'with', 'use', 'uses', 'are', 'was', 'this', 'that', 'from', 'into', 'not', 'you', 'our', 'its', 'has', 'have', 'how', 'what', 'when', 'which', 'will', 'all', 'any', 'can']);
-const terms = (text: string): string[] => [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].filter((t) => t.length >= 3 && !STOP.has(t));
+// "use" is no stop word for search, but here it would match every queued instruction.
+const terms = (text: string): string[] => [...new Set(words(text))].filter((t) => t.length >= 3 && !isStopWord(t) && t !== 'use' && t !== 'uses');
 // "log" finds "logging", "service" finds "services": a shared stem of at least three letters.
 const sameStem = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
 

@@ -4,6 +4,7 @@
 // its neighbours), kept in the statement's order. A terse paraphrase, as agents query.
 
 import { isStopWord } from '../search/stop-words.js';
+import { words } from '../search/text-overlap.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { seededRandom } from '../seeded-random.js';
 
@@ -14,11 +15,6 @@ export interface Probe {
   /** The engram the query should find. */
   engram_id: string;
   query: string;
-}
-
-/** Lowercased words (letters and digits) of a text, in order. */
-export function words(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
 /** Content words: no stop words, no single characters, no bare numbers; first occurrence only. */

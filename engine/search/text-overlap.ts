@@ -1,16 +1,25 @@
-// Text overlap: the content words of a statement and the Jaccard overlap of two word sets. General
-// text similarity helpers, used by the tension scan's candidate pairing and by audit's duplicate
-// and subject checks.
+// Text overlap: the words of a text, the content words of a statement and the Jaccard overlap of
+// two word sets. The one copy of these rules: the tension scan's candidate pairing, audit's
+// duplicate and subject checks, a pack's contradiction check, the reranker's probes and the
+// queued-learn filter all split words here, so "status" is one word everywhere.
 
 import { isStopWord } from './stop-words.js';
 
-/** Content words of a statement: folded, without stop words, light plural stemming. */
-export function contentTokens(text: string): Set<string> {
+/** The words of a text (letters and digits, NFKC-folded, lowercased), in order. */
+export function words(text: string): string[] {
+  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** Light plural folding: "engrams" → "engram", but "status", "class", "analysis" stay. */
+export const singular = (word: string): string => (word.length > 3 && word.endsWith('s') && !/(?:ss|us|is)$/.test(word) ? word.slice(0, -1) : word);
+
+/** Content words of a statement: folded, without stop words (nor `drop`), light plural stemming. */
+export function contentTokens(text: string, drop?: ReadonlySet<string>): Set<string> {
   const out = new Set<string>();
-  for (const raw of text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    if (isStopWord(raw)) continue;
+  for (const raw of words(text)) {
+    if (isStopWord(raw) || drop?.has(raw)) continue;
     if (raw.length < 2 && !/\p{N}/u.test(raw) && !/[^\p{Script=Latin}]/u.test(raw)) continue;
-    out.add(raw.length > 3 && raw.endsWith('s') && !/(?:ss|us|is)$/.test(raw) ? raw.slice(0, -1) : raw);
+    out.add(singular(raw));
   }
   return out;
 }

@@ -1,8 +1,8 @@
-import type { EngramBackend } from '../../backend.js';
+import type { EngramStore } from '../../backend.js';
 import type { EngramDoc } from '../../model/engram-schema.js';
 import { contentHash } from '../../model/content-hash.js';
 import { polarityOf } from '../../model/polarity.js';
-import { isStopWord } from '../../search/stop-words.js';
+import { contentTokens, overlapOf } from '../../search/text-overlap.js';
 
 // Conflicts between a pack's engrams and the live engrams of the store (other than the pack's
 // own). Reported, never blocking:
@@ -39,21 +39,8 @@ const POLARITY_WORDS = new Set([
   'cannot', 'can', 'longer',
 ]);
 
-export function contentWords(statement: string): Set<string> {
-  const words = new Set<string>();
-  for (const raw of statement.normalize('NFKC').toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
-    if (!raw || isStopWord(raw) || POLARITY_WORDS.has(raw)) continue;
-    words.add(raw.length > 3 && raw.endsWith('s') && !raw.endsWith('ss') ? raw.slice(0, -1) : raw);
-  }
-  return words;
-}
-
-export function jaccard(a: Set<string>, b: Set<string>): { score: number; shared: number } {
-  let shared = 0;
-  for (const w of a) if (b.has(w)) shared += 1;
-  const union = a.size + b.size - shared;
-  return { score: union === 0 ? 0 : shared / union, shared };
-}
+/** The words that say what a statement is about (its polarity words removed). */
+export const contentWords = (statement: string): Set<string> => contentTokens(statement, POLARITY_WORDS);
 
 /** Finds duplicates and contradictions of `incoming` among `existing` (already filtered to live engrams not of this pack). */
 export function findConflicts(incoming: EngramDoc[], existing: EngramDoc[]): PackConflict[] {
@@ -92,7 +79,7 @@ export function findConflicts(incoming: EngramDoc[], existing: EngramDoc[]): Pac
         seen.add(e.id);
         const other = polarityOf(e);
         if (!other || other === polarity) continue;
-        const { score, shared } = jaccard(mine, words.get(e.id)!);
+        const { jaccard: score, shared } = overlapOf(mine, words.get(e.id)!);
         if (shared < 1 || score < CONTRADICTION_OVERLAP) continue;
         conflicts.push({
           kind: 'contradiction',
@@ -127,7 +114,7 @@ function inPackDuplicates(engrams: EngramDoc[]): { unique: EngramDoc[]; conflict
 }
 
 /** The pack's engrams (each statement once) and their conflicts: within the pack, then with the store's live engrams that are not this pack's own. */
-export async function packConflicts(backend: EngramBackend, name: string, engrams: EngramDoc[]): Promise<{ unique: EngramDoc[]; inPack: PackConflict[]; conflicts: PackConflict[] }> {
+export async function packConflicts(backend: EngramStore, name: string, engrams: EngramDoc[]): Promise<{ unique: EngramDoc[]; inPack: PackConflict[]; conflicts: PackConflict[] }> {
   const { unique, conflicts: inPack } = inPackDuplicates(engrams);
   const outside = (await backend.list({})).filter((e) => e.pack !== name);
   return { unique, inPack, conflicts: [...inPack, ...findConflicts(unique, outside)] };
