@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, RecordLog } from '../backend.js';
 import type { Association, AssociationType, EngramDoc } from '../model/engram-schema.js';
 import { round } from '../text.js';
 
@@ -41,7 +41,7 @@ function linkBoth(a: EngramDoc, b: EngramDoc, type: AssociationType, strength: (
 }
 
 /** What a session's history says it learned, in learn order (a re-learning keeps its first place). */
-async function sessionLearnings(backend: EngramBackend, session: string): Promise<string[]> {
+async function sessionLearnings(backend: EngramStore & RecordLog, session: string): Promise<string[]> {
   const ids = new Set<string>();
   for (const e of await backend.listEvents({ session })) {
     if (e.engram_id && LEARN_ACTIONS.has(e.action)) ids.add(e.engram_id);
@@ -56,7 +56,7 @@ const LEARN_ACTIONS: ReadonlySet<string> = new Set(['created', 'deduplicated', '
  * just before it (retired ones left out). One write, so learn itself stays one file write.
  * Returns how many engrams changed.
  */
-export async function linkSessionLearnings(backend: EngramBackend, session: string, at: string): Promise<number> {
+export async function linkSessionLearnings(backend: EngramStore & RecordLog, session: string, at: string): Promise<number> {
   const ids = await sessionLearnings(backend, session);
   if (ids.length < 2) return 0;
   return backend.write(async (tx) => {

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore } from '../backend.js';
 import { decayedRetrieval, DORMANT_BELOW } from '../model/activation.js';
 import type { OpContext } from './context.js';
 
@@ -16,7 +16,7 @@ export interface DecayReport {
  * retired engrams, those used in the last day, and the `contextScope` (the project being
  * worked on) are skipped.
  */
-export async function batchDecay(backend: EngramBackend, opts: { contextScope?: string }, ctx: OpContext): Promise<DecayReport> {
+export async function batchDecay(backend: EngramStore, opts: { contextScope?: string }, ctx: OpContext): Promise<DecayReport> {
   const now = ctx.now();
   const report: DecayReport = { processed: 0, decayed: 0, skipped: 0, transitions: [] };
   const all = await backend.list({ includeRetired: true });

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore } from '../backend.js';
 import type { Commitment, EngramDoc, EngramType, Visibility } from '../model/engram-schema.js';
 import { contentHash } from '../model/content-hash.js';
 import { detectPolarity } from '../model/polarity.js';
@@ -88,7 +88,7 @@ export interface EditOptions {
  * when the engram's scope is shared (learn would demote it to `local`; an edit never moves an
  * engram behind the user's back).
  */
-export async function editEngram(backend: EngramBackend, id: string, edit: EngramEdit, ctx: OpContext, opts: EditOptions = {}): Promise<EngramDoc> {
+export async function editEngram(backend: EngramStore, id: string, edit: EngramEdit, ctx: OpContext, opts: EditOptions = {}): Promise<EngramDoc> {
   const newText = { statement: edit.statement, rationale: edit.rationale ?? undefined, tags: edit.tags, domain: edit.domain ?? undefined };
   if (backend.secretPolicy === 'refuse') assertNoSecrets(newText);
   return backend.write(async (tx) => {

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, RecordLog, SearchIndex } from '../backend.js';
 import type { Episode, TimelineFilter } from '../model/records.js';
 import { invalid, notFound } from '../errors.js';
 import type { OpContext } from './context.js';
@@ -17,7 +17,7 @@ export interface CaptureInput {
 }
 
 /** Records an episode: what happened, when, by which agent. Append-only; nothing is lost. */
-export async function capture(backend: EngramBackend, input: CaptureInput, ctx: OpContext): Promise<Episode> {
+export async function capture(backend: RecordLog, input: CaptureInput, ctx: OpContext): Promise<Episode> {
   const summary = input.summary.trim();
   if (summary === '') throw invalid('summary: must not be empty');
   if (summary.length > MAX_SUMMARY) throw invalid(`summary: must be at most ${MAX_SUMMARY} characters (got ${summary.length})`);
@@ -37,7 +37,7 @@ export async function capture(backend: EngramBackend, input: CaptureInput, ctx: 
 }
 
 /** Episodes newest first (best match first with a query), filtered by time, agent, channel, session. */
-export async function timeline(backend: EngramBackend, filter: TimelineFilter): Promise<Episode[]> {
+export async function timeline(backend: RecordLog, filter: TimelineFilter): Promise<Episode[]> {
   for (const key of ['from', 'to'] as const) {
     const v = filter[key];
     if (v !== undefined && Number.isNaN(Date.parse(v))) throw invalid(`${key}: must be a date or ISO 8601 timestamp (got "${v}")`);
@@ -48,7 +48,7 @@ export async function timeline(backend: EngramBackend, filter: TimelineFilter): 
 
 /** Turns an episode into an engram (its summary, or a statement distilled from it). */
 export async function episodeToEngram(
-  backend: EngramBackend,
+  backend: EngramStore & SearchIndex & RecordLog,
   episodeId: string,
   input: Partial<LearnInput>,
   ctx: OpContext,

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { invalid, notFound } from '../errors.js';
 import type { OpContext } from './context.js';
@@ -33,7 +33,7 @@ export function parseFeedbackBatch(value: unknown): FeedbackItem[] {
 }
 
 /** Records feedback; all items apply together or none do. */
-export async function feedback(backend: EngramBackend, items: FeedbackItem[], ctx: OpContext): Promise<EngramDoc[]> {
+export async function feedback(backend: EngramStore, items: FeedbackItem[], ctx: OpContext): Promise<EngramDoc[]> {
   for (const item of items) {
     if (!FEEDBACK_SIGNALS.includes(item.signal)) {
       throw invalid(`signal must be one of ${FEEDBACK_SIGNALS.join(', ')} (got "${item.signal}")`);

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { looksLikeId } from '../model/ids.js';
 import { notFound, SvcError } from '../errors.js';
@@ -21,7 +21,7 @@ export interface ForgetInput {
  * directly; other text must match exactly one live engram on every word, else the
  * matches are returned for the caller to choose.
  */
-export async function forget(backend: EngramBackend, input: ForgetInput, ctx: OpContext): Promise<ForgetResult> {
+export async function forget(backend: EngramStore & SearchIndex, input: ForgetInput, ctx: OpContext): Promise<ForgetResult> {
   let id = input.target.trim();
   if (input.search || !looksLikeId(id)) {
     const hits = await backend.searchText(id, 20, 'all');

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, RecordLog } from '../backend.js';
 import type { EngramEvent } from '../model/records.js';
 import { notFound } from '../errors.js';
 import type { InjectResult } from './inject.js';
@@ -15,7 +15,7 @@ export interface Receipt {
 }
 
 /** An engram's change events, oldest first. */
-export async function history(backend: EngramBackend, engramId: string): Promise<EngramEvent[]> {
+export async function history(backend: EngramStore & RecordLog, engramId: string): Promise<EngramEvent[]> {
   const events = await backend.listEvents({ engram_id: engramId });
   if (events.length === 0 && !(await backend.get(engramId))) throw notFound(`no engram ${engramId}`);
   return events;
@@ -23,7 +23,7 @@ export async function history(backend: EngramBackend, engramId: string): Promise
 
 /** Notes what an injection showed, so `receipts` can tell later whether it was used. */
 export async function recordInjection(
-  backend: EngramBackend,
+  backend: EngramStore & RecordLog,
   result: InjectResult,
   opts: { session?: string; agent?: string; at: Date },
 ): Promise<void> {
@@ -42,7 +42,7 @@ export async function recordInjection(
 
 /** What was injected, when, and whether each engram was then used (feedback), newest first. */
 export async function receipts(
-  backend: EngramBackend,
+  backend: EngramStore & RecordLog,
   filter: { session?: string; engram_id?: string; limit?: number },
 ): Promise<Receipt[]> {
   const injected = await backend.listEvents({ action: 'injected', session: filter.session, engram_id: filter.engram_id, limit: filter.limit ?? 20 });

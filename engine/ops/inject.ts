@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { polarityOf } from '../model/polarity.js';
@@ -82,7 +82,7 @@ const HEADINGS: Record<Block, string> = {
  * engrams always (no relevance gate), then relevant active ones by score; superseded engrams
  * give way to what supersedes them; engrams outside their validity window are skipped.
  */
-export async function inject(backend: EngramBackend, task: string, opts: InjectOptions = {}): Promise<InjectResult> {
+export async function inject(backend: EngramStore & SearchIndex, task: string, opts: InjectOptions = {}): Promise<InjectResult> {
   const budget = checkBudget(opts.budget ?? DEFAULT_INJECT_BUDGET);
   const now = opts.now ?? new Date();
   // What the task is about: its words without "use" and "please", which match engrams of any

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import type { DualCoding, EngramDoc, EngramType, KnowledgeAnchor, Visibility } from '../model/engram-schema.js';
 import { assertNoSecrets, secretsIn } from '../model/secret-guard.js';
 import { DEFAULT_SCOPE, PRIVATE_FALLBACK_SCOPE, isSharedScope } from '../model/scope.js';
@@ -52,7 +52,7 @@ const PLACEHOLDER_ID = 'ENG-PENDING';
  * and bumps recurrence_count on the others), supersedes links, all under one write lock.
  */
 export async function learn(
-  backend: EngramBackend,
+  backend: EngramStore & SearchIndex,
   input: LearnInput,
   ctx: OpContext,
   opts: LearnOptions = {},

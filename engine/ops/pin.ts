@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { conflict, notFound } from '../errors.js';
 import { systemContext, type OpContext } from './context.js';
@@ -7,7 +7,7 @@ import { systemContext, type OpContext } from './context.js';
  * Pins (always a candidate for injection, no relevance gate) or unpins an engram of this
  * store. Pinning a dormant engram wakes it: the user asked for it to be loaded.
  */
-export async function pin(backend: EngramBackend, id: string, pinned: boolean, ctx: OpContext = systemContext): Promise<EngramDoc> {
+export async function pin(backend: EngramStore, id: string, pinned: boolean, ctx: OpContext = systemContext): Promise<EngramDoc> {
   return backend.write(async (tx) => {
     const engram = await tx.get(id);
     if (!engram) throw notFound(`no engram ${id}`);

@@ -1,10 +1,10 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { conflict, notFound } from '../errors.js';
 import type { OpContext } from './context.js';
 
 /** Candidate to active, with activation reset so the engram is injected again. */
-export async function promote(backend: EngramBackend, id: string, ctx: OpContext): Promise<EngramDoc> {
+export async function promote(backend: EngramStore, id: string, ctx: OpContext): Promise<EngramDoc> {
   return backend.write(async (tx) => {
     const engram = await tx.get(id);
     if (!engram) throw notFound(`no engram ${id}`);

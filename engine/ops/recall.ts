@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import { contentHash } from '../model/content-hash.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { EmbedderState } from '../embed/embedder.js';
@@ -81,7 +81,7 @@ export interface RecallOptions {
  * lifecycle (activation with decay, feedback, pinning, dormancy); the top hits then spread
  * activation to their associates (spreading.ts). Retired engrams never return.
  */
-export async function recall(backend: EngramBackend, query: string, opts: RecallOptions = {}): Promise<RecallResult> {
+export async function recall(backend: EngramStore & SearchIndex, query: string, opts: RecallOptions = {}): Promise<RecallResult> {
   if (!opts.team) return localRecall(backend, query, opts);
   const limit = opts.limit ?? DEFAULT_RECALL_LIMIT;
   const remote = opts.team.search(query, limit);
@@ -115,7 +115,7 @@ export function mergeRankings(local: RecallHit[], hub: RecallHit[], limit: numbe
   return [...merged.values()].sort((a, b) => b.fused - a.fused || b.hit.score - a.hit.score).slice(0, limit).map((m) => m.hit);
 }
 
-async function localRecall(backend: EngramBackend, query: string, opts: RecallOptions): Promise<RecallResult> {
+async function localRecall(backend: EngramStore & SearchIndex, query: string, opts: RecallOptions): Promise<RecallResult> {
   const limit = opts.limit ?? DEFAULT_RECALL_LIMIT;
   // Rank a deeper pool than asked for, so fusion and shaping can reorder past the cut.
   const pool = Math.max(50, limit * 3);

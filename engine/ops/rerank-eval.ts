@@ -8,7 +8,7 @@
 import { randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { recall, type RecallResult } from './recall.js';
 import { invalid, SvcError } from '../errors.js';
@@ -124,7 +124,7 @@ export function verdictFor(probes: number, deltaMrr: number): { verdict: Verdict
  * depth, and the same sample and seed when they are given; at most 7 days old; live engram count
  * within 20%). Throws when the reranker is not installed or cannot load.
  */
-export async function rerankEval(backend: EngramBackend, opts: RerankEvalOptions): Promise<RerankEvalReport> {
+export async function rerankEval(backend: EngramStore & SearchIndex, opts: RerankEvalOptions): Promise<RerankEvalReport> {
   const now = opts.now ?? new Date();
   const sample = opts.sample ?? DEFAULT_SAMPLE;
   const depth = opts.depth ?? RERANK_DEPTH;

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import { checkScope, isSharedScope } from '../model/scope.js';
 import { secretsIn } from '../model/secret-guard.js';
@@ -29,7 +29,7 @@ export interface Publisher {
   publish(engram: EngramDoc, scope: string): Promise<{ outcome: 'delivered' | 'queued' | 'refused'; id?: string; error?: string }>;
 }
 
-export async function rescope(backend: EngramBackend, ids: string[], scope: string, ctx: OpContext, opts: { reason?: string; hub?: Publisher } = {}): Promise<RescopeItem[]> {
+export async function rescope(backend: EngramStore & SearchIndex, ids: string[], scope: string, ctx: OpContext, opts: { reason?: string; hub?: Publisher } = {}): Promise<RescopeItem[]> {
   const bad = checkScope(scope);
   if (bad) throw invalid(bad);
   const toHub = opts.hub ? await opts.hub.goesToHub(scope) : false;

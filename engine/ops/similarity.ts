@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
 import type { Embedder } from '../embed/embedder.js';
 
@@ -17,7 +17,7 @@ export function readCosine(cosine: number): SimilarityReading {
 
 /** Raw embedding cosine of the query against live engrams, nearest first. */
 export async function similaritySearch(
-  backend: EngramBackend,
+  backend: EngramStore & SearchIndex,
   embedder: Embedder,
   query: string,
   opts: { limit: number; scope?: string },

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramStore, SearchIndex } from '../backend.js';
 import { DEFAULT_SCOPE } from '../model/scope.js';
 import { recall, type TeamSource } from './recall.js';
 
@@ -22,7 +22,7 @@ export interface ScopeSuggestion {
   alternatives: Array<{ scope: string; confidence: number; engrams: number }>;
 }
 
-export async function suggestScope(backend: EngramBackend, statement: string, opts: { domain?: string; limit?: number; team?: TeamSource } = {}): Promise<ScopeSuggestion> {
+export async function suggestScope(backend: EngramStore & SearchIndex, statement: string, opts: { domain?: string; limit?: number; team?: TeamSource } = {}): Promise<ScopeSuggestion> {
   const found = await recall(backend, statement, { limit: NEIGHBOURS, fast: true, ...(opts.team ? { team: opts.team } : {}) });
   const by = new Map<string, { weight: number; best: number; n: number }>();
   let total = 0;
@@ -60,7 +60,7 @@ export interface UnscopedRoute {
  * route_to_team: true): a personal note is never published without being asked to.
  */
 export async function routeUnscoped(
-  backend: EngramBackend,
+  backend: EngramStore & SearchIndex,
   statement: string,
   opts: { domain?: string; team?: TeamSource; leaves?: (scope: string) => Promise<boolean>; routeToTeam?: boolean },
 ): Promise<UnscopedRoute> {

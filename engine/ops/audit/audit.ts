@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import type { EngramBackend } from '../../backend.js';
+import type { EngramStore, SearchIndex } from '../../backend.js';
 import type { EmbedderState } from '../../embed/embedder.js';
 import { contentHash } from '../../model/content-hash.js';
 import { detectPolarity } from '../../model/polarity.js';
@@ -93,7 +93,7 @@ export interface AuditOptions {
   now?: Date;
 }
 
-export async function audit(backend: EngramBackend, memory: HostMemory, opts: AuditOptions = {}): Promise<AuditResult> {
+export async function audit(backend: EngramStore & SearchIndex, memory: HostMemory, opts: AuditOptions = {}): Promise<AuditResult> {
   const limit = opts.limit ?? DEFAULT_AUDIT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1) throw invalid(`--limit must be a positive whole number (got ${limit})`);
   const project = new ProjectFiles(memory.project_root, new Set(memory.files));

@@ -1,4 +1,4 @@
-import type { EngramBackend, EngramWriter, EventNote } from '../../backend.js';
+import type { EngramStore, EngramWriter, EventNote, SearchIndex } from '../../backend.js';
 import type { EngramDoc, Polarity } from '../../model/engram-schema.js';
 import { SvcError } from '../../errors.js';
 import { contentHash } from '../../model/content-hash.js';
@@ -53,7 +53,7 @@ export interface BatchOptions {
 
 export const DRY_RUN_ID_PREFIX = 'ENG-DRYRUN-';
 
-export async function learnBatch(backend: EngramBackend, items: BatchItem[], ctx: OpContext, opts: BatchOptions): Promise<BatchOutcome[]> {
+export async function learnBatch(backend: EngramStore & SearchIndex, items: BatchItem[], ctx: OpContext, opts: BatchOptions): Promise<BatchOutcome[]> {
   const size = Math.max(1, opts.batchSize ?? 500);
   const outcomes: BatchOutcome[] = [];
   // This run's engrams not yet visible in the index (cleared when a batch commits).
@@ -156,7 +156,7 @@ export async function learnBatch(backend: EngramBackend, items: BatchItem[], ctx
 }
 
 /** The backend learn() sees: its `write` runs in the batch's transaction (or the dry-run recorder). */
-function standIn(backend: EngramBackend, writer: EngramWriter): EngramBackend {
+function standIn(backend: EngramStore & SearchIndex, writer: EngramWriter): EngramStore & SearchIndex {
   return new Proxy(backend, {
     get(target, prop, receiver) {
       if (prop === 'write') return <T>(fn: (tx: EngramWriter) => Promise<T>): Promise<T> => fn(writer);

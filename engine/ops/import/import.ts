@@ -58,7 +58,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import type { EngramBackend } from '../../backend.js';
+import type { EngramStore, SearchIndex } from '../../backend.js';
 import { invalid, SvcError } from '../../errors.js';
 import { DEFAULT_SCOPE } from '../../model/scope.js';
 import type { OpContext } from '../context.js';
@@ -231,7 +231,7 @@ async function prepare(opts: ImportOptions & { from: ImportSource }): Promise<{ 
 }
 
 /** Imports a file into `backend` through learn(); see the comment at the top of this file. */
-export async function importFile(backend: EngramBackend, opts: ImportOptions, ctx: OpContext): Promise<ImportReport> {
+export async function importFile(backend: EngramStore & SearchIndex, opts: ImportOptions, ctx: OpContext): Promise<ImportReport> {
   const started = performance.now();
   const from = opts.from;
   if (!isSource(from)) throw invalid(`--from must be one of ${IMPORT_SOURCES.join(', ')} (got "${from}")`);

@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../../backend.js';
+import type { EngramStore, SearchIndex } from '../../backend.js';
 import type { EngramDoc } from '../../model/engram-schema.js';
 import { invalid } from '../../errors.js';
 import type { OpContext } from '../context.js';
@@ -72,7 +72,7 @@ export function extractForIngest(input: IngestInput): IngestResult {
  * `svc learn` would; a statement retired at the scope, or stored there with another type, is a
  * conflict and is left alone.
  */
-export async function ingest(backend: EngramBackend, input: IngestInput, ctx: OpContext): Promise<IngestResult> {
+export async function ingest(backend: EngramStore & SearchIndex, input: IngestInput, ctx: OpContext): Promise<IngestResult> {
   const result = extractForIngest(input);
   if (input.extract_only || result.count === 0) return result;
 

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:
 import { userInfo } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { EngramBackend } from '../../backend.js';
+import type { EngramStore } from '../../backend.js';
 import type { EngramDoc, EngramType } from '../../model/engram-schema.js';
 import { conflict, invalid, notFound, SvcError } from '../../errors.js';
 import type { OpContext } from '../context.js';
@@ -64,7 +64,7 @@ export interface PackExportResult {
 }
 
 /** Exports a pack, signed when `signer` is given (the hub, which keeps no key, exports unsigned packs). */
-export async function exportPack(backend: EngramBackend, input: PackExportInput, ctx: OpContext, signer: PackSigner | null): Promise<PackExportResult> {
+export async function exportPack(backend: EngramStore, input: PackExportInput, ctx: OpContext, signer: PackSigner | null): Promise<PackExportResult> {
   assertPackName(input.name);
   const target = resolve(input.output ?? defaultPackDir(input.name));
   const previous = await checkExportTarget(target, input.name);

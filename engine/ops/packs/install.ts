@@ -1,4 +1,4 @@
-import type { EngramBackend, EngramReader } from '../../backend.js';
+import type { EngramReader, EngramStore, SearchIndex } from '../../backend.js';
 import type { EngramDoc, Relations } from '../../model/engram-schema.js';
 import { contentHash } from '../../model/content-hash.js';
 import { parseId } from '../../model/ids.js';
@@ -83,7 +83,7 @@ interface Placement {
   id: string;
 }
 
-export async function installPack(backend: EngramBackend, registry: PackRegistry, dir: string, ctx: OpContext, opts: PackInstallOptions): Promise<PackInstallResult> {
+export async function installPack(backend: EngramStore & SearchIndex, registry: PackRegistry, dir: string, ctx: OpContext, opts: PackInstallOptions): Promise<PackInstallResult> {
   const folder = await readPackFolder(dir);
   const { manifest } = folder;
   const name = manifest.name;
@@ -256,7 +256,7 @@ function acceptSignature(folder: PackFolder, check: PackSignatureCheck, allowUnt
 const originKey = (e: EngramDoc): string => e.provenance?.chain?.at(-1) ?? e.id;
 
 /** This pack's copies in the store (retired ones too, so a reinstall revives them), by origin key. */
-async function installedCopies(backend: EngramBackend, name: string, recorded: string[]): Promise<Map<string, EngramDoc>> {
+async function installedCopies(backend: EngramStore & SearchIndex, name: string, recorded: string[]): Promise<Map<string, EngramDoc>> {
   const found = new Map<string, EngramDoc>();
   const mine = (e: EngramDoc | null): void => {
     if (e?.pack === name) found.set(e.id, e);

@@ -1,4 +1,4 @@
-import type { EngramBackend, EngramWriter } from '../../backend.js';
+import type { EngramStore, EngramWriter, SearchIndex } from '../../backend.js';
 import type { EngramDoc } from '../../model/engram-schema.js';
 import { polarityOf } from '../../model/polarity.js';
 import { notFound } from '../../errors.js';
@@ -90,7 +90,7 @@ export interface PackPreview {
 }
 
 /** Everything about a pack folder, checked against this store and the keys the user trusts; writes nothing. */
-export async function previewPack(backend: EngramBackend, registry: PackRegistry, dir: string, trust: PackTrust): Promise<PackPreview> {
+export async function previewPack(backend: EngramStore & SearchIndex, registry: PackRegistry, dir: string, trust: PackTrust): Promise<PackPreview> {
   const folder = await readPackFolder(dir);
   const name = folder.manifest.name;
   const engrams = folder.engrams.map((p) => p.engram);
@@ -131,7 +131,7 @@ export interface PackUninstallResult {
 }
 
 /** Retires the pack's engrams (history kept) and removes the record; finishes an interrupted install's undoing too. */
-export async function uninstallPack(backend: EngramBackend, registry: PackRegistry, name: string, ctx: OpContext): Promise<PackUninstallResult> {
+export async function uninstallPack(backend: EngramStore & SearchIndex, registry: PackRegistry, name: string, ctx: OpContext): Promise<PackUninstallResult> {
   assertPackName(name);
   const record = await registry.get(name);
   const ids = new Set(record?.ids ?? []);

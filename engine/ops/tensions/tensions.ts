@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngramBackend } from '../../backend.js';
+import type { EngramStore } from '../../backend.js';
 import type { EngramDoc } from '../../model/engram-schema.js';
 import { conflict, invalid, notFound, SvcError } from '../../errors.js';
 import type { OpContext } from '../context.js';
@@ -347,7 +347,7 @@ export async function purgeTensions(
 
 /** The record's engrams with their status now (an engram may have been retired since). */
 export async function withCurrentStatus(
-  backend: EngramBackend,
+  backend: EngramStore,
   r: TensionRecord,
 ): Promise<TensionRecord & { engrams: [TensionSide & { status: string }, TensionSide & { status: string }] }> {
   const sides = await Promise.all(r.engrams.map(async (s) => ({ ...s, status: (await backend.get(s.id))?.status ?? 'missing' })));
