@@ -18,6 +18,9 @@
 // Changing anything here changes what the index holds: the index must be rebuilt
 // (INDEX_SCHEMA_VERSION in store/sqlite-index.ts).
 
+/** The FTS5 tokenizer of every full-text table: the local index's and the hub's term reader must use the same. */
+export const FTS5_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'";
+
 /** BM25 column weights, in the order of the FTS5 columns: statement, tags, domain, rationale. */
 export const BM25_COLUMN_WEIGHTS = [4.0, 2.0, 2.0, 1.0] as const;
 

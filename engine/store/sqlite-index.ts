@@ -4,7 +4,7 @@ import type { EngramDoc } from '../model/engram-schema.js';
 import type { EngramEvent, Episode, EventFilter, TimelineFilter } from '../model/records.js';
 import { contentHash } from '../model/content-hash.js';
 import { ftsQuery } from '../search/fts-query.js';
-import { BM25_COLUMN_WEIGHTS, ftsIndexText } from '../search/fts-text.js';
+import { BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE, ftsIndexText } from '../search/fts-text.js';
 import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
 
 // The derived index: one row per engram file with the engram as JSON (so reads never parse
@@ -75,7 +75,7 @@ CREATE INDEX IF NOT EXISTS engrams_unembedded ON engrams (rowid) WHERE vec_hash 
 ${ADDED_INDEX_SQL}
 CREATE VIRTUAL TABLE IF NOT EXISTS engram_fts USING fts5(
   statement, tags, domain, rationale,
-  tokenize = 'porter unicode61 remove_diacritics 2'
+  ${FTS5_TOKENIZE}
 );
 CREATE TABLE IF NOT EXISTS id_counters (stem TEXT PRIMARY KEY, last INTEGER NOT NULL);
 -- How many bytes of each append-only log file the tables below hold.
@@ -85,7 +85,7 @@ CREATE TABLE IF NOT EXISTS episodes (
   agent TEXT NOT NULL, channel TEXT, session TEXT, doc TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS episodes_at ON episodes (at);
-CREATE VIRTUAL TABLE IF NOT EXISTS episode_fts USING fts5(summary, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS episode_fts USING fts5(summary, ${FTS5_TOKENIZE});
 CREATE TABLE IF NOT EXISTS events (
   rowid INTEGER PRIMARY KEY, file TEXT NOT NULL, at TEXT NOT NULL, action TEXT NOT NULL,
   engram_id TEXT, session TEXT, doc TEXT NOT NULL

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { ftsIndexText, BM25_COLUMN_WEIGHTS } from '../../engine/search/fts-text.js';
+import { ftsIndexText, BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE } from '../../engine/search/fts-text.js';
 import { ftsQuery } from '../../engine/search/fts-query.js';
 import type { EngramDoc } from '../../engine/model/engram-schema.js';
 
@@ -9,14 +9,12 @@ import type { EngramDoc } from '../../engine/model/engram-schema.js';
 // column-weighted term counts (FTS5's bm25 adds each instance's column weight); queries become
 // the phrases of the MATCH expression the local index would run.
 
-const TOKENIZER = "tokenize = 'porter unicode61 remove_diacritics 2'";
-
 let memo: { db: Database.Database; insert: Database.Statement; read: Database.Statement; clear: Database.Statement } | undefined;
 
 function tokenizer() {
   if (!memo) {
     const db = new Database(':memory:');
-    db.exec(`CREATE VIRTUAL TABLE t USING fts5(c0, c1, c2, c3, ${TOKENIZER});
+    db.exec(`CREATE VIRTUAL TABLE t USING fts5(c0, c1, c2, c3, ${FTS5_TOKENIZE});
              CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');`);
     memo = {
       db,
