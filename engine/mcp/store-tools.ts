@@ -120,7 +120,7 @@ export const syncStatusTool = defineTool({
   readOnly: true,
   async handler(ctx) {
     const root = localRoot(ctx, 'svc_sync_status');
-    const { syncStatus } = await import('../store/git-sync.js');
+    const { syncStatus } = await import('../store/git-sync-state.js');
     return syncStatus(root);
   },
 });

@@ -1,14 +1,13 @@
 import * as fs from 'node:fs';
-import { existsSync, readFileSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { LocalStore } from './local-store.js';
 import { SvcError, invalid } from '../errors.js';
-import { fsyncDir, writeFileDurable, writeFilesDurable } from './durable-write.js';
-import { committedLog, LOG_PATH } from './sync-logs.js';
-import { ENGRAM_PATH, MACHINE_LOCAL, planMerge, scopeOfText, type MergeEntry, type MergePlan, type SyncConflict } from './sync-merge.js';
+import { planMerge, type SyncConflict } from './sync-merge.js';
 import { readConflicts, type StoredConflict } from './sync-conflicts.js';
-import { fetchBranch, loadGit, pushBranch, redactUrl, REMOTE, remoteKind, resolveRef } from './sync-transport.js';
-
+import { fetchBranch, loadGit, pushBranch, redactUrl, remoteKind, resolveRef } from './sync-transport.js';
+import { branchOf, getRemote, setRemote, writeState } from './git-sync-state.js';
+import { author, commitLocal, machinePrefix, planCommit } from './git-sync-plan.js';
+import { applyPlan, mergeEntries, remoteChanges } from './git-sync-merge.js';
 
 // Git-based sync of a local store with a remote: over HTTP(S) through isomorphic-git, over SSH
 // or to a local path through the system git (sync-transport.ts).
@@ -35,11 +34,15 @@ import { fetchBranch, loadGit, pushBranch, redactUrl, REMOTE, remoteKind, resolv
 // reconciles the index (new and changed files are picked up): see `reconcileAfterSync`.
 // Staging is done in batches (one index write per step, not one per file), so a sync costs in
 // proportion to what changed.
+// This file runs a sync (one store, then every store); beside it: the remote, state file and
+// status (git-sync-state.ts), the commit plan and staging (git-sync-plan.ts), the merge's git
+// side (git-sync-merge.ts) and the lines printed for the user (git-sync-text.ts).
 
 export { redactUrl } from './sync-transport.js';
 export type { SyncConflict } from './sync-merge.js';
+// Re-exported for the callers (and tests) that import them from here.
+export { setRemote, syncStatus, type SyncStatus } from './git-sync-state.js';
 
-const STATE_FILE = 'svc-sync.json';
 const MAX_PUSH_ATTEMPTS = 3;
 
 export interface SyncOptions {
@@ -77,323 +80,6 @@ export interface SyncReport {
   head: string | null;
   /** Files that were not committed because they cannot be read as engrams (scope unknown). */
   skipped: string[];
-}
-
-export interface SyncStatus {
-  root: string;
-  remote: string | null;
-  branch: string;
-  head: string | null;
-  /** The remote branch as of the last fetch. */
-  remote_head: string | null;
-  ahead: number;
-  behind: number;
-  last_sync: string | null;
-  last_result: string | null;
-  uncommitted: { engrams: number; other: number; files: string[] };
-  local_only: number;
-  /** Sync conflicts waiting for a decision (svc conflicts). */
-  conflicts: number;
-  /** Queued writes to remote team scopes: none are queued by git sync. */
-  outbox: number;
-}
-
-interface SyncState {
-  last_sync?: string;
-  last_result?: string;
-  remote?: string;
-}
-
-// ------------------------------------------------------------------------------ remote
-
-export async function getRemote(root: string): Promise<string | null> {
-  if (!existsSync(join(root, '.git'))) return null;
-  const { git } = await loadGit();
-  const remotes = await git.listRemotes({ fs, dir: root });
-  return remotes.find((r) => r.remote === REMOTE)?.url ?? null;
-}
-
-/** Sets origin to `url`; returns what changed. */
-export async function setRemote(root: string, url: string): Promise<'added' | 'changed' | 'unchanged'> {
-  remoteKind(url);
-  const { git } = await loadGit();
-  const current = await getRemote(root);
-  if (current === url) return 'unchanged';
-  await git.addRemote({ fs, dir: root, remote: REMOTE, url, force: true });
-  return current === null ? 'added' : 'changed';
-}
-
-// ------------------------------------------------------------------------------ status
-
-function readState(root: string): SyncState {
-  try {
-    return JSON.parse(readFileSync(join(root, '.git', STATE_FILE), 'utf8')) as SyncState;
-  } catch {
-    return {};
-  }
-}
-
-function writeState(root: string, state: SyncState): void {
-  writeFileDurable(join(root, '.git', STATE_FILE), JSON.stringify(state, null, 2) + '\n');
-}
-
-async function branchOf(root: string): Promise<string> {
-  const { git } = await loadGit();
-  return (await git.currentBranch({ fs, dir: root })) || 'main';
-}
-
-async function ancestors(root: string, oid: string | null, cache: object): Promise<Set<string>> {
-  if (!oid) return new Set();
-  const { git } = await loadGit();
-  const log = await git.log({ fs, dir: root, ref: oid, cache });
-  return new Set(log.map((c) => c.oid));
-}
-
-/** Where the store stands against its remote, without touching the network. */
-export async function syncStatus(root: string): Promise<SyncStatus> {
-  const cache = {};
-  const hasGit = existsSync(join(root, '.git'));
-  const branch = hasGit ? await branchOf(root) : 'main';
-  const head = hasGit ? await resolveRef(root, 'HEAD') : null;
-  const remoteHead = hasGit ? await resolveRef(root, `refs/remotes/${REMOTE}/${branch}`) : null;
-  const mine = await ancestors(root, head, cache);
-  const theirs = await ancestors(root, remoteHead, cache);
-  const plan = hasGit ? await planCommit(root, cache) : null;
-  const state = readState(root);
-  const files = plan ? plan.changes.map((c) => c.path) : [];
-  return {
-    root,
-    remote: (await getRemote(root)) ?? null,
-    branch,
-    head,
-    remote_head: remoteHead,
-    ahead: [...mine].filter((c) => !theirs.has(c)).length,
-    behind: [...theirs].filter((c) => !mine.has(c)).length,
-    last_sync: state.last_sync ?? null,
-    last_result: state.last_result ?? null,
-    uncommitted: {
-      engrams: files.filter((f) => ENGRAM_PATH.test(f)).length,
-      other: files.filter((f) => !ENGRAM_PATH.test(f)).length,
-      files,
-    },
-    local_only: plan?.localOnly ?? 0,
-    conflicts: readConflicts(root).conflicts.length,
-    outbox: 0,
-  };
-}
-
-// ------------------------------------------------------------------------------ commit
-
-interface Change {
-  path: string;
-  /** remove: drop from the index; add: stage the working file; blob: stage this content. */
-  action: 'remove' | 'add' | 'blob';
-  blob?: string;
-}
-
-interface CommitPlan {
-  changes: Change[];
-  /** Index fixes that change nothing against HEAD (re-stage an unchanged file, drop a stale entry). */
-  fixes: Change[];
-  localOnly: number;
-  localIds: Set<string>;
-  skipped: string[];
-}
-
-/** The scope of an engram file, or undefined when it cannot be read. */
-function scopeOfFile(path: string): string | undefined {
-  try {
-    return scopeOfText(readFileSync(path, 'utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-/** What committing the working tree would stage, without staging anything. */
-async function planCommit(root: string, cache: object): Promise<CommitPlan> {
-  const { git } = await loadGit();
-  const matrix = await git.statusMatrix({ fs, dir: root, cache });
-  const headOid = await resolveRef(root, 'HEAD');
-  const localIds = new Set<string>();
-  const localPaths = new Set<string>();
-  const skipped: string[] = [];
-  // Pass 1: which engram files are local (or unreadable), so their lines and files stay home.
-  for (const [path, head, work] of matrix) {
-    const m = ENGRAM_PATH.exec(path);
-    if (!m || work === 0 || (head === 1 && work === 1)) continue;
-    const scope = scopeOfFile(join(root, path));
-    if (scope === undefined) {
-      skipped.push(path);
-      localPaths.add(path);
-    } else if (scope === 'local') {
-      localIds.add(m[1]!);
-      localPaths.add(path);
-    }
-  }
-  const changes: Change[] = [];
-  const fixes: Change[] = [];
-  let localOnly = 0;
-  for (const [path, head, work, stage] of matrix) {
-    const drop = () => {
-      if (head === 1) changes.push({ path, action: 'remove' });
-      else if (stage !== 0) fixes.push({ path, action: 'remove' });
-    };
-    if (MACHINE_LOCAL.test(path)) {
-      drop(); // never committed, even when a store lacks its .gitignore (an old or hand-made store)
-      continue;
-    }
-    if (localPaths.has(path)) {
-      if (!skipped.includes(path)) localOnly += 1;
-      drop();
-      continue;
-    }
-    if (work === 0) {
-      drop();
-      continue;
-    }
-    if (LOG_PATH.test(path) && work === 2) {
-      const blob = committedLog(path, readFileSync(join(root, path), 'utf8'), localIds);
-      let same = false;
-      if (head === 1 && headOid) {
-        const { blob: committed } = await git.readBlob({ fs, dir: root, oid: headOid, filepath: path, cache });
-        same = Buffer.from(committed).toString('utf8') === blob;
-      }
-      (same ? fixes : changes).push({ path, action: 'blob', blob });
-      continue;
-    }
-    if (work === 2) changes.push({ path, action: 'add' });
-    else if (stage !== 1) fixes.push({ path, action: 'add' });
-  }
-  return { changes, fixes, localOnly, localIds, skipped };
-}
-
-/** Stages a batch: one index update for all the working files to add, then blobs and removals. */
-async function stageAll(root: string, changes: Change[], cache: object): Promise<void> {
-  const { git } = await loadGit();
-  const adds = changes.filter((c) => c.action === 'add').map((c) => c.path);
-  if (adds.length) await git.add({ fs, dir: root, filepath: adds, cache });
-  for (const c of changes) {
-    if (c.action === 'remove') {
-      try {
-        await git.remove({ fs, dir: root, filepath: c.path, cache });
-      } catch {
-        /* not in the index */
-      }
-    } else if (c.action === 'blob') {
-      const oid = await git.writeBlob({ fs, dir: root, blob: Buffer.from(c.blob ?? '', 'utf8') });
-      await git.updateIndex({ fs, dir: root, filepath: c.path, oid, add: true, cache });
-    }
-  }
-}
-
-async function author(root: string, now: Date): Promise<{ name: string; email: string; timestamp: number; timezoneOffset: number }> {
-  const { git } = await loadGit();
-  const name = (await git.getConfig({ fs, dir: root, path: 'user.name' })) as string | undefined;
-  const email = (await git.getConfig({ fs, dir: root, path: 'user.email' })) as string | undefined;
-  const prefix = machinePrefix(root);
-  return {
-    name: name ?? `svc (${prefix})`,
-    email: email ?? `svc+${prefix.toLowerCase()}@localhost`,
-    timestamp: Math.floor(now.getTime() / 1000),
-    timezoneOffset: 0,
-  };
-}
-
-/** This store's id prefix (local.yaml), naming the machine in commits and conflict records. */
-function machinePrefix(root: string): string {
-  try {
-    return /^id_prefix:\s*(\S+)/m.exec(readFileSync(join(root, 'local.yaml'), 'utf8'))?.[1] ?? 'svc';
-  } catch {
-    return 'svc';
-  }
-}
-
-/** Commits the store's changes (see the header for what is left out). Returns the commit, or null. */
-async function commitLocal(root: string, now: Date, cache: object): Promise<{ oid: string | null; files: number; plan: CommitPlan }> {
-  const { git } = await loadGit();
-  const plan = await planCommit(root, cache);
-  await stageAll(root, [...plan.fixes, ...plan.changes], cache);
-  if (plan.changes.length === 0) return { oid: null, files: 0, plan };
-  const engrams = plan.changes.filter((c) => ENGRAM_PATH.test(c.path)).length;
-  const oid = await git.commit({
-    fs,
-    dir: root,
-    cache,
-    author: await author(root, now),
-    message: `svc: ${plan.changes.length} file(s) changed (${engrams} engram(s))`,
-  });
-  return { oid, files: plan.changes.length, plan };
-}
-
-// ------------------------------------------------------------------------------ merge
-
-interface TreeChange {
-  path: string;
-  base: string | null;
-  remote: string | null;
-}
-
-/** Files whose blob differs between `base` (null: empty tree) and `remote`; unchanged subtrees are skipped. */
-async function remoteChanges(root: string, base: string | null, remote: string, cache: object): Promise<TreeChange[]> {
-  const { git } = await loadGit();
-  const trees = base ? [git.TREE({ ref: base }), git.TREE({ ref: remote })] : [git.TREE({ ref: remote })];
-  const result = (await git.walk({
-    fs,
-    dir: root,
-    cache,
-    trees,
-    map: async (path, entries) => {
-      const [b, r] = base ? entries : [null, entries[0]];
-      const bOid = b ? await b.oid() : null;
-      const rOid = r ? await r.oid() : null;
-      if (bOid === rOid) return null; // unchanged file or subtree: skip it whole
-      if (path === '.') return undefined;
-      const bType = b ? await b.type() : null;
-      const rType = r ? await r.type() : null;
-      if (bType === 'tree' || rType === 'tree') return undefined; // descend
-      return { path, base: bType === 'blob' ? bOid : null, remote: rType === 'blob' ? rOid : null } satisfies TreeChange;
-    },
-  })) as TreeChange[] | undefined;
-  return (result ?? []).filter((c) => c && typeof c.path === 'string');
-}
-
-async function blob(root: string, oid: string | null, cache: object): Promise<Buffer | null> {
-  if (oid === null) return null;
-  const { git } = await loadGit();
-  return Buffer.from((await git.readBlob({ fs, dir: root, oid, cache })).blob);
-}
-
-/** What the merge needs of each remotely changed file: its base, working and remote content. */
-async function mergeEntries(root: string, changes: TreeChange[], cache: object): Promise<MergeEntry[]> {
-  const out: MergeEntry[] = [];
-  for (const c of changes) {
-    const abs = join(root, c.path);
-    out.push({ path: c.path, base: await blob(root, c.base, cache), local: existsSync(abs) ? readFileSync(abs) : null, remote: await blob(root, c.remote, cache) });
-  }
-  return out;
-}
-
-/** Applies a merge plan: the working tree (durably, one folder fsync per folder), then the index in a batch. */
-async function applyPlan(root: string, plan: MergePlan, cache: object): Promise<void> {
-  writeFilesDurable(
-    plan.write.map((w) => [join(root, w.path), w.data] as const),
-    { mkdir: true },
-  );
-  const dirs = new Set<string>();
-  for (const path of plan.remove) {
-    const abs = join(root, path);
-    if (existsSync(abs)) unlinkSync(abs);
-    dirs.add(dirname(abs));
-  }
-  for (const d of dirs) fsyncDir(d);
-  // The working file holds what is staged, except for logs (their committed blob is sorted).
-  await stageAll(
-    root,
-    plan.stage.map((e): Change =>
-      'remove' in e ? { path: e.path, action: 'remove' } : LOG_PATH.test(e.path) ? { path: e.path, action: 'blob', blob: e.data.toString('utf8') } : { path: e.path, action: 'add' },
-    ),
-    cache,
-  );
 }
 
 // ------------------------------------------------------------------------------ sync
@@ -615,33 +301,4 @@ export async function syncStores(root: string, opts: { remote?: string; now?: ()
   } finally {
     primary.close();
   }
-}
-
-/** One line per thing the user should know about a store's sync. */
-export function describeSync(r: SyncReport): string[] {
-  const lines: string[] = [];
-  const remote = r.remote ?? 'its remote';
-  lines.push(`Synced ${r.root} with ${remote} (branch ${r.branch})${r.remote_set === 'added' ? ': remote set' : r.remote_set === 'changed' ? ': remote changed' : ''}`);
-  if (r.committed) lines.push(`  committed ${r.committed_files} changed file(s)`);
-  if (r.local_only) lines.push(`  ${r.local_only} engram(s) of scope local stayed on this machine`);
-  const merge: Record<SyncReport['merge'], string> = {
-    'remote-empty': 'the remote was empty',
-    'up-to-date': 'already up to date with the remote',
-    ahead: 'nothing new on the remote',
-    'fast-forward': 'fast-forwarded to the remote',
-    merged: 'merged with the remote',
-  };
-  const pulled = r.pulled.files ? `: pulled ${r.pulled.files} file(s), ${r.pulled.engrams} engram(s)${r.pulled.removed ? `, ${r.pulled.removed} removed` : ''}` : '';
-  lines.push(`  ${merge[r.merge]}${pulled}`);
-  if (r.merged_logs.length) lines.push(`  merged logs (lines from both machines kept): ${r.merged_logs.join(', ')}`);
-  if (r.merged_engrams.length) lines.push(`  merged engrams changed on both machines (counters added, lists united): ${r.merged_engrams.join(', ')}`);
-  if (r.open_conflicts.length) lines.push(`  ${r.open_conflicts.length} sync conflict(s) wait for a decision: svc conflicts`);
-  lines.push(r.pushed ? '  pushed' : '  nothing to push');
-  for (const s of r.skipped) lines.push(`  not committed (cannot read its scope): ${s}`);
-  return lines;
-}
-
-/** The conflict lines, for stderr: what this sync found. */
-export function describeConflicts(r: SyncReport): string[] {
-  return r.conflicts.map((c) => `sync conflict: ${c.engram_id ? `engram ${c.engram_id}` : c.path}: ${c.resolution}`);
 }

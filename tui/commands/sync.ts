@@ -39,7 +39,7 @@ export async function run(argv: string[]): Promise<number> {
 
   if (cli.flags.status) {
     if (remote !== undefined || cli.flags.full) throw invalid('--status takes no remote and no --full');
-    const { syncStatus } = await import('../../engine/store/git-sync.js');
+    const { syncStatus } = await import('../../engine/store/git-sync-state.js');
     const s = await syncStatus(root);
     out.result(s, () =>
       [
@@ -63,7 +63,8 @@ export async function run(argv: string[]): Promise<number> {
 
   let synced: Record<string, unknown> | undefined;
   if (remote !== undefined || !cli.flags.full) {
-    const { syncStores, describeSync, describeConflicts } = await import('../../engine/store/git-sync.js');
+    const { syncStores } = await import('../../engine/store/git-sync.js');
+    const { describeSync, describeConflicts } = await import('../../engine/store/git-sync-text.js');
     // A project whose hub is its only remote: sending the queue is the whole sync.
     const all = await syncStores(root, { remote, gitOptional: remoteOf(project) !== null });
     for (const w of all.warnings) out.warn(w);
