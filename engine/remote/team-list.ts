@@ -1,5 +1,6 @@
 import type { EngramBackend, ListFilter } from '../backend.js';
 import type { EngramDoc } from '../model/engram-schema.js';
+import { learnedAt } from '../model/learned-at.js';
 import { byCodeUnit } from '../text.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 import { REMOTE_WRITE_TIMEOUT_MS } from './team-outbox.js';
@@ -54,7 +55,7 @@ export async function listWithHub(backend: EngramBackend, remote: RemoteConfig |
     ...engrams.map((doc) => ({ doc, source: 'local' as const })),
     ...hubRows.map((doc) => ({ doc, source: 'hub' as const })),
     ...queued.map((doc) => ({ doc, source: 'outbox' as const })),
-  ].sort((a, b) => byCodeUnit(learnedAt(b.doc), learnedAt(a.doc)));
+  ].sort((a, b) => byCodeUnit(learnedAt(b.doc) ?? '', learnedAt(a.doc) ?? ''));
   return { rows: rows.slice(0, limit ?? Infinity), hub };
 }
 
@@ -66,7 +67,6 @@ function matches(e: EngramDoc, f: ListFilter): boolean {
   return f.status ? e.status === f.status : e.status !== 'retired';
 }
 
-const learnedAt = (e: EngramDoc): string => (e.temporal as { learned_at?: string } | undefined)?.learned_at ?? '';
 
 /** The warning for a list that does not show all the hub holds. */
 export function incompleteLine(hub: NonNullable<TeamList['hub']>, limit: number | undefined): string {

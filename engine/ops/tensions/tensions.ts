@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngramStore } from '../../backend.js';
 import type { EngramDoc } from '../../model/engram-schema.js';
+import { learnedAt } from '../../model/learned-at.js';
 import { conflict, invalid, notFound, SvcError } from '../../errors.js';
 import type { OpContext } from '../context.js';
 import { forget } from '../forget.js';
@@ -97,10 +98,6 @@ export interface ScanResult {
 
 export function temporalFactor(daysApart: number, halfLifeDays = DEFAULT_HALF_LIFE_DAYS): number {
   return Math.pow(0.5, daysApart / halfLifeDays);
-}
-
-function learnedAt(e: EngramDoc): string | undefined {
-  return e.temporal?.learned_at || e.sources?.[0]?.stored_at || undefined;
 }
 
 export function daysApart(a: EngramDoc, b: EngramDoc): number {
