@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { HubState } from '../contracts.js';
 import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import { ENGRAM_STATUSES, ENGRAM_TYPES } from '../../engine/model/engram-types.js';
 import { learn, type LearnInput } from '../../engine/ops/learn.js';
 import { editEngram, type EngramEdit } from '../../engine/ops/edit.js';
 import { forget } from '../../engine/ops/forget.js';
@@ -10,6 +11,8 @@ import { pin } from '../../engine/ops/pin.js';
 import { validBody } from '../openapi/spec.js';
 import { badRequest, notFoundProblem } from '../http/problem.js';
 import { decodeSeqCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireEditor, requireReadable, requireWritable, type Ctx } from '../http/route-kit.js';
+
+const isOneOf = (list: readonly string[], value: string): boolean => list.includes(value);
 
 // /api/v1/engrams: list, learn, read, update, retire, feedback, promote, pin. Every write goes
 // through the engine's operations on the organization's backend; a hidden engram is a 404
@@ -32,9 +35,9 @@ export function registerEngramRoutes(router: Router<HubState>): void {
     const scope = queryText(ctx, 'scope');
     if (scope) requireReadable(ctx.state.principal, scope);
     const status = queryText(ctx, 'status');
-    if (status && !['active', 'dormant', 'retired', 'candidate'].includes(status)) throw badRequest(`status must be one of active, dormant, retired, candidate (got "${status}")`, ['status: unknown']);
+    if (status && !isOneOf(ENGRAM_STATUSES, status)) throw badRequest(`status must be one of ${ENGRAM_STATUSES.join(', ')} (got "${status}")`, ['status: unknown']);
     const type = queryText(ctx, 'type');
-    if (type && !['behavioral', 'terminological', 'procedural', 'architectural'].includes(type)) throw badRequest(`type must be one of behavioral, terminological, procedural, architectural (got "${type}")`, ['type: unknown']);
+    if (type && !isOneOf(ENGRAM_TYPES, type)) throw badRequest(`type must be one of ${ENGRAM_TYPES.join(', ')} (got "${type}")`, ['type: unknown']);
     const hash = queryText(ctx, 'content_hash');
     if (hash && !/^sha256:[0-9a-f]{64}$/.test(hash)) throw badRequest(`content_hash must be sha256: and 64 lowercase hex digits (got "${hash.slice(0, 80)}")`, ['content_hash: invalid']);
     const page = await ctx.state.backend.page({ scope, status, type, domain: queryText(ctx, 'domain'), content_hash: hash }, after, limit);

@@ -1,4 +1,5 @@
 import type { Insights } from '../data/insights.js';
+import { ENGRAM_STATUSES, ENGRAM_TYPES } from '../../engine/model/engram-types.js';
 import { perform, refusedPage, type ApiClient } from './api-call.js';
 import { AUDIT_HEADERS, auditRows, type AuditRow } from './admin-audit.js';
 import { html, type Html } from './html.js';
@@ -40,8 +41,6 @@ interface Pack {
   state: string;
 }
 
-const STATUSES = ['active', 'candidate', 'dormant', 'retired'];
-const TYPES = ['behavioral', 'terminological', 'procedural', 'architectural'];
 
 const counts = (title: string, m: Record<string, number>): Html =>
   html`<section class="card"><h2>${title}</h2>${
@@ -142,8 +141,8 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
         notice(ctx),
         html`<form class="filters" method="get" action="/admin/engrams">
 <label>Scope <select name="scope">${option('', f.scope, 'any')}${scopes.items.map((s) => option(s.scope, f.scope, `${s.scope} (${s.engrams})`))}</select></label>
-<label>Status <select name="status">${option('', f.status, 'any')}${STATUSES.map((s) => option(s, f.status))}</select></label>
-<label>Type <select name="type">${option('', f.type, 'any')}${TYPES.map((s) => option(s, f.type))}</select></label>
+<label>Status <select name="status">${option('', f.status, 'any')}${ENGRAM_STATUSES.map((s) => option(s, f.status))}</select></label>
+<label>Type <select name="type">${option('', f.type, 'any')}${ENGRAM_TYPES.map((s) => option(s, f.type))}</select></label>
 <label>Domain (exact) <input type="text" name="domain" value="${f.domain ?? ''}"></label>
 <button type="submit">List</button> <a href="/admin/engrams">Clear</a></form>`,
         page.ok ? null : errorBox(page.problem!),
