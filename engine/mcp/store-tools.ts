@@ -35,7 +35,7 @@ export const storesAddTool = defineTool({
   readOnly: false,
   async handler(ctx, args) {
     const root = localRoot(ctx, 'svc_stores_add');
-    const { addStore } = await import('../store/multi-store.js');
+    const { addStore } = await import('../store/store-admin.js');
     const r = await addStore(root, args, ctx.now());
     for (const w of r.warnings) ctx.log?.(w);
     let active = false;
@@ -62,7 +62,7 @@ export const storesListTool = defineTool({
   readOnly: true,
   async handler(ctx) {
     const root = localRoot(ctx, 'svc_stores_list');
-    const { listStores } = await import('../store/multi-store.js');
+    const { listStores } = await import('../store/store-admin.js');
     const rows = [...(await listStores(root)), ...(ctx.remote ? await (await import('../remote/discover.js')).remoteStoreRows(ctx.remote) : [])];
     return { count: rows.length, stores: rows.map(({ warning: _w, ...r }) => r), warnings: rows.flatMap((r) => (r.warning ? [r.warning] : [])) };
   },

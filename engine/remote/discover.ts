@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isSharedScope } from '../model/scope.js';
 import { writeFileDurable } from '../store/durable-write.js';
-import type { StoreRow } from '../store/multi-store.js';
+import type { StoreRow } from '../store/store-admin.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 
 // Which hub scopes a developer's svc uses: the hub says which the token may read and write (with

@@ -3,7 +3,7 @@ import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
 import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
-import { addStore, listStores, removeStore, DISCOVER_NEEDS_HUB, type StoreRow } from '../../engine/store/multi-store.js';
+import { addStore, listStores, removeStore, DISCOVER_NEEDS_HUB, type StoreRow } from '../../engine/store/store-admin.js';
 
 const HELP = `
   Usage
