@@ -32,7 +32,9 @@ export interface FileStatement {
 }
 
 /** A failure of one source, as one line; the supply tries the next source. */
-export class SourceError extends Error {}
+export class SourceError extends Error {
+  override name = 'SourceError';
+}
 
 /** Aborts requests that stop sending bytes (a stalled server must not hang a recall). */
 export class StallGuard {

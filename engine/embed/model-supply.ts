@@ -63,6 +63,7 @@ export interface Provenance {
 }
 
 export class ModelSupplyError extends SvcError {
+  override name = 'ModelSupplyError';
   constructor(message: string) {
     super('storage', message);
   }

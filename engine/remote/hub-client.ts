@@ -13,6 +13,7 @@ export interface RemoteConfig {
 }
 
 export class RemoteFailure extends Error {
+  override name = 'RemoteFailure';
   constructor(
     readonly kind: 'unreachable' | 'refused',
     message: string,

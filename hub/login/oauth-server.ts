@@ -142,6 +142,7 @@ async function endGrant(q: Queryable, org: Org, id: string): Promise<string> {
 
 /** RFC 6749 section 5.2 errors: JSON, never a problem document (OAuth clients parse these). */
 class OAuthError extends Error {
+  override name = 'OAuthError';
   constructor(
     readonly status: number,
     readonly code: string,

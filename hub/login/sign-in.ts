@@ -14,7 +14,9 @@ import type { ExternalIdentity } from './provider-client.js';
 // needs exactly one person with it (two: an admin decides), and a person whose address may be
 // linked (mayLinkByEmail in access/identity.ts: not one a SCIM client changed).
 
-export class SignInRefused extends Error {}
+export class SignInRefused extends Error {
+  override name = 'SignInRefused';
+}
 
 export interface SignedIn {
   userId: string;

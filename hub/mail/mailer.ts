@@ -51,7 +51,9 @@ export function mailSettings(env: NodeJS.ProcessEnv, given?: MailSettings): Mail
 }
 
 /** Where sending failed, in one line (the SMTP server's answer or the connection's error). */
-export class MailFailed extends Error {}
+export class MailFailed extends Error {
+  override name = 'MailFailed';
+}
 
 export class Mailer {
   private transport: Promise<import('nodemailer').Transporter> | undefined;

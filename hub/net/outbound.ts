@@ -18,9 +18,13 @@ export interface OutboundPolicy {
 }
 
 /** A URL the policy refuses (the caller answers 400). */
-export class RefusedUrl extends Error {}
+export class RefusedUrl extends Error {
+  override name = 'RefusedUrl';
+}
 /** The destination failed: unreachable, slow, an error status, too large (the caller answers 502). */
-export class UpstreamFailed extends Error {}
+export class UpstreamFailed extends Error {
+  override name = 'UpstreamFailed';
+}
 
 type Parsed = ipaddr.IPv4 | ipaddr.IPv6;
 

@@ -17,6 +17,7 @@ export interface ApiAnswer<T> {
 
 /** A REST call that failed where the page cannot go on (a read the page is made of). */
 export class ApiFailure extends Error {
+  override name = 'ApiFailure';
   constructor(
     readonly status: number,
     message: string,
