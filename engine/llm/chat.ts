@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, type ErrorKind } from '../errors.js';
 
 // A small client for OpenAI-compatible chat-completions APIs (OpenAI itself, and the many
@@ -224,4 +225,3 @@ function retryAfter(value: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { LocalBackend } from '../../engine/store/local-backend.js';
@@ -37,7 +38,6 @@ function denseBudgetMs(): number {
   return Number.isFinite(n) && n >= 0 ? n : DENSE_BUDGET_MS;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export async function hookInject(e: HookEvent): Promise<string | undefined> {
   const name = eventName(e) || (typeof e.prompt === 'string' ? 'UserPromptSubmit' : '');
@@ -133,7 +133,7 @@ async function denseLeg(store: LocalBackend): Promise<EmbedderState | undefined>
     if (store.vectorStats(model).pending > MAX_PENDING_FOR_DENSE) return undefined;
     // A cold model (first run after boot, a slow disk) must not hold up the prompt: past the
     // budget the answer is BM25 alone, and the load is abandoned with the process.
-    const state = await Promise.race([loadEmbedder(store.root, { download: false, progress: false }), sleep(denseBudgetMs()).then(() => undefined)]);
+    const state = await Promise.race([loadEmbedder(store.root, { download: false, progress: false }), sleep(denseBudgetMs(), undefined, { ref: false })]);
     return state?.state === 'ready' ? state : undefined;
   } catch (err) {
     hookFailed(err);

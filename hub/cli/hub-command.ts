@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalid, SvcError } from '../../engine/errors.js';
@@ -211,7 +212,7 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   // The audit queue gets its drain window; after it the process ends whatever the database does.
   const drain = Number(process.env.SVC_HUB_DRAIN_SECONDS || 10);
   await running.close((Number.isFinite(drain) && drain >= 0 ? drain : 10) * 1000);
-  await Promise.race([db.close().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
+  await Promise.race([db.close().catch(() => undefined), sleep(2000, undefined, { ref: false })]);
   return 0;
 }
 

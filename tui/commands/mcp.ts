@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { packageVersion } from '../../engine/package-info.js';
 import { invalid } from '../../engine/errors.js';
 import type { LocalBackend } from '../../engine/store/local-backend.js';
@@ -88,7 +89,7 @@ export async function run(argv: string[]): Promise<number> {
       if (closing) return;
       closing = true;
       // Let running calls finish their writes (bounded), then close the index.
-      await Promise.race([idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      await Promise.race([idle(), sleep(10_000, undefined, { ref: false })]);
       await new Promise((r) => setImmediate(r)); // the SDK sends a result just after its handler returns
       await server.close().catch(() => undefined);
       await opening?.catch(() => undefined); // a store opened in the background is closed too
