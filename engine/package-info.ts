@@ -17,6 +17,7 @@ export function packageRoot(): string {
   while (!existsSync(join(dir, 'package.json'))) {
     const up = dirname(dir);
     // Only a broken installation (files copied without package.json) gets here.
+    // eslint-disable-next-line no-restricted-syntax -- a broken installation is an internal error, not a refusal
     if (up === dir) throw new Error('cannot find the svc package root from ' + here);
     dir = up;
   }

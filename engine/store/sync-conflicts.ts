@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { SvcError } from '../errors.js';
 import { byCodeUnit } from '../text.js';
 
 // Sync conflict records: when two machines changed the same thing differently, the version a
@@ -64,7 +65,7 @@ export function readConflicts(root: string): { conflicts: StoredConflict[]; prob
     const file = join(dir, name);
     try {
       const r = parse(readFileSync(file, 'utf8')) as ConflictRecord;
-      if (typeof r?.path !== 'string' || typeof r.other_version !== 'string') throw new Error('not a conflict record');
+      if (typeof r?.path !== 'string' || typeof r.other_version !== 'string') throw new SvcError('storage', 'not a conflict record');
       conflicts.push({ ...r, id: name.slice(0, -'.yaml'.length), file });
     } catch (err) {
       problems.push(`${file}: ${(err as Error).message.split('\n')[0]}`);

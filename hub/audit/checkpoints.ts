@@ -41,7 +41,7 @@ export interface CheckpointKey {
 /** The signing key from a PKCS#8 PEM. */
 export function checkpointKey(pem: string): CheckpointKey {
   const priv = createPrivateKey(pem);
-  if (priv.asymmetricKeyType !== 'ed25519') throw new Error('the audit checkpoint key must be an Ed25519 private key (PKCS#8 PEM)');
+  if (priv.asymmetricKeyType !== 'ed25519') throw new SvcError('invalid', 'the audit checkpoint key must be an Ed25519 private key (PKCS#8 PEM)');
   const publicKey = createPublicKey(priv).export({ format: 'jwk' }).x!;
   return { id: keyId(publicKey), publicKey, private: priv };
 }
@@ -278,7 +278,7 @@ export class Checkpointer {
   async current(org: Org): Promise<Checkpoint> {
     const from = this.heads.get(org.id);
     const chain = await verifyAudit(this.db, org, this.auditKey, from);
-    if (!chain.ok) throw new Error(`the audit chain of ${org.slug} is broken at row ${chain.first_bad!.seq} (${chain.first_bad!.problem}); no checkpoint signed`);
+    if (!chain.ok) throw new SvcError('conflict', `the audit chain of ${org.slug} is broken at row ${chain.first_bad!.seq} (${chain.first_bad!.problem}); no checkpoint signed`);
     this.heads.set(org.id, chain.head);
     return signCheckpoint(this.key, org, chain.head);
   }

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, OpenTransaction } from '../contracts.js';
+import { SvcError } from '../../engine/errors.js';
 import { processRuns } from '../../engine/process-runs.js';
 
 // The hub's database: PostgreSQL through a `pg` pool when a URL is given, else PGlite (PostgreSQL
@@ -37,7 +38,7 @@ function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of seconds, 0 for no limit (got "${raw}")`);
+  if (!Number.isInteger(n) || n < 0) throw new SvcError('invalid', `${name} must be a whole number of seconds, 0 for no limit (got "${raw}")`);
   return n;
 }
 
@@ -203,6 +204,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
           timer.unref();
         };
         const busy = async <T>(run: () => Promise<T>): Promise<T> => {
+          // eslint-disable-next-line no-restricted-syntax -- the holder stalled past the idle limit: the server's fault, a logged 500
           if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
           clearTimeout(timer);
           try {
@@ -217,6 +219,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
             query: (sql, params) => busy(async () => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] })),
             exec: (sql) => busy(async () => void (await tx.exec(sql))),
             commit: async () => {
+              // eslint-disable-next-line no-restricted-syntax -- as above: the server's fault, a logged 500
               if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
               finish(true);
               await settled;
@@ -250,6 +253,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
 
 /** Another process has the PGlite folder open. */
 export class DataFolderInUse extends Error {
+  override name = 'DataFolderInUse';
   constructor(
     readonly dataDir: string,
     readonly pid: number,

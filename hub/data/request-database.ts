@@ -61,6 +61,7 @@ export class RequestDatabase implements Database {
   }
 
   begin(): Promise<OpenTransaction> {
+    // eslint-disable-next-line no-restricted-syntax -- a bug in the caller (nested begin), an internal error
     throw new Error('a request database is one transaction already');
   }
 
@@ -78,6 +79,7 @@ export class RequestDatabase implements Database {
   }
 
   close(): Promise<void> {
+    // eslint-disable-next-line no-restricted-syntax -- a bug in the caller (close instead of commit/rollback), an internal error
     throw new Error('a request database is closed by committing or rolling back');
   }
 }

@@ -1,4 +1,5 @@
 import type { Configuration, CustomFetch } from 'openid-client';
+import { SvcError } from '../../engine/errors.js';
 import { RefusedUrl, requestOutbound, UpstreamFailed, type OutboundPolicy } from '../net/outbound.js';
 import { isLoopbackHttp, type ProviderWithSecret } from './identity-providers.js';
 
@@ -31,7 +32,9 @@ const CACHE_MS = 10 * 60_000;
 const MAX_BYTES = 1024 * 1024;
 
 /** The provider could not be reached, or answered what is not a sign-in answer: its detail is for the log only. */
-export class ProviderUnavailable extends Error {}
+export class ProviderUnavailable extends Error {
+  override name = 'ProviderUnavailable';
+}
 
 const policyFor = (outbound: OutboundPolicy): OutboundPolicy => ({ ...outbound, timeoutMs: Math.min(outbound.timeoutMs, TIMEOUT_S * 1000), maxBytes: Math.min(outbound.maxBytes, MAX_BYTES) });
 
@@ -107,7 +110,7 @@ export async function completeLogin(p: ProviderWithSecret, outbound: OutboundPol
     if (upstream(err)) throw new ProviderUnavailable(failureReason(err), { cause: err });
     // The provider's refusal: its error code (a token), never its own words.
     const code = (err as { code?: unknown; error?: unknown }).code === 'OAUTH_RESPONSE_BODY_ERROR' ? String((err as { error?: unknown }).error) : '';
-    if (code) throw new Error(`the provider refused the sign-in (${/^[\x21-\x7e]{1,60}$/.test(code) ? code : 'error'})`);
+    if (code) throw new SvcError('forbidden', `the provider refused the sign-in (${/^[\x21-\x7e]{1,60}$/.test(code) ? code : 'error'})`);
     throw err;
   }
 }
@@ -171,7 +174,7 @@ async function githubGet(url: string, token: string, policy: OutboundPolicy): Pr
 async function githubIdentity(base: URL, token: string, policy: OutboundPolicy): Promise<ExternalIdentity> {
   const api = githubApi(base);
   const user = (await githubGet(`${api}/user`, token, policy)) as { id?: unknown; login?: unknown; name?: unknown };
-  if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new Error('GitHub did not say which user signed in');
+  if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new SvcError('forbidden', 'GitHub did not say which user signed in');
   const listed = (await githubGet(`${api}/user/emails`, token, policy)) as Array<{ email?: unknown; verified?: unknown; primary?: unknown }>;
   const verified = (Array.isArray(listed) ? listed : []).filter((e) => e.verified === true && typeof e.email === 'string');
   verified.sort((a, b) => Number(b.primary === true) - Number(a.primary === true));

@@ -1,4 +1,5 @@
 import type { CacheProvider, SAML } from '@node-saml/node-saml';
+import { SvcError } from '../../engine/errors.js';
 import type { Org, Queryable } from '../contracts.js';
 import { ident } from '../data/sql.js';
 import type { ProviderWithSecret } from './identity-providers.js';
@@ -79,6 +80,7 @@ async function samlFor(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlE
 export async function samlLoginUrl(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, relayState: string): Promise<{ url: string; requestId: string }> {
   let requestId: string | undefined;
   const url = await (await samlFor(db, org, p, at, requestCache(db, org, p.id, { saved: (id) => (requestId = id) }))).getAuthorizeUrlAsync(relayState, undefined, {});
+  // eslint-disable-next-line no-restricted-syntax -- node-saml broke its contract: an internal error
   if (!requestId) throw new Error('node-saml issued an AuthnRequest without saving its ID');
   return { url, requestId };
 }
@@ -105,23 +107,23 @@ const first = (n: Parsed | undefined, name: string): Parsed | undefined => {
 export async function completeSaml(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, samlResponse: string, requestId: string): Promise<ExternalIdentity> {
   const saml = await samlFor(db, org, p, at, requestCache(db, org, p.id, { expected: requestId }));
   const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse });
-  if (!profile) throw new Error('the IdP answered without an assertion');
+  if (!profile) throw new SvcError('forbidden', 'the IdP answered without an assertion');
   // node-saml holds the issuer against idpIssuer for logout messages only.
-  if (profile.issuer !== p.issuer) throw new Error(`the assertion's issuer is ${profile.issuer ?? 'missing'}, not the configured IdP ${p.issuer}`);
+  if (profile.issuer !== p.issuer) throw new SvcError('forbidden', `the assertion's issuer is ${profile.issuer ?? 'missing'}, not the configured IdP ${p.issuer}`);
   const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
   const destination = /<(?:\w+:)?Response\b[^>]*\sDestination="([^"]*)"/.exec(xml)?.[1];
-  if (destination !== undefined && destination !== at.acs) throw new Error(`the response is meant for ${destination}, not this hub`);
+  if (destination !== undefined && destination !== at.acs) throw new SvcError('forbidden', `the response is meant for ${destination}, not this hub`);
   const assertion = (profile.getAssertion?.() as { Assertion?: Parsed } | undefined)?.Assertion ?? (profile.getAssertion?.() as Record<string, Parsed>)?.['saml:Assertion'];
   const confirm = first(first(first(assertion, 'Subject'), 'SubjectConfirmation'), 'SubjectConfirmationData');
-  if (confirm?.$?.Recipient !== at.acs) throw new Error(`the assertion's recipient is ${confirm?.$?.Recipient ?? 'missing'}, not this hub's ACS`);
+  if (confirm?.$?.Recipient !== at.acs) throw new SvcError('forbidden', `the assertion's recipient is ${confirm?.$?.Recipient ?? 'missing'}, not this hub's ACS`);
   const id = assertion?.$?.ID;
   const until = confirm.$?.NotOnOrAfter ?? first(assertion, 'Conditions')?.$?.NotOnOrAfter;
-  if (!id) throw new Error('the assertion has no ID');
+  if (!id) throw new SvcError('forbidden', 'the assertion has no ID');
   const fresh = await db.query<{ id: string }>(
     `INSERT INTO ${ident(org.schema)}.saml_assertions (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id`,
     [id, new Date(Math.max(Date.parse(until ?? '') || 0, Date.now()) + CLOCK_SKEW_MS)],
   );
-  if (!fresh.rows[0]) throw new Error('this assertion was used already (replayed)');
+  if (!fresh.rows[0]) throw new SvcError('forbidden', 'this assertion was used already (replayed)');
   await db.query(`DELETE FROM ${ident(org.schema)}.saml_assertions WHERE expires_at < now()`);
   const email = [profile.email, profile.mail, profile['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'], profile.nameIDFormat?.endsWith(':emailAddress') ? profile.nameID : undefined].find(
     (v): v is string => typeof v === 'string' && /^[^@\s]+@[^@\s]+$/.test(v),
