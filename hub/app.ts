@@ -28,7 +28,7 @@ import { registerLoginRoutes, registerProviderAdminRoutes } from './login/login-
 import { registerOAuthRoutes } from './login/oauth-server.js';
 import { registerGrantRoutes } from './login/grant-routes.js';
 import { isFormRoute } from './login/browser-kit.js';
-import type { RerankSetting } from '../engine/ops/recall.js';
+import type { RerankSetting } from '../engine/rerank/reranker.js';
 import { scimSurface } from './scim/scim-routes.js';
 import { registerScimTokenRoutes } from './scim/scim-token-routes.js';
 import { pageSurface } from './pages/page-routes.js';

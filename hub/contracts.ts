@@ -1,7 +1,7 @@
 import type { EmbedderProvider, EngramBackend } from '../engine/backend.js';
 import type { EngramDoc } from '../engine/model/engram-schema.js';
 import type { Session } from '../engine/model/records.js';
-import type { RerankSetting } from '../engine/ops/recall.js';
+import type { RerankSetting } from '../engine/rerank/reranker.js';
 import type { Policy } from './access/policy.js';
 
 // The shapes the hub's parts agree on: the database handle (PostgreSQL through `pg`, or PGlite),

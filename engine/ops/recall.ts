@@ -60,9 +60,6 @@ export interface RecallResult {
   sources?: RecallSources;
 }
 
-/** Re-exported for the callers that still import it from here; it lives with the rerankers. */
-export type { RerankSetting } from '../rerank/reranker.js';
-
 export interface RecallOptions {
   limit?: number;
   /** BM25 only. */

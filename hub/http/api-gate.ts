@@ -7,7 +7,7 @@ import { Policy } from '../access/policy.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import { toProblem } from './problem.js';
 import { tooMany, type Gatekeeper } from './gatekeeper.js';
-import type { RerankSetting } from '../../engine/ops/recall.js';
+import type { RerankSetting } from '../../engine/rerank/reranker.js';
 
 // Everything a call under /api/v1 passes before its route: the gatekeeper (the token, failed
 // authentications, rate limits: gatekeeper.ts), then the route runs as the gatekeeper's audited

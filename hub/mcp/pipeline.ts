@@ -1,5 +1,5 @@
 import type { EmbedderProvider } from '../../engine/backend.js';
-import type { RerankSetting } from '../../engine/ops/recall.js';
+import type { RerankSetting } from '../../engine/rerank/reranker.js';
 import type { ToolCall } from '../../engine/mcp/server.js';
 import { ToolFailure, toErrorResult, type ToolResult } from '../../engine/mcp/dispatch.js';
 import type { AnyToolDef, ToolContext } from '../../engine/mcp/types.js';
