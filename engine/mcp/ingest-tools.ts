@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import { resolve } from 'node:path';
 import * as f from './fields.js';
 import { defineTool, type AnyToolDef } from './types.js';
-import { opContext } from './memory-tools.js';
+import { opContext } from './tool-helpers.js';
 import { ingest } from '../ops/ingest/ingest.js';
 import { IMPORT_SOURCES, importFile, importIntoStore } from '../ops/import/import.js';
 

@@ -2,9 +2,8 @@ import { dirname } from 'node:path';
 import { z } from 'zod/v4';
 import { SvcError } from '../errors.js';
 import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
-import type { OpContext } from '../ops/context.js';
 import { learn, type LearnResult } from '../ops/learn.js';
-import { DEFAULT_RECALL_LIMIT, recall, type TeamSource } from '../ops/recall.js';
+import { DEFAULT_RECALL_LIMIT, recall } from '../ops/recall.js';
 import { inject } from '../ops/inject.js';
 import { DEFAULT_INJECT_BUDGET, MAX_INJECT_BUDGET, MIN_INJECT_BUDGET } from '../ops/inject-budget.js';
 import { recordInjection } from '../ops/history.js';
@@ -18,11 +17,11 @@ import * as f from './fields.js';
 import { engramSummary, learnSummary, recallHitJson } from '../ops/result-json.js';
 import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
 import { ToolFailure } from './dispatch.js';
+import { opContext, teamOf } from './tool-helpers.js';
 
-// The memory tools (learn, recall, inject, feedback, forget, promote, pin, similarity, list),
-// health (status, doctor) and maintenance (batch decay), over the engine's operations.
-
-export const opContext = (ctx: ToolContext, sessionId?: string | null): OpContext => ({ now: () => ctx.now(), sessionId: sessionId ?? null });
+// The memory tools (learn, recall, inject, feedback, forget, promote, pin, similarity, list)
+// and maintenance (batch decay), over the engine's operations. Health (status, doctor) is in
+// status-tools.ts; the helpers every tool family shares are in tool-helpers.ts.
 
 /** Learns one item: scope and domain default to the session's, then the project's. */
 export async function learnWith(
@@ -58,14 +57,6 @@ async function sessionDefaults(ctx: ToolContext, sessionId: string | undefined, 
 }
 
 const denseLeg = async (ctx: ToolContext, fast: boolean) => (fast ? undefined : ctx.embedder.load());
-
-/** The hub as a recall source, when `svc mcp` runs in a project that names one. */
-export async function teamOf(ctx: ToolContext): Promise<{ team?: TeamSource }> {
-  if (!ctx.remote || !ctx.local) return {};
-  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../remote/team-recall.js'), import('../remote/team-outbox.js')]);
-  // Once the hub answered, what waits in the outbox may take a write's time to go.
-  return { team: hubSource(ctx.local.root, ctx.remote, { sendMs: REMOTE_WRITE_TIMEOUT_MS }) };
-}
 
 /** Whether the project opted in to routing learns without a scope to the hub's team scopes (.svc.yaml route_to_team). */
 async function routesToTeam(ctx: ToolContext): Promise<boolean> {
@@ -355,119 +346,6 @@ export const listTool = defineTool({
   },
 });
 
-export const statusTool = defineTool({
-  name: 'svc_status',
-  title: 'Status',
-  description:
-    'Store health at a glance, as `svc status` reports it: engram counts by status, episode, session and pack counts, injection events, ' +
-    'the storage root and id prefix, whether search is hybrid or BM25 only (and why), and quarantined files.',
-  input: z.strictObject({}),
-  destructive: false,
-  readOnly: true,
-  async handler(ctx) {
-    const stats = await ctx.backend.stats();
-    const dense = await ctx.embedder.probe();
-    const counts = dense.state === 'ready' ? ctx.local?.vectorStats(dense.model) : undefined;
-    const vector =
-      dense.state === 'ready'
-        ? { state: 'ready', model: dense.model, ...(counts ?? {}) }
-        : { state: 'unavailable', model: dense.model, reason: dense.reason, ...(ctx.local ? { vectors: ctx.local.vectorStats(dense.model).vectors } : {}) };
-    return {
-      ...(ctx.local ? { storage_root: ctx.local.root, id_prefix: ctx.local.idPrefix() } : {}),
-      ...stats,
-      search: { bm25: 'ready', vector },
-      ...(ctx.local ? { quarantined: ctx.local.quarantined() } : {}),
-    };
-  },
-});
-
-type CheckStatus = 'ok' | 'warn' | 'fail' | 'off';
-interface Check {
-  name: string;
-  status: CheckStatus;
-  detail: string;
-  fix?: string;
-}
-
-export const doctorTool = defineTool({
-  name: 'svc_doctor',
-  title: 'Doctor',
-  description:
-    'Diagnose the engine: storage and index, the embedding model, hybrid search (BM25 + vectors), the reranker and remote-store auth. ' +
-    'Each check is ok, warn, fail or off, with the fix for anything not ok. (Wiring of hosts and editors is `svc doctor` on the command line.)',
-  input: z.strictObject({}),
-  destructive: false,
-  readOnly: true,
-  async handler(ctx) {
-    const checks: Check[] = [];
-    const run = async (name: string, fn: () => Promise<Omit<Check, 'name'>>): Promise<void> => {
-      try {
-        checks.push({ name, ...(await fn()) });
-      } catch (error) {
-        checks.push({ name, status: 'fail', detail: error instanceof Error ? error.message.split('\n')[0]! : String(error) });
-      }
-    };
-
-    await run('storage', async () => {
-      const stats = await ctx.backend.stats();
-      await ctx.backend.searchText('svc doctor probe', 1);
-      const quarantined = ctx.local?.quarantined() ?? [];
-      const where = ctx.local ? ` at ${ctx.local.root}` : '';
-      if (quarantined.length) {
-        return {
-          status: 'warn',
-          detail: `${stats.engrams} engrams${where}; ${quarantined.length} unreadable file(s) quarantined`,
-          fix: `repair or remove the files in ${ctx.local!.root}/quarantine (svc status lists them with reasons)`,
-        };
-      }
-      return { status: 'ok', detail: `${stats.engrams} engrams${where}; index readable` };
-    });
-
-    const dense = await ctx.embedder.probe();
-    await run('embedder', async () => {
-      if (dense.state === 'ready') return { status: 'ok', detail: `${dense.model} loaded (${dense.embedder.dimensions} dimensions)` };
-      if (/SVC_EMBED=off/.test(dense.reason)) return { status: 'off', detail: dense.reason, fix: 'unset SVC_EMBED to enable vectors' };
-      return {
-        status: 'warn',
-        detail: dense.reason,
-        fix: 'run svc recall once with network access (downloads the model), or place the model folder in <store>/models by hand',
-      };
-    });
-
-    await run('hybrid_search', async () => {
-      if (dense.state !== 'ready') return { status: 'warn', detail: 'BM25 only: the vector leg cannot run without the embedding model', fix: 'see the embedder check' };
-      const vector = await dense.embedder.embedQuery('svc doctor probe');
-      await ctx.backend.searchVector(vector, 1, dense.model);
-      const counts = ctx.local?.vectorStats(dense.model);
-      return {
-        status: 'ok',
-        detail: `BM25 + ${dense.model} fused by reciprocal rank fusion${counts ? ` (${counts.vectors} vectors, ${counts.pending} waiting to be embedded)` : ''}`,
-      };
-    });
-
-    await run('reranker', async () => {
-      const wanted = process.env.SVC_RERANKER?.trim();
-      if (wanted) {
-        return {
-          status: 'warn',
-          detail: `SVC_RERANKER=${wanted} is set, but rerankers are not available in this version: results use reciprocal rank fusion only`,
-          fix: 'unset SVC_RERANKER',
-        };
-      }
-      return { status: 'off', detail: 'not configured (reciprocal rank fusion only)' };
-    });
-
-    await run('remote_store', async () => {
-      if (!ctx.remote) return { status: 'off', detail: 'no remote configured (local store only)' };
-      const { checkRemote } = await import('../remote/remote-check.js');
-      return checkRemote(ctx.local?.root, ctx.remote);
-    });
-
-    const worst = checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'ok';
-    return { ok: worst !== 'fail', summary: worst, checks };
-  },
-});
-
 export const batchDecayTool = defineTool({
   name: 'svc_batch_decay',
   title: 'Batch decay',
@@ -497,5 +375,3 @@ export const MEMORY_TOOLS: AnyToolDef[] = [
   similarityTool,
   listTool,
 ];
-
-export const HEALTH_TOOLS: AnyToolDef[] = [statusTool, doctorTool];

@@ -14,7 +14,7 @@ import {
   type PackTrust,
 } from '../ops/packs/packs.js';
 import * as f from './fields.js';
-import { opContext } from './memory-tools.js';
+import { opContext } from './tool-helpers.js';
 import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
 
 // The pack tools over engine/ops/packs.ts.

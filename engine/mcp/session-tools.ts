@@ -6,7 +6,7 @@ import { DEFAULT_INJECT_BUDGET, MAX_INJECT_BUDGET, MIN_INJECT_BUDGET } from '../
 import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
 import * as f from './fields.js';
 import { learnSummary } from '../ops/result-json.js';
-import { opContext, teamOf } from './memory-tools.js';
+import { opContext, teamOf } from './tool-helpers.js';
 import { defineTool, type AnyToolDef } from './types.js';
 
 // Sessions (an agent's unit of work), episodes (what happened when), and an engram's history and

@@ -37,7 +37,7 @@ const suggestScope = defineTool({
   destructive: false,
   readOnly: true,
   async handler(ctx, { statement, domain, limit }) {
-    const [{ suggestScope }, { teamOf }] = await Promise.all([import('../ops/suggest-scope.js'), import('./memory-tools.js')]);
+    const [{ suggestScope }, { teamOf }] = await Promise.all([import('../ops/suggest-scope.js'), import('./tool-helpers.js')]);
     return suggestScope(ctx.backend, statement, { ...(domain ? { domain } : {}), limit, ...(await teamOf(ctx)) });
   },
 });

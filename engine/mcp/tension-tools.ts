@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import * as f from './fields.js';
 import { ToolFailure } from './dispatch.js';
-import { opContext } from './memory-tools.js';
+import { opContext } from './tool-helpers.js';
 import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
 import {
   confirmTension,

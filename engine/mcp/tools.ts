@@ -1,6 +1,7 @@
 import { z } from 'zod/v4';
 import { invokeTool, ToolFailure } from './dispatch.js';
-import { batchDecayTool, HEALTH_TOOLS, MEMORY_TOOLS } from './memory-tools.js';
+import { batchDecayTool, MEMORY_TOOLS } from './memory-tools.js';
+import { HEALTH_TOOLS } from './status-tools.js';
 import { RECORD_TOOLS, SESSION_TOOLS } from './session-tools.js';
 import { TEAM_TOOLS } from './team-tools.js';
 import { PACK_TOOLS } from './pack-tools.js';
