@@ -90,7 +90,8 @@ function layerZones(allowed = []) {
   for (const t of entries) {
     for (const f of entries) {
       if (f.rank <= t.rank) continue;
-      const lowered = entries.filter((e) => e.rank <= t.rank && inside(e.p, f.p)).map((e) => e.p);
+      // Entries inside f.p are excepted from its zone: below t they are allowed, above it they have their own zone.
+      const lowered = entries.filter((e) => e.p !== f.p && inside(e.p, f.p)).map((e) => e.p);
       zone(t.p, f.p, lowered, `the hub's layers (HUB_LAYERS in eslint.config.js): ${t.p} is below ${f.p}.`);
     }
   }
