@@ -101,27 +101,7 @@ function layerZones(allowed = []) {
 const byFile = new Map();
 for (const e of EXCEPTIONS) byFile.set(e.file, [...(byFile.get(e.file) ?? []), ...e.imports]);
 
-// Files two other engineers are rewriting right now (lint fixes wait for them): the rules each breaks today are off
-// here only (the Postgres backend's layering exceptions are in EXCEPTIONS).
-// TEMPORARY: remove this block once those changes land and fix what it then reports.
-const IN_FLIGHT = {
-  files: [
-    'engine/rerank/reranker.ts', // no-explicit-any (2), throw new Error (3)
-    'engine/store/local-store.ts', // no-unused-vars (retired), throw new Error (1)
-    'engine/ops/import/batch-learn.ts', // prefer-const (doc)
-    'engine/ops/import/generic.ts', // throw new Error (1): an invariant (csv-parse not loaded)
-    'engine/ops/ingest/classify.ts', // no-useless-escape (2)
-    'engine/ops/inject.ts', // no-unused-expressions (a ternary of increments)
-  ],
-  rules: {
-    '@typescript-eslint/no-explicit-any': 'off',
-    '@typescript-eslint/no-unused-vars': 'off',
-    'no-restricted-syntax': 'off',
-    'prefer-const': 'off',
-    'no-useless-escape': 'off',
-    '@typescript-eslint/no-unused-expressions': 'off',
-  },
-};
+
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '**/*.gen.cjs'] },
@@ -203,5 +183,4 @@ export default tseslint.config(
     files: ['hub/test/teardown-signals.test.ts'],
     rules: { '@typescript-eslint/no-unused-expressions': 'off' },
   },
-  IN_FLIGHT,
 );

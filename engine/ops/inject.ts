@@ -66,7 +66,10 @@ export interface InjectOptions {
 export function estimateTokens(text: string): number {
   let ascii = 0;
   let other = 0;
-  for (const ch of text) (ch.charCodeAt(0) < 128 ? ascii++ : other++);
+  for (const ch of text) {
+    if (ch.charCodeAt(0) < 128) ascii++;
+    else other++;
+  }
   return Math.ceil(ascii / 4) + other;
 }
 

@@ -104,7 +104,8 @@ async function open(name: RerankerName, folder: string): Promise<RerankerState> 
   try {
     const [ort, { Tokenizer }] = await Promise.all([import('onnxruntime-node'), import('@anush008/tokenizers')]);
     const tokenizer = Tokenizer.fromFile(join(folder, RERANKER_TOKENIZER));
-    const maxTokens = Math.min(MAX_TOKENS, readJson(join(folder, 'tokenizer_config.json'))?.model_max_length ?? MAX_TOKENS);
+    const configured = readJson(join(folder, 'tokenizer_config.json'))?.model_max_length;
+    const maxTokens = Math.min(MAX_TOKENS, typeof configured === 'number' ? configured : MAX_TOKENS);
     tokenizer.disablePadding(); // a batch is padded here, to its own longest pair
     tokenizer.setTruncation(maxTokens);
     const padId = padTokenId(folder, tokenizer);
@@ -112,9 +113,11 @@ async function open(name: RerankerName, folder: string): Promise<RerankerState> 
     const session = await ort.InferenceSession.create(join(folder, RERANKER_ONNX), { graphOptimizationLevel: 'all' });
     const inputs = session.inputNames;
     for (const input of inputs) {
+      // eslint-disable-next-line no-restricted-syntax -- loadReranker catches it and reports the reranker unavailable
       if (!['input_ids', 'attention_mask', 'token_type_ids'].includes(input)) throw new Error(`unexpected model input "${input}"`);
     }
     const output = session.outputNames[0];
+    // eslint-disable-next-line no-restricted-syntax -- loadReranker catches it and reports the reranker unavailable
     if (!output) throw new Error('the model has no output');
 
     const runBatch = async (query: string, passages: string[]): Promise<number[]> => {
@@ -153,6 +156,7 @@ async function open(name: RerankerName, folder: string): Promise<RerankerState> 
     };
     // A model can load and still fail to run: one pair proves it gives a finite score.
     const [probe] = await reranker.score('probe', ['probe passage']);
+    // eslint-disable-next-line no-restricted-syntax -- loadReranker catches it and reports the reranker unavailable
     if (probe === undefined || !Number.isFinite(probe)) throw new Error(`the model gave no finite score (${probe})`);
     return { state: 'ready', name, reranker };
   } catch (error) {
@@ -170,9 +174,9 @@ function padTokenId(folder: string, tokenizer: { tokenToId(token: string): numbe
   return 0;
 }
 
-function readJson(path: string): Record<string, any> | undefined {
+function readJson(path: string): Record<string, unknown> | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, any>;
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
   } catch {
     return undefined;
   }

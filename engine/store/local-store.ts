@@ -175,7 +175,7 @@ export class LocalStore implements LocalBackend {
   vectorStats(model: string): { vectors: number; pending: number } {
     if (this.index.vectorModel() === model) return { vectors: this.index.countVectors(), pending: this.index.countPendingEmbeddings() };
     // Vectors of another model (or none yet): every live engram waits for this one.
-    const { retired = 0, ...live } = this.index.countByStatus();
+    const { retired: _retired, ...live } = this.index.countByStatus();
     return { vectors: 0, pending: Object.values(live).reduce((a, b) => a + b, 0) };
   }
 
@@ -251,6 +251,7 @@ export class LocalStore implements LocalBackend {
     const { parse } = await import('yaml');
     try {
       const value = parse(readFileSync(path, 'utf8')) as Session;
+      // eslint-disable-next-line no-restricted-syntax -- caught just below and reported as an unreadable record
       if (!value || typeof value !== 'object' || value.id !== id) throw new Error('not a session record');
       return value;
     } catch (err) {

@@ -94,7 +94,7 @@ export async function learnBatch(backend: EngramStore & SearchIndex, items: Batc
             dropped = { action: 'type-conflict', doc: engram };
             return;
           }
-          let doc = action === 'created' ? { ...engram } : engram;
+          const doc = action === 'created' ? { ...engram } : engram;
           let finalNote = note;
           if (action === 'created') {
             if (item.polarity !== undefined) doc.polarity = item.polarity;

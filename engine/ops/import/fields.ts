@@ -54,7 +54,9 @@ const TYPE_ALIASES: Record<string, EngramType> = {
   steps: 'procedural',
 };
 
-export class RowError extends Error {}
+export class RowError extends Error {
+  override name = 'RowError';
+}
 
 export function isBlank(v: unknown): boolean {
   return v === undefined || v === null || (typeof v === 'string' && v.trim() === '');

@@ -56,7 +56,7 @@ const SUBJECT_PROHIBITION = new RegExp(String.raw`^${SUBJECT}\s+${NEG_MODAL}\s+\
 const SUBJECT_RULE = new RegExp(String.raw`^${SUBJECT}\s+${MODAL}\s+(?!not\b|never\b)\w`, 'i');
 const PASSIVE_PROHIBITION = /\b(?:is|are)\s+(?:not allowed|not permitted|forbidden|prohibited|not accepted|banned)\b/i;
 /** "Type hints: required on all functions" (a labelled bullet). */
-const LABELLED = /^[\w\`/. -]{1,40}:\s*(?:(required|mandatory)|(forbidden|prohibited|not allowed|banned|disallowed))\b/i;
+const LABELLED = /^[\w`/. -]{1,40}:\s*(?:(required|mandatory)|(forbidden|prohibited|not allowed|banned|disallowed))\b/i;
 const PASSIVE_RULE = /\b(?:is|are)\s+(?:required|mandatory)\b/i;
 const WE_RULE = /^(?:we|you)\s+(?:always\s+\w+|use|prefer|follow|require|squash|rebase|sign|pin|format|lint)\b/i;
 const WE_PROHIBITION = /^(?:we|you)\s+(?:never|don'?t|do not)\s+\w/i;
@@ -102,7 +102,7 @@ export function sentences(text: string, loose = false): string[] {
       while (i + 1 < text.length && /[.!?"'”’)\]]/.test(text[i + 1]!)) current += text[++i];
       const next = text.slice(i + 1).trimStart();
       if (c === '.' && ABBREVIATIONS.test(current.trimEnd())) continue;
-      if (next !== '' && !loose && !/^[A-Z`"“'(\[*_0-9]/.test(next)) continue;
+      if (next !== '' && !loose && !/^[A-Z`"“'([*_0-9]/.test(next)) continue;
       out.push(current.trim());
       current = '';
     }
