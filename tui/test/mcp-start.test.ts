@@ -90,8 +90,8 @@ process.stdout.write = (chunk, ...rest) => {
     const ours = (urls: string[]) => urls.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length));
     const before = ours(lines.slice(0, cut));
     const after = ours(lines.slice(cut + 1));
-    // Before the answer: the command, the server, the profiles and the generated list; nothing else of ours.
-    expect(before.filter((m) => !/^(tui\/cli|tui\/commands\/mcp|engine\/errors|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js$/.test(m))).toEqual([]);
+    // Before the answer: the command, the server, the profiles, the generated list and the version; nothing else of ours.
+    expect(before.filter((m) => !/^(bin\/svc|tui\/commands\/mcp|engine\/(errors|package-info)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js$/.test(m))).toEqual([]);
     expect(lines.slice(0, cut).some((u) => u.includes('better-sqlite3'))).toBe(false);
     // For the call: the tools, the dispatcher and the store.
     for (const m of ['engine/mcp/tools.js', 'engine/mcp/memory-tools.js', 'engine/mcp/dispatch.js', 'engine/store/open-store.js']) expect(after, m).toContain(m);
