@@ -1,8 +1,7 @@
 import type { EmbedderProvider, EngramBackend } from '../engine/backend.js';
 import type { EngramDoc } from '../engine/model/engram-schema.js';
-import type { Session } from '../engine/model/records.js';
+import type { EngramEvent, Session } from '../engine/model/records.js';
 import type { RerankSetting } from '../engine/rerank/reranker.js';
-import type { Policy } from './access/policy.js';
 
 // The shapes the hub's parts agree on: the database handle (PostgreSQL through `pg`, or PGlite),
 // an organization, the caller a request runs as, and the per-request Koa state.
@@ -70,6 +69,34 @@ export interface Principal {
   writable: string[];
 }
 
+/**
+ * What a caller may read and change, as the routes and the backend bound to it ask it; the rules
+ * are the Policy class's (hub/access/policy.ts). The require* and *Write checks throw a forbidden
+ * SvcError when refused.
+ */
+export interface AccessPolicy {
+  readonly userName: string;
+  readonly readable: readonly string[];
+  /** The same caller, reading only `scopes` (of those it may read). */
+  narrowedTo(scopes: readonly string[]): AccessPolicy;
+  /** An admin installing or removing pack `name` reads and writes its scope; anyone else is refused. */
+  forPack(name: string): AccessPolicy;
+  mayRead(scope: string | undefined): boolean;
+  mayWrite(scope: string): boolean;
+  requireAdmin(): void;
+  requireEditor(): void;
+  requireRead(scope: string): void;
+  requireWrite(scope: string): void;
+  /** An engram write, from `before` (null: a new engram) to `after`. */
+  engramWrite(before: EngramDoc | null, after: EngramDoc): void;
+  episodeWrite(scope: string): void;
+  /** A session written from `stored` (null: a new one) to `next`. */
+  sessionWrite(stored: Session | null, next: Session): void;
+  requireSessionOwner(stored: Session): void;
+  /** Whether an event may be shown; the callbacks answer for the ids it names. */
+  eventVisible(event: EngramEvent & { owner?: string }, readableEngram: (id: string) => boolean, readableSession: (id: string) => boolean): boolean;
+}
+
 /** Filters of the REST engram list. */
 export interface EngramPageFilter {
   scope?: string;
@@ -94,7 +121,7 @@ export interface OrgBackend extends EngramBackend {
 export interface HubState {
   principal: Principal;
   /** What the principal may read and change (hub/access/policy.ts); the backend is bound to it. */
-  policy: Policy;
+  policy: AccessPolicy;
   /** The database as this request sees it: for a write, one transaction with its audit row. */
   db: Database;
   /** The engine backend of the caller's organization, restricted to its readable scopes. */

@@ -2,7 +2,7 @@ import type { EngramDoc } from '../../engine/model/engram-schema.js';
 import type { EngramEvent, Session } from '../../engine/model/records.js';
 import { SvcError } from '../../engine/errors.js';
 import { changedFields } from '../../engine/model/change-event.js';
-import type { Principal, Role } from '../contracts.js';
+import type { AccessPolicy, Principal, Role } from '../contracts.js';
 
 // Who may read and change what, written once. The backend a request gets is bound to one Policy
 // (hub/data/pg-backend.ts) and refuses what it refuses, so REST, MCP (nested tool arguments
@@ -31,7 +31,7 @@ const BOOKKEEPING = new Set(['activation', 'feedback_signals', 'usage', 'recurre
 
 export const forbidden = (message: string): SvcError => new SvcError('forbidden', message);
 
-export class Policy {
+export class Policy implements AccessPolicy {
   private readonly read: ReadonlySet<string>;
   private readonly write: ReadonlySet<string>;
 

@@ -4,10 +4,9 @@ import type { EngramDoc } from '../../engine/model/engram-schema.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../../engine/model/records.js';
 import type { Embedder } from '../../engine/embed/embedder.js';
 import { idDay } from '../../engine/model/ids.js';
-import type { Database, EngramPageFilter, Org, OrgBackend } from '../contracts.js';
+import type { AccessPolicy, Database, EngramPageFilter, Org, OrgBackend } from '../contracts.js';
 import { ident } from './sql.js';
 import { SqlWhere } from './sql-where.js';
-import type { Policy } from '../access/policy.js';
 import { getDoc, readableIds, scopeClause, visible, type OrgView } from './pg-view.js';
 import { embedPending, searchText, searchVector, vectorPath } from './pg-search.js';
 import { writeUnit } from './pg-writes.js';
@@ -28,7 +27,7 @@ import { appendEpisodes, appendEvents, getEpisode, getSession, listEvents, putSe
  * engram looks exactly like a missing one) and every write is checked by it. Without one, the
  * backend is the hub's own (migrations, benchmarks, the webhook worker): it reads and writes all.
  */
-export function openOrgBackend(db: Database, org: Org, policy: Policy | null): PgBackend {
+export function openOrgBackend(db: Database, org: Org, policy: AccessPolicy | null): PgBackend {
   return new PgBackend(db, org, policy);
 }
 
@@ -46,7 +45,7 @@ export class PgBackend implements OrgBackend {
   constructor(
     readonly db: Database,
     readonly org: Org,
-    readonly policy: Policy | null,
+    readonly policy: AccessPolicy | null,
   ) {
     this.s = ident(org.schema);
     this.readable = policy?.readable ?? null;

@@ -1,9 +1,8 @@
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../../engine/model/records.js';
 import { queryTerms } from '../../engine/search/fts-query.js';
 import { invalid } from '../../engine/errors.js';
-import type { Queryable } from '../contracts.js';
+import type { AccessPolicy, Queryable } from '../contracts.js';
 import { SqlWhere } from './sql-where.js';
-import type { Policy } from '../access/policy.js';
 import { emitEvents } from '../webhooks/webhook-outbox.js';
 import { readableIds, recordScope, scopeClause, type OrgView } from './pg-view.js';
 
@@ -26,7 +25,7 @@ export async function appendEpisodes(view: OrgView, episodes: Episode[]): Promis
 }
 
 /** An episode goes where its author writes, and names only a session and engrams its author reads. */
-async function checkEpisode(view: OrgView, policy: Policy, e: Episode): Promise<void> {
+async function checkEpisode(view: OrgView, policy: AccessPolicy, e: Episode): Promise<void> {
   policy.episodeWrite(e.scope!);
   if (e.session && !(await getSession(view, e.session))) throw invalid(`session: no session ${e.session}`, [`session: no session ${e.session}`]);
   const ids = e.engram_ids ?? [];

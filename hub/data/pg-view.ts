@@ -1,6 +1,5 @@
 import type { EngramDoc } from '../../engine/model/engram-schema.js';
-import type { Database, Org, Queryable } from '../contracts.js';
-import type { Policy } from '../access/policy.js';
+import type { AccessPolicy, Database, Org, Queryable } from '../contracts.js';
 
 // What one caller sees of an organization's schema: the handle PgBackend passes to its search,
 // write and record modules, and the scoping every query applies (a hidden engram looks exactly
@@ -13,7 +12,7 @@ export interface OrgView {
   readonly s: string;
   /** Scopes the caller may read; null: all. */
   readonly readable: readonly string[] | null;
-  readonly policy: Policy | null;
+  readonly policy: AccessPolicy | null;
   /** The caller: the owner of the episodes and sessions it writes. */
   readonly owner: string | null;
 }

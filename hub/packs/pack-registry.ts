@@ -1,8 +1,7 @@
 import type { InstalledPack, PackRegistry } from '../../engine/ops/packs/registry.js';
-import type { Database, Org } from '../contracts.js';
+import type { AccessPolicy, Database, Org } from '../contracts.js';
 import { ident } from '../data/sql.js';
 import { authChanged } from '../access/epoch.js';
-import type { Policy } from '../access/policy.js';
 import { emitEvents } from '../webhooks/webhook-outbox.js';
 
 /**
@@ -15,7 +14,7 @@ export class PgPackRegistry implements PackRegistry {
   constructor(
     private readonly db: Database,
     private readonly org: Org,
-    private readonly policy: Policy | null,
+    private readonly policy: AccessPolicy | null,
   ) {
     this.s = ident(org.schema);
   }
