@@ -30,7 +30,7 @@ const HUB_LAYERS = [
   ['net', 'mail', 'http/problem.ts', 'pages/html.ts'], // leaf adapters: outbound HTTP, mail, problem documents, HTML escaping
   ['openapi', 'http/request-input.ts', 'pages/page-kit.ts'],
   ['data'], // the database: pools, transactions, SQL helpers, organizations (the pg-* backend sits higher: EXCEPTIONS)
-  ['access'], // policy, tokens, scopes, epochs, identities (identity-routes sits higher: EXCEPTIONS)
+  ['access'], // policy, tokens, scopes, epochs, identities
   ['webhooks/webhook-outbox.ts'], // the outbox rows, written in the writer's transaction
   ['audit'],
   ['limits'],
@@ -39,7 +39,7 @@ const HUB_LAYERS = [
   ['http'], // the shared HTTP layer: authentication, gates, route kit, idempotency
   ['login'],
   ['admin'],
-  ['engrams', 'packs', 'scim', 'webhooks'], // the feature routes
+  ['engrams', 'packs', 'people', 'scim', 'webhooks'], // the feature routes (people: users, groups, keys, invitations)
   ['mcp'],
   ['pages'],
   ['app.ts'],
@@ -53,12 +53,6 @@ const EXCEPTIONS = [
   // The Postgres backend (pg-backend.ts and the parts split out of it) is the top of data/, above the outbox it
   // writes; fix: move those files to their own folder above webhooks/webhook-outbox.ts.
   { file: 'hub/data/pg-*.ts', imports: ['hub/webhooks/webhook-outbox.ts'] },
-  // The people and credentials routes live in access/ but sit at the routes' level; fix: move identity-routes.ts
-  // beside the other routes (admin/ or a people/ folder).
-  {
-    file: 'hub/access/identity-routes.ts',
-    imports: ['hub/admin', 'hub/audit', 'hub/config.ts', 'hub/http', 'hub/limits', 'hub/login'],
-  },
   // Tests: the synthetic corpus and the generated validator's builder live in scripts/ (the bench uses them too).
   { file: 'engine/test/generated-validator.test.ts', imports: ['scripts/generate-validator.ts'] },
   { file: 'engine/test/yaml-codec.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },

@@ -22,7 +22,7 @@ import { checkPath, jsonBody } from './http/request-input.js';
 import { registerEngramRoutes } from './engrams/engram-routes.js';
 import { registerSearchRoutes } from './engrams/search-routes.js';
 import { registerRecordRoutes } from './engrams/record-routes.js';
-import { registerIdentityRoutes, registerInvitationRoutes } from './access/identity-routes.js';
+import { registerIdentityRoutes, registerInvitationRoutes } from './people/identity-routes.js';
 import { packUpload, registerPackRoutes } from './packs/pack-routes.js';
 import { registerLoginRoutes, registerProviderAdminRoutes } from './login/login-routes.js';
 import { registerOAuthRoutes } from './login/oauth-server.js';

@@ -20,7 +20,7 @@ import {
   revokeJwt,
   updateUser,
   type UserKind,
-} from './identity.js';
+} from '../access/identity.js';
 import { appendAudit, queryAudit } from '../audit/audit-log.js';
 import type { Checkpointer } from '../audit/checkpoints.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
@@ -29,7 +29,7 @@ import { validBody } from '../openapi/spec.js';
 import { badRequest, conflictProblem, forbidden, HubProblem, notFoundProblem } from '../http/problem.js';
 import type { HubConfig } from '../config.js';
 import { hubOrigin } from '../http/hub-origin.js';
-import { hasHadAccess } from './identity.js';
+import { hasHadAccess } from '../access/identity.js';
 import { invitePerson, type InviteInput } from '../admin/provision.js';
 import { createLoginLink, LINK_MINUTES, linkPath } from '../login/login-links.js';
 import { invitationMessage, MailFailed, sendMail, signInLinkMessage, type Message } from '../mail/mailer.js';
