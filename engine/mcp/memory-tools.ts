@@ -16,7 +16,6 @@ import { batchDecay } from '../ops/decay.js';
 import * as f from './fields.js';
 import { engramSummary, learnSummary, recallHitJson } from '../ops/result-json.js';
 import { defineTool, type AnyToolDef, type ToolContext } from './types.js';
-import { ToolFailure } from './dispatch.js';
 import { opContext, teamOf } from './tool-helpers.js';
 
 // The memory tools (learn, recall, inject, feedback, forget, promote, pin, similarity, list)
@@ -68,11 +67,8 @@ async function routesToTeam(ctx: ToolContext): Promise<boolean> {
 /** A learn aimed at a team scope goes to the hub through the outbox (secrets never do: learn demotes them). */
 async function learnOnHubIfTeam(ctx: ToolContext, item: { statement: string; scope?: string; rationale?: string } & Record<string, unknown>, scope: string | undefined): Promise<Record<string, unknown> | null> {
   if (!ctx.remote || !ctx.local || !scope) return null;
-  const [{ goesToHub, learnOnHub }, { secretsIn }] = await Promise.all([import('../remote/team-writes.js'), import('../model/secret-guard.js')]);
-  if (!(await goesToHub(ctx.local.root, ctx.remote, scope)) || secretsIn({ statement: item.statement, rationale: item.rationale }).length > 0) return null;
-  const body = Object.fromEntries(Object.entries({ ...item, scope }).filter(([, v]) => v !== undefined));
-  const r = await learnOnHub(ctx.local.root, ctx.remote, body);
-  if (r.outcome === 'refused') throw new ToolFailure(`not learned: ${r.error}`);
+  const r = await (await import('../remote/team-learn.js')).learnOnHubIfTeam(ctx.local.root, ctx.remote, { ...item, scope });
+  if (!r) return null;
   if (r.outcome === 'queued') return { queued: true, hub: ctx.remote.url, scope, outbox_key: r.entry.key, warnings: [`${r.error}; queued in the outbox: svc_recall and svc_list show it (source outbox) until the hub has it; the next call the hub answers, or svc_outbox retry: true, sends it`] };
   const e = r.engram as Record<string, unknown>;
   return { id: e.id, statement: e.statement, type: e.type, scope: e.scope, status: e.status, hub: ctx.remote.url, warnings: [] };
@@ -91,21 +87,18 @@ export const learnTool = defineTool({
   async handler(ctx, { session, ...item }) {
     const warnings: string[] = [];
     const defaults = await sessionDefaults(ctx, session, warnings);
-    let scope = item.scope ?? defaults.scope ?? ctx.project?.scope;
-    let routed: Record<string, unknown> | undefined;
-    let suggested: { scope: string; confidence: number; reason: string } | undefined;
-    if (scope === undefined) {
-      // Route to the scope of the closest engrams when they agree (else the default, global); to a
-      // team scope on the hub only when the project opted in (route_to_team), else only suggested.
-      const { routeUnscoped } = await import('../ops/suggest-scope.js');
-      const leaves = ctx.remote && ctx.local ? async (s: string) => (await import('../remote/team-writes.js')).goesToHub(ctx.local!.root, ctx.remote!, s) : undefined;
-      const r = await routeUnscoped(ctx.backend, item.statement, { ...(item.domain ? { domain: item.domain } : {}), ...(await teamOf(ctx)), ...(leaves ? { leaves, routeToTeam: await routesToTeam(ctx) } : {}) });
-      if (r.routed) {
-        scope = r.routed.scope;
-        routed = r.routed;
-      }
-      suggested = r.suggested;
-    }
+    const given = item.scope ?? defaults.scope ?? ctx.project?.scope;
+    // Where it goes: engine/remote/team-learn.ts, shared with `svc learn`.
+    const { scope, routed, suggested } =
+      given === undefined
+        ? await (await import('../remote/team-learn.js')).routeLearn(ctx.backend, item.statement, {
+            ...(item.domain ? { domain: item.domain } : {}),
+            ...(await teamOf(ctx)),
+            ...(ctx.local ? { storeRoot: ctx.local.root } : {}),
+            remote: ctx.remote,
+            routeToTeam: await routesToTeam(ctx),
+          })
+        : { scope: given, routed: undefined, suggested: undefined };
     const onHub = await learnOnHubIfTeam(ctx, item, scope);
     if (onHub) return { ...onHub, ...(routed ? { routed } : {}) };
     const result = await learnWith(ctx, { ...item, ...(scope ? { scope } : {}) }, defaults, session);

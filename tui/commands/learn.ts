@@ -8,9 +8,7 @@ import type { DualCoding, EngramType, KnowledgeAnchor, Visibility } from '../../
 import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgument } from '../../engine/cli/cli-kit.js';
 import { MAX_STATEMENT_CHARS } from '../../engine/ops/edit.js';
 import { embedderFor } from '../embedding.js';
-import { secretsIn } from '../../engine/model/secret-guard.js';
 import { remoteOf } from '../../engine/remote/hub-client.js';
-import { SvcError } from '../../engine/errors.js';
 
 const HELP = `
   Usage
@@ -66,40 +64,35 @@ export async function run(argv: string[]): Promise<number> {
   const store = await openStore(f, 'fast', out);
   try {
     const startedAt = Date.now();
-    // No scope given or set for the project: route to the scope of the closest engrams when they
-    // agree; one on the hub only when the project opted in (route_to_team), else it is suggested.
-    let scope = f.scope ?? project?.scope;
-    let routed: Record<string, unknown> | undefined;
-    let suggested: { scope: string; confidence: number; reason: string } | undefined;
-    if (scope === undefined) {
-      const [{ routeUnscoped }, { teamSource }] = await Promise.all([import('../../engine/ops/suggest-scope.js'), import('../team-memory.js')]);
-      const leaves = remote ? async (s: string) => (await import('../../engine/remote/team-writes.js')).goesToHub(store.root, remote, s) : undefined;
-      const r = await routeUnscoped(store, statement, { ...(f.domain ? { domain: f.domain } : {}), team: await teamSource(store.root, process.cwd(), project), ...(leaves ? { leaves } : {}), routeToTeam: project?.route_to_team === true });
-      if (r.routed) {
-        scope = r.routed.scope;
-        routed = r.routed;
-      }
-      suggested = r.suggested;
-    }
+    // Where it goes (engine/remote/team-learn.ts, shared with svc_learn); the routing and the
+    // hub's write path load only when a learn needs them.
+    const given = f.scope ?? project?.scope;
+    const teamLearn = given === undefined || remote ? await import('../../engine/remote/team-learn.js') : undefined;
+    const { scope, routed, suggested } =
+      given === undefined && teamLearn
+        ? await teamLearn.routeLearn(store, statement, {
+            ...(f.domain ? { domain: f.domain } : {}),
+            team: await (await import('../team-memory.js')).teamSource(store.root, process.cwd(), project),
+            storeRoot: store.root,
+            remote,
+            routeToTeam: project?.route_to_team === true,
+          })
+        : { scope: given, routed: undefined, suggested: undefined };
     const routedLine = routed ? `\nRouted to ${String(routed.scope)}: ${String(routed.reason)}` : '';
-    // A team scope's write goes to the hub; one holding a secret never leaves the machine (the
-    // local learn below demotes it, with a warning).
-    // (The hub's write path loads only for a project that has a hub.)
-    const teamWrites = remote && scope ? await import('../../engine/remote/team-writes.js') : undefined;
-    if (teamWrites && remote && scope && (await teamWrites.goesToHub(store.root, remote, scope)) && secretsIn({ statement, rationale: f.rationale }).length === 0) {
-      const body = {
-        statement,
-        scope,
-        ...(f.type ? { type: f.type } : {}),
-        ...((f.domain ?? project?.domain) ? { domain: f.domain ?? project?.domain } : {}),
-        ...(f.tags ? { tags: splitList(f.tags) } : {}),
-        ...(f.rationale ? { rationale: f.rationale } : {}),
-        ...(f.source ? { source: f.source } : {}),
-        ...(f.supersedes ? { supersedes: splitList(f.supersedes, 'supersedes') } : {}),
-        ...(f.visibility ? { visibility: f.visibility } : {}),
-      };
-      const r = await teamWrites.learnOnHub(store.root, remote, body, startedAt);
-      if (r.outcome === 'refused') throw new SvcError('invalid', `not learned: ${r.error}`);
+    const body = {
+      statement,
+      scope,
+      ...(f.type ? { type: f.type } : {}),
+      ...((f.domain ?? project?.domain) ? { domain: f.domain ?? project?.domain } : {}),
+      ...(f.tags ? { tags: splitList(f.tags) } : {}),
+      ...(f.rationale ? { rationale: f.rationale } : {}),
+      ...(f.source ? { source: f.source } : {}),
+      ...(f.supersedes ? { supersedes: splitList(f.supersedes, 'supersedes') } : {}),
+      ...(f.visibility ? { visibility: f.visibility } : {}),
+    };
+    const r = teamLearn ? await teamLearn.learnOnHubIfTeam(store.root, remote, body, startedAt) : null;
+    if (r && remote && scope) {
+      const teamWrites = await import('../../engine/remote/team-writes.js');
       if (r.outcome === 'queued') {
         out.warn(`${r.error}; queued in the outbox (your recall and list show it, marked [queued]), sent once the hub answers again (svc sync sends it now)`);
         out.result({ queued: true, hub: remote.url, scope, outbox_key: r.entry.key, ...(routed ? { routed } : {}) }, () => (out.quiet ? r.entry.key : `Queued for ${scope} on the hub${routedLine}`));
