@@ -10,9 +10,6 @@ import type { EngramEvent, Episode, EventFilter, EventNote, Session, TimelineFil
 // (`SearchIndex`) and the records kept beside them (`RecordLog`). `EngramBackend` is their sum,
 // what a backend implements; engine/test/support/backend-contract.ts is the suite it must pass.
 
-/** Kept here for the importers of the contract; it lives with the records (model/records.ts). */
-export type { EventNote } from './model/records.js';
-
 export interface SearchHit {
   engram: EngramDoc;
   /** BM25 relevance, higher is better (FTS5's bm25() negated). */

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngramDoc } from '../model/engram-schema.js';
-import type { EngramWriter, EventNote, StoreStats } from '../backend.js';
+import type { EngramWriter, StoreStats } from '../backend.js';
+import type { EventNote } from '../model/records.js';
 import type { LocalBackend, QuarantinedFile } from './local-backend.js';
 export type { QuarantinedFile } from './local-backend.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { EngramDoc } from '../model/engram-schema.js';
-import type { EngramWriter, EventNote, StoreStats } from '../backend.js';
+import type { EngramWriter, StoreStats } from '../backend.js';
+import type { EventNote } from '../model/records.js';
+import { byLearnedAtDesc } from '../model/learned-at.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
 import type { Embedder } from '../embed/embedder.js';
 import { contentHash } from '../model/content-hash.js';
@@ -402,13 +404,3 @@ function dedupeHits<H extends { engram: EngramDoc }>(hits: H[]): H[] {
   return hits.filter((h) => (seen.has(h.engram.id) ? false : (seen.add(h.engram.id), true)));
 }
 
-function learnedAt(e: EngramDoc): string {
-  return (e.temporal as { learned_at?: string } | undefined)?.learned_at ?? '';
-}
-
-function byLearnedAtDesc(a: EngramDoc, b: EngramDoc): number {
-  const la = learnedAt(a);
-  const lb = learnedAt(b);
-  if (la !== lb) return la < lb ? 1 : -1;
-  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
-}

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngramDoc } from '../model/engram-schema.js';
-import type { EventNote } from '../backend.js';
+import type { EventNote } from '../model/records.js';
 import type { EngramEvent } from '../model/records.js';
 import { formatId, idDay, idStem, type IdKind } from '../model/ids.js';
 import { invalid } from '../errors.js';

@@ -1,4 +1,5 @@
-import type { EngramWriter, EventNote } from '../../engine/backend.js';
+import type { EngramWriter } from '../../engine/backend.js';
+import type { EventNote } from '../../engine/model/records.js';
 import type { EngramDoc } from '../../engine/model/engram-schema.js';
 import { contentHash } from '../../engine/model/content-hash.js';
 import { changeEvent } from '../../engine/model/change-event.js';

@@ -1,4 +1,5 @@
-import type { EngramStore, EngramWriter, EventNote, SearchIndex } from '../../backend.js';
+import type { EngramStore, EngramWriter, SearchIndex } from '../../backend.js';
+import type { EventNote } from '../../model/records.js';
 import type { EngramDoc, Polarity } from '../../model/engram-schema.js';
 import { SvcError } from '../../errors.js';
 import { contentHash } from '../../model/content-hash.js';
