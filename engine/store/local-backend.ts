@@ -1,4 +1,4 @@
-import type { EngramBackend } from '../backend.js';
+import type { EngramBackend, RebuildableIndex } from '../backend.js';
 import type { StoreEntry } from './store-registry.js';
 
 // What a store on this machine offers beyond the engine's contract: the folder it lives in, what
@@ -11,7 +11,7 @@ export interface QuarantinedFile {
   reason: string;
 }
 
-export interface LocalBackend extends EngramBackend {
+export interface LocalBackend extends EngramBackend, RebuildableIndex {
   readonly root: string;
   readonly engramsDir: string;
   readonly quarantineDir: string;
@@ -23,8 +23,6 @@ export interface LocalBackend extends EngramBackend {
   idPrefix(): string;
   quarantined(): QuarantinedFile[];
   vectorStats(model: string): { vectors: number; pending: number };
-  /** Drops the derived index and builds it again from the YAML files. */
-  rebuild(): Promise<void>;
   /** The stores it spans: itself for one store; the primary (entry null) and the registered ones. */
   members(): Array<{ store: LocalBackend; entry: StoreEntry | null }>;
 }
