@@ -1,10 +1,31 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Tests live in each folder's test/ directory. CLI and concurrency tests spawn the
 // compiled `dist/bin/svc.js`, which `npm test` builds first.
+
+const ALL = '{engine,tui,hooks,hub}/test/**/*.test.{ts,tsx}';
+// The `slow` project: performance, stress and fuzz tests (many processes, random kills, thousands
+// of generated cases), whose point is volume, not a behaviour a change is likely to break. `npm test`
+// and CI run both projects; `npx vitest run --project fast` leaves these out for a quick loop.
+const SLOW = [
+  'engine/test/import-large.test.ts',
+  'engine/test/yaml-codec.test.ts',
+  'hub/test/fuzz-writes.test.ts',
+  'tui/test/concurrency.test.ts',
+  'tui/test/pack-kill.test.ts',
+];
+
+/** Slow files start first, so that none of them runs alone at the end; then the longest first. */
+class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    return [...sorted.filter((f) => f.project.name === 'slow'), ...sorted.filter((f) => f.project.name !== 'slow')];
+  }
+}
+
 export default defineConfig({
   test: {
-    include: ['{engine,tui,hooks,hub}/test/**/*.test.{ts,tsx}'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -15,7 +36,13 @@ export default defineConfig({
     // No test reaches the internet for a model: the sources point at a closed local port unless a
     // test serves its own (engine/test/support/model-hub-stub.ts). Child processes inherit this.
     env: { HF_ENDPOINT: 'http://127.0.0.1:9', SVC_MODEL_ARCHIVE_URL: 'http://127.0.0.1:9', SVC_MODEL_BASE_URL: '' },
-    // One migrated hub database (PGlite folder, PostgreSQL template) per run, copied per test file.
+    // One migrated hub database (PGlite folder, PostgreSQL template) per run, copied per test file;
+    // the two projects share it (global-setup.ts).
     globalSetup: ['hub/test/support/global-setup.ts'],
+    sequence: { sequencer: SlowFirst },
+    projects: [
+      { extends: true, test: { name: 'fast', include: [ALL], exclude: SLOW } },
+      { extends: true, test: { name: 'slow', include: SLOW } },
+    ],
   },
 });

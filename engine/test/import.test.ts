@@ -397,16 +397,8 @@ describe('batches', () => {
     expect(outcomes.map((o) => o.action)).toEqual(['created', 'duplicate', 'error']);
     expect(fileCount()).toBe(0);
   });
-
-  it('a large file imports quickly, in one transaction per 500 rows', async () => {
-    const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ statement: `Check ${i}: validate input ${i} at the boundary`, tags: ['bulk'] }));
-    const file = join(dir, 'bulk.jsonl');
-    writeFileSync(file, lines.join('\n'));
-    const r = await run({ from: 'generic', path: file });
-    expect(r).toMatchObject({ total: 2000, imported: 2000 });
-    expect(fileCount()).toBe(2000);
-  });
 });
+
 describe('MCP tools svc_ingest and svc_import', () => {
   it('run ingest and import on the server\'s backend, or import into another store', async () => {
     const { invokeTool } = await import('../mcp/dispatch.js');

@@ -1,5 +1,5 @@
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalStore } from '../store/local-store.js';
@@ -47,15 +47,33 @@ describe('polarity', () => {
 });
 
 describe('inject', () => {
+  // 215 engrams written one durable write at a time cost seconds: seed them once into a template
+  // store, and give each test its own copy (timestamps kept, so the copy opens without a reconcile).
+  let template: string;
+  beforeAll(async () => {
+    template = join(mkdtempSync(join(tmpdir(), 'svc-inject-template-')), 'store');
+    const seeding = store;
+    store = await LocalStore.open(template);
+    try {
+      await add('Never force-push to the main branch of the deploy repository');
+      await add('Use pnpm to install packages in the deploy repository');
+      await add('Deploy repository releases are tagged with semantic versions');
+      await add('Run the database migrations before each deploy');
+      for (let i = 0; i < 60; i++) await add(`Deploy note ${i}: the deploy pipeline step ${i} writes logs to bucket number ${i} in region ${i % 7}`);
+      // Unrelated engrams, so that BM25's IDF sees the deploy words as rare, as in a real store.
+      for (let i = 0; i < 150; i++) await add(`Office fact ${i}: meeting room ${i} seats ${i % 9} people on floor ${i % 5}`);
+      await add('The office coffee machine is descaled on Mondays');
+    } finally {
+      store.close();
+      store = seeding;
+    }
+  });
+  afterAll(() => rmSync(join(template, '..'), { recursive: true, force: true }));
   beforeEach(async () => {
-    await add('Never force-push to the main branch of the deploy repository');
-    await add('Use pnpm to install packages in the deploy repository');
-    await add('Deploy repository releases are tagged with semantic versions');
-    await add('Run the database migrations before each deploy');
-    for (let i = 0; i < 60; i++) await add(`Deploy note ${i}: the deploy pipeline step ${i} writes logs to bucket number ${i} in region ${i % 7}`);
-    // Unrelated engrams, so that BM25's IDF sees the deploy words as rare, as in a real store.
-    for (let i = 0; i < 150; i++) await add(`Office fact ${i}: meeting room ${i} seats ${i % 9} people on floor ${i % 5}`);
-    await add('The office coffee machine is descaled on Mondays');
+    store.close();
+    rmSync(root, { recursive: true, force: true });
+    cpSync(template, root, { recursive: true, preserveTimestamps: true });
+    store = await LocalStore.open(root);
   });
 
   it('formats directives, constraints and also-consider, then the learning protocol', async () => {

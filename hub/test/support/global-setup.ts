@@ -19,16 +19,41 @@ declare module 'vitest' {
   }
 }
 
+/** What one run prepares; both vitest projects (fast, slow) share it, and the last one out drops it. */
+interface Templates {
+  pgliteTemplate: string;
+  template: string | undefined;
+  reachable: boolean;
+  users: number;
+  teardown: () => Promise<void>;
+}
+const SHARED = Symbol.for('svc.hub-test-templates');
+type Holder = { [SHARED]?: Promise<Templates> };
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // vitest calls a globalSetup once per project, in one process: migrate once, not per project.
+  const holder = globalThis as Holder;
+  const shared = await (holder[SHARED] ??= prepare());
+  shared.users += 1;
+  project.provide('pgliteTemplate', shared.pgliteTemplate);
+  project.provide('postgresReachable', shared.reachable);
+  if (shared.template) project.provide('postgresTemplate', shared.template);
+  return async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await shared.teardown();
+  };
+}
+
+async function prepare(): Promise<Templates> {
   const root = mkdtempSync(join(tmpdir(), 'svc-hub-template-'));
   const pgliteTemplate = join(root, 'data');
   const db = await openDatabase({ dataDir: pgliteTemplate });
   await migrateHub(db);
   await db.close();
-  project.provide('pgliteTemplate', pgliteTemplate);
 
   const reachable = await serverReachable();
-  project.provide('postgresReachable', reachable);
   let template: string | undefined;
   if (reachable) {
     template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
@@ -38,10 +63,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const pg = await openDatabase({ url: u.toString(), poolSize: 1 });
     await migrateHub(pg);
     await pg.close();
-    project.provide('postgresTemplate', template);
   }
   let done: Promise<void> | undefined;
-  const teardown = (): Promise<void> =>
+  const drop = (): Promise<void> =>
     (done ??= (async () => {
       rmSync(root, { recursive: true, force: true });
       if (template) await adminQuery(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
@@ -50,15 +74,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // stayed behind. Drop it on the way out; the workers' IPC channel closes with this process,
   // and browser.ts closes their browsers then.
   const onSignal = (signal: NodeJS.Signals): void => {
-    void teardown()
+    void drop()
       .catch(() => undefined)
       .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  return async () => {
+  const teardown = async (): Promise<void> => {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await teardown();
+    await drop();
   };
+  return { pgliteTemplate, template, reachable, users: 0, teardown };
 }
