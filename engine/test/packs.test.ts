@@ -22,7 +22,8 @@ import {
   type PackExportInput,
   type PackInstallResult,
 } from '../ops/packs/packs.js';
-import { canonicalJson, IntegrityHash, readPackFolder } from '../ops/packs/format.js';
+import { IntegrityHash, readPackFolder } from '../ops/packs/format.js';
+import { canonicalJson } from '../canonical-json.js';
 import { findInjection, scanEngram } from '../ops/packs/scan.js';
 import type { PackSigner } from '../ops/packs/signing.js';
 import { PACK_TOOLS } from '../mcp/pack-tools.js';

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database, Org, Queryable } from '../contracts.js';
-import { canonicalJson } from '../../engine/ops/packs/format.js';
+import { canonicalJson } from '../../engine/canonical-json.js';
 import { CONTROL_SCHEMA, ident } from '../data/sql.js';
 import { SqlWhere } from '../data/sql-where.js';
 import { outboxSql } from '../webhooks/webhook-outbox.js';

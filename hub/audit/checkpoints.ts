@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyOb
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, Org, Queryable } from '../contracts.js';
-import { canonicalJson } from '../../engine/ops/packs/format.js';
+import { canonicalJson } from '../../engine/canonical-json.js';
 import { ident } from '../data/sql.js';
 import { SvcError } from '../../engine/errors.js';
 import { GENESIS, onAuditAppend, verifyAudit, type VerifyResult } from './audit-log.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { HubState } from '../contracts.js';
-import { canonicalJson } from '../../engine/ops/packs/format.js';
+import { canonicalJson } from '../../engine/canonical-json.js';
 import { ident } from '../data/sql.js';
 import { badRequest, HubProblem } from './problem.js';
 

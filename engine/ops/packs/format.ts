@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { invalid, type SvcError } from '../../errors.js';
 import type { EngramDoc } from '../../model/engram-schema.js';
+import { canonicalJson } from '../../canonical-json.js';
 
 // The pack format (version svc-pack/1). A pack is a folder:
 //
@@ -96,17 +97,6 @@ export const packScope = (name: string): string => `pack:${name}`;
 /** Where `packs export <name>` writes without --output: ~/svc-packs/<name>. */
 export function defaultPackDir(name: string): string {
   return join(homedir(), 'svc-packs', name);
-}
-
-/** JSON with object keys sorted and `undefined` dropped: the same value always gives the same text. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const entries = Object.keys(value as Record<string, unknown>)
-    .sort()
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${entries.join(',')}}`;
 }
 
 /** Incremental integrity hash: feed files in name order. */

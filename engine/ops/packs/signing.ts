@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalJson, ENGRAMS_DIR, MANIFEST_FILE, type PackFolder, type PackManifest } from './format.js';
+import { ENGRAMS_DIR, MANIFEST_FILE, type PackFolder, type PackManifest } from './format.js';
+import { canonicalJson } from '../../canonical-json.js';
 
 // Pack signatures (Ed25519, node:crypto). The integrity hash only says the files match what the
 // manifest declares, and anyone can recompute it; a signature says who declared it.
