@@ -118,7 +118,12 @@ async function main(argv: string[]): Promise<number> {
   const load = COMMANDS[name];
   if (!load) {
     const { closest } = await import('../engine/cli/cli-kit.js');
-    const near = name.startsWith('-') ? undefined : closest(name, Object.keys(COMMANDS).filter((c) => !c.startsWith('hook-')));
+    const near = name.startsWith('-')
+      ? undefined
+      : closest(
+          name,
+          Object.keys(COMMANDS).filter((c) => !c.startsWith('hook-')),
+        );
     throw new SvcError('invalid', `unknown command "${name}"${near ? ` (did you mean "svc ${near}"?)` : ''} (run svc --help)`);
   }
   return (await load()).run(rest);
@@ -133,13 +138,17 @@ async function report(err: unknown): Promise<number> {
     const line = details.length ? `${err.message}: ${details.join('; ')}` : err.message;
     const { terminalSafe } = await import('../engine/text.js');
     process.stderr.write(
-      json ? JSON.stringify({ error: { kind: err.kind, message: err.message, details: err.details } }) + '\n' : `svc: ${terminalSafe(line)}\n`,
+      json
+        ? JSON.stringify({ error: { kind: err.kind, message: err.message, details: err.details } }) + '\n'
+        : `svc: ${terminalSafe(line)}\n`,
     );
     return err.kind === 'no_results' ? 2 : 1;
   }
   const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
   const { terminalSafe } = await import('../engine/text.js');
-  process.stderr.write(json ? JSON.stringify({ error: { kind: 'internal', message, details: [] } }) + '\n' : `svc: internal error: ${terminalSafe(message)}\n`);
+  process.stderr.write(
+    json ? JSON.stringify({ error: { kind: 'internal', message, details: [] } }) + '\n' : `svc: internal error: ${terminalSafe(message)}\n`,
+  );
   if (process.env.SVC_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
   return 1;
 }

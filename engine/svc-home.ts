@@ -19,7 +19,9 @@ export function resolveStoreRoot(flagPath?: string, env: NodeJS.ProcessEnv = pro
 export function existingStoreRoot(flagPath?: string, env: NodeJS.ProcessEnv = process.env): string {
   const root = resolveStoreRoot(flagPath, env);
   if ((flagPath || env.SVC_PATH) && !existsSync(root)) {
-    throw invalid(`no store at ${root} (${flagPath ? '--path' : 'SVC_PATH'}): check the path; a command that writes, such as svc learn, creates it`);
+    throw invalid(
+      `no store at ${root} (${flagPath ? '--path' : 'SVC_PATH'}): check the path; a command that writes, such as svc learn, creates it`,
+    );
   }
   return root;
 }

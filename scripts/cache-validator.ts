@@ -7,7 +7,14 @@ import { buildEngram } from '../engine/ops/learn.js';
 // paths are compiled into it.
 
 const at = new Date().toISOString();
-const good = { ...buildEngram({ statement: 'Use pnpm, not npm', scope: 'global', visibility: 'private', tags: ['tooling'] }, at, { scope: 'global', session_id: null, stored_at: at }), id: 'ENG-2026-0101-001' };
+const good = {
+  ...buildEngram({ statement: 'Use pnpm, not npm', scope: 'global', visibility: 'private', tags: ['tooling'] }, at, {
+    scope: 'global',
+    session_id: null,
+    stored_at: at,
+  }),
+  id: 'ENG-2026-0101-001',
+};
 const bad = { ...good, id: 'nope', status: 'lost', statement: '', tags: [1], confidence: 7, extra_field: true };
 
 writeCodeCache(fileURLToPath(new URL('../engine/model/engram-validator.gen.cjs', import.meta.url)), (validate) => {

@@ -13,7 +13,10 @@ import { remoteOf } from '../engine/remote/hub-client.js';
 export async function teamSource(storeRoot: string, cwd = process.cwd(), project?: ProjectConfig | null): Promise<TeamSource | undefined> {
   const remote = remoteOf(project === undefined ? await loadProjectConfig(cwd) : project);
   if (!remote) return undefined;
-  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([import('../engine/remote/team-recall.js'), import('../engine/remote/team-outbox.js')]);
+  const [{ hubSource }, { REMOTE_WRITE_TIMEOUT_MS }] = await Promise.all([
+    import('../engine/remote/team-recall.js'),
+    import('../engine/remote/team-outbox.js'),
+  ]);
   // A command may take a write's time to send what waits once the hub answered.
   return hubSource(storeRoot, remote, { sendMs: REMOTE_WRITE_TIMEOUT_MS });
 }
@@ -21,14 +24,19 @@ export async function teamSource(storeRoot: string, cwd = process.cwd(), project
 /** Warns when the hub was asked and did not answer. */
 export function warnSources(sources: RecallSources | undefined, out: Output): void {
   const hub = sources?.hub;
-  if (hub && hub.state !== 'ok' && hub.state !== 'cached') out.warn(`${hub.detail ?? `the hub at ${hub.url} did not answer`}: local results only`);
+  if (hub && hub.state !== 'ok' && hub.state !== 'cached')
+    out.warn(`${hub.detail ?? `the hub at ${hub.url} did not answer`}: local results only`);
 }
 
 /**
  * Sends what waits in the outbox for the project's hub. A write still waiting or refused is a
  * warning; what was sent is the command's result (`line`), not a warning.
  */
-export async function sendQueued(storeRoot: string, project: ProjectConfig | null, out: Output): Promise<{ report: Record<string, unknown>; line: string } | undefined> {
+export async function sendQueued(
+  storeRoot: string,
+  project: ProjectConfig | null,
+  out: Output,
+): Promise<{ report: Record<string, unknown>; line: string } | undefined> {
   const remote = remoteOf(project);
   if (!remote) return undefined;
   const { sendPending, flushLine } = await import('../engine/remote/team-writes.js');

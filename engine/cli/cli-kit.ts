@@ -73,7 +73,11 @@ export interface FlagSpec {
 }
 export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
 type Scalar<S> = S extends { type: 'string' } ? string : S extends { type: 'number' } ? number : boolean;
-type FlagValue<S> = S extends { isMultiple: true } ? Scalar<S>[] : S extends { default: string | boolean | number } ? Scalar<S> : Scalar<S> | undefined;
+type FlagValue<S> = S extends { isMultiple: true }
+  ? Scalar<S>[]
+  : S extends { default: string | boolean | number }
+    ? Scalar<S>
+    : Scalar<S> | undefined;
 export type ParsedFlags<F extends FlagSpecs> = { -readonly [K in keyof F]: FlagValue<F[K]> };
 export interface ParsedArgs<F extends FlagSpecs> {
   /** The positional arguments, in order. */
@@ -93,7 +97,9 @@ export function parseArgs<F extends FlagSpecs>(argv: string[], help: string, fla
   // Hide dash-led arguments from the flag parser, and put them back afterwards.
   const held: string[] = [];
   const end = argv.indexOf('--');
-  const shielded = argv.map((a, i) => ((end === -1 || i < end) && a.startsWith('-') && a !== '--' && !FLAG_TOKEN.test(a) ? `\u0000${held.push(a) - 1}` : a));
+  const shielded = argv.map((a, i) =>
+    (end === -1 || i < end) && a.startsWith('-') && a !== '--' && !FLAG_TOKEN.test(a) ? `\u0000${held.push(a) - 1}` : a,
+  );
   const unshield = (a: string): string => (a.startsWith('\u0000') ? held[Number(a.slice(1))]! : a);
   // Each flag under its typed names (kebab-case, and camelCase as given), booleans negated too.
   const keyOf = new Map<string, { key: string; negated: boolean }>();
@@ -125,11 +131,20 @@ export function parseArgs<F extends FlagSpecs>(argv: string[], help: string, fla
     if (token.kind !== 'option') continue;
     const named = keyOf.get(token.name);
     if (!named) {
-      const near = closest(token.name, [...keyOf.keys(), 'help', 'version'].filter((k) => !/[A-Z]/.test(k)));
+      const near = closest(
+        token.name,
+        [...keyOf.keys(), 'help', 'version'].filter((k) => !/[A-Z]/.test(k)),
+      );
       throw invalid(`unknown flag ${token.rawName}${near ? ` (did you mean --${near}?)` : ''} (see --help)`);
     }
     const spec = all[named.key]!;
-    const value = flagValue(token.rawName, spec, named.negated, token.value === undefined ? undefined : unshield(token.value), token.inlineValue === true);
+    const value = flagValue(
+      token.rawName,
+      spec,
+      named.negated,
+      token.value === undefined ? undefined : unshield(token.value),
+      token.inlineValue === true,
+    );
     if (spec.isMultiple) values[named.key] = [...((values[named.key] as unknown[] | undefined) ?? []), value];
     else if (named.key in values) throw invalid(`${token.rawName} is given more than once (see --help)`);
     else values[named.key] = value;
@@ -182,13 +197,26 @@ export function closest(word: string, candidates: string[]): string | undefined 
   return best?.c;
 }
 
-
 /**
  * Commands that may create the store they are pointed at: they add to it. Every other command
  * (list, recall, inject, status, forget...) needs what a store holds, so a --path or SVC_PATH that
  * does not exist is an error naming it (see existingStoreRoot).
  */
-const CREATING_COMMANDS = new Set(['learn', 'capture', 'ingest', 'session', 'sync', 'packs', 'mcp', 'import', 'init', 'init-remote', 'stores', 'migrate', 'models']);
+const CREATING_COMMANDS = new Set([
+  'learn',
+  'capture',
+  'ingest',
+  'session',
+  'sync',
+  'packs',
+  'mcp',
+  'import',
+  'init',
+  'init-remote',
+  'stores',
+  'migrate',
+  'models',
+]);
 
 /**
  * The svc command this process runs (`svc --json list` runs list), or undefined when svc's
@@ -257,7 +285,8 @@ const tooLong = (what: string, max: number, got?: number) =>
 /** Counts and limits: whole numbers from 1 to a million (larger ones mean a typo, and overflow SQLite). */
 export function positiveInt(value: number | undefined, flag: string, fallback: number, max = 1_000_000): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > max) throw invalid(`--${flag} must be a whole number from 1 to ${max} (got ${value})`);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw invalid(`--${flag} must be a whole number from 1 to ${max} (got ${value})`);
   return value;
 }
 

@@ -76,7 +76,11 @@ export async function loadProjectConfig(cwd: string): Promise<ProjectConfig | nu
     domain: stringOf(d, 'domain', path),
     remote_url: stringOf(d, 'remote_url', path),
     remote_token: token,
-    remote_scopes: Array.isArray(scopes) ? scopes.map(String) : typeof scopes === 'string' ? scopes.split(',').map((s) => s.trim()) : undefined,
+    remote_scopes: Array.isArray(scopes)
+      ? scopes.map(String)
+      : typeof scopes === 'string'
+        ? scopes.split(',').map((s) => s.trim())
+        : undefined,
     ...(token ? { remote_token_path: localToken ? localPath : path } : {}),
     ...(route === true ? { route_to_team: true } : {}),
   };

@@ -38,13 +38,16 @@ export async function fetchArchive(url: string, dest: string, guard: StallGuard,
       if (done) break;
       guard.touch();
       size += value.byteLength;
-      if (size > MAX_ARCHIVE_BYTES) throw new SourceError(`${name} from ${host} is larger than ${MAX_ARCHIVE_BYTES} bytes: not a model archive`);
+      if (size > MAX_ARCHIVE_BYTES)
+        throw new SourceError(`${name} from ${host} is larger than ${MAX_ARCHIVE_BYTES} bytes: not a model archive`);
       writeSync(fd, value);
       onBytes(value.byteLength);
     }
   } catch (err) {
     if (err instanceof SourceError) throw err;
-    throw new SourceError(guard.stalled ? `${host} stopped sending ${name} at ${size} bytes` : `${name} from ${host} was cut off at ${size} bytes`);
+    throw new SourceError(
+      guard.stalled ? `${host} stopped sending ${name} at ${size} bytes` : `${name} from ${host} was cut off at ${size} bytes`,
+    );
   } finally {
     closeSync(fd);
   }
@@ -59,9 +62,16 @@ export async function extractArchive(file: string, dir: string): Promise<void> {
   const tar = await import('tar');
   mkdirSync(dir, { recursive: true });
   try {
-    await tar.x({ file, cwd: dir, strict: true, filter: (_path, entry) => 'type' in entry && (entry.type === 'File' || entry.type === 'Directory') });
+    await tar.x({
+      file,
+      cwd: dir,
+      strict: true,
+      filter: (_path, entry) => 'type' in entry && (entry.type === 'File' || entry.type === 'Directory'),
+    });
   } catch (err) {
-    throw new SourceError(`${file.slice(file.lastIndexOf('/') + 1)} is not a readable .tar.gz archive (${(err as Error).message.split('\n')[0]})`);
+    throw new SourceError(
+      `${file.slice(file.lastIndexOf('/') + 1)} is not a readable .tar.gz archive (${(err as Error).message.split('\n')[0]})`,
+    );
   }
 }
 

@@ -41,7 +41,13 @@ export async function loadEmbedder(storeRoot: string, opts: LoadOptions): Promis
   const folder = modelFolder(storeRoot, model);
   const key = `${resolve(storeRoot)}\n${model}`;
 
-  if (modelPresent(storeRoot, model)) return once(opened, key, () => open(model, folder), (s) => s.state === 'ready');
+  if (modelPresent(storeRoot, model))
+    return once(
+      opened,
+      key,
+      () => open(model, folder),
+      (s) => s.state === 'ready',
+    );
   if (!opts.download) {
     return unavailable(model, `model ${model} is not in ${folder} yet`);
   }
@@ -50,23 +56,28 @@ export async function loadEmbedder(storeRoot: string, opts: LoadOptions): Promis
     const reason = `download of model ${model} failed at ${failed.at} (${failed.error}); next try after ${failed.retryAt} (svc models pull tries now)`;
     return { state: 'unavailable', model, reason, retryAt: failed.retryAt };
   }
-  return once(downloads, key, async () => {
-    const { pullModel } = await import('./model-supply.js');
-    let loaded: EmbedderState | undefined;
-    // The staged model must load and run before it is installed; that load is the one kept.
-    const probe = async (staged: string) => {
-      loaded = await open(model, staged);
-      return loaded.state === 'ready' ? undefined : loaded.reason;
-    };
-    try {
-      await pullModel(storeRoot, model, probe, { env, progress: opts.progress });
-    } catch (err) {
-      return unavailable(model, errorLine(err, 1000));
-    }
-    const state = loaded?.state === 'ready' ? loaded : await open(model, folder);
-    if (state.state === 'ready') opened.set(key, Promise.resolve(state));
-    return state;
-  }, () => false);
+  return once(
+    downloads,
+    key,
+    async () => {
+      const { pullModel } = await import('./model-supply.js');
+      let loaded: EmbedderState | undefined;
+      // The staged model must load and run before it is installed; that load is the one kept.
+      const probe = async (staged: string) => {
+        loaded = await open(model, staged);
+        return loaded.state === 'ready' ? undefined : loaded.reason;
+      };
+      try {
+        await pullModel(storeRoot, model, probe, { env, progress: opts.progress });
+      } catch (err) {
+        return unavailable(model, errorLine(err, 1000));
+      }
+      const state = loaded?.state === 'ready' ? loaded : await open(model, folder);
+      if (state.state === 'ready') opened.set(key, Promise.resolve(state));
+      return state;
+    },
+    () => false,
+  );
 }
 
 /** The supply's check of a staged model folder: it loads with fastembed and runs. */
@@ -163,4 +174,3 @@ function selectedModelOrDefault(env: NodeJS.ProcessEnv): EmbeddingModelName {
     return DEFAULT_EMBEDDING_MODEL;
   }
 }
-

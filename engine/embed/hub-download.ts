@@ -71,16 +71,33 @@ type HubModule = typeof import('@huggingface/hub');
 function describe(err: unknown, what: string, hub: HubSettings): SourceError {
   const host = new URL(hub.endpoint).host;
   const status = (err as { statusCode?: number }).statusCode;
-  if (status) return new SourceError(`${host} answered ${status} for ${what}${status === 401 || status === 403 ? ' (a token in HF_TOKEN, or a mirror?)' : ''}`);
+  if (status)
+    return new SourceError(
+      `${host} answered ${status} for ${what}${status === 401 || status === 403 ? ' (a token in HF_TOKEN, or a mirror?)' : ''}`,
+    );
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return new SourceError(`${host} could not be reached for ${what}: ${cause?.code ?? cause?.message ?? (err as Error).message.split('\n')[0]}`);
+  return new SourceError(
+    `${host} could not be reached for ${what}: ${cause?.code ?? cause?.message ?? (err as Error).message.split('\n')[0]}`,
+  );
 }
 
 /** The Hub's statement of every file at the revision. */
-export async function hubStatements(hf: HubModule, repo: HubRepo, hub: HubSettings, guard: StallGuard): Promise<Map<string, FileStatement>> {
+export async function hubStatements(
+  hf: HubModule,
+  repo: HubRepo,
+  hub: HubSettings,
+  guard: StallGuard,
+): Promise<Map<string, FileStatement>> {
   const out = new Map<string, FileStatement>();
   try {
-    for await (const e of hf.listFiles({ repo: { type: 'model', name: repo.repo }, revision: repo.revision, recursive: true, hubUrl: hub.endpoint, accessToken: hub.token, fetch: guard.fetch })) {
+    for await (const e of hf.listFiles({
+      repo: { type: 'model', name: repo.repo },
+      revision: repo.revision,
+      recursive: true,
+      hubUrl: hub.endpoint,
+      accessToken: hub.token,
+      fetch: guard.fetch,
+    })) {
       if (e.type !== 'file') continue;
       out.set(e.path, { path: e.path, size: e.size, ...(e.lfs ? { sha256: e.lfs.oid } : e.oid ? { gitOid: e.oid } : {}) });
     }
@@ -117,7 +134,15 @@ export async function fetchHubFile(
   if (have < want.size) {
     let blob: Blob | null;
     try {
-      blob = await hf.downloadFile({ repo: { type: 'model', name: repo.repo }, path: want.path, revision: repo.revision, hubUrl: hub.endpoint, accessToken: hub.token, xet: false, fetch: guard.fetch });
+      blob = await hf.downloadFile({
+        repo: { type: 'model', name: repo.repo },
+        path: want.path,
+        revision: repo.revision,
+        hubUrl: hub.endpoint,
+        accessToken: hub.token,
+        xet: false,
+        fetch: guard.fetch,
+      });
     } catch (err) {
       throw describe(err, what, hub);
     }
@@ -136,7 +161,10 @@ export async function fetchHubFile(
       }
     } catch (err) {
       const got = statSync(part).size;
-      if (guard.stalled) throw new SourceError(`${new URL(hub.endpoint).host} stopped sending ${want.path} at ${got} of ${want.size} bytes; the next try resumes`);
+      if (guard.stalled)
+        throw new SourceError(
+          `${new URL(hub.endpoint).host} stopped sending ${want.path} at ${got} of ${want.size} bytes; the next try resumes`,
+        );
       const e = describe(err, what, hub);
       e.message += ` (${got} of ${want.size} bytes kept; the next try resumes)`;
       throw e;
@@ -147,11 +175,15 @@ export async function fetchHubFile(
   const size = statSync(part).size;
   if (size !== want.size) {
     if (size > want.size) rmSync(part, { force: true });
-    throw new SourceError(`${want.path} from ${new URL(hub.endpoint).host} ended at ${size} of the ${want.size} bytes the Hub states${size < want.size ? '; the next try resumes' : ': deleted'}`);
+    throw new SourceError(
+      `${want.path} from ${new URL(hub.endpoint).host} ended at ${size} of the ${want.size} bytes the Hub states${size < want.size ? '; the next try resumes' : ': deleted'}`,
+    );
   }
   if (!(await matches(part, want))) {
     rmSync(part, { force: true });
-    throw new SourceError(`${want.path} from ${new URL(hub.endpoint).host} does not match the ${want.sha256 ? 'sha256' : 'git blob id'} the Hub states for it: deleted`);
+    throw new SourceError(
+      `${want.path} from ${new URL(hub.endpoint).host} does not match the ${want.sha256 ? 'sha256' : 'git blob id'} the Hub states for it: deleted`,
+    );
   }
   renameSync(part, dest);
 }

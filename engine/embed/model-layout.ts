@@ -65,7 +65,10 @@ export const RETRY_AFTER_MS = 60 * 60 * 1000;
 const FAILURE_MARKER = '.download-failed.json';
 
 /** This model's last failed download, while it still holds back the next try (RETRY_AFTER_MS). */
-export function downloadFailure(root: string, model: EmbeddingModelName): { at: string; error: string; retryAt: string; marker: string } | undefined {
+export function downloadFailure(
+  root: string,
+  model: EmbeddingModelName,
+): { at: string; error: string; retryAt: string; marker: string } | undefined {
   const marker = join(modelsDir(root), FAILURE_MARKER);
   try {
     const { model: failedModel, at, error } = JSON.parse(readFileSync(marker, 'utf8')) as { model?: string; at?: string; error?: string };

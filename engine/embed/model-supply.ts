@@ -1,11 +1,43 @@
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SvcError } from '../errors.js';
 import { errorLine } from '../text.js';
 import type { EmbeddingModelName } from './embedder.js';
 import { extractArchive, fetchArchive, findModelFiles, removeQuietly } from './archive-download.js';
-import { fetchHubFile, hubSettings, hubStatements, sha256Of, SourceError, StallGuard, type FileStatement, type HubRepo } from './hub-download.js';
-import { LAYOUT, PROVENANCE_FILE, clearDownloadFailure, markDownloadFailed, modelFolder, modelPresent, modelsDir, requiredFiles } from './model-layout.js';
+import {
+  fetchHubFile,
+  hubSettings,
+  hubStatements,
+  sha256Of,
+  SourceError,
+  StallGuard,
+  type FileStatement,
+  type HubRepo,
+} from './hub-download.js';
+import {
+  LAYOUT,
+  PROVENANCE_FILE,
+  clearDownloadFailure,
+  markDownloadFailed,
+  modelFolder,
+  modelPresent,
+  modelsDir,
+  requiredFiles,
+} from './model-layout.js';
 import { processRuns } from '../process-runs.js';
 
 // How an embedding model arrives in a models/ folder (a store's, or the hub's data folder):
@@ -80,18 +112,28 @@ export async function pullModel(root: string, model: EmbeddingModelName, probe: 
   mkdirSync(modelsDir(root), { recursive: true });
   const release = lock(root, model);
   try {
-    if (modelPresent(root, model)) return readProvenance(target) ?? { model, source: 'import', from: target, at: new Date().toISOString(), files: [] };
+    if (modelPresent(root, model))
+      return readProvenance(target) ?? { model, source: 'import', from: target, at: new Date().toISOString(), files: [] };
     const source = MODEL_SOURCES[model];
     const mirror = env.SVC_MODEL_BASE_URL?.trim().replace(/\/+$/, '');
-    const attempts: Array<{ label: string; run: (staging: string, progress: Progress) => Promise<Omit<Provenance, 'files' | 'at'>> }> = mirror
-      ? [{ label: 'the mirror', run: (staging, p) => fromArchive(model, `${mirror}/${source.archive}`, 'mirror', staging, p, opts) }]
-      : [
-          { label: 'the Hugging Face Hub', run: (staging, p) => fromHub(model, staging, p, env, opts) },
-          {
-            label: "fastembed's archive bucket",
-            run: (staging, p) => fromArchive(model, `${(env.SVC_MODEL_ARCHIVE_URL?.trim() || ARCHIVE_BUCKET).replace(/\/+$/, '')}/${source.archive}`, 'archive', staging, p, opts),
-          },
-        ];
+    const attempts: Array<{ label: string; run: (staging: string, progress: Progress) => Promise<Omit<Provenance, 'files' | 'at'>> }> =
+      mirror
+        ? [{ label: 'the mirror', run: (staging, p) => fromArchive(model, `${mirror}/${source.archive}`, 'mirror', staging, p, opts) }]
+        : [
+            { label: 'the Hugging Face Hub', run: (staging, p) => fromHub(model, staging, p, env, opts) },
+            {
+              label: "fastembed's archive bucket",
+              run: (staging, p) =>
+                fromArchive(
+                  model,
+                  `${(env.SVC_MODEL_ARCHIVE_URL?.trim() || ARCHIVE_BUCKET).replace(/\/+$/, '')}/${source.archive}`,
+                  'archive',
+                  staging,
+                  p,
+                  opts,
+                ),
+            },
+          ];
     const failures: string[] = [];
     for (const attempt of attempts) {
       const staging = stagingFolder(root, model);
@@ -125,7 +167,8 @@ export async function importModel(root: string, model: EmbeddingModelName, from:
   mkdirSync(modelsDir(root), { recursive: true });
   const release = lock(root, model);
   try {
-    if (existsSync(modelFolder(root, model))) throw new ModelSupplyError(`${modelFolder(root, model)} is already there: svc models remove ${model} first`);
+    if (existsSync(modelFolder(root, model)))
+      throw new ModelSupplyError(`${modelFolder(root, model)} is already there: svc models remove ${model} first`);
     const staging = stagingFolder(root, model);
     const isFolder = statSync(from).isDirectory();
     const unpacked = isFolder ? from : join(staging, '.unpacked');
@@ -160,12 +203,21 @@ export function readProvenance(folder: string): Provenance | undefined {
 /** Bytes under a folder (for `svc models list`). */
 export function folderBytes(folder: string): number {
   if (!existsSync(folder)) return 0;
-  return readdirSync(folder, { withFileTypes: true }).reduce((n, e) => n + (e.isFile() ? statSync(join(folder, e.name)).size : e.isDirectory() ? folderBytes(join(folder, e.name)) : 0), 0);
+  return readdirSync(folder, { withFileTypes: true }).reduce(
+    (n, e) => n + (e.isFile() ? statSync(join(folder, e.name)).size : e.isDirectory() ? folderBytes(join(folder, e.name)) : 0),
+    0,
+  );
 }
 
 // ------------------------------------------------------------------ sources
 
-async function fromHub(model: EmbeddingModelName, staging: string, progress: Progress, env: NodeJS.ProcessEnv, opts: SupplyOptions): Promise<Omit<Provenance, 'files' | 'at'>> {
+async function fromHub(
+  model: EmbeddingModelName,
+  staging: string,
+  progress: Progress,
+  env: NodeJS.ProcessEnv,
+  opts: SupplyOptions,
+): Promise<Omit<Provenance, 'files' | 'at'>> {
   const source = MODEL_SOURCES[model];
   const hub = hubSettings(env);
   const guard = new StallGuard(opts.stallMs ?? STALL_MS);
@@ -181,7 +233,10 @@ async function fromHub(model: EmbeddingModelName, staging: string, progress: Pro
     }
     // special_tokens_map.json says again what tokenizer_config.json says; some exports leave it out.
     const derivable = missing.filter((m) => m !== 'special_tokens_map.json');
-    if (derivable.length) throw new SourceError(`${new URL(hub.endpoint).host} has no ${derivable.join(', ')} in ${source.repo}@${source.revision.slice(0, 12)}`);
+    if (derivable.length)
+      throw new SourceError(
+        `${new URL(hub.endpoint).host} has no ${derivable.join(', ')} in ${source.repo}@${source.revision.slice(0, 12)}`,
+      );
     progress.total(wanted.reduce((n, w) => n + w.statement.size, 0));
     mkdirSync(staging, { recursive: true });
     for (const w of wanted) await fetchHubFile(hf, source, hub, w.statement, join(staging, w.name), guard, (n) => progress.add(n));
@@ -249,14 +304,24 @@ function deriveSpecialTokensMap(folder: string): void {
 }
 
 /** Probes the staged folder, records where it came from, and renames it into place. */
-async function install(root: string, model: EmbeddingModelName, staging: string, origin: Omit<Provenance, 'files' | 'at'>, probe: Probe): Promise<Provenance> {
+async function install(
+  root: string,
+  model: EmbeddingModelName,
+  staging: string,
+  origin: Omit<Provenance, 'files' | 'at'>,
+  probe: Probe,
+): Promise<Provenance> {
   const problem = await probe(staging);
   if (problem) {
     removeQuietly(staging);
     throw new ModelSupplyError(`the model from ${origin.from} does not load: ${problem}`);
   }
   const files = await Promise.all(
-    requiredFiles(model).map(async (name) => ({ name, size: statSync(join(staging, name)).size, sha256: await sha256Of(join(staging, name)) })),
+    requiredFiles(model).map(async (name) => ({
+      name,
+      size: statSync(join(staging, name)).size,
+      sha256: await sha256Of(join(staging, name)),
+    })),
   );
   for (const entry of readdirSync(staging)) if (![...requiredFiles(model)].includes(entry)) removeQuietly(join(staging, entry));
   const provenance: Provenance = { ...origin, at: new Date().toISOString(), files };
@@ -283,15 +348,18 @@ function lock(root: string, model: EmbeddingModelName): () => void {
       closeSync(fd);
       return () => rmSync(file, { force: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ModelSupplyError(`cannot write in ${modelsDir(root)}: ${errorLine(err)}`);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new ModelSupplyError(`cannot write in ${modelsDir(root)}: ${errorLine(err)}`);
       const pid = Number(readFileSync(file, 'utf8'));
-      if (Number.isInteger(pid) && pid > 0 && processRuns(pid)) throw new ModelSupplyError(`another process (pid ${pid}) is fetching model ${model} into ${modelsDir(root)}; try again when it is done`);
+      if (Number.isInteger(pid) && pid > 0 && processRuns(pid))
+        throw new ModelSupplyError(
+          `another process (pid ${pid}) is fetching model ${model} into ${modelsDir(root)}; try again when it is done`,
+        );
       unlinkSync(file);
     }
   }
   throw new ModelSupplyError(`cannot lock ${file}`);
 }
-
 
 /** A one-line progress bar on a terminal: `fetching bge-small-en-v1.5  12.3 / 66.5 MB`. */
 class Progress {
@@ -323,4 +391,3 @@ class Progress {
     this.shown = false;
   }
 }
-

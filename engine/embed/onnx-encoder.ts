@@ -44,7 +44,13 @@ const ATTR_INTS = 7; // AttributeProto.AttributeType
 
 /** NodeProto with an explicit (unique) name. */
 export function namedNode(name: string, opType: string, inputs: string[], outputs: string[], attrs: Field[] = []): Field {
-  return msg(1, [...inputs.map((i) => bytesField(1, i)), ...outputs.map((o) => bytesField(2, o)), bytesField(3, name), bytesField(4, opType), ...attrs]);
+  return msg(1, [
+    ...inputs.map((i) => bytesField(1, i)),
+    ...outputs.map((o) => bytesField(2, o)),
+    bytesField(3, name),
+    bytesField(4, opType),
+    ...attrs,
+  ]);
 }
 
 /** An INTS attribute, e.g. `perm` of Transpose or `axes` of ReduceMax before opset 18. */

@@ -131,8 +131,7 @@ export class ChatClient {
   private async attempt(
     body: string,
   ): Promise<
-    | { ok: true; value: Omit<ChatResponse, 'attempts'> }
-    | { ok: false; error: LlmError; retryable: boolean; retryAfterMs?: number }
+    { ok: true; value: Omit<ChatResponse, 'attempts'> } | { ok: false; error: LlmError; retryable: boolean; retryAfterMs?: number }
   > {
     const at = where(this.url);
     const controller = new AbortController();
@@ -177,14 +176,22 @@ export class ChatClient {
       let hint = '';
       if (status === 401 || status === 403) hint = ' (check the API key: --llm-api-key, SVC_LLM_API_KEY or OPENAI_API_KEY)';
       else if (status === 404) hint = ' (check --llm-base-url, which usually ends in /v1, and the model name)';
-      return { ok: false, retryable: false, error: new LlmError('invalid', `the LLM at ${at} refused the request with ${status}${suffix}${hint}`, status) };
+      return {
+        ok: false,
+        retryable: false,
+        error: new LlmError('invalid', `the LLM at ${at} refused the request with ${status}${suffix}${hint}`, status),
+      };
     }
 
     let data: unknown;
     try {
       data = JSON.parse(text);
     } catch {
-      return { ok: false, retryable: false, error: new LlmError('storage', `the LLM at ${at} answered with something that is not JSON: ${preview(text)}`) };
+      return {
+        ok: false,
+        retryable: false,
+        error: new LlmError('storage', `the LLM at ${at} answered with something that is not JSON: ${preview(text)}`),
+      };
     }
     const d = data as { model?: unknown; choices?: Array<{ message?: { content?: unknown } }>; usage?: ChatResponse['usage'] };
     const content = d?.choices?.[0]?.message?.content;
@@ -195,7 +202,10 @@ export class ChatClient {
         error: new LlmError('storage', `the LLM at ${at} answered without choices[0].message.content: ${preview(text)}`),
       };
     }
-    return { ok: true, value: { content, model: typeof d.model === 'string' ? d.model : this.model, ...(d.usage ? { usage: d.usage } : {}) } };
+    return {
+      ok: true,
+      value: { content, model: typeof d.model === 'string' ? d.model : this.model, ...(d.usage ? { usage: d.usage } : {}) },
+    };
   }
 }
 
@@ -224,4 +234,3 @@ function retryAfter(value: string | null): number | undefined {
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
-

@@ -10,7 +10,10 @@ import type { AnyToolDef } from './types.js';
 
 /** The tools/list entry of a tool. */
 export function describeTool(tool: AnyToolDef): Tool {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return {
     name: tool.name,
     title: tool.title,

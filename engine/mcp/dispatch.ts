@@ -95,7 +95,9 @@ function unknownToolMessage(name: string, known: string[]): string {
     .filter(({ d }) => d <= 2)
     .sort((a, b) => a.d - b.d)
     .map(({ k }) => k);
-  const hint = close.length ? ` (did you mean ${close.slice(0, 3).join(', ')}?)` : ` (this server has ${known.length} tools; see tools/list)`;
+  const hint = close.length
+    ? ` (did you mean ${close.slice(0, 3).join(', ')}?)`
+    : ` (this server has ${known.length} tools; see tools/list)`;
   return `unknown tool "${name}"${hint}`;
 }
 
@@ -121,7 +123,12 @@ export function formatIssues(issues: readonly Issue[], args: unknown, tool?: Any
       case 'unrecognized_keys': {
         const allowed = path === '' && tool ? Object.keys(tool.input.shape) : undefined;
         const keys = issue.keys.map((k) => `"${k}"`).join(', ');
-        const noun = path === '' ? (issue.keys.length > 1 ? 'unknown arguments' : 'unknown argument') : `${path} has unknown field${issue.keys.length > 1 ? 's' : ''}`;
+        const noun =
+          path === ''
+            ? issue.keys.length > 1
+              ? 'unknown arguments'
+              : 'unknown argument'
+            : `${path} has unknown field${issue.keys.length > 1 ? 's' : ''}`;
         return `${noun} ${keys}${allowed ? ` (allowed: ${allowed.join(', ')})` : ''}`;
       }
       case 'too_small':
@@ -185,4 +192,3 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   }
   return node;
 }
-

@@ -9,7 +9,10 @@ const RECHECK_MS = 2000;
  * loaded (downloaded on first need) only when a tool first needs vectors; `loadEmbedder` caches a
  * ready model per process. When vectors cannot run, the operator is told once per reason.
  */
-export function localEmbedderProvider(storeRoot: string, opts: { log?: (message: string) => void; env?: NodeJS.ProcessEnv } = {}): EmbedderProvider {
+export function localEmbedderProvider(
+  storeRoot: string,
+  opts: { log?: (message: string) => void; env?: NodeJS.ProcessEnv } = {},
+): EmbedderProvider {
   let ready: EmbedderState | undefined;
   // Without a model, the answer stands for a moment: every recall of a busy server would
   // otherwise look for the files again. A model placed by hand is still seen within it.

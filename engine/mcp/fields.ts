@@ -18,7 +18,8 @@ export const CONTENT_MAX = 100_000;
 
 const maxChars = (max: number) => ({ error: `must be at most ${max} characters` });
 
-export const text = (description: string, max = TASK_MAX) => z.string().trim().min(1, { error: 'must not be empty' }).max(max, maxChars(max)).describe(description);
+export const text = (description: string, max = TASK_MAX) =>
+  z.string().trim().min(1, { error: 'must not be empty' }).max(max, maxChars(max)).describe(description);
 export const optionalText = (description: string, max = TASK_MAX) => text(description, max).optional();
 
 export const engramId = (description = 'Engram id, e.g. ENG-KQ7M-2026-0101-001.') =>
@@ -29,7 +30,9 @@ export const engramId = (description = 'Engram id, e.g. ENG-KQ7M-2026-0101-001.'
     .regex(/^(ENG|ABS|META)-[A-Za-z0-9-]+$/, { error: 'must be an engram id starting ENG-, ABS- or META- (e.g. ENG-KQ7M-2026-0101-001)' })
     .describe(description);
 
-export const scope = (description = 'Scope, `kind:path` or a bare kind: global, local, project:<name>, user:<name>, group:<path>, org:<org>.') =>
+export const scope = (
+  description = 'Scope, `kind:path` or a bare kind: global, local, project:<name>, user:<name>, group:<path>, org:<org>.',
+) =>
   z
     .string()
     .trim()
@@ -74,8 +77,10 @@ export const session = () =>
 
 export const engramType = () => z.enum(ENGRAM_TYPES).describe(`Kind of knowledge: ${ENGRAM_TYPES.join(', ')} (default behavioral).`);
 export const engramStatus = () => z.enum(ENGRAM_STATUSES).describe(`Lifecycle state: ${ENGRAM_STATUSES.join(', ')}.`);
-export const visibility = () => z.enum(VISIBILITIES).describe('Who may see it: private (default; never exported in packs), public or template.');
-export const signal = () => z.enum(FEEDBACK_SIGNALS).describe('positive: it helped (strengthens future recall); negative: it misled (weakens it); neutral.');
+export const visibility = () =>
+  z.enum(VISIBILITIES).describe('Who may see it: private (default; never exported in packs), public or template.');
+export const signal = () =>
+  z.enum(FEEDBACK_SIGNALS).describe('positive: it helped (strengthens future recall); negative: it misled (weakens it); neutral.');
 
 export const isoDate = (description: string) =>
   z
@@ -105,13 +110,29 @@ export const learnFields = {
     .trim()
     .min(1, { error: 'must not be empty' })
     .max(MAX_STATEMENT_CHARS, { error: `at most ${MAX_STATEMENT_CHARS} characters: one assertion per engram, the detail in its rationale` })
-    .describe(`The learned statement: one short, self-contained rule or fact (at most ${MAX_STATEMENT_CHARS} characters), e.g. "Use pnpm, not npm, in this repo".`),
+    .describe(
+      `The learned statement: one short, self-contained rule or fact (at most ${MAX_STATEMENT_CHARS} characters), e.g. "Use pnpm, not npm, in this repo".`,
+    ),
   type: engramType().optional(),
-  scope: scope('Where it applies. Without it: the project scope (.svc.yaml), else global. Secrets aimed at a shared scope are moved to "local".').optional(),
+  scope: scope(
+    'Where it applies. Without it: the project scope (.svc.yaml), else global. Secrets aimed at a shared scope are moved to "local".',
+  ).optional(),
   domain: domain().optional(),
   tags: tags().optional(),
-  rationale: z.string().trim().min(1, { error: 'must not be empty' }).max(TASK_MAX, maxChars(TASK_MAX)).optional().describe('Why it holds (searched too).'),
-  source: z.string().trim().min(1, { error: 'must not be empty' }).max(1000, maxChars(1000)).optional().describe('Where it came from, e.g. "code review of PR 42".'),
+  rationale: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(TASK_MAX, maxChars(TASK_MAX))
+    .optional()
+    .describe('Why it holds (searched too).'),
+  source: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(1000, maxChars(1000))
+    .optional()
+    .describe('Where it came from, e.g. "code review of PR 42".'),
   supersedes: z
     .array(engramId())
     .max(20, { error: 'must name at most 20 engrams' })
@@ -126,7 +147,11 @@ export const learnFields = {
     .optional()
     .describe('Id of the ABS- abstraction this engram instantiates.'),
   derived_from: engramId('Id of the parent engram.').optional(),
-  knowledge_anchors: z.array(knowledgeAnchor).max(50, { error: 'must hold at most 50 anchors' }).optional().describe('Files or URLs the engram is about: [{"path", "relevance", "snippet"}].'),
+  knowledge_anchors: z
+    .array(knowledgeAnchor)
+    .max(50, { error: 'must hold at most 50 anchors' })
+    .optional()
+    .describe('Files or URLs the engram is about: [{"path", "relevance", "snippet"}].'),
   dual_coding: dualCoding.optional().describe('An example and/or an analogy that make the statement concrete.'),
 };
 

@@ -8,7 +8,6 @@ import { IMPORT_SOURCES, importFile, importIntoStore } from '../ops/import/impor
 
 // svc_ingest and svc_import over engine/ops/ingest.ts and engine/ops/import.ts.
 
-
 export const ingestTool = defineTool({
   name: 'svc_ingest',
   title: 'Ingest',
@@ -38,12 +37,14 @@ export const importTool = defineTool({
   description:
     'Migrate memories from another system through the same path as learn (content-hash dedup and secret guard apply). Reports imported, skipped, conflict and error counts; dry_run: true writes nothing.',
   input: z.strictObject({
-    from: f.text(`Source format: ${IMPORT_SOURCES.join(', ')}. generic is JSON, JSONL or CSV, with an optional mapping; mem0-json is a mem0 memory export; mem0-sqlite is mem0's SQLite history database.`),
+    from: f.text(
+      `Source format: ${IMPORT_SOURCES.join(', ')}. generic is JSON, JSONL or CSV, with an optional mapping; mem0-json is a mem0 memory export; mem0-sqlite is mem0's SQLite history database.`,
+    ),
     path: f.text('The input file.'),
     dry_run: z.boolean().default(false).describe('Report what would be imported without writing.'),
     scope: f.scope('Scope of the imported engrams.').optional(),
     mapping: f.optionalText('For generic: a JSON file with "fields" (engram field to source column or dotted path) and "defaults".'),
-    store: f.optionalText('Store folder to import into (default: this server\'s store).'),
+    store: f.optionalText("Store folder to import into (default: this server's store)."),
   }),
   machineLocal: 'reads an export file on the machine it runs on',
   destructive: true,

@@ -45,7 +45,11 @@ export async function learnWith(
 }
 
 /** The scope and domain a session gives its learnings; a stale session id is a warning, not a lost learning. */
-async function sessionDefaults(ctx: ToolContext, sessionId: string | undefined, warnings: string[]): Promise<{ scope?: string; domain?: string }> {
+async function sessionDefaults(
+  ctx: ToolContext,
+  sessionId: string | undefined,
+  warnings: string[],
+): Promise<{ scope?: string; domain?: string }> {
   if (!sessionId) return {};
   const session = await ctx.backend.getSession(sessionId);
   if (!session) {
@@ -65,11 +69,24 @@ async function routesToTeam(ctx: ToolContext): Promise<boolean> {
 }
 
 /** A learn aimed at a team scope goes to the hub through the outbox (secrets never do: learn demotes them). */
-async function learnOnHubIfTeam(ctx: ToolContext, item: { statement: string; scope?: string; rationale?: string } & Record<string, unknown>, scope: string | undefined): Promise<Record<string, unknown> | null> {
+async function learnOnHubIfTeam(
+  ctx: ToolContext,
+  item: { statement: string; scope?: string; rationale?: string } & Record<string, unknown>,
+  scope: string | undefined,
+): Promise<Record<string, unknown> | null> {
   if (!ctx.remote || !ctx.local || !scope) return null;
   const r = await (await import('../remote/team-learn.js')).learnOnHubIfTeam(ctx.local.root, ctx.remote, { ...item, scope });
   if (!r) return null;
-  if (r.outcome === 'queued') return { queued: true, hub: ctx.remote.url, scope, outbox_key: r.entry.key, warnings: [`${r.error}; queued in the outbox: svc_recall and svc_list show it (source outbox) until the hub has it; the next call the hub answers, or svc_outbox retry: true, sends it`] };
+  if (r.outcome === 'queued')
+    return {
+      queued: true,
+      hub: ctx.remote.url,
+      scope,
+      outbox_key: r.entry.key,
+      warnings: [
+        `${r.error}; queued in the outbox: svc_recall and svc_list show it (source outbox) until the hub has it; the next call the hub answers, or svc_outbox retry: true, sends it`,
+      ],
+    };
   const e = r.engram as Record<string, unknown>;
   return { id: e.id, statement: e.statement, type: e.type, scope: e.scope, status: e.status, hub: ctx.remote.url, warnings: [] };
 }
@@ -91,7 +108,9 @@ export const learnTool = defineTool({
     // Where it goes: engine/remote/team-learn.ts, shared with `svc learn`.
     const { scope, routed, suggested } =
       given === undefined
-        ? await (await import('../remote/team-learn.js')).routeLearn(ctx.backend, item.statement, {
+        ? await (
+            await import('../remote/team-learn.js')
+          ).routeLearn(ctx.backend, item.statement, {
             ...(item.domain ? { domain: item.domain } : {}),
             ...(await teamOf(ctx)),
             ...(ctx.local ? { storeRoot: ctx.local.root } : {}),
@@ -103,7 +122,12 @@ export const learnTool = defineTool({
     if (onHub) return { ...onHub, ...(routed ? { routed } : {}) };
     const result = await learnWith(ctx, { ...item, ...(scope ? { scope } : {}) }, defaults, session);
     result.warnings.unshift(...warnings);
-    if (suggested) result.warnings.push((await import('../ops/suggest-scope.js')).suggestionLine(result.engram.id, suggested).replace('svc rescope', 'svc_rescope (or svc rescope)'));
+    if (suggested)
+      result.warnings.push(
+        (await import('../ops/suggest-scope.js'))
+          .suggestionLine(result.engram.id, suggested)
+          .replace('svc rescope', 'svc_rescope (or svc rescope)'),
+      );
     return { ...learnSummary(result), ...(routed ? { routed } : {}), ...(suggested ? { suggested } : {}) };
   },
 });
@@ -113,13 +137,13 @@ export const learnBatchTool = defineTool({
   title: 'Learn several',
   description:
     'Save several statements at once (at most 100), each with the same fields as svc_learn. Items are learned in order; ' +
-    'one item failing does not stop the others: each result is either the learned engram or that item\'s error.',
+    "one item failing does not stop the others: each result is either the learned engram or that item's error.",
   input: z.strictObject({
     items: z
       .array(f.learnItem)
       .min(1, { error: 'must hold at least one item' })
       .max(100, { error: 'must hold at most 100 items' })
-      .describe('The statements to learn, each an object like svc_learn\'s arguments (statement required).'),
+      .describe("The statements to learn, each an object like svc_learn's arguments (statement required)."),
     session: f.session().optional(),
   }),
   destructive: false,
@@ -156,7 +180,14 @@ export const recallTool = defineTool({
   destructive: false,
   readOnly: true,
   async handler(ctx, { query, limit, fast }) {
-    const result = await recall(ctx.backend, query, { limit, fast, embedder: await denseLeg(ctx, fast), reranker: ctx.reranker, now: ctx.now(), ...(await teamOf(ctx)) });
+    const result = await recall(ctx.backend, query, {
+      limit,
+      fast,
+      embedder: await denseLeg(ctx, fast),
+      reranker: ctx.reranker,
+      now: ctx.now(),
+      ...(await teamOf(ctx)),
+    });
     return {
       query,
       legs: result.legs,
@@ -191,7 +222,15 @@ export const injectTool = defineTool({
   readOnly: false,
   async handler(ctx, { task, budget, with_protocol, fast, session }) {
     const now = ctx.now();
-    const result = await inject(ctx.backend, task, { budget, withProtocol: with_protocol, fast, embedder: await denseLeg(ctx, fast), reranker: ctx.reranker, now, ...(await teamOf(ctx)) });
+    const result = await inject(ctx.backend, task, {
+      budget,
+      withProtocol: with_protocol,
+      fast,
+      embedder: await denseLeg(ctx, fast),
+      reranker: ctx.reranker,
+      now,
+      ...(await teamOf(ctx)),
+    });
     await recordInjection(ctx.backend, result, { session, agent: ctx.agent, at: now });
     return result;
   },
@@ -220,7 +259,8 @@ export const feedbackTool = defineTool({
         issue.addIssue({ code: 'custom', path: ['items'], message: 'give either id and signal, or items, not both' });
       } else if (v.items === undefined) {
         if (v.id === undefined) issue.addIssue({ code: 'custom', path: ['id'], message: 'is required (or give items)' });
-        if (v.signal === undefined) issue.addIssue({ code: 'custom', path: ['signal'], message: 'is required: one of "positive", "negative", "neutral"' });
+        if (v.signal === undefined)
+          issue.addIssue({ code: 'custom', path: ['signal'], message: 'is required: one of "positive", "negative", "neutral"' });
       }
     }),
   destructive: false,
@@ -249,7 +289,11 @@ export const forgetTool = defineTool({
   async handler(ctx, { target, search, reason, session }) {
     const r = await forget(ctx.backend, { target, search, reason }, opContext(ctx, session));
     if (r.action === 'ambiguous') {
-      return { action: r.action, message: `${r.matches.length} engrams match "${target}"; nothing was retired: call svc_forget with one id`, matches: r.matches.map(engramSummary) };
+      return {
+        action: r.action,
+        message: `${r.matches.length} engrams match "${target}"; nothing was retired: call svc_forget with one id`,
+        matches: r.matches.map(engramSummary),
+      };
     }
     return { action: r.action, id: r.engram.id, status: r.engram.status, statement: r.engram.statement };
   },
@@ -258,7 +302,8 @@ export const forgetTool = defineTool({
 export const promoteTool = defineTool({
   name: 'svc_promote',
   title: 'Promote',
-  description: 'Move a candidate engram to active, with its activation reset so it is injected again. One id at a time; retired engrams cannot be promoted.',
+  description:
+    'Move a candidate engram to active, with its activation reset so it is injected again. One id at a time; retired engrams cannot be promoted.',
   input: z.strictObject({ id: f.engramId('The candidate engram.') }),
   destructive: false,
   readOnly: false,
@@ -302,14 +347,20 @@ export const similarityTool = defineTool({
     const state = await ctx.embedder.load();
     if (state.state !== 'ready') throw new SvcError('storage', `similarity search needs the embedding model: ${state.reason}`);
     const hits = await similaritySearch(ctx.backend, state.embedder, query, { limit, scope });
-    return { query, model: state.model, count: hits.length, results: hits.map((h) => ({ ...engramSummary(h.engram), cosine: h.cosine, reading: h.reading })) };
+    return {
+      query,
+      model: state.model,
+      count: hits.length,
+      results: hits.map((h) => ({ ...engramSummary(h.engram), cosine: h.cosine, reading: h.reading })),
+    };
   },
 });
 
 export const listTool = defineTool({
   name: 'svc_list',
   title: 'List',
-  description: 'Inventory of engrams, filtered by scope, domain (and its sub-domains), type and status (default: all but retired). Read-only.',
+  description:
+    'Inventory of engrams, filtered by scope, domain (and its sub-domains), type and status (default: all but retired). Read-only.',
   input: z.strictObject({
     scope: f.scope('Only this scope.').optional(),
     domain: f.domain('Only this domain and its sub-domains.').optional(),

@@ -39,7 +39,8 @@ function packTrust(ctx: ToolContext): PackTrust {
 export const packsListTool = defineTool({
   name: 'svc_packs_list',
   title: 'List packs',
-  description: 'Installed packs (named bundles of engrams with a manifest and an integrity hash): name, version, engram count, install date.',
+  description:
+    'Installed packs (named bundles of engrams with a manifest and an integrity hash): name, version, engram count, install date.',
   input: z.strictObject({}),
   destructive: false,
   readOnly: true,
@@ -98,7 +99,7 @@ export const packsExportTool = defineTool({
   name: 'svc_packs_export',
   title: 'Export pack',
   description:
-    'Bundle matching engrams into a pack folder (default ~/svc-packs/<name>) with a manifest, an integrity hash and the store\'s signature. Engrams holding secrets and private-visibility engrams are left out and reported.',
+    "Bundle matching engrams into a pack folder (default ~/svc-packs/<name>) with a manifest, an integrity hash and the store's signature. Engrams holding secrets and private-visibility engrams are left out and reported.",
   input: z.strictObject({
     name: f.text('Name of the new pack.'),
     domain: f.domain('Only engrams of this domain and its sub-domains.').optional(),
@@ -133,4 +134,11 @@ export const packsDiscoverTool = defineTool({
   },
 });
 
-export const PACK_TOOLS: AnyToolDef[] = [packsListTool, packsPreviewTool, packsInstallTool, packsUninstallTool, packsExportTool, packsDiscoverTool];
+export const PACK_TOOLS: AnyToolDef[] = [
+  packsListTool,
+  packsPreviewTool,
+  packsInstallTool,
+  packsUninstallTool,
+  packsExportTool,
+  packsDiscoverTool,
+];

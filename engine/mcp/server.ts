@@ -95,7 +95,12 @@ export function createSvcServer(opts: SvcServerOptions): SvcServer {
     const tools = await toolListing(opts.profile);
     // Load the tools and the context once this answer is on its way (a pipe write is synchronous):
     // the host talks to its model before it calls a tool.
-    setImmediate(() => void toolset().then(contextFor).catch(() => undefined));
+    setImmediate(
+      () =>
+        void toolset()
+          .then(contextFor)
+          .catch(() => undefined),
+    );
     return { tools };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<ToolResult> => {
@@ -139,17 +144,20 @@ const toolsets = new Map<ToolProfile, Promise<Toolset>>();
 function loadToolset(profile: ToolProfile): Promise<Toolset> {
   let loaded = toolsets.get(profile);
   if (loaded) return loaded;
-  loaded = Promise.all([import('./tools.js'), import('./dispatch.js')]).then(([{ ALL_TOOLS, toolsForProfile }, { callTool, toErrorResult }]) => ({
-    byName: new Map(toolsForProfile(profile).map((t) => [t.name, t])),
-    callTool,
-    toErrorResult,
-    unknownHint: (name: string): string | undefined => {
-      const tool = profile === 'lean' ? ALL_TOOLS.find((t) => t.name === name) : undefined;
-      if (!tool) return undefined;
-      if (tool.destructive) return `${name} is not in the lean tool profile and svc_admin refuses destructive tools: run the server with SVC_TOOL_PROFILE=full to use it`;
-      return `${name} is not in the lean tool profile: call svc_admin with {"action": "${name.replace(/^svc_/, '')}", "args": {...}}`;
-    },
-  }));
+  loaded = Promise.all([import('./tools.js'), import('./dispatch.js')]).then(
+    ([{ ALL_TOOLS, toolsForProfile }, { callTool, toErrorResult }]) => ({
+      byName: new Map(toolsForProfile(profile).map((t) => [t.name, t])),
+      callTool,
+      toErrorResult,
+      unknownHint: (name: string): string | undefined => {
+        const tool = profile === 'lean' ? ALL_TOOLS.find((t) => t.name === name) : undefined;
+        if (!tool) return undefined;
+        if (tool.destructive)
+          return `${name} is not in the lean tool profile and svc_admin refuses destructive tools: run the server with SVC_TOOL_PROFILE=full to use it`;
+        return `${name} is not in the lean tool profile: call svc_admin with {"action": "${name.replace(/^svc_/, '')}", "args": {...}}`;
+      },
+    }),
+  );
   toolsets.set(profile, loaded);
   return loaded;
 }

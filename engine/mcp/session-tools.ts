@@ -12,7 +12,13 @@ import { defineTool, type AnyToolDef } from './types.js';
 // Sessions (an agent's unit of work), episodes (what happened when), and an engram's history and
 // injection receipts.
 
-const agentField = () => z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).describe('The agent, e.g. claude-code (default: the MCP client\'s name).');
+const agentField = () =>
+  z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(100, { error: 'must be at most 100 characters' })
+    .describe("The agent, e.g. claude-code (default: the MCP client's name).");
 
 export const sessionStartTool = defineTool({
   name: 'svc_session_start',
@@ -20,9 +26,14 @@ export const sessionStartTool = defineTool({
   description:
     'Start a unit of work. Returns the session (keep its id for svc_session_end, svc_learn, svc_feedback and svc_capture), ' +
     'the injection for the task (blocks DIRECTIVES, CONSTRAINTS, ALSO CONSIDER, ready to read in field text) and the scopes this session may write. ' +
-    'Scope and domain default to the project\'s (.svc.yaml).',
+    "Scope and domain default to the project's (.svc.yaml).",
   input: z.strictObject({
-    task: z.string().trim().max(f.TASK_MAX, { error: `must be at most ${f.TASK_MAX} characters` }).optional().describe('The task, in a sentence; drives the injection. Without it only pinned engrams are injected.'),
+    task: z
+      .string()
+      .trim()
+      .max(f.TASK_MAX, { error: `must be at most ${f.TASK_MAX} characters` })
+      .optional()
+      .describe('The task, in a sentence; drives the injection. Without it only pinned engrams are injected.'),
     agent: agentField().optional(),
     scope: f.scope('Scope of the session; its learnings default to it.').optional(),
     domain: f.domain('Domain of the session; its learnings default to it.').optional(),
@@ -41,7 +52,10 @@ export const sessionStartTool = defineTool({
     let outbox: Record<string, unknown> | null = null;
     if (ctx.remote && ctx.local) {
       const { sendPending } = await import('../remote/team-writes.js');
-      outbox = await sendPending(ctx.local.root, ctx.remote).then((r) => (r ? { ...r } : null), (err: Error) => ({ error: err.message }));
+      outbox = await sendPending(ctx.local.root, ctx.remote).then(
+        (r) => (r ? { ...r } : null),
+        (err: Error) => ({ error: err.message }),
+      );
     }
     const started = await startSession(
       ctx.backend,
@@ -66,12 +80,21 @@ export const sessionEndTool = defineTool({
   name: 'svc_session_end',
   title: 'End session',
   description:
-    'End a session with a summary of what happened and the learnings it produced (each like svc_learn\'s arguments; scope and domain default to the session\'s). ' +
-    'Returns the ended session, what was learned, and suggested learnings: statements from the summary and the session\'s corrections that look worth keeping and are not known yet (learn them with svc_learn if they are right).',
+    "End a session with a summary of what happened and the learnings it produced (each like svc_learn's arguments; scope and domain default to the session's). " +
+    "Returns the ended session, what was learned, and suggested learnings: statements from the summary and the session's corrections that look worth keeping and are not known yet (learn them with svc_learn if they are right).",
   input: z.strictObject({
     session: f.session().describe('The session id from svc_session_start.'),
-    summary: z.string().trim().max(4000, { error: 'must be at most 4000 characters' }).optional().describe('What was done and learned, in a few sentences.'),
-    learnings: z.array(f.learnItem).max(50, { error: 'must hold at most 50 items' }).optional().describe('Statements to learn now, each like svc_learn\'s arguments.'),
+    summary: z
+      .string()
+      .trim()
+      .max(4000, { error: 'must be at most 4000 characters' })
+      .optional()
+      .describe('What was done and learned, in a few sentences.'),
+    learnings: z
+      .array(f.learnItem)
+      .max(50, { error: 'must hold at most 50 items' })
+      .optional()
+      .describe("Statements to learn now, each like svc_learn's arguments."),
   }),
   destructive: false,
   readOnly: false,
@@ -89,7 +112,8 @@ export const sessionEndTool = defineTool({
 export const sessionScopeTool = defineTool({
   name: 'svc_session_scope',
   title: 'Session scope',
-  description: 'Read a session, or move it to another scope and/or domain: later learnings of the session default to them. Without scope and domain it only reads.',
+  description:
+    'Read a session, or move it to another scope and/or domain: later learnings of the session default to them. Without scope and domain it only reads.',
   input: z.strictObject({
     session: f.session().describe('The session id.'),
     scope: f.scope('New scope for the session.').optional(),
@@ -116,14 +140,26 @@ export const captureTool = defineTool({
       .max(4000, { error: 'must be at most 4000 characters' })
       .describe('What happened, in a sentence or a few.'),
     agent: agentField().optional(),
-    channel: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).optional().describe('Where it happened, e.g. chat, terminal, review, correction.'),
+    channel: z
+      .string()
+      .trim()
+      .min(1, { error: 'must not be empty' })
+      .max(100, { error: 'must be at most 100 characters' })
+      .optional()
+      .describe('Where it happened, e.g. chat, terminal, review, correction.'),
     session: f.session().optional(),
     engram_ids: z.array(f.engramId()).max(100, { error: 'must name at most 100 engrams' }).optional().describe('Engrams involved.'),
   }),
   destructive: false,
   readOnly: false,
   async handler(ctx, { summary, agent, channel, session, engram_ids }) {
-    return { episode: await capture(ctx.backend, { summary, agent: agent ?? ctx.agent ?? 'mcp', channel, session, engram_ids }, opContext(ctx, session)) };
+    return {
+      episode: await capture(
+        ctx.backend,
+        { summary, agent: agent ?? ctx.agent ?? 'mcp', channel, session, engram_ids },
+        opContext(ctx, session),
+      ),
+    };
   },
 });
 
@@ -137,7 +173,13 @@ export const timelineTool = defineTool({
     from: f.isoDate('Only episodes at or after this date or ISO 8601 timestamp.').optional(),
     to: f.isoDate('Only episodes at or before this date or ISO 8601 timestamp.').optional(),
     agent: agentField().optional().describe('Only episodes of this agent.'),
-    channel: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }).optional().describe('Only episodes of this channel.'),
+    channel: z
+      .string()
+      .trim()
+      .min(1, { error: 'must not be empty' })
+      .max(100, { error: 'must be at most 100 characters' })
+      .optional()
+      .describe('Only episodes of this channel.'),
     session: f.session().optional().describe('Only episodes of this session.'),
     limit: f.limit(DEFAULT_TIMELINE_LIMIT, 500, 'episodes'),
   }),
@@ -153,7 +195,7 @@ export const episodeToEngramTool = defineTool({
   name: 'svc_episode_to_engram',
   title: 'Episode to engram',
   description:
-    'Turn an episode into an engram: learns the given statement (distilled from the episode), or the episode\'s summary as is, linked to the episode and attributed to it.',
+    "Turn an episode into an engram: learns the given statement (distilled from the episode), or the episode's summary as is, linked to the episode and attributed to it.",
   input: z.strictObject({
     episode_id: f.text('The episode id (EP-...), from svc_timeline or svc_capture.'),
     statement: f.text('The rule or fact distilled from the episode (default: the episode summary).').optional(),
@@ -179,7 +221,8 @@ export const episodeToEngramTool = defineTool({
 export const historyTool = defineTool({
   name: 'svc_history',
   title: 'History',
-  description: 'An engram\'s change events, oldest first: created, deduplicated, updated, feedback, pinned, promoted, decayed, retired, with when, in which session and what changed.',
+  description:
+    "An engram's change events, oldest first: created, deduplicated, updated, feedback, pinned, promoted, decayed, retired, with when, in which session and what changed.",
   input: z.strictObject({ id: f.engramId('The engram.') }),
   destructive: false,
   readOnly: true,
@@ -207,5 +250,12 @@ export const receiptTool = defineTool({
   },
 });
 
-export const SESSION_TOOLS: AnyToolDef[] = [sessionStartTool, sessionEndTool, sessionScopeTool, captureTool, timelineTool, episodeToEngramTool];
+export const SESSION_TOOLS: AnyToolDef[] = [
+  sessionStartTool,
+  sessionEndTool,
+  sessionScopeTool,
+  captureTool,
+  timelineTool,
+  episodeToEngramTool,
+];
 export const RECORD_TOOLS: AnyToolDef[] = [historyTool, receiptTool];

@@ -21,7 +21,12 @@ export const statusTool = defineTool({
     const vector =
       dense.state === 'ready'
         ? { state: 'ready', model: dense.model, ...(counts ?? {}) }
-        : { state: 'unavailable', model: dense.model, reason: dense.reason, ...(ctx.local ? { vectors: ctx.local.vectorStats(dense.model).vectors } : {}) };
+        : {
+            state: 'unavailable',
+            model: dense.model,
+            reason: dense.reason,
+            ...(ctx.local ? { vectors: ctx.local.vectorStats(dense.model).vectors } : {}),
+          };
     return {
       ...(ctx.local ? { storage_root: ctx.local.root, id_prefix: ctx.local.idPrefix() } : {}),
       ...stats,
@@ -85,7 +90,12 @@ export const doctorTool = defineTool({
     });
 
     await run('hybrid_search', async () => {
-      if (dense.state !== 'ready') return { status: 'warn', detail: 'BM25 only: the vector leg cannot run without the embedding model', fix: 'see the embedder check' };
+      if (dense.state !== 'ready')
+        return {
+          status: 'warn',
+          detail: 'BM25 only: the vector leg cannot run without the embedding model',
+          fix: 'see the embedder check',
+        };
       const vector = await dense.embedder.embedQuery('svc doctor probe');
       await ctx.backend.searchVector(vector, 1, dense.model);
       const counts = ctx.local?.vectorStats(dense.model);

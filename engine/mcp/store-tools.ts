@@ -7,7 +7,6 @@ import { canRebuild } from '../backend.js';
 // svc_stores_add, svc_stores_list, svc_sync and svc_sync_status. They work on the local store the server runs on (ctx.local); on the hub
 // (no local store) they answer with a clear error. The engine modules load on first call.
 
-
 function localRoot(ctx: ToolContext, tool: string): string {
   if (!ctx.local) throw new ToolFailure(`${tool} works on a local store; this server has none`);
   return ctx.local.root;
@@ -46,7 +45,10 @@ export const storesAddTool = defineTool({
     return {
       ...r.json,
       ...(r.outcome.action === 'added'
-        ? { active_now: active, ...(active ? {} : { note: 'recall and learn of this server span the store after a restart of the MCP server' }) }
+        ? {
+            active_now: active,
+            ...(active ? {} : { note: 'recall and learn of this server span the store after a restart of the MCP server' }),
+          }
         : {}),
     };
   },
@@ -63,8 +65,15 @@ export const storesListTool = defineTool({
   async handler(ctx) {
     const root = localRoot(ctx, 'svc_stores_list');
     const { listStores } = await import('../store/store-admin.js');
-    const rows = [...(await listStores(root)), ...(ctx.remote ? await (await import('../remote/discover.js')).remoteStoreRows(ctx.remote) : [])];
-    return { count: rows.length, stores: rows.map(({ warning: _w, ...r }) => r), warnings: rows.flatMap((r) => (r.warning ? [r.warning] : [])) };
+    const rows = [
+      ...(await listStores(root)),
+      ...(ctx.remote ? await (await import('../remote/discover.js')).remoteStoreRows(ctx.remote) : []),
+    ];
+    return {
+      count: rows.length,
+      stores: rows.map(({ warning: _w, ...r }) => r),
+      warnings: rows.flatMap((r) => (r.warning ? [r.warning] : [])),
+    };
   },
 });
 
@@ -113,9 +122,10 @@ export const syncTool = defineTool({
 export const syncStatusTool = defineTool({
   name: 'svc_sync_status',
   title: 'Sync status',
-  description: 'Where the store stands against its remote: remote address, last sync, commits ahead and behind, uncommitted engrams, outbox size.',
+  description:
+    'Where the store stands against its remote: remote address, last sync, commits ahead and behind, uncommitted engrams, outbox size.',
   input: z.strictObject({}),
-  machineLocal: 'reports on a local store\'s git sync',
+  machineLocal: "reports on a local store's git sync",
   destructive: false,
   readOnly: true,
   async handler(ctx) {

@@ -9,16 +9,19 @@ import type { FlushReport } from '../remote/team-writes.js';
 // scopes and publishing them to the hub (svc_rescope), and the outbox of team writes
 // (svc_outbox). Their engine parts live in engine/remote and engine/ops.
 
-
 const scopesDiscover = defineTool({
   name: 'svc_scopes_discover',
   title: 'Discover scopes',
-  description: 'Ask the configured remote stores which scopes this user is authorized for; with register: true, add the unregistered shared-family scopes.',
-  input: z.strictObject({ register: z.boolean().default(false).describe('Register the discovered shared scopes that are not registered yet.') }),
+  description:
+    'Ask the configured remote stores which scopes this user is authorized for; with register: true, add the unregistered shared-family scopes.',
+  input: z.strictObject({
+    register: z.boolean().default(false).describe('Register the discovered shared scopes that are not registered yet.'),
+  }),
   destructive: false,
   readOnly: false,
   async handler(ctx, { register }) {
-    if (!ctx.remote || !ctx.projectPath) throw new ToolFailure('no hub is configured for this project (.svc.yaml remote_url and remote_token; svc init-remote)');
+    if (!ctx.remote || !ctx.projectPath)
+      throw new ToolFailure('no hub is configured for this project (.svc.yaml remote_url and remote_token; svc init-remote)');
     const { discoverScopes } = await import('../remote/discover.js');
     return discoverScopes(ctx.remote, ctx.projectPath, register);
   },
@@ -47,16 +50,26 @@ const rescope = defineTool({
   title: 'Rescope',
   description: 'Move engrams to another scope (e.g. from global to project:<name>). Moving to a shared scope makes them visible to others.',
   input: z.strictObject({
-    ids: z.array(f.engramId()).min(1, { error: 'must name at least one engram' }).max(500, { error: 'must name at most 500 engrams' }).describe('The engrams to move.'),
+    ids: z
+      .array(f.engramId())
+      .min(1, { error: 'must name at least one engram' })
+      .max(500, { error: 'must name at most 500 engrams' })
+      .describe('The engrams to move.'),
     scope: f.scope('The scope to move them to.'),
-    reason: f.optionalText('Why, kept in each engram\'s history.'),
+    reason: f.optionalText("Why, kept in each engram's history."),
   }),
   destructive: true,
   readOnly: false,
   async handler(ctx, { ids, scope, reason }) {
     const { rescope } = await import('../ops/rescope.js');
     const hub = ctx.remote && ctx.local ? (await import('../remote/team-writes.js')).hubPublisher(ctx.local.root, ctx.remote) : undefined;
-    const items = await rescope(ctx.backend, ids, scope, { now: ctx.now, sessionId: null }, { ...(reason ? { reason } : {}), ...(hub ? { hub } : {}) });
+    const items = await rescope(
+      ctx.backend,
+      ids,
+      scope,
+      { now: ctx.now, sessionId: null },
+      { ...(reason ? { reason } : {}), ...(hub ? { hub } : {}) },
+    );
     return { scope, items, moved: items.filter((i) => i.outcome === 'moved' || i.outcome === 'published').length };
   },
 });
@@ -64,12 +77,13 @@ const rescope = defineTool({
 const outbox = defineTool({
   name: 'svc_outbox',
   title: 'Outbox',
-  description: 'Writes to remote team scopes that are queued after a timeout or failure, oldest first; with retry: true, try to deliver them now.',
+  description:
+    'Writes to remote team scopes that are queued after a timeout or failure, oldest first; with retry: true, try to deliver them now.',
   input: z.strictObject({
     retry: z.boolean().default(false).describe('Try to deliver the queued writes now.'),
     limit: f.limit(50, 1000, 'queued writes'),
   }),
-  machineLocal: 'is a local store\'s queue of writes to the hub',
+  machineLocal: "is a local store's queue of writes to the hub",
   destructive: false,
   readOnly: false,
   async handler(ctx, { retry, limit }) {
@@ -78,7 +92,8 @@ const outbox = defineTool({
     const { readOutbox } = await import('../remote/team-outbox.js');
     let sent: FlushReport | null = null;
     if (retry) {
-      if (!ctx.remote) throw new ToolFailure('no hub is configured for this project (.svc.yaml remote_url and remote_token; svc init-remote)');
+      if (!ctx.remote)
+        throw new ToolFailure('no hub is configured for this project (.svc.yaml remote_url and remote_token; svc init-remote)');
       const { sendPending } = await import('../remote/team-writes.js');
       sent = await sendPending(root, ctx.remote);
     }

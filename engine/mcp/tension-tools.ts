@@ -20,7 +20,6 @@ import { chatClientFor, resolveLlmSettings } from '../llm/settings.js';
 // svc_tensions and svc_tensions_purge over engine/ops/tensions.ts. Records live in
 // the local store's tensions/ folder; a backend without one (the hub, for now) says so.
 
-
 function tensionStore(ctx: ToolContext): TensionStore {
   if (!ctx.local) throw new ToolFailure('tension records need a local store; this server has none');
   return new LocalTensionStore(ctx.backend, ctx.local.root);
@@ -35,7 +34,10 @@ export const tensionsTool = defineTool({
     'dismiss marks a false positive (the pair is not flagged again); resolve keeps the winner engram and retires the other.',
   input: z
     .strictObject({
-      action: z.enum(['list', 'scan', 'confirm', 'dismiss', 'resolve']).default('list').describe('list (default), scan, confirm, dismiss or resolve.'),
+      action: z
+        .enum(['list', 'scan', 'confirm', 'dismiss', 'resolve'])
+        .default('list')
+        .describe('list (default), scan, confirm, dismiss or resolve.'),
       tension_id: z
         .string()
         .trim()
@@ -43,12 +45,30 @@ export const tensionsTool = defineTool({
         .optional()
         .describe('The tension record, for confirm, dismiss and resolve.'),
       winner: f.engramId('For resolve: the engram to keep; the other is retired.').optional(),
-      status: z.enum(['unresolved', 'all']).default('unresolved').describe('For list: unresolved (default) or all (including dismissed and resolved).'),
+      status: z
+        .enum(['unresolved', 'all'])
+        .default('unresolved')
+        .describe('For list: unresolved (default) or all (including dismissed and resolved).'),
       scope: f.scope('Narrow the scan to this scope.').optional(),
       domain: f.domain('Narrow the scan to this domain.').optional(),
-      min_confidence: z.number({ error: 'must be a number' }).min(0, { error: 'must be at least 0' }).max(1, { error: 'must be at most 1' }).default(0.7).describe('Judge confidence threshold (default 0.7).'),
-      max_pairs: z.int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).default(50).describe('Candidate pairs judged, highest overlap first (default 50).'),
-      batch_size: z.int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(50, { error: 'must be at most 50' }).default(5).describe('Pairs per LLM call; 1 = sequential (default 5).'),
+      min_confidence: z
+        .number({ error: 'must be a number' })
+        .min(0, { error: 'must be at least 0' })
+        .max(1, { error: 'must be at most 1' })
+        .default(0.7)
+        .describe('Judge confidence threshold (default 0.7).'),
+      max_pairs: z
+        .int({ error: 'must be a whole number' })
+        .min(1, { error: 'must be at least 1' })
+        .max(1000, { error: 'must be at most 1000' })
+        .default(50)
+        .describe('Candidate pairs judged, highest overlap first (default 50).'),
+      batch_size: z
+        .int({ error: 'must be a whole number' })
+        .min(1, { error: 'must be at least 1' })
+        .max(50, { error: 'must be at most 50' })
+        .default(5)
+        .describe('Pairs per LLM call; 1 = sequential (default 5).'),
       persist: z.boolean().default(true).describe('false: dry run, nothing written and the suppress list ignored.'),
       temporal_discount: z.boolean().optional().describe('Discount confidence by days apart (default from config, off).'),
       llm_base_url: z.url({ error: 'must be a URL' }).optional().describe('Base address of an OpenAI-compatible LLM endpoint.'),
@@ -59,8 +79,10 @@ export const tensionsTool = defineTool({
       if (['confirm', 'dismiss', 'resolve'].includes(v.action) && v.tension_id === undefined) {
         issue.addIssue({ code: 'custom', path: ['tension_id'], message: `is required for action "${v.action}"` });
       }
-      if (v.action === 'resolve' && v.winner === undefined) issue.addIssue({ code: 'custom', path: ['winner'], message: 'is required for action "resolve"' });
-      if (v.llm_base_url !== undefined && v.llm_api_key === undefined) issue.addIssue({ code: 'custom', path: ['llm_api_key'], message: 'is required with llm_base_url' });
+      if (v.action === 'resolve' && v.winner === undefined)
+        issue.addIssue({ code: 'custom', path: ['winner'], message: 'is required for action "resolve"' });
+      if (v.llm_base_url !== undefined && v.llm_api_key === undefined)
+        issue.addIssue({ code: 'custom', path: ['llm_api_key'], message: 'is required with llm_base_url' });
     }),
   machineLocal: 'keeps tension records in a local store',
   destructive: false,
@@ -75,7 +97,11 @@ export const tensionsTool = defineTool({
         return { status: args.status, count: tensions.length, tensions, ...(warnings.length ? { warnings } : {}) };
       }
       case 'scan': {
-        const settings = resolveLlmSettings({ baseUrl: args.llm_base_url, apiKey: args.llm_api_key, model: args.model }, process.env, 'svc_tensions scan');
+        const settings = resolveLlmSettings(
+          { baseUrl: args.llm_base_url, apiKey: args.llm_api_key, model: args.model },
+          process.env,
+          'svc_tensions scan',
+        );
         const config = await tensionConfig(ctx.local!.root);
         const result = await scanTensions(
           store,
@@ -104,7 +130,14 @@ export const tensionsTool = defineTool({
       }
       case 'resolve': {
         const r = await resolveTension(store, args.tension_id!, args.winner!, op);
-        return { action: 'resolved', changed: r.changed, winner: r.winner, loser: r.loser, loser_action: r.loser_action, tension: r.record };
+        return {
+          action: 'resolved',
+          changed: r.changed,
+          winner: r.winner,
+          loser: r.loser,
+          loser_action: r.loser_action,
+          tension: r.record,
+        };
       }
     }
   },
@@ -113,10 +146,18 @@ export const tensionsTool = defineTool({
 export const tensionsPurgeTool = defineTool({
   name: 'svc_tensions_purge',
   title: 'Purge tensions',
-  description: 'Delete closed tension records (dismissed, resolved, or both), optionally only those older than some days. Dismissed pairs are flagged again by later scans.',
+  description:
+    'Delete closed tension records (dismissed, resolved, or both), optionally only those older than some days. Dismissed pairs are flagged again by later scans.',
   input: z.strictObject({
-    status: z.enum(['dismissed', 'resolved', 'closed']).default('closed').describe('Which records: dismissed, resolved, or closed (both; default).'),
-    older_than_days: z.int({ error: 'must be a whole number' }).min(0, { error: 'must be at least 0' }).optional().describe('Only records closed more than this many days ago.'),
+    status: z
+      .enum(['dismissed', 'resolved', 'closed'])
+      .default('closed')
+      .describe('Which records: dismissed, resolved, or closed (both; default).'),
+    older_than_days: z
+      .int({ error: 'must be a whole number' })
+      .min(0, { error: 'must be at least 0' })
+      .optional()
+      .describe('Only records closed more than this many days ago.'),
   }),
   machineLocal: 'keeps tension records in a local store',
   destructive: true,

@@ -57,11 +57,13 @@ export const adminTool = defineTool({
   title: 'Admin',
   description:
     'Run any other non-destructive svc tool by name: {"action": "<tool>", "args": {...}}, where action is the tool name with or without the svc_ prefix ' +
-    'and args are that tool\'s arguments (validated by its schema). Destructive tools (svc_forget, svc_tensions_purge, svc_packs_uninstall, svc_rescope, svc_sync, svc_import) are refused. ' +
-    `Actions: ${ADMIN_ACTIONS.filter((n) => !(LEAN_TOOL_NAMES as readonly string[]).includes(n)).map(shortName).join(', ')}.`,
+    "and args are that tool's arguments (validated by its schema). Destructive tools (svc_forget, svc_tensions_purge, svc_packs_uninstall, svc_rescope, svc_sync, svc_import) are refused. " +
+    `Actions: ${ADMIN_ACTIONS.filter((n) => !(LEAN_TOOL_NAMES as readonly string[]).includes(n))
+      .map(shortName)
+      .join(', ')}.`,
   input: z.strictObject({
     action: z.string().trim().min(1, { error: 'must not be empty' }).describe('The tool to run, e.g. list or svc_list.'),
-    args: z.record(z.string(), z.unknown()).default({}).describe('The tool\'s arguments, as an object (default {}).'),
+    args: z.record(z.string(), z.unknown()).default({}).describe("The tool's arguments, as an object (default {})."),
   }),
   destructive: false,
   readOnly: false,
@@ -75,7 +77,9 @@ export const adminTool = defineTool({
     if (target.destructive) {
       throw new ToolFailure(
         `svc_admin refuses destructive tools: ${target.name} changes or removes data; ` +
-          (name === 'svc_forget' ? 'call svc_forget directly' : `call ${target.name} directly from the full tool profile (SVC_TOOL_PROFILE=full)`),
+          (name === 'svc_forget'
+            ? 'call svc_forget directly'
+            : `call ${target.name} directly from the full tool profile (SVC_TOOL_PROFILE=full)`),
       );
     }
     return invokeTool(target, ctx, args, 'svc_admin');

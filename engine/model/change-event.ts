@@ -25,5 +25,7 @@ export function changeEvent(before: EngramDoc | null, after: EngramDoc, note: Ev
 
 /** Top-level fields whose values differ between two versions of an engram. */
 export function changedFields(before: EngramDoc, after: EngramDoc): string[] {
-  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
+    (k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]),
+  );
 }

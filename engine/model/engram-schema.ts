@@ -3,7 +3,23 @@
 // from its `default` keywords. Its enums and the matching TypeScript types live in
 // engram-types.ts (re-exported here, where most callers import them from).
 
-import { ENGRAM_STATUSES, ENGRAM_TYPES, VISIBILITIES, MEMORY_CLASSES, COGNITIVE_LEVELS, ASSOCIATION_TARGET_TYPES, ASSOCIATION_TYPES, ANCHOR_RELEVANCES, ENTITY_TYPES, INSIGHT_OPERATIONS, INSIGHT_GROUNDINGS, INSIGHT_FATES, POLARITIES, COMMITMENTS, RELATION_KINDS } from './engram-types.js';
+import {
+  ENGRAM_STATUSES,
+  ENGRAM_TYPES,
+  VISIBILITIES,
+  MEMORY_CLASSES,
+  COGNITIVE_LEVELS,
+  ASSOCIATION_TARGET_TYPES,
+  ASSOCIATION_TYPES,
+  ANCHOR_RELEVANCES,
+  ENTITY_TYPES,
+  INSIGHT_OPERATIONS,
+  INSIGHT_GROUNDINGS,
+  INSIGHT_FATES,
+  POLARITIES,
+  COMMITMENTS,
+  RELATION_KINDS,
+} from './engram-types.js';
 export {
   ENGRAM_STATUSES,
   ENGRAM_TYPES,
@@ -63,8 +79,7 @@ const ABSTRACTION_ID_PATTERN = '^ABS-[A-Za-z0-9-]+$';
 const NO_WHITESPACE_PATTERN = '^\\S+$';
 const NOT_BLANK_PATTERN = '\\S';
 // Empty (never accessed), a day, or a timestamp with optional seconds, fraction and zone.
-const LAST_ACCESSED_PATTERN =
-  '^$|^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
+const LAST_ACCESSED_PATTERN = '^$|^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
 
 /** What each pattern of the schema means, so error messages can say it in words. */
 export const PATTERN_HINTS: Readonly<Record<string, string>> = {

@@ -77,7 +77,9 @@ export function assertNoSecrets(input: SecretBearing): void {
   const found = secretsIn(input);
   if (found.length === 0) return;
   const kinds = [...new Set(found.map((s) => s.kind))].join(', ');
-  throw invalid(`the engram looks like it holds a secret (${kinds}); this store does not keep secrets`, [`statement: holds a secret (${kinds})`]);
+  throw invalid(`the engram looks like it holds a secret (${kinds}); this store does not keep secrets`, [
+    `statement: holds a secret (${kinds})`,
+  ]);
 }
 
 /** Every piece of text the engram will carry, for the secret guard. */

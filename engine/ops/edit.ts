@@ -24,7 +24,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function statementProblem(statement: string): string | null {
   const s = statement.trim();
   if (s === '') return 'statement: must not be empty';
-  if (s.length > MAX_STATEMENT_CHARS) return `statement: at most ${MAX_STATEMENT_CHARS} characters (got ${s.length}); keep one assertion per engram and put the detail in its rationale`;
+  if (s.length > MAX_STATEMENT_CHARS)
+    return `statement: at most ${MAX_STATEMENT_CHARS} characters (got ${s.length}); keep one assertion per engram and put the detail in its rationale`;
   if (s.includes('\u0000')) return 'statement: must not hold NUL characters (binary data?)';
   if (LONE_SURROGATE.test(s)) return 'statement: is not valid Unicode text (a lone surrogate)';
   return null;
@@ -88,7 +89,13 @@ export interface EditOptions {
  * when the engram's scope is shared (learn would demote it to `local`; an edit never moves an
  * engram behind the user's back).
  */
-export async function editEngram(backend: EngramStore, id: string, edit: EngramEdit, ctx: OpContext, opts: EditOptions = {}): Promise<EngramDoc> {
+export async function editEngram(
+  backend: EngramStore,
+  id: string,
+  edit: EngramEdit,
+  ctx: OpContext,
+  opts: EditOptions = {},
+): Promise<EngramDoc> {
   const newText = { statement: edit.statement, rationale: edit.rationale ?? undefined, tags: edit.tags, domain: edit.domain ?? undefined };
   if (backend.secretPolicy === 'refuse') assertNoSecrets(newText);
   return backend.write(async (tx) => {

@@ -60,7 +60,10 @@ export async function feedback(backend: EngramStore, items: FeedbackItem[], ctx:
     }
     const at = ctx.now().toISOString();
     // Confirmed useful together: co-access links, which recall spreads activation along.
-    linkCoAccessed([...touched.values()].filter((e) => given[e.id]!.includes('positive')), at);
+    linkCoAccessed(
+      [...touched.values()].filter((e) => given[e.id]!.includes('positive')),
+      at,
+    );
     for (const engram of touched.values()) {
       const mine = given[engram.id]!;
       await tx.put(engram, {

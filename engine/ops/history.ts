@@ -27,7 +27,9 @@ export async function recordInjection(
   result: InjectResult,
   opts: { session?: string; agent?: string; at: Date },
 ): Promise<void> {
-  const ids = Object.values(result.blocks).flat().map((e) => e.id);
+  const ids = Object.values(result.blocks)
+    .flat()
+    .map((e) => e.id);
   if (ids.length === 0) return;
   await backend.appendEvents([
     {
@@ -45,7 +47,12 @@ export async function receipts(
   backend: EngramStore & RecordLog,
   filter: { session?: string; engram_id?: string; limit?: number },
 ): Promise<Receipt[]> {
-  const injected = await backend.listEvents({ action: 'injected', session: filter.session, engram_id: filter.engram_id, limit: filter.limit ?? 20 });
+  const injected = await backend.listEvents({
+    action: 'injected',
+    session: filter.session,
+    engram_id: filter.engram_id,
+    limit: filter.limit ?? 20,
+  });
   const feedback = await backend.listEvents({ action: 'feedback', session: filter.session });
   return injected.reverse().map((inj) => {
     const used: Record<string, FeedbackUse> = {};

@@ -168,7 +168,13 @@ function readJsonEntries(path: string): MemoryEntry[] {
 const MAX_IMPORT_DEPTH = 5;
 
 /** Entries of a markdown memory file: bullets and paragraphs; headings, code, tables and comments skipped; @imports followed. */
-function readMemoryFile(path: string, level: NonNullable<MemoryEntry['level']>, memory: HostMemory, seen: Set<string>, depth: number): void {
+function readMemoryFile(
+  path: string,
+  level: NonNullable<MemoryEntry['level']>,
+  memory: HostMemory,
+  seen: Set<string>,
+  depth: number,
+): void {
   const abs = resolve(path);
   if (seen.has(abs) || !existsSync(abs)) return;
   seen.add(abs);
@@ -185,7 +191,8 @@ function readMemoryFile(path: string, level: NonNullable<MemoryEntry['level']>, 
     const imp = /^@(\S+)$/.exec(block.text);
     if (imp) {
       const target = resolveImportPath(imp[1]!, dirname(abs));
-      if (existsSync(target) && depth < MAX_IMPORT_DEPTH) readMemoryFile(target, level === 'user' ? 'user' : 'import', memory, seen, depth + 1);
+      if (existsSync(target) && depth < MAX_IMPORT_DEPTH)
+        readMemoryFile(target, level === 'user' ? 'user' : 'import', memory, seen, depth + 1);
       else if (!existsSync(target)) memory.entries.push({ text: block.text, file: abs, line: block.line, level });
       continue;
     }
@@ -200,7 +207,11 @@ export function resolveImportPath(p: string, base: string): string {
 }
 
 const isBoilerplate = (t: string): boolean =>
-  /provides guidance to Claude Code/i.test(t) || t.replace(/[^\p{L}\p{N}]+/gu, ' ').trim().split(' ').length < 2;
+  /provides guidance to Claude Code/i.test(t) ||
+  t
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
+    .split(' ').length < 2;
 
 export function markdownBlocks(text: string): Array<{ text: string; line: number }> {
   const lines = text.replace(/\r\n?/g, '\n').split('\n');

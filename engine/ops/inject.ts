@@ -9,7 +9,6 @@ import { terminalSafe } from '../text.js';
 import { hasContentTerms } from '../search/fts-query.js';
 import { withoutInstructionWords } from '../search/stop-words.js';
 
-
 export const LEARNING_PROTOCOL = `## LEARNING PROTOCOL
 - When the user corrects you or states a convention, record it at once as one short statement: svc_learn (CLI: svc learn "<statement>").
 - When a correction replaces an engram shown above, learn the new statement with supersedes set to the old id.
@@ -92,10 +91,16 @@ export async function inject(backend: EngramStore & SearchIndex, task: string, o
   // topic. No task (a session starting cold), or one of stop words only ("do it now"): only
   // pinned engrams qualify; whatever such words match is no match.
   const query = withoutInstructionWords(task);
-  const found: RecallResult =
-    !hasContentTerms(query)
-      ? { query: task, legs: { bm25: 'ran', vector: 'skipped' }, hits: [] }
-      : await recall(backend, query, { limit: POOL, fast: opts.fast, embedder: opts.embedder, reranker: opts.reranker, now, ...(opts.team ? { team: opts.team } : {}) });
+  const found: RecallResult = !hasContentTerms(query)
+    ? { query: task, legs: { bm25: 'ran', vector: 'skipped' }, hits: [] }
+    : await recall(backend, query, {
+        limit: POOL,
+        fast: opts.fast,
+        embedder: opts.embedder,
+        reranker: opts.reranker,
+        now,
+        ...(opts.team ? { team: opts.team } : {}),
+      });
 
   // `rank`: the place in recall's order (a reranker's, when one ran); pinned engrams come first.
   const picked = new Map<string, { engram: EngramDoc; score: number | null; rank: number }>();
@@ -112,7 +117,8 @@ export async function inject(backend: EngramStore & SearchIndex, task: string, o
       const successor = picked.get(successorId)?.engram ?? (await backend.get(successorId));
       if (!successor || successor.status === 'retired') continue;
       picked.delete(id);
-      if (!picked.has(successor.id) && successor.status === 'active') picked.set(successor.id, { engram: successor, score: entry.score, rank: entry.rank });
+      if (!picked.has(successor.id) && successor.status === 'active')
+        picked.set(successor.id, { engram: successor, score: entry.score, rank: entry.rank });
       break;
     }
   }
@@ -121,7 +127,9 @@ export async function inject(backend: EngramStore & SearchIndex, task: string, o
   // predecessor's place do not come in score order. A reranker's order is kept: it judged better.
   const ordered = [...picked.values()].filter(({ engram }) => inValidityWindow(engram, now));
   const byScore = found.reranker?.state !== 'ran';
-  ordered.sort((a, b) => (a.score === null ? 0 : 1) - (b.score === null ? 0 : 1) || (byScore ? (b.score ?? 0) - (a.score ?? 0) : 0) || a.rank - b.rank);
+  ordered.sort(
+    (a, b) => (a.score === null ? 0 : 1) - (b.score === null ? 0 : 1) || (byScore ? (b.score ?? 0) - (a.score ?? 0) : 0) || a.rank - b.rank,
+  );
 
   const blocks: InjectResult['blocks'] = { directives: [], constraints: [], also_consider: [] };
   const protocol = opts.withProtocol !== false && estimateTokens(LEARNING_PROTOCOL) <= budget / 2;
@@ -145,7 +153,18 @@ export async function inject(backend: EngramStore & SearchIndex, task: string, o
     }
   }
   const text = render(blocks, protocol);
-  return { task, budget, tokens: estimateTokens(text), legs: found.legs, ...(found.reranker ? { reranker: found.reranker } : {}), blocks, protocol, omitted, text, ...(found.sources ? { sources: found.sources } : {}) };
+  return {
+    task,
+    budget,
+    tokens: estimateTokens(text),
+    legs: found.legs,
+    ...(found.reranker ? { reranker: found.reranker } : {}),
+    blocks,
+    protocol,
+    omitted,
+    text,
+    ...(found.sources ? { sources: found.sources } : {}),
+  };
 }
 
 function inValidityWindow(e: EngramDoc, now: Date): boolean {

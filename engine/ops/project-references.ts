@@ -6,7 +6,22 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { resolveImportPath, type MemoryEntry } from './host-memory.js';
 
-const SKIP_DIRS = new Set(['.git', 'node_modules', 'dist', 'build', 'out', 'coverage', 'target', 'vendor', '.venv', 'venv', '__pycache__', '.next', '.cache', '.turbo']);
+const SKIP_DIRS = new Set([
+  '.git',
+  'node_modules',
+  'dist',
+  'build',
+  'out',
+  'coverage',
+  'target',
+  'vendor',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.next',
+  '.cache',
+  '.turbo',
+]);
 const MAX_FILES = 20_000;
 const MAX_GREP_BYTES = 512 * 1024;
 
@@ -83,8 +98,12 @@ export class ProjectFiles {
   }
 }
 
-const FILE_EXT = 'ts|tsx|js|jsx|mjs|cjs|json|jsonc|md|mdx|yaml|yml|toml|ini|cfg|py|rb|go|rs|java|kt|swift|c|h|cc|cpp|hpp|cs|php|sh|bash|zsh|sql|css|scss|html|vue|svelte|lock|txt|env|xml|gradle';
-const BARE_FILE = new RegExp(`(?:^|[\\s(\\["'])((?:~|\\.{1,2})?/?(?:[\\w@.-]+/)*[\\w@-][\\w@.-]*\\.(?:${FILE_EXT}))(?=$|[\\s)\\]"',;:!?]|\\.(?:\\s|$))`, 'g');
+const FILE_EXT =
+  'ts|tsx|js|jsx|mjs|cjs|json|jsonc|md|mdx|yaml|yml|toml|ini|cfg|py|rb|go|rs|java|kt|swift|c|h|cc|cpp|hpp|cs|php|sh|bash|zsh|sql|css|scss|html|vue|svelte|lock|txt|env|xml|gradle';
+const BARE_FILE = new RegExp(
+  `(?:^|[\\s(\\["'])((?:~|\\.{1,2})?/?(?:[\\w@.-]+/)*[\\w@-][\\w@.-]*\\.(?:${FILE_EXT}))(?=$|[\\s)\\]"',;:!?]|\\.(?:\\s|$))`,
+  'g',
+);
 const DIR_PATH = /(?:^|[\s(["'])((?:~|\.{1,2})?\/?(?:[\w@.-]+\/)+[\w@.-]*)(?=$|[\s)\]"',;:!?]|\.(?:\s|$))/g;
 
 export interface Reference {
@@ -126,7 +145,9 @@ export function references(text: string): Reference[] {
 }
 
 const PRODUCT_NAMES = new Set(
-  'typescript javascript github gitlab postgresql mysql sqlite mongodb nodejs vscode macos ios openai chatgpt youtube powershell devops graphql webpack esbuild pnpm npm yarn'.split(' '),
+  'typescript javascript github gitlab postgresql mysql sqlite mongodb nodejs vscode macos ios openai chatgpt youtube powershell devops graphql webpack esbuild pnpm npm yarn'.split(
+    ' ',
+  ),
 );
 
 /**

@@ -87,7 +87,10 @@ export async function recall(backend: EngramStore & SearchIndex, query: string, 
   return {
     ...local,
     hits: mergeRankings(local.hits, answer.hits, limit),
-    sources: { local: 'ok', hub: { url: opts.team.url, state: answer.state, ...(answer.detail ? { detail: answer.detail } : {}), hits: answer.hits.length } },
+    sources: {
+      local: 'ok',
+      hub: { url: opts.team.url, state: answer.state, ...(answer.detail ? { detail: answer.detail } : {}), hits: answer.hits.length },
+    },
   };
 }
 
@@ -109,7 +112,10 @@ export function mergeRankings(local: RecallHit[], hub: RecallHit[], limit: numbe
       merged.set(key, { hit: { ...h, source: h.source ?? 'hub' }, fused: 1 / (RRF_K + i + 1) });
     }
   });
-  return [...merged.values()].sort((a, b) => b.fused - a.fused || b.hit.score - a.hit.score).slice(0, limit).map((m) => m.hit);
+  return [...merged.values()]
+    .sort((a, b) => b.fused - a.fused || b.hit.score - a.hit.score)
+    .slice(0, limit)
+    .map((m) => m.hit);
 }
 
 async function localRecall(backend: EngramStore & SearchIndex, query: string, opts: RecallOptions): Promise<RecallResult> {
@@ -205,18 +211,30 @@ function shape(hits: RecallHit[], relevance: ReadonlyMap<string, number>, factor
 }
 
 /** The cross-encoder step: reorders the head (the module and the model load only when asked for). */
-async function rerankHead(hits: RecallHit[], query: string, limit: number, setting: RerankSetting): Promise<{ hits: RecallHit[]; reranker: RerankReport }> {
+async function rerankHead(
+  hits: RecallHit[],
+  query: string,
+  limit: number,
+  setting: RerankSetting,
+): Promise<{ hits: RecallHit[]; reranker: RerankReport }> {
   const rr = await import('../rerank/reranker.js');
   const work = (async () => {
     const state = await rr.loadReranker(setting.root, setting.name);
-    if (state.state === 'unavailable') return { hits, reranker: { state: 'unavailable' as const, model: setting.name, reason: state.reason } };
+    if (state.state === 'unavailable')
+      return { hits, reranker: { state: 'unavailable' as const, model: setting.name, reason: state.reason } };
     return rr.rerank(hits, query, { reranker: state.reranker });
   })();
-  const late = setting.budgetMs === undefined ? undefined : new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), setting.budgetMs).unref());
+  const late =
+    setting.budgetMs === undefined
+      ? undefined
+      : new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), setting.budgetMs).unref());
   const outcome = late ? await Promise.race([work, late]) : await work;
   if (!outcome) {
     work.catch(() => undefined);
-    return { hits: hits.slice(0, limit), reranker: { state: 'unavailable', model: setting.name, reason: `not ready within ${setting.budgetMs} ms` } };
+    return {
+      hits: hits.slice(0, limit),
+      reranker: { state: 'unavailable', model: setting.name, reason: `not ready within ${setting.budgetMs} ms` },
+    };
   }
   return { hits: outcome.hits.slice(0, limit), reranker: outcome.reranker };
 }
@@ -235,4 +253,3 @@ export function lifecycleFactor(e: EngramDoc, now: number): number {
   if (e.status === 'dormant') factor *= 0.95;
   return factor;
 }
-

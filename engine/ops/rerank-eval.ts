@@ -139,7 +139,9 @@ export async function rerankEval(backend: EngramStore & SearchIndex, opts: Reran
   const previous = cache[opts.reranker];
   let staleReason: string | undefined = previous ? undefined : 'no cached verdict';
   if (previous) {
-    staleReason = opts.force ? 'forced' : staleness(previous, { now, mode, depth, sample: opts.sample, seed: opts.seed, size: engrams.length });
+    staleReason = opts.force
+      ? 'forced'
+      : staleness(previous, { now, mode, depth, sample: opts.sample, seed: opts.seed, size: engrams.length });
     if (!staleReason) return { ...previous, cached: true, cache: { file: cacheFile } };
   }
 
@@ -166,7 +168,11 @@ export async function rerankEval(backend: EngramStore & SearchIndex, opts: Reran
     };
     const move: ProbeMove = { ...probe, before: rankIn(base.hits), after: rankIn(reordered.hits) };
     moves.push(move);
-    before = { rr: before.rr + rr(move.before), hit1: before.hit1 + (move.before === 1 ? 1 : 0), found: before.found + (move.before ? 1 : 0) };
+    before = {
+      rr: before.rr + rr(move.before),
+      hit1: before.hit1 + (move.before === 1 ? 1 : 0),
+      found: before.found + (move.before ? 1 : 0),
+    };
     after = { rr: after.rr + rr(move.after), hit1: after.hit1 + (move.after === 1 ? 1 : 0) };
   }
 
@@ -247,5 +253,10 @@ function summarize(ms: number[]): LatencySummary {
   if (ms.length === 0) return { mean: 0, p50: 0, p95: 0, max: 0 };
   const sorted = [...ms].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return { mean: round(ms.reduce((a, b) => a + b, 0) / ms.length, 2), p50: round(at(0.5), 2), p95: round(at(0.95), 2), max: round(sorted[sorted.length - 1]!, 2) };
+  return {
+    mean: round(ms.reduce((a, b) => a + b, 0) / ms.length, 2),
+    p50: round(at(0.5), 2),
+    p95: round(at(0.95), 2),
+    max: round(sorted[sorted.length - 1]!, 2),
+  };
 }

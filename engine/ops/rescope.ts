@@ -29,7 +29,13 @@ export interface Publisher {
   publish(engram: EngramDoc, scope: string): Promise<{ outcome: 'delivered' | 'queued' | 'refused'; id?: string; error?: string }>;
 }
 
-export async function rescope(backend: EngramStore & SearchIndex, ids: string[], scope: string, ctx: OpContext, opts: { reason?: string; hub?: Publisher } = {}): Promise<RescopeItem[]> {
+export async function rescope(
+  backend: EngramStore & SearchIndex,
+  ids: string[],
+  scope: string,
+  ctx: OpContext,
+  opts: { reason?: string; hub?: Publisher } = {},
+): Promise<RescopeItem[]> {
   const bad = checkScope(scope);
   if (bad) throw invalid(bad);
   const toHub = opts.hub ? await opts.hub.goesToHub(scope) : false;
@@ -45,7 +51,13 @@ export async function rescope(backend: EngramStore & SearchIndex, ids: string[],
       continue;
     }
     if (isSharedScope(scope) && secretsIn(e).length > 0) {
-      out.push({ id, from: e.scope, to: scope, outcome: 'refused', detail: `${id} holds what looks like a secret: it stays in ${e.scope}` });
+      out.push({
+        id,
+        from: e.scope,
+        to: scope,
+        outcome: 'refused',
+        detail: `${id} holds what looks like a secret: it stays in ${e.scope}`,
+      });
       continue;
     }
     if (!toHub) {
@@ -55,7 +67,11 @@ export async function rescope(backend: EngramStore & SearchIndex, ids: string[],
     }
     const sent = await opts.hub!.publish(e, scope);
     if (sent.outcome === 'delivered') {
-      await forget(backend, { target: id, reason: `published to ${scope} on the hub as ${sent.id}${opts.reason ? `: ${opts.reason}` : ''}` }, ctx);
+      await forget(
+        backend,
+        { target: id, reason: `published to ${scope} on the hub as ${sent.id}${opts.reason ? `: ${opts.reason}` : ''}` },
+        ctx,
+      );
       out.push({ id, from: e.scope, to: scope, outcome: 'published', ...(sent.id ? { hub_id: sent.id } : {}) });
     } else {
       out.push({ id, from: e.scope, to: scope, outcome: sent.outcome, detail: sent.error ?? '' });

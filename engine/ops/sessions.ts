@@ -46,7 +46,14 @@ export async function startSession(backend: EngramBackend, input: StartSessionIn
   }
   const now = ctx.now();
   const task = input.task?.trim() || undefined;
-  const injection = await inject(backend, task ?? '', { budget: input.budget, fast: input.fast, embedder: input.embedder, reranker: input.reranker, now, ...(input.team ? { team: input.team } : {}) });
+  const injection = await inject(backend, task ?? '', {
+    budget: input.budget,
+    fast: input.fast,
+    embedder: input.embedder,
+    reranker: input.reranker,
+    now,
+    ...(input.team ? { team: input.team } : {}),
+  });
   const session: Session = {
     id: backend.recordId('SES', now),
     status: 'open',
@@ -55,11 +62,23 @@ export async function startSession(backend: EngramBackend, input: StartSessionIn
     ...(input.agent ? { agent: input.agent } : {}),
     ...(input.scope ? { scope: input.scope } : {}),
     ...(input.domain ? { domain: input.domain } : {}),
-    engram_ids: Object.values(injection.blocks).flat().map((e) => e.id),
+    engram_ids: Object.values(injection.blocks)
+      .flat()
+      .map((e) => e.id),
   };
   await backend.putSession(session);
   await recordInjection(backend, injection, { session: session.id, agent: input.agent, at: now });
-  await capture(backend, { summary: `Session started${task ? `: ${task}` : ''}`, agent: input.agent, scope: input.scope, channel: 'session', session: session.id }, ctx);
+  await capture(
+    backend,
+    {
+      summary: `Session started${task ? `: ${task}` : ''}`,
+      agent: input.agent,
+      scope: input.scope,
+      channel: 'session',
+      session: session.id,
+    },
+    ctx,
+  );
   const writable = [input.scope ?? DEFAULT_SCOPE, DEFAULT_SCOPE, 'local'];
   return { session, injection, writable_scopes: [...new Set(writable)] };
 }
@@ -106,12 +125,26 @@ export async function endSession(
     engram_ids: [...new Set([...session.engram_ids, ...learned.map((l) => l.engram.id)])],
   };
   await backend.putSession(ended);
-  await capture(backend, { summary: `Session ended${summary ? `: ${summary}` : ''}`, agent: session.agent, scope: session.scope, channel: 'session', session: sessionId }, ctx);
+  await capture(
+    backend,
+    {
+      summary: `Session ended${summary ? `: ${summary}` : ''}`,
+      agent: session.agent,
+      scope: session.scope,
+      channel: 'session',
+      session: sessionId,
+    },
+    ctx,
+  );
   return { session: ended, learned, suggested };
 }
 
 /** Reads a session, or moves it to another scope and domain (later learnings default to them). */
-export async function sessionScope(backend: EngramBackend, sessionId: string, input: { scope?: string; domain?: string }): Promise<Session> {
+export async function sessionScope(
+  backend: EngramBackend,
+  sessionId: string,
+  input: { scope?: string; domain?: string },
+): Promise<Session> {
   const session = await backend.getSession(sessionId);
   if (!session) throw notFound(`no session ${sessionId}`);
   if (input.scope === undefined && input.domain === undefined) return session;
@@ -119,7 +152,11 @@ export async function sessionScope(backend: EngramBackend, sessionId: string, in
     const bad = checkScope(input.scope);
     if (bad) throw invalid(bad);
   }
-  const updated: Session = { ...session, ...(input.scope ? { scope: input.scope } : {}), ...(input.domain ? { domain: input.domain } : {}) };
+  const updated: Session = {
+    ...session,
+    ...(input.scope ? { scope: input.scope } : {}),
+    ...(input.domain ? { domain: input.domain } : {}),
+  };
   await backend.putSession(updated);
   return updated;
 }

@@ -22,7 +22,11 @@ export interface ScopeSuggestion {
   alternatives: Array<{ scope: string; confidence: number; engrams: number }>;
 }
 
-export async function suggestScope(backend: EngramStore & SearchIndex, statement: string, opts: { domain?: string; limit?: number; team?: TeamSource } = {}): Promise<ScopeSuggestion> {
+export async function suggestScope(
+  backend: EngramStore & SearchIndex,
+  statement: string,
+  opts: { domain?: string; limit?: number; team?: TeamSource } = {},
+): Promise<ScopeSuggestion> {
   const found = await recall(backend, statement, { limit: NEIGHBOURS, fast: true, ...(opts.team ? { team: opts.team } : {}) });
   const by = new Map<string, { weight: number; best: number; n: number }>();
   let total = 0;
@@ -42,9 +46,17 @@ export async function suggestScope(backend: EngramStore & SearchIndex, statement
   const top = ranked[0];
   const alternatives = ranked.slice(0, opts.limit ?? 3).map(({ best: _b, ...r }) => r);
   if (top && top.engrams >= MIN_HITS && top.confidence >= MIN_SHARE && top.best >= MIN_BEST) {
-    return { scope: top.scope, confidence: top.confidence, confident: true, reason: `${top.engrams} of the ${found.hits.length} closest engrams are in ${top.scope} (${Math.round(top.confidence * 100)}% of their relevance)`, alternatives };
+    return {
+      scope: top.scope,
+      confidence: top.confidence,
+      confident: true,
+      reason: `${top.engrams} of the ${found.hits.length} closest engrams are in ${top.scope} (${Math.round(top.confidence * 100)}% of their relevance)`,
+      alternatives,
+    };
   }
-  const why = !top ? 'no similar engram yet' : `no scope holds a clear majority of the ${found.hits.length} closest engrams${top ? ` (best: ${top.scope}, ${Math.round(top.confidence * 100)}%)` : ''}`;
+  const why = !top
+    ? 'no similar engram yet'
+    : `no scope holds a clear majority of the ${found.hits.length} closest engrams${top ? ` (best: ${top.scope}, ${Math.round(top.confidence * 100)}%)` : ''}`;
   return { scope: DEFAULT_SCOPE, confidence: 0, confident: false, reason: why, alternatives };
 }
 
@@ -64,7 +76,10 @@ export async function routeUnscoped(
   statement: string,
   opts: { domain?: string; team?: TeamSource; leaves?: (scope: string) => Promise<boolean>; routeToTeam?: boolean },
 ): Promise<UnscopedRoute> {
-  const s = await suggestScope(backend, statement, { ...(opts.domain ? { domain: opts.domain } : {}), ...(opts.team ? { team: opts.team } : {}) });
+  const s = await suggestScope(backend, statement, {
+    ...(opts.domain ? { domain: opts.domain } : {}),
+    ...(opts.team ? { team: opts.team } : {}),
+  });
   if (!s.confident) return {};
   const pick = { scope: s.scope, confidence: s.confidence, reason: s.reason };
   if (!opts.routeToTeam && opts.leaves && (await opts.leaves(s.scope))) return { suggested: pick };

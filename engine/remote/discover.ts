@@ -30,7 +30,11 @@ export interface Discovery {
 const TIMEOUT_MS = 5_000;
 
 export async function hubScopeList(remote: RemoteConfig, deadlineMs = TIMEOUT_MS): Promise<HubScope[]> {
-  const r = await new HubClient(remote).call<{ items: Array<{ scope: string; writable: boolean; engrams: number }> }>('GET', '/me/scopes', deadlineMs);
+  const r = await new HubClient(remote).call<{ items: Array<{ scope: string; writable: boolean; engrams: number }> }>(
+    'GET',
+    '/me/scopes',
+    deadlineMs,
+  );
   return r.body.items.map((s) => ({ ...s, shared: isSharedScope(s.scope), queried: !remote.scopes || remote.scopes.includes(s.scope) }));
 }
 
@@ -39,11 +43,32 @@ export async function remoteStoreRows(remote: RemoteConfig): Promise<StoreRow[]>
   try {
     return (await hubScopeList(remote, 1_500))
       .filter((s) => s.queried)
-      .map((s) => ({ scope: s.scope, path: remote.url, role: 'remote', engrams: s.engrams, shared: s.shared, readonly: !s.writable, available: true, id_prefix: null }));
+      .map((s) => ({
+        scope: s.scope,
+        path: remote.url,
+        role: 'remote',
+        engrams: s.engrams,
+        shared: s.shared,
+        readonly: !s.writable,
+        available: true,
+        id_prefix: null,
+      }));
   } catch (err) {
     if (!(err instanceof RemoteFailure)) throw err;
     // Whether its scopes may be written is unknown while it does not answer: not called read-only.
-    return [{ scope: '(hub)', path: remote.url, role: 'remote', engrams: null, shared: true, readonly: false, available: false, id_prefix: null, warning: `${err.message}: its scopes are not listed` }];
+    return [
+      {
+        scope: '(hub)',
+        path: remote.url,
+        role: 'remote',
+        engrams: null,
+        shared: true,
+        readonly: false,
+        available: false,
+        id_prefix: null,
+        warning: `${err.message}: its scopes are not listed`,
+      },
+    ];
   }
 }
 
@@ -52,7 +77,13 @@ export async function discoverScopes(remote: RemoteConfig, configPath: string, r
   const whitelist = remote.scopes ?? null;
   if (!register) return { hub: remote.url, whitelist, scopes, registered: [] };
   if (!whitelist) {
-    return { hub: remote.url, whitelist, scopes, registered: [], note: 'no remote_scopes whitelist: recall already asks the hub for every scope you may read' };
+    return {
+      hub: remote.url,
+      whitelist,
+      scopes,
+      registered: [],
+      note: 'no remote_scopes whitelist: recall already asks the hub for every scope you may read',
+    };
   }
   const added = scopes.filter((s) => s.shared && !whitelist.includes(s.scope)).map((s) => s.scope);
   if (added.length > 0) await writeWhitelist(configPath, [...whitelist, ...added]);

@@ -45,7 +45,9 @@ export interface RemoteIdentity {
 }
 
 /** The remote config of a project, or null when it names no hub. */
-export function remoteOf(project: { remote_url?: string; remote_token?: string; remote_scopes?: string[]; remote_token_path?: string } | null | undefined): RemoteConfig | null {
+export function remoteOf(
+  project: { remote_url?: string; remote_token?: string; remote_scopes?: string[]; remote_token_path?: string } | null | undefined,
+): RemoteConfig | null {
   if (!project?.remote_url || !project.remote_token) return null;
   return {
     url: project.remote_url.replace(/\/+$/, ''),
@@ -67,18 +69,30 @@ export interface ListQuery {
 export class HubClient {
   constructor(readonly remote: RemoteConfig) {}
 
-  async call<T>(method: string, path: string, deadlineMs: number, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+  async call<T>(
+    method: string,
+    path: string,
+    deadlineMs: number,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: T }> {
     let res: Response;
     try {
       res = await fetch(`${this.remote.url}/api/v1${path}`, {
         method,
-        headers: { authorization: `Bearer ${this.remote.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        headers: {
+          authorization: `Bearer ${this.remote.token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(deadlineMs),
       });
     } catch (err) {
       const e = err as Error;
-      const why = e.name === 'TimeoutError' ? `no answer within ${deadlineMs / 1000} s` : ((e.cause as Error | undefined)?.message ?? e.message);
+      const why =
+        e.name === 'TimeoutError' ? `no answer within ${deadlineMs / 1000} s` : ((e.cause as Error | undefined)?.message ?? e.message);
       throw new RemoteFailure('unreachable', `the hub at ${this.remote.url} is unreachable (${why})`);
     }
     const text = await res.text().catch(() => '');
@@ -91,7 +105,11 @@ export class HubClient {
     if (res.ok) return { status: res.status, body: parsed as T };
     const detail = (parsed as { detail?: string } | undefined)?.detail ?? `HTTP ${res.status}`;
     const retryable = res.status >= 500 || res.status === 429 || res.status === 408;
-    throw new RemoteFailure(retryable ? 'unreachable' : 'refused', `the hub at ${this.remote.url} answered ${res.status}: ${detail}`, res.status);
+    throw new RemoteFailure(
+      retryable ? 'unreachable' : 'refused',
+      `the hub at ${this.remote.url} answered ${res.status}: ${detail}`,
+      res.status,
+    );
   }
 
   async me(deadlineMs: number): Promise<RemoteIdentity> {
@@ -114,7 +132,9 @@ export class HubClient {
       if (cursor) q.set('cursor', cursor);
       const left = until - Date.now();
       if (left <= 0) return { items, complete: false };
-      const page: { items: Array<Record<string, unknown>>; next_cursor: string | null } = (await this.call<{ items: Array<Record<string, unknown>>; next_cursor: string | null }>('GET', `/engrams?${q}`, left)).body;
+      const page: { items: Array<Record<string, unknown>>; next_cursor: string | null } = (
+        await this.call<{ items: Array<Record<string, unknown>>; next_cursor: string | null }>('GET', `/engrams?${q}`, left)
+      ).body;
       items.push(...page.items);
       cursor = page.next_cursor;
     } while (cursor && items.length < limit);

@@ -21,7 +21,9 @@ export function anythingQueued(storeRoot: string): boolean {
 /** The learns waiting for this hub (not the refused ones), oldest first. */
 export function queuedLearns(storeRoot: string, remote: RemoteConfig): OutboxEntry[] {
   if (!anythingQueued(storeRoot)) return [];
-  return readOutbox(storeRoot).entries.filter((e) => !e.refused && e.url === remote.url && e.path === '/engrams' && typeof e.body.statement === 'string');
+  return readOutbox(storeRoot).entries.filter(
+    (e) => !e.refused && e.url === remote.url && e.path === '/engrams' && typeof e.body.statement === 'string',
+  );
 }
 
 /** A queued learn shown as an engram: its id says it has none yet (`queued:<key>`). */
@@ -44,7 +46,8 @@ export function queuedDoc(e: OutboxEntry): EngramDoc {
 }
 
 // "use" is no stop word for search, but here it would match every queued instruction.
-const terms = (text: string): string[] => [...new Set(words(text))].filter((t) => t.length >= 3 && !isStopWord(t) && t !== 'use' && t !== 'uses');
+const terms = (text: string): string[] =>
+  [...new Set(words(text))].filter((t) => t.length >= 3 && !isStopWord(t) && t !== 'use' && t !== 'uses');
 // "log" finds "logging", "service" finds "services": a shared stem of at least three letters.
 const sameStem = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
 
@@ -65,11 +68,19 @@ export function matchDocs(docs: EngramDoc[], query: string, limit: number, sourc
     .filter((s) => s.score > 0)
     .sort((a, b) => b.score - a.score)
     .slice(0, limit)
-    .map((s, i): RecallHit => ({ engram: s.doc, score: s.score, found_by: ['bm25'], bm25: { rank: i + 1, score: s.score }, candidate: false, source }));
+    .map((s, i): RecallHit => ({
+      engram: s.doc,
+      score: s.score,
+      found_by: ['bm25'],
+      bm25: { rank: i + 1, score: s.score },
+      candidate: false,
+      source,
+    }));
 }
 
 /** The queued learns that match `query`, marked `outbox`. */
-export const queuedHits = (entries: OutboxEntry[], query: string, limit: number): RecallHit[] => matchDocs(entries.map(queuedDoc), query, limit, 'outbox');
+export const queuedHits = (entries: OutboxEntry[], query: string, limit: number): RecallHit[] =>
+  matchDocs(entries.map(queuedDoc), query, limit, 'outbox');
 
 /**
  * Sends what waits for this hub, oldest first, as long as `budgetMs` lasts (each send gets what

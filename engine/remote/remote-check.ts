@@ -18,14 +18,21 @@ export async function checkRemote(storeRoot: string | undefined, remote: RemoteC
   const waiting = storeRoot ? readOutbox(storeRoot).entries : [];
   const queued = waiting.filter((e) => !e.refused).length;
   const refused = waiting.filter((e) => e.refused).length;
-  const outbox = [queued ? `${queued} write(s) queued for the hub` : '', refused ? `${refused} refused by the hub (svc_outbox shows why)` : ''].filter(Boolean).join('; ');
+  const outbox = [
+    queued ? `${queued} write(s) queued for the hub` : '',
+    refused ? `${refused} refused by the hub (svc_outbox shows why)` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
   // The older layout: the token in the committable .svc.yaml.
   const tokenShared = remote.tokenPath !== undefined && basename(remote.tokenPath) === '.svc.yaml';
   try {
     const me = await new HubClient(remote).me(TIMEOUT_MS);
     const fixes = [
       refused ? 'read the refusals with svc_outbox, then learn those statements to a scope you may write' : '',
-      tokenShared ? `run svc init-remote in the project: it moves the token from ${remote.tokenPath} to .svc.local.yaml (0600, gitignored), so .svc.yaml can be committed` : '',
+      tokenShared
+        ? `run svc init-remote in the project: it moves the token from ${remote.tokenPath} to .svc.local.yaml (0600, gitignored), so .svc.yaml can be committed`
+        : '',
     ].filter(Boolean);
     return {
       status: refused || tokenShared ? 'warn' : 'ok',
@@ -35,7 +42,11 @@ export async function checkRemote(storeRoot: string | undefined, remote: RemoteC
   } catch (err) {
     if (!(err instanceof RemoteFailure)) throw err;
     if (err.status === 401 || err.status === 403) {
-      return { status: 'fail', detail: `${remote.url} refuses the token in .svc.yaml (${err.message})`, fix: `svc init-remote --url ${remote.url} --token <a valid API key>` };
+      return {
+        status: 'fail',
+        detail: `${remote.url} refuses the token in .svc.yaml (${err.message})`,
+        fix: `svc init-remote --url ${remote.url} --token <a valid API key>`,
+      };
     }
     return {
       status: 'warn',

@@ -29,18 +29,29 @@ export interface TeamList {
 }
 
 /** `storeRoot`: the store whose outbox holds this machine's queued team writes. */
-export async function listWithHub(backend: EngramBackend, remote: RemoteConfig | null, filter: ListFilter, limit: number | undefined, storeRoot: string): Promise<TeamList> {
+export async function listWithHub(
+  backend: EngramBackend,
+  remote: RemoteConfig | null,
+  filter: ListFilter,
+  limit: number | undefined,
+  storeRoot: string,
+): Promise<TeamList> {
   const engrams = await backend.list({ ...filter, limit });
   if (!remote || filter.idPrefix) return { rows: engrams.map((doc) => ({ doc, source: 'local' })) };
   let hub: TeamList['hub'];
   let items: EngramDoc[] = [];
   try {
-    const got = await new HubClient(remote).list({ scope: filter.scope, type: filter.type, domain: filter.domain, status: filter.status }, limit ?? TEAM_LIST_CAP, TEAM_LIST_BUDGET_MS);
+    const got = await new HubClient(remote).list(
+      { scope: filter.scope, type: filter.type, domain: filter.domain, status: filter.status },
+      limit ?? TEAM_LIST_CAP,
+      TEAM_LIST_BUDGET_MS,
+    );
     items = (got.items as unknown as EngramDoc[]).filter((e) => !remote.scopes || remote.scopes.includes(e.scope));
     hub = { state: 'ok', complete: got.complete };
     // The hub answers: what waits for it goes now, and shows as the hub's.
     for (const d of await sendWithin(storeRoot, remote, REMOTE_WRITE_TIMEOUT_MS)) {
-      if (d.outcome === 'delivered' && d.answer && matches(d.answer as unknown as EngramDoc, filter)) items.push(d.answer as unknown as EngramDoc);
+      if (d.outcome === 'delivered' && d.answer && matches(d.answer as unknown as EngramDoc, filter))
+        items.push(d.answer as unknown as EngramDoc);
     }
   } catch (err) {
     if (!(err instanceof RemoteFailure)) throw err;
@@ -50,7 +61,9 @@ export async function listWithHub(backend: EngramBackend, remote: RemoteConfig |
   const hubRows = items.filter((e) => !seen.has(e.content_hash));
   for (const e of hubRows) seen.add(e.content_hash);
   // The author's writes still queued for the hub, so none vanishes from view while it waits.
-  const queued = queuedLearns(storeRoot, remote).map(queuedDoc).filter((d) => matches(d, filter) && !seen.has(d.content_hash));
+  const queued = queuedLearns(storeRoot, remote)
+    .map(queuedDoc)
+    .filter((d) => matches(d, filter) && !seen.has(d.content_hash));
   const rows: TeamListRow[] = [
     ...engrams.map((doc) => ({ doc, source: 'local' as const })),
     ...hubRows.map((doc) => ({ doc, source: 'hub' as const })),
@@ -66,7 +79,6 @@ function matches(e: EngramDoc, f: ListFilter): boolean {
   if (f.domain && !(e.domain === f.domain || (e.domain ?? '').startsWith(`${f.domain}.`))) return false;
   return f.status ? e.status === f.status : e.status !== 'retired';
 }
-
 
 /** The warning for a list that does not show all the hub holds. */
 export function incompleteLine(hub: NonNullable<TeamList['hub']>, limit: number | undefined): string {

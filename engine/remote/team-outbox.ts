@@ -48,7 +48,13 @@ export const outboxDir = (storeRoot: string) => join(storeRoot, 'remote', 'outbo
 const fileOf = (storeRoot: string, key: string) => join(outboxDir(storeRoot), `${key}.json`);
 
 /** Queues a write (durably) and returns its entry. */
-export function enqueue(storeRoot: string, remote: RemoteConfig, path: string, body: Record<string, unknown>, now = new Date()): OutboxEntry {
+export function enqueue(
+  storeRoot: string,
+  remote: RemoteConfig,
+  path: string,
+  body: Record<string, unknown>,
+  now = new Date(),
+): OutboxEntry {
   const dir = outboxDir(storeRoot);
   mkdirSync(dir, { recursive: true });
   // Sorts by time: entries are sent in the order they were queued.
@@ -66,7 +72,9 @@ export function readOutbox(storeRoot: string): { entries: OutboxEntry[]; problem
   removeOrphanTemps(dir);
   const entries: OutboxEntry[] = [];
   const problems: string[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     try {
       entries.push(JSON.parse(readFileSync(join(dir, name), 'utf8')) as OutboxEntry);
     } catch (err) {
@@ -77,12 +85,20 @@ export function readOutbox(storeRoot: string): { entries: OutboxEntry[]; problem
 }
 
 /** Sends one entry; on success removes it, otherwise records why. */
-export async function deliver(storeRoot: string, remote: RemoteConfig, entry: OutboxEntry, deadlineMs = REMOTE_WRITE_TIMEOUT_MS, now = Date.now()): Promise<Delivery> {
+export async function deliver(
+  storeRoot: string,
+  remote: RemoteConfig,
+  entry: OutboxEntry,
+  deadlineMs = REMOTE_WRITE_TIMEOUT_MS,
+  now = Date.now(),
+): Promise<Delivery> {
   const client = new HubClient(remote);
   const file = fileOf(storeRoot, entry.key);
   try {
     const landed = now - Date.parse(entry.queued_at) > IDEMPOTENCY_WINDOW_MS ? await landedEarlier(client, entry, deadlineMs) : undefined;
-    const r = landed ? { body: landed } : await client.call<Record<string, unknown>>(entry.method, entry.path, deadlineMs, entry.body, { 'idempotency-key': entry.key });
+    const r = landed
+      ? { body: landed }
+      : await client.call<Record<string, unknown>>(entry.method, entry.path, deadlineMs, entry.body, { 'idempotency-key': entry.key });
     return { entry, outcome: removeEntryFile(storeRoot, file) ? 'delivered' : 'taken', answer: r.body };
   } catch (err) {
     if (!(err instanceof RemoteFailure)) throw err;
@@ -102,7 +118,9 @@ async function landedEarlier(client: HubClient, entry: OutboxEntry, deadlineMs: 
   if (entry.path !== '/engrams' || typeof statement !== 'string') return undefined;
   const scope = typeof entry.body.scope === 'string' ? entry.body.scope : undefined;
   const found = await client.list({ content_hash: contentHash(statement), ...(scope ? { scope } : {}) }, 50, deadlineMs);
-  return found.items.find((e) => ((e.sources as Array<{ stored_at?: string }> | undefined) ?? []).some((s) => (s.stored_at ?? '') >= entry.queued_at));
+  return found.items.find((e) =>
+    ((e.sources as Array<{ stored_at?: string }> | undefined) ?? []).some((s) => (s.stored_at ?? '') >= entry.queued_at),
+  );
 }
 
 /** Removes a delivered entry's file; false when another process removed it first (and so counts it). */

@@ -25,17 +25,27 @@ export const HOOK_TEAM_CACHE_MS = 10 * 60_000;
  * `sendMs`: how long queued writes may take to send once the hub answered; by default what is
  * left of `deadlineMs` (a prompt hook never waits past its budget); commands give it a write's 5 s.
  */
-export function hubSource(storeRoot: string, remote: RemoteConfig, opts: { deadlineMs?: number; cacheMs?: number; sendMs?: number } = {}): TeamSource {
+export function hubSource(
+  storeRoot: string,
+  remote: RemoteConfig,
+  opts: { deadlineMs?: number; cacheMs?: number; sendMs?: number } = {},
+): TeamSource {
   const deadlineMs = opts.deadlineMs ?? TEAM_RECALL_BUDGET_MS;
   return {
     url: remote.url,
     async search(query, limit) {
       const startedAt = Date.now();
-      const file = join(storeRoot, 'remote', 'recall', `${createHash('sha256').update(`${remote.url}\n${limit}\n${query}`).digest('hex').slice(0, 32)}.json`);
+      const file = join(
+        storeRoot,
+        'remote',
+        'recall',
+        `${createHash('sha256').update(`${remote.url}\n${limit}\n${query}`).digest('hex').slice(0, 32)}.json`,
+      );
       if (opts.cacheMs && existsSync(file)) {
         try {
           const c = JSON.parse(readFileSync(file, 'utf8')) as { at: number; hits: RemoteHit[] };
-          if (Date.now() - c.at < opts.cacheMs) return { state: 'cached', hits: withQueued(toHits(c.hits, remote), queuedLearns(storeRoot, remote), query, limit) };
+          if (Date.now() - c.at < opts.cacheMs)
+            return { state: 'cached', hits: withQueued(toHits(c.hits, remote), queuedLearns(storeRoot, remote), query, limit) };
         } catch {
           /* asked again */
         }
@@ -46,7 +56,12 @@ export function hubSource(storeRoot: string, remote: RemoteConfig, opts: { deadl
         // The hub answers: what waits for it goes now, within what is left of the budget.
         const sent = await sendWithin(storeRoot, remote, opts.sendMs ?? deadlineMs - (Date.now() - startedAt));
         // Those just delivered are the hub's now: shown as such when they match.
-        const landed = matchDocs(sent.flatMap((d) => (d.outcome === 'delivered' && d.answer ? [d.answer as unknown as EngramDoc] : [])), query, limit, 'hub');
+        const landed = matchDocs(
+          sent.flatMap((d) => (d.outcome === 'delivered' && d.answer ? [d.answer as unknown as EngramDoc] : [])),
+          query,
+          limit,
+          'hub',
+        );
         return { state: 'ok', hits: withQueued(toHits(hits, remote), queuedLearns(storeRoot, remote), query, limit, landed) };
       } catch (err) {
         // The author's queued writes are found even when the hub is away.
@@ -72,7 +87,16 @@ function toHits(hits: RemoteHit[], remote: RemoteConfig): RecallHit[] {
     .filter((h) => !remote.scopes || remote.scopes.includes(h.scope))
     .map((h) => ({
       // What the hub's answer holds of the engram: enough to show it and inject it.
-      engram: { id: h.id, statement: h.statement, type: h.type, scope: h.scope, status: h.status, tags: h.tags ?? [], pinned: h.pinned, ...(h.domain ? { domain: h.domain } : {}) } as unknown as EngramDoc,
+      engram: {
+        id: h.id,
+        statement: h.statement,
+        type: h.type,
+        scope: h.scope,
+        status: h.status,
+        tags: h.tags ?? [],
+        pinned: h.pinned,
+        ...(h.domain ? { domain: h.domain } : {}),
+      } as unknown as EngramDoc,
       score: h.score,
       found_by: h.found_by ?? [],
       ...(h.bm25 ? { bm25: h.bm25 } : {}),

@@ -5,7 +5,17 @@ import type { Publisher } from '../ops/rescope.js';
 import { writeFileDurable } from '../store/durable-write.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 import { sendWithin } from './queued.js';
-import { deliver, dropEntry, enqueue, flushOutbox, outboxDir, readOutbox, REMOTE_WRITE_TIMEOUT_MS, type Delivery, type OutboxEntry } from './team-outbox.js';
+import {
+  deliver,
+  dropEntry,
+  enqueue,
+  flushOutbox,
+  outboxDir,
+  readOutbox,
+  REMOTE_WRITE_TIMEOUT_MS,
+  type Delivery,
+  type OutboxEntry,
+} from './team-outbox.js';
 
 // Which writes go to the hub, and how. When the project names a hub, group: and org: scopes are
 // the team's and go there (the hub refuses, clearly, one the user may not write); another scope
@@ -28,7 +38,11 @@ interface ScopesCache {
 const cacheFile = (storeRoot: string) => join(storeRoot, 'remote', 'scopes.json');
 
 /** The hub's scopes for this token: from the cache when fresh, else asked (null when it cannot be). */
-export async function hubScopes(storeRoot: string, remote: RemoteConfig, opts: { refresh?: boolean } = {}): Promise<{ writable: string[]; readable: string[] } | null> {
+export async function hubScopes(
+  storeRoot: string,
+  remote: RemoteConfig,
+  opts: { refresh?: boolean } = {},
+): Promise<{ writable: string[]; readable: string[] } | null> {
   const file = cacheFile(storeRoot);
   if (!opts.refresh && existsSync(file)) {
     try {
@@ -73,7 +87,12 @@ export interface HubLearn {
  * since `startedAt`. A write the hub refuses at once is taken out of the outbox: the caller
  * reports the refusal, and nothing is left to retry.
  */
-export async function learnOnHub(storeRoot: string, remote: RemoteConfig, body: Record<string, unknown>, startedAt = Date.now()): Promise<HubLearn> {
+export async function learnOnHub(
+  storeRoot: string,
+  remote: RemoteConfig,
+  body: Record<string, unknown>,
+  startedAt = Date.now(),
+): Promise<HubLearn> {
   const entry = enqueue(storeRoot, remote, '/engrams', body);
   const d = await deliver(storeRoot, remote, entry, Math.max(2_000, REMOTE_WRITE_TIMEOUT_MS - (Date.now() - startedAt)));
   if (d.outcome === 'refused') dropEntry(storeRoot, entry.key);
@@ -88,7 +107,8 @@ export async function learnOnHub(storeRoot: string, remote: RemoteConfig, body: 
 
 function resultOf(d: Delivery): HubLearn {
   // Taken: a drainer in another process removed the entry first; the hub's answer is ours all the same.
-  if (d.outcome !== 'delivered' && d.outcome !== 'taken') return { outcome: d.outcome, entry: d.entry, ...(d.error ? { error: d.error } : {}) };
+  if (d.outcome !== 'delivered' && d.outcome !== 'taken')
+    return { outcome: d.outcome, entry: d.entry, ...(d.error ? { error: d.error } : {}) };
   return { outcome: 'delivered', engram: d.answer, entry: d.entry };
 }
 
@@ -120,7 +140,11 @@ function reportOf(storeRoot: string, remote: RemoteConfig, deliveries: Delivery[
 
 /** One line about a flush, for a terminal or a hook's log. */
 export function flushLine(r: FlushReport): string {
-  const parts = [r.delivered ? `${r.delivered} queued write${r.delivered === 1 ? '' : 's'} sent to the hub` : '', r.refused ? `${r.refused} refused by the hub (svc outbox shows why)` : '', r.pending ? `the rest still waits (${r.error})` : ''];
+  const parts = [
+    r.delivered ? `${r.delivered} queued write${r.delivered === 1 ? '' : 's'} sent to the hub` : '',
+    r.refused ? `${r.refused} refused by the hub (svc outbox shows why)` : '',
+    r.pending ? `the rest still waits (${r.error})` : '',
+  ];
   return parts.filter(Boolean).join('; ');
 }
 
@@ -130,7 +154,15 @@ export function hubPublisher(storeRoot: string, remote: RemoteConfig): Publisher
     goesToHub: (scope) => goesToHub(storeRoot, remote, scope),
     async publish(e, scope) {
       const body = Object.fromEntries(
-        Object.entries({ statement: e.statement, type: e.type, scope, domain: e.domain, tags: e.tags, rationale: e.rationale, source: `published from ${e.id}` }).filter(([, v]) => v !== undefined && v !== null),
+        Object.entries({
+          statement: e.statement,
+          type: e.type,
+          scope,
+          domain: e.domain,
+          tags: e.tags,
+          rationale: e.rationale,
+          source: `published from ${e.id}`,
+        }).filter(([, v]) => v !== undefined && v !== null),
       );
       const r = await learnOnHub(storeRoot, remote, body);
       return { outcome: r.outcome, ...(r.engram?.id ? { id: String(r.engram.id) } : {}), ...(r.error ? { error: r.error } : {}) };

@@ -74,4 +74,3 @@ export function sampleProbes(engrams: EngramDoc[], sample: number, seed: number)
   }
   return { probes, passedOver };
 }
-

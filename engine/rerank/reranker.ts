@@ -27,7 +27,8 @@ export const RERANKERS: Readonly<Record<RerankerName, RerankerInfo>> = {
   'bge-reranker-v2-m3': {
     tier: 'quality',
     folder: 'reranker-bge-reranker-v2-m3',
-    source: 'an ONNX export of BAAI/bge-reranker-v2-m3, e.g. onnx-community/bge-reranker-v2-m3-ONNX; keep model.onnx_data beside model.onnx if the export has one',
+    source:
+      'an ONNX export of BAAI/bge-reranker-v2-m3, e.g. onnx-community/bge-reranker-v2-m3-ONNX; keep model.onnx_data beside model.onnx if the export has one',
   },
   'ms-marco-minilm-l6': {
     tier: 'tiny',
@@ -52,8 +53,7 @@ export interface Reranker {
 }
 
 export type RerankerState =
-  | { state: 'ready'; name: RerankerName; reranker: Reranker }
-  | { state: 'unavailable'; name: RerankerName; reason: string };
+  { state: 'ready'; name: RerankerName; reranker: Reranker } | { state: 'unavailable'; name: RerankerName; reason: string };
 
 export function rerankerFolder(storeRoot: string, name: RerankerName): string {
   return join(storeRoot, 'models', RERANKERS[name].folder);
@@ -136,7 +136,10 @@ async function open(name: RerankerName, folder: string): Promise<RerankerState> 
       });
       const dims = [passages.length, width];
       const feeds: InferenceSession.FeedsType = Object.fromEntries(
-        inputs.map((input) => [input, new ort.Tensor('int64', input === 'input_ids' ? ids : input === 'attention_mask' ? mask : types, dims)]),
+        inputs.map((input) => [
+          input,
+          new ort.Tensor('int64', input === 'input_ids' ? ids : input === 'attention_mask' ? mask : types, dims),
+        ]),
       );
       const result = (await session.run(feeds))[output]!;
       const values = result.data as Float32Array;
@@ -228,7 +231,11 @@ export interface RerankOutcome<H> {
  * With no reranker given and SVC_RERANKER unset it returns the hits as they are (state `off`);
  * a named reranker that cannot load leaves them as they are too and says why (`unavailable`).
  */
-export async function rerank<H extends { engram: EngramDoc }>(hits: H[], query: string, opts: RerankOptions = {}): Promise<RerankOutcome<H>> {
+export async function rerank<H extends { engram: EngramDoc }>(
+  hits: H[],
+  query: string,
+  opts: RerankOptions = {},
+): Promise<RerankOutcome<H>> {
   let reranker = opts.reranker;
   if (!reranker) {
     const name = selectedReranker(opts.env ?? process.env);
@@ -241,7 +248,12 @@ export async function rerank<H extends { engram: EngramDoc }>(hits: H[], query: 
   const depth = Math.max(0, opts.depth ?? RERANK_DEPTH);
   const head = hits.slice(0, depth);
   const started = performance.now();
-  const scores = head.length ? await reranker.score(query, head.map((h) => passageOf(h.engram))) : [];
+  const scores = head.length
+    ? await reranker.score(
+        query,
+        head.map((h) => passageOf(h.engram)),
+      )
+    : [];
   const ms = round(performance.now() - started, 2);
   const order = head.map((hit, i) => ({ hit, i, score: scores[i]! }));
   order.sort((a, b) => b.score - a.score || a.i - b.i);
@@ -257,7 +269,11 @@ export async function rerank<H extends { engram: EngramDoc }>(hits: H[], query: 
  * The reranker a front end asks recall for: the one SVC_RERANKER names, loaded from `root`'s
  * models/ folder (the store, or the hub's data folder); undefined when it is unset.
  */
-export function rerankerSetting(root: string, env: NodeJS.ProcessEnv = process.env, budgetMs?: number): { name: RerankerName; root: string; budgetMs?: number } | undefined {
+export function rerankerSetting(
+  root: string,
+  env: NodeJS.ProcessEnv = process.env,
+  budgetMs?: number,
+): { name: RerankerName; root: string; budgetMs?: number } | undefined {
   const name = selectedReranker(env);
   return name ? { name, root, ...(budgetMs === undefined ? {} : { budgetMs }) } : undefined;
 }

@@ -18,7 +18,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildVocab, SPECIALS, writeTokenizerFiles } from '../embed/tiny-model.js';
 import { STOP_WORDS } from '../search/stop-words.js';
-import { FLOAT, INT64, float32s, int64s, intAttr, intsAttr, namedNode, onnxModelProto, tensor, valueInfo, bytesField } from '../embed/onnx-encoder.js';
+import {
+  FLOAT,
+  INT64,
+  float32s,
+  int64s,
+  intAttr,
+  intsAttr,
+  namedNode,
+  onnxModelProto,
+  tensor,
+  valueInfo,
+  bytesField,
+} from '../embed/onnx-encoder.js';
 import { RERANKER_ONNX, RERANKER_TOKENIZER } from './reranker.js';
 
 export interface TinyRerankerOptions {
@@ -66,7 +78,8 @@ function salience(token: string): number {
 }
 
 function rerankerGraph(table: Float32Array, vocabSize: number, concepts: number, weight: number[], opts: TinyRerankerOptions): Buffer {
-  const n = (name: string, op: string, inputs: string[], outputs: string[], attrs = [] as Buffer[]) => namedNode(name, op, inputs, outputs, attrs);
+  const n = (name: string, op: string, inputs: string[], outputs: string[], attrs = [] as Buffer[]) =>
+    namedNode(name, op, inputs, outputs, attrs);
   const graph = [
     n('gather_rows', 'Gather', ['table', 'input_ids'], ['x']),
     n('gather_weight', 'Gather', ['weight', 'input_ids'], ['w']),

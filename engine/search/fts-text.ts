@@ -72,7 +72,8 @@ export function unicodePatterns(): TextPatterns & { unsegmented: RegExp; unsegme
   const word = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
   const compound = /[\p{L}\p{N}\p{M}]+(?:[-\u2010\u2011][\p{L}\p{N}\p{M}]+)+/gu;
   // One letter or digit of a script written without spaces between words.
-  const unsegmented = /(?=[\p{L}\p{N}])[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
+  const unsegmented =
+    /(?=[\p{L}\p{N}])[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
   return (unicode = {
     word,
     compound,

@@ -18,9 +18,7 @@ doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren wouldn
 
 const QUESTION_AND_MODAL = `would could might must shall cannot whose whatever whenever wherever whichever whoever also ever yet`;
 
-export const STOP_WORDS: ReadonlySet<string> = new Set(
-  `${NLTK_ENGLISH} ${QUESTION_AND_MODAL}`.split(/\s+/).filter((w) => w.length > 0),
-);
+export const STOP_WORDS: ReadonlySet<string> = new Set(`${NLTK_ENGLISH} ${QUESTION_AND_MODAL}`.split(/\s+/).filter((w) => w.length > 0));
 
 export function isStopWord(lowercased: string): boolean {
   return STOP_WORDS.has(lowercased);

@@ -7,11 +7,17 @@ import { isStopWord } from './stop-words.js';
 
 /** The words of a text (letters and digits, NFKC-folded, lowercased), in order. */
 export function words(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 /** Light plural folding: "engrams" → "engram", but "status", "class", "analysis" stay. */
-export const singular = (word: string): string => (word.length > 3 && word.endsWith('s') && !/(?:ss|us|is)$/.test(word) ? word.slice(0, -1) : word);
+export const singular = (word: string): string =>
+  word.length > 3 && word.endsWith('s') && !/(?:ss|us|is)$/.test(word) ? word.slice(0, -1) : word;
 
 /** Content words of a statement: folded, without stop words (nor `drop`), light plural stemming. */
 export function contentTokens(text: string, drop?: ReadonlySet<string>): Set<string> {

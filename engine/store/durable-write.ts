@@ -36,7 +36,6 @@ export function removeOrphanTemps(dir: string): number {
   return removed;
 }
 
-
 function writeAndSync(path: string, data: FileData, mode: number): void {
   const fd = openSync(path, 'wx', mode);
   try {

@@ -21,7 +21,21 @@ const fullYaml = (): typeof import('yaml') => (yamlPackage ??= createRequire(imp
 export type ParsedEngram = { ok: true; engram: EngramDoc; keys: ReadonlySet<string> } | { ok: false; reason: string };
 
 /** Keys svc writes into every engram file: a file that had them and lost them was cut short. */
-const ALWAYS_WRITTEN = ['status', 'type', 'scope', 'statement', 'activation', 'feedback_signals', 'temporal', 'reference_count', 'sources', 'recurrence_count', 'engram_version', 'pinned', 'content_hash'];
+const ALWAYS_WRITTEN = [
+  'status',
+  'type',
+  'scope',
+  'statement',
+  'activation',
+  'feedback_signals',
+  'temporal',
+  'reference_count',
+  'sources',
+  'recurrence_count',
+  'engram_version',
+  'pinned',
+  'content_hash',
+];
 
 export function parseEngramYaml(text: string): ParsedEngram {
   if (text.trim() === '') return { ok: false, reason: 'file is empty' };

@@ -52,7 +52,12 @@ export async function mergeEntries(root: string, changes: TreeChange[], cache: o
   const out: MergeEntry[] = [];
   for (const c of changes) {
     const abs = join(root, c.path);
-    out.push({ path: c.path, base: await blob(root, c.base, cache), local: existsSync(abs) ? readFileSync(abs) : null, remote: await blob(root, c.remote, cache) });
+    out.push({
+      path: c.path,
+      base: await blob(root, c.base, cache),
+      local: existsSync(abs) ? readFileSync(abs) : null,
+      remote: await blob(root, c.remote, cache),
+    });
   }
   return out;
 }
@@ -74,7 +79,11 @@ export async function applyPlan(root: string, plan: MergePlan, cache: object): P
   await stageAll(
     root,
     plan.stage.map((e): Change =>
-      'remove' in e ? { path: e.path, action: 'remove' } : LOG_PATH.test(e.path) ? { path: e.path, action: 'blob', blob: e.data.toString('utf8') } : { path: e.path, action: 'add' },
+      'remove' in e
+        ? { path: e.path, action: 'remove' }
+        : LOG_PATH.test(e.path)
+          ? { path: e.path, action: 'blob', blob: e.data.toString('utf8') }
+          : { path: e.path, action: 'add' },
     ),
     cache,
   );

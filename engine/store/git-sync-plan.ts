@@ -134,7 +134,11 @@ export function machinePrefix(root: string): string {
 }
 
 /** Commits the store's changes (see the header for what is left out). Returns the commit, or null. */
-export async function commitLocal(root: string, now: Date, cache: object): Promise<{ oid: string | null; files: number; plan: CommitPlan }> {
+export async function commitLocal(
+  root: string,
+  now: Date,
+  cache: object,
+): Promise<{ oid: string | null; files: number; plan: CommitPlan }> {
   const { git } = await loadGit();
   const plan = await planCommit(root, cache);
   await stageAll(root, [...plan.fixes, ...plan.changes], cache);

@@ -6,7 +6,9 @@ import type { SyncReport } from './git-sync.js';
 export function describeSync(r: SyncReport): string[] {
   const lines: string[] = [];
   const remote = r.remote ?? 'its remote';
-  lines.push(`Synced ${r.root} with ${remote} (branch ${r.branch})${r.remote_set === 'added' ? ': remote set' : r.remote_set === 'changed' ? ': remote changed' : ''}`);
+  lines.push(
+    `Synced ${r.root} with ${remote} (branch ${r.branch})${r.remote_set === 'added' ? ': remote set' : r.remote_set === 'changed' ? ': remote changed' : ''}`,
+  );
   if (r.committed) lines.push(`  committed ${r.committed_files} changed file(s)`);
   if (r.local_only) lines.push(`  ${r.local_only} engram(s) of scope local stayed on this machine`);
   const merge: Record<SyncReport['merge'], string> = {
@@ -16,10 +18,13 @@ export function describeSync(r: SyncReport): string[] {
     'fast-forward': 'fast-forwarded to the remote',
     merged: 'merged with the remote',
   };
-  const pulled = r.pulled.files ? `: pulled ${r.pulled.files} file(s), ${r.pulled.engrams} engram(s)${r.pulled.removed ? `, ${r.pulled.removed} removed` : ''}` : '';
+  const pulled = r.pulled.files
+    ? `: pulled ${r.pulled.files} file(s), ${r.pulled.engrams} engram(s)${r.pulled.removed ? `, ${r.pulled.removed} removed` : ''}`
+    : '';
   lines.push(`  ${merge[r.merge]}${pulled}`);
   if (r.merged_logs.length) lines.push(`  merged logs (lines from both machines kept): ${r.merged_logs.join(', ')}`);
-  if (r.merged_engrams.length) lines.push(`  merged engrams changed on both machines (counters added, lists united): ${r.merged_engrams.join(', ')}`);
+  if (r.merged_engrams.length)
+    lines.push(`  merged engrams changed on both machines (counters added, lists united): ${r.merged_engrams.join(', ')}`);
   if (r.open_conflicts.length) lines.push(`  ${r.open_conflicts.length} sync conflict(s) wait for a decision: svc conflicts`);
   lines.push(r.pushed ? '  pushed' : '  nothing to push');
   for (const s of r.skipped) lines.push(`  not committed (cannot read its scope): ${s}`);

@@ -135,7 +135,13 @@ export async function syncStore(store: LocalStore, opts: SyncOptions = {}): Prom
       const plan = await planCommit(root, cache);
       report.local_only = plan.localOnly;
       if (plan.changes.length) {
-        throw new SvcError('conflict', `the store at ${root} is read-only for svc but has uncommitted changes (${plan.changes.map((c) => c.path).slice(0, 3).join(', ')}${plan.changes.length > 3 ? ', ...' : ''}): not pulling`);
+        throw new SvcError(
+          'conflict',
+          `the store at ${root} is read-only for svc but has uncommitted changes (${plan.changes
+            .map((c) => c.path)
+            .slice(0, 3)
+            .join(', ')}${plan.changes.length > 3 ? ', ...' : ''}): not pulling`,
+        );
       }
     }
   };
@@ -160,9 +166,14 @@ export async function syncStore(store: LocalStore, opts: SyncOptions = {}): Prom
         report.merge = 'ahead';
         return;
       }
-      const base = local ? ((await git.findMergeBase({ fs, dir: root, oids: [local, remoteHead], cache })) as string[])[0] ?? null : null;
+      const base = local ? (((await git.findMergeBase({ fs, dir: root, oids: [local, remoteHead], cache })) as string[])[0] ?? null) : null;
       const entries = await mergeEntries(root, await remoteChanges(root, base, remoteHead, cache), cache);
-      const plan = planMerge(entries, { localIds: (await planCommit(root, cache)).localIds, remoteCommit: remoteHead, now: now(), machine: machinePrefix(root) });
+      const plan = planMerge(entries, {
+        localIds: (await planCommit(root, cache)).localIds,
+        remoteCommit: remoteHead,
+        now: now(),
+        machine: machinePrefix(root),
+      });
       await applyPlan(root, plan, cache);
       report.pulled.files += plan.pulled.files;
       report.pulled.engrams += plan.pulled.engrams;
@@ -182,7 +193,9 @@ export async function syncStore(store: LocalStore, opts: SyncOptions = {}): Prom
           parent: [local, remoteHead],
           message:
             `svc sync: merge ${redactUrl(url)}` +
-            (plan.conflicts.length ? `\n\nConflicts (the other versions are in conflicts/):\n${plan.conflicts.map((c) => `  ${c.path}`).join('\n')}` : ''),
+            (plan.conflicts.length
+              ? `\n\nConflicts (the other versions are in conflicts/):\n${plan.conflicts.map((c) => `  ${c.path}`).join('\n')}`
+              : ''),
         });
         report.merge = 'merged';
       }
@@ -197,16 +210,25 @@ export async function syncStore(store: LocalStore, opts: SyncOptions = {}): Prom
       break;
     }
     // Someone pushed first: fetch, merge, push again.
-    if (attempt >= MAX_PUSH_ATTEMPTS) throw new SvcError('storage', `the remote kept moving while svc pushed (${MAX_PUSH_ATTEMPTS} attempts): run svc sync again`);
+    if (attempt >= MAX_PUSH_ATTEMPTS)
+      throw new SvcError('storage', `the remote kept moving while svc pushed (${MAX_PUSH_ATTEMPTS} attempts): run svc sync again`);
   }
 
   report.head = await resolveRef(root, 'HEAD');
-  report.open_conflicts = readConflicts(root).conflicts.map(({ id, path, engram_id, fields, detected_on, detected_at }) => ({ id, path, engram_id, fields, detected_on, detected_at }));
+  report.open_conflicts = readConflicts(root).conflicts.map(({ id, path, engram_id, fields, detected_on, detected_at }) => ({
+    id,
+    path,
+    engram_id,
+    fields,
+    detected_on,
+    detected_at,
+  }));
   writeState(root, {
     last_sync: now().toISOString(),
     remote: redactUrl(url),
     last_result:
-      `${report.merge}; pushed: ${report.pushed}; ${report.pulled.files} file(s) pulled` + (report.open_conflicts.length ? `; ${report.open_conflicts.length} open conflict(s)` : ''),
+      `${report.merge}; pushed: ${report.pushed}; ${report.pulled.files} file(s) pulled` +
+      (report.open_conflicts.length ? `; ${report.open_conflicts.length} open conflict(s)` : ''),
   });
   return report;
 }
@@ -254,7 +276,10 @@ export interface SyncAllReport {
  * Syncs the store and every registered store with a git remote of its own. Without any git
  * remote that is an error, unless `gitOptional` (a project whose hub is its only remote).
  */
-export async function syncStores(root: string, opts: { remote?: string; now?: () => Date; gitOptional?: boolean } = {}): Promise<SyncAllReport> {
+export async function syncStores(
+  root: string,
+  opts: { remote?: string; now?: () => Date; gitOptional?: boolean } = {},
+): Promise<SyncAllReport> {
   const { LocalStore } = await import('./local-store.js');
   const { readRegistry } = await import('./store-registry.js');
   const warnings: string[] = [];
@@ -267,8 +292,10 @@ export async function syncStores(root: string, opts: { remote?: string; now?: ()
     if (!hasRemote) {
       const others = [];
       for (const e of entries) if (existsSync(e.path) && (await getRemote(e.path))) others.push(e);
-      if (others.length === 0 && !opts.gitOptional) throw invalid(`no remote is set for the store at ${primary.root}: run svc sync <address> once (an http:// or https:// git remote)`);
-      if (others.length > 0) warnings.push(`the store at ${primary.root} has no remote (svc sync <address> sets one); syncing the registered stores only`);
+      if (others.length === 0 && !opts.gitOptional)
+        throw invalid(`no remote is set for the store at ${primary.root}: run svc sync <address> once (an http:// or https:// git remote)`);
+      if (others.length > 0)
+        warnings.push(`the store at ${primary.root} has no remote (svc sync <address> sets one); syncing the registered stores only`);
     } else {
       primaryReport = await syncStore(primary, { remote: opts.remote, now: opts.now });
       warnings.push(...(await reconcileAfterSync(primary.root)));

@@ -59,7 +59,11 @@ export function readLinesFrom(path: string, offset: number): { lines: string[]; 
     }
     const last = buf.subarray(0, got).lastIndexOf(0x0a);
     if (last === -1) return { lines: [], end: offset };
-    const lines = buf.subarray(0, last).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+    const lines = buf
+      .subarray(0, last)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     return { lines, end: offset + last + 1 };
   } finally {
     closeSync(fd);

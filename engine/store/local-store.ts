@@ -16,7 +16,17 @@ import type { Embedder } from '../embed/embedder.js';
 import { writeFileDurable } from './durable-write.js';
 import { assertStoreWritable, storeVersionNotice } from './migrations.js';
 import { isDiskFull, writeFailure } from './storage-errors.js';
-import { countEntries, dirMtime, DISK_FULL, initLayout, listQuarantined, makeDirs, readIdPrefix, unwritable, type StoreParts } from './store-layout.js';
+import {
+  countEntries,
+  dirMtime,
+  DISK_FULL,
+  initLayout,
+  listQuarantined,
+  makeDirs,
+  readIdPrefix,
+  unwritable,
+  type StoreParts,
+} from './store-layout.js';
 import { rebuildLocked, reconcile, type ReconcileMode } from './store-reconcile.js';
 import { appendLogLocked, syncLogs, type LogKind } from './store-logs.js';
 import { allocateId, flushEngrams } from './store-write.js';
@@ -53,7 +63,8 @@ export class LocalStore implements LocalBackend {
     this.root = root;
     this.engramsDir = join(root, 'engrams');
     this.quarantineDir = join(root, 'quarantine');
-    if (existsSync(root) && !statSync(root).isDirectory()) throw invalid(`the store path ${root} is a file, not a folder: point SVC_PATH or --path at a folder`);
+    if (existsSync(root) && !statSync(root).isDirectory())
+      throw invalid(`the store path ${root} is a file, not a folder: point SVC_PATH or --path at a folder`);
     let readOnly = unwritable(root);
     let index: SqliteIndex | undefined;
     if (!readOnly) {
@@ -74,7 +85,14 @@ export class LocalStore implements LocalBackend {
       this.warnings.push(`the store at ${root} is read-only here (${readOnly}): reading it with an index in memory; writes are refused`);
     }
     this.index = index!;
-    this.parts = { root, engramsDir: this.engramsDir, quarantineDir: this.quarantineDir, readOnly, warnings: this.warnings, index: this.index };
+    this.parts = {
+      root,
+      engramsDir: this.engramsDir,
+      quarantineDir: this.quarantineDir,
+      readOnly,
+      warnings: this.warnings,
+      index: this.index,
+    };
   }
 
   /** The index is derived: a damaged one is set aside (kept for inspection) and rebuilt. */
@@ -360,7 +378,8 @@ export class LocalStore implements LocalBackend {
   /** Refuses a write on a store that cannot be written here. */
   private assertWritable(): void {
     if (this.readOnly === DISK_FULL) throw writeFailure(Object.assign(new Error('no space'), { code: 'ENOSPC' }), this.root);
-    if (this.readOnly) throw new SvcError('storage', `the store at ${this.root} is read-only here (${this.readOnly}): reads work, writes do not`);
+    if (this.readOnly)
+      throw new SvcError('storage', `the store at ${this.root} is read-only here (${this.readOnly}): reads work, writes do not`);
     assertStoreWritable(this.root);
   }
 

@@ -1,4 +1,16 @@
-import { closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { contentHash } from '../model/content-hash.js';
 import { invalid, SvcError } from '../errors.js';
@@ -92,7 +104,9 @@ const contentHashes: StoreMigration = {
     const report: StepReport = { version: 2, name: this.name, direction: 'up', changed: [], skipped: [] };
     const dir = join(ctx.root, 'engrams');
     if (!existsSync(dir)) return report;
-    for (const file of readdirSync(dir).filter((f) => f.endsWith(ENGRAM_EXT) && !f.startsWith(TEMP_PREFIX)).sort()) {
+    for (const file of readdirSync(dir)
+      .filter((f) => f.endsWith(ENGRAM_EXT) && !f.startsWith(TEMP_PREFIX))
+      .sort()) {
       const rel = `engrams/${file}`;
       const path = join(dir, file);
       let text: string;
@@ -155,7 +169,10 @@ export function readStoreVersion(root: string): number {
   // A regex, not a YAML parser: this runs on every open and must stay cheap.
   const line = /^store_version\s*:(.*)$/m.exec(text);
   if (!line) return 1;
-  const value = line[1]!.replace(/\s#.*$/, '').trim().replace(/^(['"])(.*)\1$/, '$2');
+  const value = line[1]!
+    .replace(/\s#.*$/, '')
+    .trim()
+    .replace(/^(['"])(.*)\1$/, '$2');
   if (!/^\d+$/.test(value) || Number(value) < 1) {
     throw new SvcError('storage', `${path} has an invalid store_version "${value}" (expected a whole number from 1)`);
   }
@@ -166,10 +183,15 @@ export function storeVersionStatus(root: string): StoreVersionStatus {
   const current = readStoreVersion(root);
   const latest = LATEST_STORE_VERSION;
   const state: VersionState = current === latest ? 'current' : current < latest ? 'older' : 'newer';
-  const pending = STORE_MIGRATIONS.filter((m) => m.version > current).map(({ version, name, description }) => ({ version, name, description }));
+  const pending = STORE_MIGRATIONS.filter((m) => m.version > current).map(({ version, name, description }) => ({
+    version,
+    name,
+    description,
+  }));
   const status: StoreVersionStatus = { root, current, latest, state, pending };
   if (state === 'newer') status.message = tooNewMessage(root, current);
-  if (state === 'older') status.message = `the store at ${root} is at version ${current} (latest ${latest}): run \`svc migrate\` to upgrade it (a backup is taken first)`;
+  if (state === 'older')
+    status.message = `the store at ${root} is at version ${current} (latest ${latest}): run \`svc migrate\` to upgrade it (a backup is taken first)`;
   return status;
 }
 
@@ -187,7 +209,10 @@ export function assertStoreWritable(root: string): void {
   if (status.state === 'newer') throw new SvcError('storage', status.message!);
   const blocking = STORE_MIGRATIONS.filter((m) => m.version > status.current && !m.compatible);
   if (blocking.length > 0) {
-    throw new SvcError('storage', `the store at ${root} is at version ${status.current} and must be migrated before it is written: run \`svc migrate\``);
+    throw new SvcError(
+      'storage',
+      `the store at ${root} is at version ${status.current} and must be migrated before it is written: run \`svc migrate\``,
+    );
   }
 }
 
@@ -211,7 +236,8 @@ export async function migrateUp(root: string, opts: MigrateOptions = {}): Promis
 /** Rolls back to `target` (1 <= target <= current), newest migration first, after a backup. */
 export async function migrateDown(root: string, target: number, opts: MigrateOptions = {}): Promise<MigrationRun> {
   if (!Number.isInteger(target) || target < 1) throw invalid(`the version to roll back to must be a whole number from 1 (got "${target}")`);
-  if (target > LATEST_STORE_VERSION) throw invalid(`this svc knows store versions 1 to ${LATEST_STORE_VERSION}; cannot roll back to ${target}`);
+  if (target > LATEST_STORE_VERSION)
+    throw invalid(`this svc knows store versions 1 to ${LATEST_STORE_VERSION}; cannot roll back to ${target}`);
   return migrateTo(root, target, 'down', opts);
 }
 
@@ -258,9 +284,7 @@ export function writeStoreVersion(root: string, version: number): void {
   const path = join(root, CONFIG_FILE);
   const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const line = `store_version: ${version}`;
-  const next = /^store_version\s*:.*$/m.test(text)
-    ? text.replace(/^store_version\s*:.*$/m, line)
-    : `${line}\n${text}`;
+  const next = /^store_version\s*:.*$/m.test(text) ? text.replace(/^store_version\s*:.*$/m, line) : `${line}\n${text}`;
   writeFileDurable(path, next.endsWith('\n') ? next : `${next}\n`);
 }
 
@@ -279,7 +303,8 @@ async function withStoreLock<T>(root: string, fn: () => Promise<T>): Promise<T> 
     const code = (err as { code?: string }).code ?? '';
     // A damaged index is set aside and rebuilt by the next open; it cannot lock, but nothing
     // else can write through it either.
-    if (!/^SQLITE_(NOTADB|CORRUPT)/.test(code)) throw new SvcError('storage', `cannot lock the store at ${root}: ${(err as Error).message}`);
+    if (!/^SQLITE_(NOTADB|CORRUPT)/.test(code))
+      throw new SvcError('storage', `cannot lock the store at ${root}: ${(err as Error).message}`);
     return fn();
   }
   try {
@@ -308,7 +333,8 @@ export function backupStore(root: string, reason: string, now: Date = new Date()
   const backups = join(root, BACKUPS_DIR);
   mkdirSync(backups, { recursive: true });
   // Belt and braces: the store's .gitignore lists backups/, but an old or hand-made store may not.
-  if (!existsSync(join(backups, '.gitignore'))) writeFileDurable(join(backups, '.gitignore'), '# Backups taken by svc migrate: never committed.\n*\n');
+  if (!existsSync(join(backups, '.gitignore')))
+    writeFileDurable(join(backups, '.gitignore'), '# Backups taken by svc migrate: never committed.\n*\n');
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   let dest = join(backups, stamp);
   for (let n = 2; existsSync(dest); n++) dest = join(backups, `${stamp}-${n}`);

@@ -131,7 +131,8 @@ export class MultiStore implements LocalBackend {
       return member;
     }
     const gone = this.missing.find((m) => m.entry.scope === scope);
-    if (gone) throw new SvcError('storage', `scope ${scope} belongs to the store at ${gone.entry.path}, which is unavailable (${gone.reason})`);
+    if (gone)
+      throw new SvcError('storage', `scope ${scope} belongs to the store at ${gone.entry.path}, which is unavailable (${gone.reason})`);
     return { store: this.primary, entry: null };
   }
 
@@ -350,7 +351,8 @@ export class MultiStore implements LocalBackend {
       allocateId: async (kind, now, scope) => {
         const target = this.storeForScope(scope);
         const writer = txs.get(target.store);
-        if (!writer) throw new SvcError('conflict', `scope ${scope} belongs to the read-only store at ${target.store.root}: svc never writes there`);
+        if (!writer)
+          throw new SvcError('conflict', `scope ${scope} belongs to the read-only store at ${target.store.root}: svc never writes there`);
         let id: string;
         do id = await writer.allocateId(kind, now, scope);
         while (pending.has(id) || (await findStored(id)) !== null);
@@ -374,7 +376,10 @@ export class MultiStore implements LocalBackend {
           if (changed.every((k) => INCIDENTAL_FIELDS.has(k))) {
             // Bookkeeping another write does on the side (a recurrence count, a back-link): the
             // read-only store keeps its version; the write itself goes on.
-            if (changed.length) this.ownWarnings.push(`left ${id} in the read-only store at ${stored.member.store.root} unchanged (${changed.join(', ')} not updated)`);
+            if (changed.length)
+              this.ownWarnings.push(
+                `left ${id} in the read-only store at ${stored.member.store.root} unchanged (${changed.join(', ')} not updated)`,
+              );
             continue;
           }
           throw new SvcError(
@@ -387,7 +392,11 @@ export class MultiStore implements LocalBackend {
         target = this.storeForScope(p.doc.scope);
       }
       const writer = txs.get(target.store);
-      if (!writer) throw new SvcError('conflict', `scope ${p.doc.scope} belongs to the read-only store at ${target.store.root}: svc never writes there`);
+      if (!writer)
+        throw new SvcError(
+          'conflict',
+          `scope ${p.doc.scope} belongs to the read-only store at ${target.store.root}: svc never writes there`,
+        );
       await writer.put(p.doc, p.note);
     }
     return result;
@@ -403,4 +412,3 @@ function dedupeHits<H extends { engram: EngramDoc }>(hits: H[]): H[] {
   const seen = new Set<string>();
   return hits.filter((h) => (seen.has(h.engram.id) ? false : (seen.add(h.engram.id), true)));
 }
-

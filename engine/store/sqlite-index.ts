@@ -33,7 +33,6 @@ export interface PendingEmbedding {
   content_hash: string;
 }
 
-
 // Indexes added after schema version 5 shipped, created on open when an index lacks them.
 // engrams_retired, engrams_pinned: read by every prompt's hook in a fresh process, whose page
 // cache is cold: BM25 ranks over the full-text index alone (retired rows excluded through this
@@ -45,7 +44,9 @@ const ADDED_INDEXES: Record<string, string> = {
   engrams_pinned: 'CREATE INDEX IF NOT EXISTS engrams_pinned ON engrams (learned_at) WHERE pinned = 1',
   engrams_file: 'CREATE INDEX IF NOT EXISTS engrams_file ON engrams (file)',
 };
-const ADDED_INDEX_SQL = Object.values(ADDED_INDEXES).map((sql) => `${sql};`).join('\n');
+const ADDED_INDEX_SQL = Object.values(ADDED_INDEXES)
+  .map((sql) => `${sql};`)
+  .join('\n');
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -174,16 +175,16 @@ export class SqliteIndex {
   }
 
   hasSchema(): boolean {
-    const row = this.db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
-      .get();
+    const row = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
     return row !== undefined && this.getMeta('schema_version') === INDEX_SCHEMA_VERSION;
   }
 
   /** Whether the indexes added after version 5 are there (an index made before them lacks them). */
   hasAddedIndexes(): boolean {
     const names = Object.keys(ADDED_INDEXES);
-    const found = this.db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name IN (${names.map(() => '?').join(', ')})`).get(...names) as { n: number };
+    const found = this.db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name IN (${names.map(() => '?').join(', ')})`)
+      .get(...names) as { n: number };
     return found.n === names.length;
   }
 
@@ -226,8 +227,7 @@ export class SqliteIndex {
   /** Inserts or replaces the row of one engram and its full-text entry (`hash`: its statement's, when just computed). */
   upsert(engram: EngramDoc, file: string, stamp: FileStamp, hash: string = contentHash(engram.statement)): void {
     const existing = this.stmt('SELECT rowid, content_hash FROM engrams WHERE id = ?').get(engram.id) as
-      | { rowid: number; content_hash: string }
-      | undefined;
+      { rowid: number; content_hash: string } | undefined;
     const values = [
       file,
       stamp.mtime,
@@ -366,16 +366,19 @@ export class SqliteIndex {
   lastSeq(stem: string): number {
     const row = this.stmt('SELECT last FROM id_counters WHERE stem = ?').get(stem) as { last: number } | undefined;
     if (row) return row.last;
-    const max = this.stmt(
-      `SELECT max(CAST(substr(id, ?) AS INTEGER)) AS last FROM engrams WHERE id >= ? AND id < ?`,
-    ).get(stem.length + 1, stem, stem + '\uffff') as { last: number | null };
+    const max = this.stmt(`SELECT max(CAST(substr(id, ?) AS INTEGER)) AS last FROM engrams WHERE id >= ? AND id < ?`).get(
+      stem.length + 1,
+      stem,
+      stem + '\uffff',
+    ) as { last: number | null };
     return max.last ?? 0;
   }
 
   setLastSeq(stem: string, seq: number): void {
-    this.stmt(
-      'INSERT INTO id_counters (stem, last) VALUES (?, ?) ON CONFLICT (stem) DO UPDATE SET last = max(last, excluded.last)',
-    ).run(stem, seq);
+    this.stmt('INSERT INTO id_counters (stem, last) VALUES (?, ?) ON CONFLICT (stem) DO UPDATE SET last = max(last, excluded.last)').run(
+      stem,
+      seq,
+    );
   }
 
   /** BM25 over statement, tags, domain and rationale; retired engrams never come back. */
@@ -436,7 +439,10 @@ export class SqliteIndex {
   }
 
   setLogIndexed(file: string, bytes: number): void {
-    this.stmt('INSERT INTO log_files (file, indexed) VALUES (?, ?) ON CONFLICT (file) DO UPDATE SET indexed = excluded.indexed').run(file, bytes);
+    this.stmt('INSERT INTO log_files (file, indexed) VALUES (?, ?) ON CONFLICT (file) DO UPDATE SET indexed = excluded.indexed').run(
+      file,
+      bytes,
+    );
   }
 
   /** Drops what was indexed from a log file (it shrank or was replaced, e.g. by a git checkout). */
@@ -449,10 +455,17 @@ export class SqliteIndex {
   }
 
   addEpisode(e: Episode, file: string): void {
-    const info = this.stmt(
-      'INSERT OR IGNORE INTO episodes (id, file, at, agent, channel, session, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ).run(e.id, file, e.at, e.agent, e.channel ?? null, e.session ?? null, JSON.stringify(e));
-    if (info.changes) this.stmt('INSERT INTO episode_fts (rowid, summary) VALUES (?, ?)').run(info.lastInsertRowid, ftsIndexText(e.summary));
+    const info = this.stmt('INSERT OR IGNORE INTO episodes (id, file, at, agent, channel, session, doc) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      e.id,
+      file,
+      e.at,
+      e.agent,
+      e.channel ?? null,
+      e.session ?? null,
+      JSON.stringify(e),
+    );
+    if (info.changes)
+      this.stmt('INSERT INTO episode_fts (rowid, summary) VALUES (?, ?)').run(info.lastInsertRowid, ftsIndexText(e.summary));
   }
 
   getEpisode(id: string): Episode | null {
@@ -471,7 +484,11 @@ export class SqliteIndex {
       where.push('episode_fts MATCH ?');
       args.push(match);
     }
-    for (const [col, value] of [['agent', f.agent], ['channel', f.channel], ['session', f.session]] as const) {
+    for (const [col, value] of [
+      ['agent', f.agent],
+      ['channel', f.channel],
+      ['session', f.session],
+    ] as const) {
       if (value !== undefined) {
         where.push(`e.${col} = ?`);
         args.push(value);

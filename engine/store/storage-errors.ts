@@ -35,7 +35,12 @@ export function isReadOnly(err: unknown): boolean {
 /** The error a write that failed on the disk is reported as (nothing of it was kept). */
 export function writeFailure(err: unknown, root: string): unknown {
   if (err instanceof SvcError) return err;
-  if (isDiskFull(err, root)) return new SvcError('storage', `the disk holding the store at ${root} is full: nothing was written; free some space and try again`);
-  if (isReadOnly(err)) return new SvcError('storage', `the store at ${root} cannot be written here (${(err as Error).message.split('\n')[0]}): nothing was written`);
+  if (isDiskFull(err, root))
+    return new SvcError('storage', `the disk holding the store at ${root} is full: nothing was written; free some space and try again`);
+  if (isReadOnly(err))
+    return new SvcError(
+      'storage',
+      `the store at ${root} cannot be written here (${(err as Error).message.split('\n')[0]}): nothing was written`,
+    );
   return err;
 }

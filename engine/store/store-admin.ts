@@ -76,14 +76,20 @@ export async function listStores(root: string): Promise<StoreRow[]> {
 /** Does `path` look like a folder svc may turn into (or use as) a store? */
 function checkStoreFolder(path: string, readonly: boolean): void {
   if (!existsSync(path)) {
-    if (readonly) throw new SvcError('not_found', `${path} does not exist: a read-only store must be an existing store (e.g. a clone of a team repository)`);
+    if (readonly)
+      throw new SvcError(
+        'not_found',
+        `${path} does not exist: a read-only store must be an existing store (e.g. a clone of a team repository)`,
+      );
     return; // created empty
   }
   if (!statSync(path).isDirectory()) throw invalid(`${path} is not a folder`);
   const entries = readdirSync(path);
   const looksLikeStore = ['engrams', 'local.yaml', 'config.yaml'].some((f) => entries.includes(f));
   if (!looksLikeStore && entries.length > 0) {
-    throw invalid(`${path} is neither empty nor an svc store (it has no engrams/ folder): give an empty or new folder, or an existing store`);
+    throw invalid(
+      `${path} is neither empty nor an svc store (it has no engrams/ folder): give an empty or new folder, or an existing store`,
+    );
   }
 }
 
@@ -114,7 +120,8 @@ export async function addStore(
     const entries = await readRegistry(primary.root);
     const registered = entries.find((e) => storeKey(e.path) === key);
     const owner = entries.find((e) => e.scope === request.scope);
-    if (!registered && owner) throw new SvcError('conflict', `scope ${request.scope} is already served by the store at ${owner.path}; one scope has one store`);
+    if (!registered && owner)
+      throw new SvcError('conflict', `scope ${request.scope} is already served by the store at ${owner.path}; one scope has one store`);
     if (!registered && key !== storeKey(primary.root)) checkStoreFolder(key, request.readonly ?? false);
     let added: LocalStore | undefined;
     try {
@@ -134,7 +141,9 @@ export async function addStore(
           json: { action: 'added', store: { ...e, engrams: row?.engrams ?? null, id_prefix: row?.id_prefix ?? null } },
           text:
             `Added ${e.path} for scope ${e.scope}${e.readonly ? ' (read-only)' : ''}${e.shared ? ' (shared)' : ''}: ${row?.engrams ?? 0} engram(s). ` +
-            (e.readonly ? 'recall, inject and list read it; svc never writes to it.' : `Engrams learned with --scope ${e.scope} are written there.`),
+            (e.readonly
+              ? 'recall, inject and list read it; svc never writes to it.'
+              : `Engrams learned with --scope ${e.scope} are written there.`),
         };
       }
       return {

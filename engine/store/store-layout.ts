@@ -52,7 +52,10 @@ export async function initLayout(root: string): Promise<void> {
     writeFileDurable(join(root, 'config.yaml'), `store_version: ${STORE_LAYOUT_VERSION}\n`);
   }
   // local.yaml is written last: its presence means the layout is complete.
-  createFileDurable(join(root, 'local.yaml'), `# This machine's copy of the store.\nid_prefix: ${newStorePrefix((n) => nodeCrypto().randomBytes(n))}\n`);
+  createFileDurable(
+    join(root, 'local.yaml'),
+    `# This machine's copy of the store.\nid_prefix: ${newStorePrefix((n) => nodeCrypto().randomBytes(n))}\n`,
+  );
 }
 
 /** This machine's id prefix, from local.yaml. */
@@ -117,6 +120,7 @@ export function makeDirs(dir: string): void {
   try {
     mkdirSync(dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new SvcError('storage', `cannot create the folder ${dir}: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new SvcError('storage', `cannot create the folder ${dir}: ${(err as Error).message}`);
   }
 }

@@ -13,12 +13,18 @@ const LOG_EXT = '.jsonl';
 
 function logFiles(root: string, kind: LogKind): string[] {
   const dir = join(root, kind);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(LOG_EXT)).sort() : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith(LOG_EXT))
+        .sort()
+    : [];
 }
 
 /** Indexes what other processes appended to the logs since we last looked. */
 export async function syncLogs(store: StoreParts, kind: LogKind, catchUp: (fn: () => void) => Promise<void>): Promise<void> {
-  const behind = logFiles(store.root, kind).some((f) => statSync(join(store.root, kind, f)).size !== store.index.logIndexed(`${kind}/${f}`));
+  const behind = logFiles(store.root, kind).some(
+    (f) => statSync(join(store.root, kind, f)).size !== store.index.logIndexed(`${kind}/${f}`),
+  );
   if (behind) await catchUp(() => syncLogsLocked(store, kind));
 }
 
@@ -68,7 +74,10 @@ export function appendLogLocked(store: StoreParts, kind: LogKind, records: Array
     const path = join(dir, f);
     const before = existsSync(path) ? statSync(path).size : null;
     undo.push(() => (before === null ? rmSync(path, { force: true }) : truncateSync(path, before)));
-    const size = appendLines(path, group.map((r) => JSON.stringify(r)));
+    const size = appendLines(
+      path,
+      group.map((r) => JSON.stringify(r)),
+    );
     for (const r of group) indexLogLine(store, kind, rel, JSON.stringify(r));
     store.index.setLogIndexed(rel, size);
   }

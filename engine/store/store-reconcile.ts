@@ -26,7 +26,11 @@ let yamlModule: Promise<Yaml> | undefined;
 export const loadYaml = (): Promise<Yaml> => (yamlModule ??= import('./engram-yaml.js'));
 
 /** Indexes the files that changed since the index last looked (`catchUp` holds the lock when free). */
-export async function reconcile(store: StoreParts, mode: ReconcileMode, catchUp: (fn: () => Promise<void> | void) => Promise<void>): Promise<void> {
+export async function reconcile(
+  store: StoreParts,
+  mode: ReconcileMode,
+  catchUp: (fn: () => Promise<void> | void) => Promise<void>,
+): Promise<void> {
   const mtime = dirMtime(store.engramsDir);
   if (mode === 'fast') {
     const lastFull = Number(store.index.getMeta('full_scan_at') ?? 0);

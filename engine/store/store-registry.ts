@@ -105,7 +105,11 @@ async function writeRegistry(root: string, entries: StoreEntry[]): Promise<void>
   // Edit the document in place so the comment and id_prefix line stay as they are.
   const doc = parseDocument(readFileSync(path, 'utf8'));
   if (entries.length === 0) doc.delete('stores');
-  else doc.set('stores', entries.map((e) => ({ ...e })));
+  else
+    doc.set(
+      'stores',
+      entries.map((e) => ({ ...e })),
+    );
   writeFileDurable(path, doc.toString({ lineWidth: 0 }));
 }
 
@@ -134,7 +138,8 @@ export async function addToRegistry(
     return { action: 'unchanged', entry: existing, requested, reason };
   }
   const owner = entries.find((e) => e.scope === request.scope);
-  if (owner) throw new SvcError('conflict', `scope ${request.scope} is already served by the store at ${owner.path}; one scope has one store`);
+  if (owner)
+    throw new SvcError('conflict', `scope ${request.scope} is already served by the store at ${owner.path}; one scope has one store`);
   const entry: StoreEntry = { path: key, ...requested, added_at: now.toISOString() };
   await writeRegistry(root, [...entries, entry]);
   return { action: 'added', entry };

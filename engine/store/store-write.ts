@@ -16,7 +16,12 @@ import { appendLogLocked } from './store-logs.js';
 // step records in `undo` how to put the files back if the unit fails before it commits.
 
 /** Validates and writes `docs`, updates the index and appends their change events. */
-export async function flushEngrams(store: StoreParts, docs: EngramDoc[], notes: Map<string, EventNote>, undo: Array<() => void>): Promise<void> {
+export async function flushEngrams(
+  store: StoreParts,
+  docs: EngramDoc[],
+  notes: Map<string, EventNote>,
+  undo: Array<() => void>,
+): Promise<void> {
   if (docs.length === 0) return;
   const { stringifyEngram } = await loadYaml();
   const { validateEngram } = await import('../model/validate-engram.js');

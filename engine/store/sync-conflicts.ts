@@ -61,7 +61,9 @@ export function readConflicts(root: string): { conflicts: StoredConflict[]; prob
   const conflicts: StoredConflict[] = [];
   const problems: string[] = [];
   if (!existsSync(dir)) return { conflicts, problems };
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.yaml'))
+    .sort()) {
     const file = join(dir, name);
     try {
       const r = parse(readFileSync(file, 'utf8')) as ConflictRecord;

@@ -76,7 +76,8 @@ export interface MergePlan {
 
 export const ENGRAM_PATH = /^engrams\/([^/]+)\.yaml$/;
 /** Derived or machine-local files (the store's .gitignore lists them too): never committed, never taken. */
-export const MACHINE_LOCAL = /^(index\.db|local\.yaml$|pack-keys\.yaml$|models\/|quarantine\/|backups\/|bin\/|logs\/|remote\/)|(^|\/)\.tmp-/;
+export const MACHINE_LOCAL =
+  /^(index\.db|local\.yaml$|pack-keys\.yaml$|models\/|quarantine\/|backups\/|bin\/|logs\/|remote\/)|(^|\/)\.tmp-/;
 
 const same = (a: FileBytes | null, b: FileBytes | null): boolean => (a === null || b === null ? a === b : a.equals(b));
 const text = (b: FileBytes): string => b.toString('utf8');
@@ -196,7 +197,13 @@ export function planMerge(entries: MergeEntry[], ctx: MergeContext): MergePlan {
       continue;
     }
     const kind = c.base ? 'edited-on-both' : 'added-on-both';
-    const common = { kind, path: c.path, detected_at: ctx.now.toISOString(), detected_on: ctx.machine, other_commit: ctx.remoteCommit.slice(0, 7) } as const;
+    const common = {
+      kind,
+      path: c.path,
+      detected_at: ctx.now.toISOString(),
+      detected_on: ctx.machine,
+      other_commit: ctx.remoteCommit.slice(0, 7),
+    } as const;
     if (engramId) {
       const merged = mergeEngramFiles(c.base, c.local, c.remote);
       if (merged) {
@@ -206,7 +213,14 @@ export function planMerge(entries: MergeEntry[], ctx: MergeContext): MergePlan {
           plan.merged_engrams.push(engramId);
           continue;
         }
-        const path = record({ ...common, engram_id: engramId, fields: merged.clash, kept: merged.kept, other: merged.other, other_version: text(c.remote) });
+        const path = record({
+          ...common,
+          engram_id: engramId,
+          fields: merged.clash,
+          kept: merged.kept,
+          other: merged.other,
+          other_version: text(c.remote),
+        });
         plan.conflicts.push({
           path: c.path,
           engram_id: engramId,
@@ -220,7 +234,12 @@ export function planMerge(entries: MergeEntry[], ctx: MergeContext): MergePlan {
     }
     // Not an engram, or a file that does not read as one: keep ours, record theirs whole.
     stage(c.path, c.local);
-    const path = record({ ...common, ...(engramId ? { engram_id: engramId } : {}), other_version: c.remote.toString('base64'), encoding: 'base64' });
+    const path = record({
+      ...common,
+      ...(engramId ? { engram_id: engramId } : {}),
+      other_version: c.remote.toString('base64'),
+      encoding: 'base64',
+    });
     plan.conflicts.push({
       path: c.path,
       ...(engramId ? { engram_id: engramId } : {}),
@@ -255,11 +274,37 @@ function mergeEngramFiles(
 }
 
 /** Counters that add each side's increments. */
-const ADD = new Set(['reference_count', 'recurrence_count', 'sources_omitted', 'feedback_signals.positive', 'feedback_signals.negative', 'feedback_signals.neutral', 'usage.injections', 'usage.hits', 'usage.misses', 'activation.frequency']);
+const ADD = new Set([
+  'reference_count',
+  'recurrence_count',
+  'sources_omitted',
+  'feedback_signals.positive',
+  'feedback_signals.negative',
+  'feedback_signals.neutral',
+  'usage.injections',
+  'usage.hits',
+  'usage.misses',
+  'activation.frequency',
+]);
 /** Values where the later or larger one wins. */
-const MAX = new Set(['activation.last_accessed', 'activation.retrieval_strength', 'activation.storage_strength', 'usage.last_hit_at', 'temporal.ingested_at']);
+const MAX = new Set([
+  'activation.last_accessed',
+  'activation.retrieval_strength',
+  'activation.storage_strength',
+  'usage.last_hit_at',
+  'temporal.ingested_at',
+]);
 /** Lists whose merge is the union of both sides. */
-const UNION = new Set(['tags', 'sources', 'episode_ids', 'contraindications', 'source_patterns', 'associations', 'knowledge_anchors', 'entities']);
+const UNION = new Set([
+  'tags',
+  'sources',
+  'episode_ids',
+  'contraindications',
+  'source_patterns',
+  'associations',
+  'knowledge_anchors',
+  'entities',
+]);
 /** Objects merged key by key with these rules. */
 const NESTED = new Set(['feedback_signals', 'usage', 'activation', 'relations', 'temporal']);
 /** What follows the statement: whichever statement stays brings these along. */
@@ -275,7 +320,10 @@ const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'obje
 export function mergeEngramDocs(base: EngramDoc, local: EngramDoc, remote: EngramDoc): { doc: EngramDoc; clash: string[] } {
   const clash: string[] = [];
   const merged: Record<string, unknown> = {};
-  const statementClash = json(local.statement) !== json(remote.statement) && json(local.statement) !== json(base.statement) && json(remote.statement) !== json(base.statement);
+  const statementClash =
+    json(local.statement) !== json(remote.statement) &&
+    json(local.statement) !== json(base.statement) &&
+    json(remote.statement) !== json(base.statement);
   const keys = [...new Set([...Object.keys(local), ...Object.keys(remote), ...Object.keys(base)])];
   for (const k of keys) {
     if (WITH_STATEMENT.includes(k)) {
@@ -326,4 +374,3 @@ function merge3(b: unknown, l: unknown, r: unknown, path: string, clash: string[
   clash.push(path.split('.')[0]!);
   return l;
 }
-

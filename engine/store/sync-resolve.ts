@@ -26,7 +26,8 @@ export function findConflict(store: LocalBackend, target: string): StoredConflic
   if (exact) return exact;
   const ofEngram = conflicts.filter((c) => c.engram_id === target);
   if (ofEngram.length === 1) return ofEngram[0]!;
-  if (ofEngram.length > 1) throw invalid(`${target} has ${ofEngram.length} open conflicts: name one (${ofEngram.map((c) => c.id).join(', ')})`);
+  if (ofEngram.length > 1)
+    throw invalid(`${target} has ${ofEngram.length} open conflicts: name one (${ofEngram.map((c) => c.id).join(', ')})`);
   throw notFound(`no open sync conflict ${target} (svc conflicts lists them)`);
 }
 
@@ -56,7 +57,12 @@ export async function resolveConflict(store: LocalBackend, target: string, keep:
           else if (value === null || value === undefined) delete (next as Record<string, unknown>)[field];
           else (next as Record<string, unknown>)[field] = value;
         }
-        await tx.put(next, { action: 'updated', at: now, session: ctx.sessionId ?? undefined, details: { sync_conflict: record.id, kept: 'other' } });
+        await tx.put(next, {
+          action: 'updated',
+          at: now,
+          session: ctx.sessionId ?? undefined,
+          details: { sync_conflict: record.id, kept: 'other' },
+        });
         return next;
       });
     } else {

@@ -16,7 +16,10 @@ export const REMOTE = 'origin';
 
 let loaded: Promise<{ git: Git['default']; http: Http['default'] }> | undefined;
 export function loadGit(): Promise<{ git: Git['default']; http: Http['default'] }> {
-  return (loaded ??= Promise.all([import('isomorphic-git'), import('isomorphic-git/http/node')]).then(([g, h]) => ({ git: g.default, http: h.default })));
+  return (loaded ??= Promise.all([import('isomorphic-git'), import('isomorphic-git/http/node')]).then(([g, h]) => ({
+    git: g.default,
+    http: h.default,
+  })));
 }
 
 const run = promisify(execFile);
@@ -31,19 +34,29 @@ export function redactUrl(url: string): string {
 /** How a remote address is reached; refuses what is not a git remote. */
 export function remoteKind(url: string): RemoteKind {
   if (/^https?:\/\/\S+$/i.test(url)) return 'http';
-  if (/^(ssh|git\+ssh|file):\/\/\S+$/i.test(url) || /^[\w.-]+@[\w.-]+:\S+$/.test(url) || /^(\/|\.{1,2}\/|~\/)\S*$/.test(url)) return 'system';
-  throw invalid(`"${redactUrl(url)}" is not a git remote: use an https:// address, an SSH address (git@host:owner/repo.git, ssh://...) or a path to a repository`);
+  if (/^(ssh|git\+ssh|file):\/\/\S+$/i.test(url) || /^[\w.-]+@[\w.-]+:\S+$/.test(url) || /^(\/|\.{1,2}\/|~\/)\S*$/.test(url))
+    return 'system';
+  throw invalid(
+    `"${redactUrl(url)}" is not a git remote: use an https:// address, an SSH address (git@host:owner/repo.git, ssh://...) or a path to a repository`,
+  );
 }
 
 async function systemGit(root: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
     // Never wait for a password or a host-key prompt nobody will answer.
-    const env = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND ?? 'ssh -o BatchMode=yes -o ConnectTimeout=10' };
+    const env = {
+      ...process.env,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND ?? 'ssh -o BatchMode=yes -o ConnectTimeout=10',
+    };
     return await run('git', ['-C', root, ...args], { env, maxBuffer: 64 * 1024 * 1024 });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT') {
-      throw new SvcError('storage', 'SSH and local-path remotes need the git command, which is not installed here: install git, or use an https:// remote');
+      throw new SvcError(
+        'storage',
+        'SSH and local-path remotes need the git command, which is not installed here: install git, or use an https:// remote',
+      );
     }
     throw Object.assign(new Error((e.stderr || e.message).trim()), { stderr: e.stderr ?? '' });
   }
@@ -52,7 +65,9 @@ async function systemGit(root: string, args: string[]): Promise<{ stdout: string
 function networkError(action: string, url: string, err: unknown): SvcError {
   if (err instanceof SvcError) return err;
   const e = err as { code?: string; message?: string; data?: { statusCode?: number; statusMessage?: string } };
-  const detail = e.data?.statusCode ? `HTTP ${e.data.statusCode} ${e.data.statusMessage ?? ''}`.trim() : (e.message ?? String(err)).trim().split('\n').slice(-3).join('; ');
+  const detail = e.data?.statusCode
+    ? `HTTP ${e.data.statusCode} ${e.data.statusMessage ?? ''}`.trim()
+    : (e.message ?? String(err)).trim().split('\n').slice(-3).join('; ');
   return new SvcError('storage', `cannot ${action} ${redactUrl(url)}: ${detail}`);
 }
 
@@ -72,7 +87,17 @@ export async function fetchBranch(root: string, url: string, branch: string, cac
   }
   if (!refs.some((r) => r.ref === `refs/heads/${branch}`)) return null;
   try {
-    const fetched = await git.fetch({ fs, http, dir: root, remote: REMOTE, ref: branch, remoteRef: branch, singleBranch: true, tags: false, cache });
+    const fetched = await git.fetch({
+      fs,
+      http,
+      dir: root,
+      remote: REMOTE,
+      ref: branch,
+      remoteRef: branch,
+      singleBranch: true,
+      tags: false,
+      cache,
+    });
     return fetched.fetchHead ?? null;
   } catch (err) {
     // isomorphic-git cannot fetch from a server whose HEAD names a branch that does not exist
@@ -111,7 +136,12 @@ export async function pushBranch(root: string, url: string, branch: string, cach
       await systemGit(root, ['push', '--quiet', REMOTE, `refs/heads/${branch}:refs/heads/${branch}`]);
       return 'pushed';
     } catch (err) {
-      if (/\[rejected\]|non-fast-forward|fetch first|failed to update ref/i.test((err as { stderr?: string }).stderr ?? (err as Error).message)) return 'rejected';
+      if (
+        /\[rejected\]|non-fast-forward|fetch first|failed to update ref/i.test(
+          (err as { stderr?: string }).stderr ?? (err as Error).message,
+        )
+      )
+        return 'rejected';
       throw networkError('push to', url, err);
     }
   }
@@ -128,7 +158,8 @@ export async function pushBranch(root: string, url: string, branch: string, cach
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'PushRejectedError') return 'rejected';
-    if (code === 'GitPushError' && /fetch first|non-fast-forward|rejected|failed to update ref/i.test((err as Error).message)) return 'rejected';
+    if (code === 'GitPushError' && /fetch first|non-fast-forward|rejected|failed to update ref/i.test((err as Error).message))
+      return 'rejected';
     throw networkError('push to', url, err);
   }
 }

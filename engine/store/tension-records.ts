@@ -119,7 +119,8 @@ export class LocalTensionStore implements TensionStore {
           const stem = `T-${day}-`;
           // The next number after every record of the day and the last id handed out (its record
           // may have been purged since: an id is never reused).
-          const seqOf = (name: string): number => (name.startsWith(stem) ? Number(name.slice(stem.length).replace(RECORD_EXT, '')) || 0 : 0);
+          const seqOf = (name: string): number =>
+            name.startsWith(stem) ? Number(name.slice(stem.length).replace(RECORD_EXT, '')) || 0 : 0;
           let seq = seqOf(this.lastId());
           for (const f of readdirSync(this.dir)) if (f.endsWith(RECORD_EXT)) seq = Math.max(seq, seqOf(f));
           const at = now.toISOString();

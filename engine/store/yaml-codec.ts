@@ -18,7 +18,8 @@ const OUTSIDE = Symbol('outside the subset');
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** The core schema's numbers: only the plain decimal forms are read here, the rest go to `yaml`. */
-const CORE_NUMBER = /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
+const CORE_NUMBER =
+  /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const DECIMAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$/;
 /** Words the core schema reads as null or a boolean in a spelling other than the ones written here. */
 const OTHER_WORDS = new Set(['~', 'Null', 'NULL', 'True', 'TRUE', 'False', 'FALSE']);
@@ -172,7 +173,10 @@ export function writeSvcYaml(value: Record<string, unknown>): string | undefined
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
 /** A mapping's pairs at column `col`; the first one after `lead` (a sequence item's `- `) when given. */
 function writePairs(obj: Record<string, unknown>, col: number, out: string[], lead?: string): void {

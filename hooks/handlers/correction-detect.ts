@@ -41,13 +41,17 @@ export function correctionMessage(match: CorrectionMatch, affected: Array<{ id: 
   const quoted = `"${oneLine(match.excerpt, 160)}"`;
   const lines =
     match.kind === 'convention'
-      ? [`svc: the user stated a convention (${quoted}). Record it now with svc_learn as one short, general statement (CLI: svc learn "<statement>").`]
+      ? [
+          `svc: the user stated a convention (${quoted}). Record it now with svc_learn as one short, general statement (CLI: svc learn "<statement>").`,
+        ]
       : [
           `svc: the user is correcting you (${quoted}). Act on it, and record the lesson with svc_learn as one short, general statement (CLI: svc learn "<statement>"), so the mistake is not repeated in later sessions.`,
         ];
   lines.push('If it replaces an engram you were shown, pass supersedes with that engram id.');
   if (affected.length > 0) {
-    lines.push(`Engrams it may replace (supersede only if it does): ${affected.map((a) => `${a.id} "${oneLine(a.statement, 100)}"`).join('; ')}.`);
+    lines.push(
+      `Engrams it may replace (supersede only if it does): ${affected.map((a) => `${a.id} "${oneLine(a.statement, 100)}"`).join('; ')}.`,
+    );
   }
   return lines.join(' ');
 }

@@ -31,7 +31,8 @@ export interface CorrectionMatch {
 const BENIGN_AFTER_NO =
   /^(worries|worry|problem|problems|need|rush|hurry|pressure|thanks|thank you|way|idea|clue|doubt|matter|offense|biggie|prob|sweat|more|further|changes? (are )?needed|other)\b/;
 /** After "no, ...": acknowledgements ("no, that's fine"). */
-const BENIGN_ACK = /^(that'?s|it'?s|this is|that is|it is|all)\s+(fine|ok|okay|good|great|perfect|all good|correct|right|it)\b|^(fine|ok|okay|good|great|thanks|go ahead|leave it|keep it|that'?s all|all good|just|only)\b/;
+const BENIGN_ACK =
+  /^(that'?s|it'?s|this is|that is|it is|all)\s+(fine|ok|okay|good|great|perfect|all good|correct|right|it)\b|^(fine|ok|okay|good|great|thanks|go ahead|leave it|keep it|that'?s all|all good|just|only)\b/;
 /** Verbs after "don't" that make a reminder or a pleasantry, not a prohibition. */
 const BENIGN_DONT = /^(forget|worry|bother|hesitate|mind|stress|panic|rush|sweat|be afraid)\b/;
 const QUESTION_START =
@@ -82,7 +83,9 @@ const RULES: Rule[] = [
     // "you're wrong", "you got it wrong", "you misunderstood", "you did it wrong"
     name: 'you-wrong',
     kind: 'correction',
-    test: re(/\byou(\s*'re|\s+are|\s+were|\s+got (it|that|this)|\s+did (it|that|this)|\s+have (it|that|this))\s+(\w+\s+)?(wrong|incorrect|mistaken|backwards)\b|\byou (misunderstood|misread|misinterpreted|confused)\b/),
+    test: re(
+      /\byou(\s*'re|\s+are|\s+were|\s+got (it|that|this)|\s+did (it|that|this)|\s+have (it|that|this))\s+(\w+\s+)?(wrong|incorrect|mistaken|backwards)\b|\byou (misunderstood|misread|misinterpreted|confused)\b/,
+    ),
   },
   {
     // "you broke the login page", "you forgot to update the changelog", "you deleted my comment"
@@ -122,7 +125,9 @@ const RULES: Rule[] = [
     // "stop adding emojis", "please stop using relative imports" (but not "stop the server")
     name: 'stop-doing',
     kind: 'correction',
-    test: re(/(^|[,;:]\s*|\bplease\s+|\bjust\s+|\band\s+)(stop|quit|cease) (\w+ing)\b(?! (server|process|container|service|job|daemon)s?\b)/),
+    test: re(
+      /(^|[,;:]\s*|\bplease\s+|\bjust\s+|\band\s+)(stop|quit|cease) (\w+ing)\b(?! (server|process|container|service|job|daemon)s?\b)/,
+    ),
   },
   {
     // "don't add comments to every line", "Never use any in this repo", "please don't ever ..."
@@ -157,7 +162,8 @@ const RULES: Rule[] = [
     // "not jest, vitest", "Not the staging DB — the local one"
     name: 'not-x-y',
     kind: 'correction',
-    test: (s, { first, question }) => first && !question && /^not\s+(the\s+|a\s+|an\s+)?[\w@./~-]+(\s+[\w@./~-]+){0,3}\s*([,;:—–]|-{1,2})\s*\S/.test(s),
+    test: (s, { first, question }) =>
+      first && !question && /^not\s+(the\s+|a\s+|an\s+)?[\w@./~-]+(\s+[\w@./~-]+){0,3}\s*([,;:—–]|-{1,2})\s*\S/.test(s),
   },
   {
     // "it's yarn, not npm", "we use snake_case, not camelCase", "it should be const, not let", "3.11, not 3.12"
@@ -188,13 +194,15 @@ const RULES: Rule[] = [
     // "wrong file, I meant src/api/client.ts", "Wrong approach — we never mock the database"
     name: 'leading-wrong',
     kind: 'correction',
-    test: (s, { first, question }) => first && !question && /^(wrong|incorrect|not quite|not right|not correct)\b(\s+\w+)?\s*([,.!;:—–-]|$)/.test(s),
+    test: (s, { first, question }) =>
+      first && !question && /^(wrong|incorrect|not quite|not right|not correct)\b(\s+\w+)?\s*([,.!;:—–-]|$)/.test(s),
   },
   {
     // "that's the wrong branch", "you edited the wrong file"
     name: 'the-wrong',
     kind: 'correction',
-    test: (s, { question }) => !question && /\b(that'?s|that is|this is|it'?s|you (\w+ed|used|picked|chose|opened|changed))\s+(the|a)\s+wrong\b/.test(s),
+    test: (s, { question }) =>
+      !question && /\b(that'?s|that is|this is|it'?s|you (\w+ed|used|picked|chose|opened|changed))\s+(the|a)\s+wrong\b/.test(s),
   },
   {
     // "from now on, always run prettier", "in this repo we always use named exports", "going forward ..."
@@ -203,7 +211,9 @@ const RULES: Rule[] = [
     test: (s, { question }) =>
       !question &&
       (/^(from now on|going forward|in (the )?future|henceforth|for future reference)\b/.test(s) ||
-        /\b(in this|in our|in the) (repo|repository|project|codebase|code base|team|company|monorepo)\b[^.]*\b(we|you)\s+(always|never|don'?t|do not|use|prefer|must)\b/.test(s) ||
+        /\b(in this|in our|in the) (repo|repository|project|codebase|code base|team|company|monorepo)\b[^.]*\b(we|you)\s+(always|never|don'?t|do not|use|prefer|must)\b/.test(
+          s,
+        ) ||
         /\bwe (always|never|don'?t ever|do not ever)\s+\w+/.test(s) ||
         /\bwe (don'?t|do not) (use|write|put|commit|push|import|add|mock|call|name)\b/.test(s) ||
         /^(always|never) (use|add|write|run|put|call|commit|push|import|name|prefer)\b/.test(s)),
@@ -233,11 +243,7 @@ function sentences(text: string): string[] {
 }
 
 function normalize(s: string): string {
-  return s
-    .toLowerCase()
-    .replace(/[’‘]/g, "'")
-    .replace(/\s+/g, ' ')
-    .trim();
+  return s.toLowerCase().replace(/[’‘]/g, "'").replace(/\s+/g, ' ').trim();
 }
 
 /**

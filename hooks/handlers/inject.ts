@@ -38,7 +38,6 @@ function denseBudgetMs(): number {
   return Number.isFinite(n) && n >= 0 ? n : DENSE_BUDGET_MS;
 }
 
-
 export async function hookInject(e: HookEvent): Promise<string | undefined> {
   const name = eventName(e) || (typeof e.prompt === 'string' ? 'UserPromptSubmit' : '');
   if (name !== 'UserPromptSubmit' && name !== 'SessionStart') return undefined;
@@ -65,7 +64,8 @@ export async function injectFor(task: string, opts: { session?: string; host: Ho
     const reranker = rerankerSetting(store.root, process.env, denseBudgetMs());
     const team = await hookTeam(store.root, opts.dir || process.cwd());
     const result = await inject(store, task, { budget: budget(), withProtocol: false, embedder, reranker, ...(team ? { team } : {}) });
-    if (result.sources && result.sources.hub.state !== 'ok' && result.sources.hub.state !== 'cached') hookFailed(new Error(result.sources.hub.detail ?? 'the hub did not answer'));
+    if (result.sources && result.sources.hub.state !== 'ok' && result.sources.hub.state !== 'cached')
+      hookFailed(new Error(result.sources.hub.detail ?? 'the hub did not answer'));
     const shown = Object.values(result.blocks).flat().length;
     if (shown === 0) return undefined;
     try {
@@ -133,7 +133,10 @@ async function denseLeg(store: LocalBackend): Promise<EmbedderState | undefined>
     if (store.vectorStats(model).pending > MAX_PENDING_FOR_DENSE) return undefined;
     // A cold model (first run after boot, a slow disk) must not hold up the prompt: past the
     // budget the answer is BM25 alone, and the load is abandoned with the process.
-    const state = await Promise.race([loadEmbedder(store.root, { download: false, progress: false }), sleep(denseBudgetMs(), undefined, { ref: false })]);
+    const state = await Promise.race([
+      loadEmbedder(store.root, { download: false, progress: false }),
+      sleep(denseBudgetMs(), undefined, { ref: false }),
+    ]);
     return state?.state === 'ready' ? state : undefined;
   } catch (err) {
     hookFailed(err);
@@ -157,5 +160,9 @@ export function projectQuery(dir: string): string {
   } catch {
     /* the folder name alone will do */
   }
-  return words.filter(Boolean).join(' ').replace(/[-_./:]+/g, ' ').trim();
+  return words
+    .filter(Boolean)
+    .join(' ')
+    .replace(/[-_./:]+/g, ' ')
+    .trim();
 }

@@ -80,7 +80,10 @@ export function eventName(e: HookEvent): string {
 export function sessionKey(e: HookEvent): string {
   const raw = sessionId(e);
   if (!raw) return '';
-  const safe = raw.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 128);
+  const safe = raw
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '_')
+    .slice(0, 128);
   return safe;
 }
 
@@ -137,6 +140,3 @@ export async function withStore<T>(root: string, fn: (store: LocalBackend) => Pr
 export function contextOutput(hookEventName: string, text: string): string {
   return JSON.stringify({ hookSpecificOutput: { hookEventName, additionalContext: terminalSafe(text) } });
 }
-
-
-

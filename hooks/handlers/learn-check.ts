@@ -37,7 +37,9 @@ export function claudeCodeVersion(env: NodeJS.ProcessEnv = process.env): number[
 export function stopFeedback(reason: string, env: NodeJS.ProcessEnv = process.env): string {
   const v = claudeCodeVersion(env);
   const quiet = v !== undefined && compareVersions(v, QUIET_STOP_SINCE) >= 0;
-  return JSON.stringify(quiet ? { hookSpecificOutput: { hookEventName: 'Stop', additionalContext: reason } } : { decision: 'block', reason });
+  return JSON.stringify(
+    quiet ? { hookSpecificOutput: { hookEventName: 'Stop', additionalContext: reason } } : { decision: 'block', reason },
+  );
 }
 
 function compareVersions(a: readonly number[], b: readonly number[]): number {

@@ -21,8 +21,22 @@ import { oneLine } from '../../engine/text.js';
 // correction hook does; it never blocks. Otherwise prints nothing.
 
 const READ_ONLY_TOOLS = new Set([
-  'Read', 'Grep', 'Glob', 'LS', 'NotebookRead', 'TodoWrite', 'TodoRead', 'WebSearch', 'WebFetch', 'BashOutput',
-  'KillShell', 'KillBash', 'ExitPlanMode', 'ListMcpResourcesTool', 'ReadMcpResourceTool', 'AskUserQuestion',
+  'Read',
+  'Grep',
+  'Glob',
+  'LS',
+  'NotebookRead',
+  'TodoWrite',
+  'TodoRead',
+  'WebSearch',
+  'WebFetch',
+  'BashOutput',
+  'KillShell',
+  'KillBash',
+  'ExitPlanMode',
+  'ListMcpResourcesTool',
+  'ReadMcpResourceTool',
+  'AskUserQuestion',
 ]);
 const READ_ONLY_COMMAND =
   /^\s*(ls|ll|cat|head|tail|less|more|grep|rg|ag|find|fd|pwd|echo|printf|which|type|wc|tree|stat|file|du|df|env|date|whoami|true|cd)\b(?![^|;&]*[>])|^\s*git\s+(status|log|diff|show|branch|remote|rev-parse|blame|ls-files|describe|shortlog)\b(?![^|;&]*[>])/;
@@ -92,7 +106,8 @@ export async function hookRevertDetect(e: HookEvent): Promise<string | undefined
   } else if (tool === 'Edit' || tool === 'MultiEdit') {
     const file = str(input, 'file_path');
     const edits = tool === 'Edit' ? [input] : Array.isArray(input.edits) ? (input.edits as HookEvent[]) : [];
-    if (file && (await noteEdits(e, editRecords(file, edits)))) what = `an edit of ${shortPath(file, projectDir(e))} that undoes an earlier one`;
+    if (file && (await noteEdits(e, editRecords(file, edits))))
+      what = `an edit of ${shortPath(file, projectDir(e))} that undoes an earlier one`;
   }
   if (!what) return undefined;
   return contextOutput('PostToolUse', revertMessage(what));
@@ -109,7 +124,8 @@ export function revertMessage(what: string): string {
 export async function noteRevert(e: HookEvent, what: string): Promise<void> {
   const key = sessionKey(e);
   const root = resolveStoreRoot();
-  if (key && storeReady(root)) updateState(root, key, (s) => void s.reverts.push({ at: new Date().toISOString(), what: oneLine(what, 200) }));
+  if (key && storeReady(root))
+    updateState(root, key, (s) => void s.reverts.push({ at: new Date().toISOString(), what: oneLine(what, 200) }));
 }
 
 /** Remembers edits (as hashes); true when one of them undoes an earlier edit of this session. */

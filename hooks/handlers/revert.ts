@@ -11,7 +11,8 @@ export function revertCommand(command: string): string | null {
   for (const segment of segments(command)) {
     const words = tokens(segment);
     // Skip leading env assignments and wrappers: FOO=1 sudo git ...
-    while (words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!) || ['sudo', 'command', 'env', 'time', 'nohup'].includes(words[0]!))) words.shift();
+    while (words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!) || ['sudo', 'command', 'env', 'time', 'nohup'].includes(words[0]!)))
+      words.shift();
     const [tool, ...rest] = words;
     if (tool === 'git') {
       const found = gitRevert(rest);
@@ -90,7 +91,6 @@ function segments(command: string): string[] {
 function tokens(segment: string): string[] {
   return (segment.match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((w) => (/^["']/.test(w) ? `\u0000${w}` : w));
 }
-
 
 /** A short stable hash of a text (whitespace at the ends ignored). */
 export function textHash(text: string): string {

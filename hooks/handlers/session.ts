@@ -1,4 +1,17 @@
-import { contextOutput, eventName, hostOf, obj, openStore, projectDir, sessionId, sessionKey, storeReady, str, withStore, type HookEvent } from './io.js';
+import {
+  contextOutput,
+  eventName,
+  hostOf,
+  obj,
+  openStore,
+  projectDir,
+  sessionId,
+  sessionKey,
+  storeReady,
+  str,
+  withStore,
+  type HookEvent,
+} from './io.js';
 import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { hasState, markLearn, openCorrections, pruneStates, readState, updateState } from './session-state.js';
 import { oneLine } from '../../engine/text.js';
@@ -62,24 +75,34 @@ export async function hookSessionMark(e: HookEvent): Promise<string | undefined>
   const now = new Date();
   switch (eventName(e)) {
     case 'SessionStart': {
-      updateState(root, key, (s) => {
-        s.starts += 1;
-        s.host ??= hostOf(e);
-        s.source = str(e, 'source') || undefined;
-        s.cwd = projectDir(e) || s.cwd;
-        delete s.ended_at;
-        delete s.end_reason;
-      }, now);
+      updateState(
+        root,
+        key,
+        (s) => {
+          s.starts += 1;
+          s.host ??= hostOf(e);
+          s.source = str(e, 'source') || undefined;
+          s.cwd = projectDir(e) || s.cwd;
+          delete s.ended_at;
+          delete s.end_reason;
+        },
+        now,
+      );
       pruneStates(root, now.getTime());
       return undefined;
     }
     case 'SessionEnd': {
       // An end without a start (`claude mcp list` ends a session it never started) leaves nothing.
       if (!hasState(root, key)) return undefined;
-      const state = updateState(root, key, (s) => {
-        s.ended_at = now.toISOString();
-        s.end_reason = str(e, 'reason') || undefined;
-      }, now);
+      const state = updateState(
+        root,
+        key,
+        (s) => {
+          s.ended_at = now.toISOString();
+          s.end_reason = str(e, 'reason') || undefined;
+        },
+        now,
+      );
       const open = state ? openCorrections(state) : [];
       if (open.length > 0) {
         const summary = `Session ended with ${open.length} correction(s) never recorded as engrams: ${open.map((c) => `"${oneLine(c.excerpt, 200)}"`).join('; ')}`;
@@ -132,11 +155,20 @@ export function isLearnTool(e: HookEvent): boolean {
 }
 
 /** Records an episode; silently does nothing when the store or the episode log is unavailable. */
-export async function captureEpisode(root: string, summary: string, who: { session?: string; agent: string; channel?: string }): Promise<void> {
+export async function captureEpisode(
+  root: string,
+  summary: string,
+  who: { session?: string; agent: string; channel?: string },
+): Promise<void> {
   await withStore(root, async (store) => {
     const { capture } = await import('../../engine/ops/episodes.js');
     const { findSecrets } = await import('../../engine/model/secret-guard.js');
-    const safe = findSecrets(summary).length > 0 ? `${summary.split(':')[0]}: (details withheld: they look like they hold a secret)` : summary;
-    await capture(store, { summary: oneLine(safe, 1000), agent: who.agent, channel: who.channel ?? 'hook', session: who.session }, { now: () => new Date() });
+    const safe =
+      findSecrets(summary).length > 0 ? `${summary.split(':')[0]}: (details withheld: they look like they hold a secret)` : summary;
+    await capture(
+      store,
+      { summary: oneLine(safe, 1000), agent: who.agent, channel: who.channel ?? 'hook', session: who.session },
+      { now: () => new Date() },
+    );
   });
 }

@@ -59,7 +59,8 @@ export function mcpApproval(key: string, cwd: string, home: string): Approval {
   const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   for (const s of sources) if (s.data && names(s.data.disabledMcpjsonServers).includes(key)) return { state: 'rejected', where: s.where };
   for (const s of sources) {
-    if (s.data && (names(s.data.enabledMcpjsonServers).includes(key) || s.data.enableAllProjectMcpServers === true)) return { state: 'approved', where: s.where };
+    if (s.data && (names(s.data.enabledMcpjsonServers).includes(key) || s.data.enableAllProjectMcpServers === true))
+      return { state: 'approved', where: s.where };
   }
   return { state: 'pending' };
 }

@@ -64,7 +64,8 @@ function render(checks: Check[]): string {
   const width = Math.max(...checks.map((c) => c.check.length));
   const indent = `\n        ${' '.repeat(width)}`;
   const lines = checks.map(
-    (c) => `${c.status.padEnd(4)}  ${c.check.padEnd(width)}  ${c.message}${(c.details ?? []).map((d) => `${indent}${d}`).join('')}${c.fix ? `${indent}fix: ${c.fix}` : ''}`,
+    (c) =>
+      `${c.status.padEnd(4)}  ${c.check.padEnd(width)}  ${c.message}${(c.details ?? []).map((d) => `${indent}${d}`).join('')}${c.fix ? `${indent}fix: ${c.fix}` : ''}`,
   );
   const count = (s: Status) => checks.filter((c) => c.status === s).length;
   lines.push(`${count('ok')} ok, ${count('warn')} warning(s), ${count('fail')} failure(s)`);

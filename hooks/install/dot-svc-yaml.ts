@@ -12,7 +12,9 @@ export async function svcYamlWith(path: string, updates: YamlUpdates): Promise<s
   const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const doc = parseDocument(text);
   if (doc.errors.length > 0) {
-    throw invalid(`${path} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]}); fix it by hand and run again: nothing was changed`);
+    throw invalid(
+      `${path} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]}); fix it by hand and run again: nothing was changed`,
+    );
   }
   if (doc.contents === null || doc.contents === undefined) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
   if (!isMap(doc.contents)) throw invalid(`${path} must hold a YAML mapping; fix it by hand and run again: nothing was changed`);

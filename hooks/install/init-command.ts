@@ -140,7 +140,13 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
   // The shim: every hook and MCP entry calls it, so moving the install only needs `svc init`.
   const shim = shimPath(home);
   const cli = thisCliPath();
-  files.push({ path: shim, role: `hook shim -> ${process.execPath} ${cli}`, content: shimScript(process.execPath, cli, ctx.storePath), mode: 0o755, forceMode: true });
+  files.push({
+    path: shim,
+    role: `hook shim -> ${process.execPath} ${cli}`,
+    content: shimScript(process.execPath, cli, ctx.storePath),
+    mode: 0o755,
+    forceMode: true,
+  });
 
   // Claude Code: hooks in settings.json, the MCP server in .mcp.json (project) or ~/.claude.json (user scope).
   const paths = claudePaths(scope, cwd, home);
@@ -160,7 +166,9 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
     mode: scope === 'global' ? 0o600 : 0o644,
   });
   if (scope === 'global') {
-    notes.push('Claude Code rewrites ~/.claude.json while it runs: if it was open, restart it (and re-run svc init if the server is missing).');
+    notes.push(
+      'Claude Code rewrites ~/.claude.json while it runs: if it was open, restart it (and re-run svc init if the server is missing).',
+    );
   }
   if (scope === 'project') {
     // A project's .mcp.json server loads only once approved (each person, on their machine).
@@ -173,10 +181,14 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
       });
       ignore.push('.claude/settings.local.json');
     } else {
-      notes.push(`Claude Code shows the "${MCP_SERVER_KEY}" server of .mcp.json as pending until you approve it: run claude here and accept it (or svc init without --no-approve).`);
+      notes.push(
+        `Claude Code shows the "${MCP_SERVER_KEY}" server of .mcp.json as pending until you approve it: run claude here and accept it (or svc init without --no-approve).`,
+      );
     }
     if (!isTrusted(cwd, home)) {
-      notes.push(`Claude Code has not been told to trust ${projectRootOf(cwd)}: until you run claude there once and accept the trust dialog, interactive sessions skip the project's hooks (claude -p runs them).`);
+      notes.push(
+        `Claude Code has not been told to trust ${projectRootOf(cwd)}: until you run claude there once and accept the trust dialog, interactive sessions skip the project's hooks (claude -p runs them).`,
+      );
     }
   }
   const other = claudePaths(scope === 'project' ? 'global' : 'project', cwd, home).claudeSettings;
@@ -189,7 +201,10 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
   if (!ctx.desktop) {
     skipped.push({ what: 'Claude Desktop', reason: '--no-desktop' });
   } else if (!isDir(desktopConfigDir(home))) {
-    skipped.push({ what: 'Claude Desktop', reason: `not installed (no ${desktopConfigDir(home)}); run svc init again after installing it` });
+    skipped.push({
+      what: 'Claude Desktop',
+      reason: `not installed (no ${desktopConfigDir(home)}); run svc init again after installing it`,
+    });
   } else {
     const path = desktopConfigPath(home);
     const desktop = readJsonObject(path);
@@ -246,7 +261,9 @@ function hasSvcHooks(settingsPath: string): boolean {
     const data = JSON.parse(text) as unknown;
     if (!isObject(data) || !isObject(data.hooks)) return false;
     return Object.values(data.hooks).some(
-      (groups) => Array.isArray(groups) && groups.some((g) => isObject(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isObject(h) && isSvcHookCommand(h.command))),
+      (groups) =>
+        Array.isArray(groups) &&
+        groups.some((g) => isObject(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isObject(h) && isSvcHookCommand(h.command))),
     );
   } catch {
     return false;

@@ -77,13 +77,23 @@ export async function run(argv: string[]): Promise<number> {
       }),
     },
     // It holds a credential in plaintext.
-    { path: localPath, role: 'remote_token (this machine only)', content: await svcYamlWith(localPath, { remote_token: token }), mode: 0o600, forceMode: true },
+    {
+      path: localPath,
+      role: 'remote_token (this machine only)',
+      content: await svcYamlWith(localPath, { remote_token: token }),
+      mode: 0o600,
+      forceMode: true,
+    },
   ];
   if (f.gitignore !== false) {
     const gitignore = join(dirname(path), '.gitignore');
     let text = withGitignoreLine(readTextOrNull(gitignore), LOCAL_CONFIG_NAME);
     // .svc.yaml was gitignored while it held the token; it holds none now.
-    if (hadToken) text = text.split('\n').filter((l) => l.trim() !== '.svc.yaml' && l.trim() !== '/.svc.yaml').join('\n');
+    if (hadToken)
+      text = text
+        .split('\n')
+        .filter((l) => l.trim() !== '.svc.yaml' && l.trim() !== '/.svc.yaml')
+        .join('\n');
     files.push({ path: gitignore, role: `${LOCAL_CONFIG_NAME} (a credential file)`, content: text });
   } else {
     out.warn(`${LOCAL_CONFIG_NAME} holds the token in plaintext and is not gitignored: do not commit it`);
@@ -92,7 +102,15 @@ export async function run(argv: string[]): Promise<number> {
   if (unknownScopes.length > 0) out.warn(`the server does not list ${unknownScopes.join(', ')} among this token's readable scopes`);
 
   const written = applyPlan(files);
-  const result = { path, token_path: localPath, remote_url: url, remote_scopes: scopes ?? null, identity: me.identity, ...(hadToken ? { moved_token: true } : {}), files: written };
+  const result = {
+    path,
+    token_path: localPath,
+    remote_url: url,
+    remote_scopes: scopes ?? null,
+    identity: me.identity,
+    ...(hadToken ? { moved_token: true } : {}),
+    files: written,
+  };
   out.result(result, () =>
     [
       `Token accepted by ${url}${me.identity ? ` (${me.identity})` : ''}.`,
@@ -117,9 +135,13 @@ async function verify(out: ReturnType<typeof makeOutput>): Promise<number> {
   } catch (err) {
     return fail(findProjectConfigPath(cwd), (err as Error).message);
   }
-  if (!config) return fail(null, `no .svc.yaml in ${cwd} or above it (up to the repository root); run svc init-remote --url <url> --token <key>`);
+  if (!config)
+    return fail(null, `no .svc.yaml in ${cwd} or above it (up to the repository root); run svc init-remote --url <url> --token <key>`);
   if (!config.remote_url || !config.remote_token) {
-    return fail(config.path, `${config.path} has no remote_url, or no remote_token (in ${LOCAL_CONFIG_NAME} beside it); run svc init-remote --url <url> --token <key>`);
+    return fail(
+      config.path,
+      `${config.path} has no remote_url, or no remote_token (in ${LOCAL_CONFIG_NAME} beside it); run svc init-remote --url <url> --token <key>`,
+    );
   }
   let url: string;
   try {
@@ -129,8 +151,9 @@ async function verify(out: ReturnType<typeof makeOutput>): Promise<number> {
   }
   const me = await checkToken(url, config.remote_token);
   if (!me.ok) return fail(config.path, me.error);
-  out.result({ ok: true, path: config.path, remote_url: url, identity: me.identity, remote_scopes: config.remote_scopes ?? null }, () =>
-    `ok: ${url} accepts the token in ${config.remote_token_path ?? config.path}${me.identity ? ` (${me.identity})` : ''}`,
+  out.result(
+    { ok: true, path: config.path, remote_url: url, identity: me.identity, remote_scopes: config.remote_scopes ?? null },
+    () => `ok: ${url} accepts the token in ${config.remote_token_path ?? config.path}${me.identity ? ` (${me.identity})` : ''}`,
   );
   return 0;
 }
@@ -193,6 +216,12 @@ function scopesOf(data: unknown): string[] | undefined {
   const d = data as Record<string, unknown>;
   const list = d.scopes ?? d.readable_scopes;
   if (!Array.isArray(list)) return undefined;
-  const names = list.map((s) => (typeof s === 'string' ? s : typeof s === 'object' && s !== null ? (s as Record<string, unknown>).scope ?? (s as Record<string, unknown>).name : undefined));
+  const names = list.map((s) =>
+    typeof s === 'string'
+      ? s
+      : typeof s === 'object' && s !== null
+        ? ((s as Record<string, unknown>).scope ?? (s as Record<string, unknown>).name)
+        : undefined,
+  );
   return names.every((n) => typeof n === 'string') ? (names as string[]) : undefined;
 }

@@ -12,9 +12,7 @@ export interface StdioServer {
   cwd?: string;
 }
 
-export type HandshakeResult =
-  | { ok: true; tools: string[]; ms: number }
-  | { ok: false; error: string; stderr: string; ms: number };
+export type HandshakeResult = { ok: true; tools: string[]; ms: number } | { ok: false; error: string; stderr: string; ms: number };
 
 export async function mcpHandshake(server: StdioServer, timeoutMs = 20_000): Promise<HandshakeResult> {
   const [{ Client }, { StdioClientTransport, getDefaultEnvironment }] = await Promise.all([
@@ -60,4 +58,3 @@ export async function mcpHandshake(server: StdioServer, timeoutMs = 20_000): Pro
     await client.close().catch(() => {});
   }
 }
-

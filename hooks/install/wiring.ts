@@ -22,7 +22,12 @@ export interface ClaudeHookSpec {
   async?: boolean;
 }
 
-const claude = (event: string, hook: HookName, matcher?: string): ClaudeHookSpec => ({ event, hook, ...(matcher ? { matcher } : {}), timeout: HOST_TIMEOUT_S[hook] });
+const claude = (event: string, hook: HookName, matcher?: string): ClaudeHookSpec => ({
+  event,
+  hook,
+  ...(matcher ? { matcher } : {}),
+  timeout: HOST_TIMEOUT_S[hook],
+});
 
 // hook-inject runs synchronously: Claude Code hands an asynchronous hook's context to the model
 // only with the next request, so the memory for a prompt would arrive one prompt late (and never
@@ -194,7 +199,11 @@ export function isCurrentMcpEntry(entry: unknown, host: 'claude-code' | 'cursor'
   if (typeof entry !== 'object' || entry === null) return false;
   const want = mcpEntry(host, home);
   const e = entry as Record<string, unknown>;
-  return e.command === want.command && JSON.stringify(e.args) === JSON.stringify(want.args) && (want.alwaysLoad === undefined || e.alwaysLoad === want.alwaysLoad);
+  return (
+    e.command === want.command &&
+    JSON.stringify(e.args) === JSON.stringify(want.args) &&
+    (want.alwaysLoad === undefined || e.alwaysLoad === want.alwaysLoad)
+  );
 }
 
 // ------------------------------------------------------------------ the shim
@@ -232,7 +241,11 @@ function shellWords(text: string): string[] {
   const words: string[] = [];
   const re = /\s*((?:'[^']*'|"[^"]*"|\\'|[^\s'"\\])+)/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
-    words.push(m[1]!.replace(/'([^']*)'|"([^"]*)"|\\'/g, (all, single?: string, double?: string) => (all === "\\'" ? "'" : (single ?? double ?? ''))));
+    words.push(
+      m[1]!.replace(/'([^']*)'|"([^"]*)"|\\'/g, (all, single?: string, double?: string) =>
+        all === "\\'" ? "'" : (single ?? double ?? ''),
+      ),
+    );
   }
   return words;
 }

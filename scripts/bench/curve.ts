@@ -76,7 +76,11 @@ async function measure(size: number, root: string, cwd: string): Promise<CurvePo
   (await LocalStore.open(root, 'full')).close();
   const at = new Date().toISOString();
   syntheticEngrams(size).forEach((input, i) => {
-    const doc = buildEngram({ ...input, scope: input.scope ?? 'project:bench', visibility: 'private' }, at, { scope: 'project:bench', session_id: null, stored_at: at });
+    const doc = buildEngram({ ...input, scope: input.scope ?? 'project:bench', visibility: 'private' }, at, {
+      scope: 'project:bench',
+      session_id: null,
+      stored_at: at,
+    });
     const id = `ENG-2026-0101-${String(i + 1).padStart(6, '0')}`;
     writeFileSync(join(root, 'engrams', `${id}.yaml`), stringifyEngram({ ...doc, id }));
   });

@@ -75,7 +75,13 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
   };
 }
 
-function timeOnce(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, input?: string): { ms: number; status: number | null; stderr: string } {
+function timeOnce(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  input?: string,
+): { ms: number; status: number | null; stderr: string } {
   const t0 = performance.now();
   const r = spawnSync(cmd, args, { env, cwd, input: input ?? '', encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
   const ms = performance.now() - t0;
@@ -93,4 +99,3 @@ function median(xs: number[]): number {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
-

@@ -136,8 +136,19 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
       }
     }
     log('  MCP svc_recall (streamable HTTP)');
-    const mcpHeaders = { ...auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', 'mcp-session-id': await mcpSession(base, auth) };
-    const mcpBody = (i: number) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'svc_recall', arguments: { query: queries[i % queries.length], limit: 10 } } });
+    const mcpHeaders = {
+      ...auth,
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+      'mcp-session-id': await mcpSession(base, auth),
+    };
+    const mcpBody = (i: number) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: { name: 'svc_recall', arguments: { query: queries[i % queries.length], limit: 10 } },
+      });
     await load(`${base}/mcp`, mcpHeaders, mcpBody, 2);
     const mcp = await load(`${base}/mcp`, mcpHeaders, mcpBody, duration);
     log('  create');
@@ -145,14 +156,16 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
     const create = await load(
       `${base}/api/v1/engrams`,
       auth,
-      (i) => JSON.stringify({ ...fresh[i % fresh.length], statement: `${fresh[i % fresh.length]!.statement} [load ${i}]`, scope: 'org:bench' }),
+      (i) =>
+        JSON.stringify({ ...fresh[i % fresh.length], statement: `${fresh[i % fresh.length]!.statement} [load ${i}]`, scope: 'org:bench' }),
       duration,
     );
     log('  create into a new organization');
     const createNew = await load(
       `${base}/api/v1/engrams`,
       { ...auth, authorization: `Bearer ${newOrgKey}` },
-      (i) => JSON.stringify({ ...fresh[i % fresh.length], statement: `${fresh[i % fresh.length]!.statement} [new ${i}]`, scope: 'org:fresh' }),
+      (i) =>
+        JSON.stringify({ ...fresh[i % fresh.length], statement: `${fresh[i % fresh.length]!.statement} [new ${i}]`, scope: 'org:fresh' }),
       duration,
     );
     log('  webhook lag at 100 writes/s');
@@ -201,7 +214,12 @@ async function benchOne(database: 'pglite' | 'postgres', size: number, pgUrl: st
  * event's delivery. With `slowBeside`, a second webhook of the same organization gets the same
  * events at a receiver that never answers (each attempt runs to the hub's timeout).
  */
-async function webhookLag(base: string, auth: Record<string, string>, duration: number, slowBeside = false): Promise<{ p50: number; p99: number; delivered: number; written: number }> {
+async function webhookLag(
+  base: string,
+  auth: Record<string, string>,
+  duration: number,
+  slowBeside = false,
+): Promise<{ p50: number; p99: number; delivered: number; written: number }> {
   const lags: number[] = [];
   const slow = slowBeside ? createServer(() => undefined) : undefined;
   if (slow) await new Promise<void>((done) => slow.listen(0, '127.0.0.1', done));
@@ -236,7 +254,13 @@ async function webhookLag(base: string, auth: Record<string, string>, duration: 
       const due = t0 + i * 10;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((done) => setTimeout(done, wait));
-      writes.push(fetch(`${base}/api/v1/engrams`, { method: 'POST', headers: auth, body: JSON.stringify({ statement: `Webhook lag probe ${i} ${Date.now()}`, scope: 'org:bench' }) }).then((r) => r.text()));
+      writes.push(
+        fetch(`${base}/api/v1/engrams`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ statement: `Webhook lag probe ${i} ${Date.now()}`, scope: 'org:bench' }),
+        }).then((r) => r.text()),
+      );
     }
     await Promise.all(writes);
     const deadline = Date.now() + 30_000;
@@ -259,7 +283,7 @@ export async function seed(url: string | undefined, dataDir: string, size: numbe
     import('../../hub/data/database.js'),
     import('../../hub/data/migrate.js'),
     import('../../hub/admin/provision.js'),
-    import('../../hub/data/pg-backend.js'),
+    import('../../hub/org-backend/pg-backend.js'),
   ]);
   const db = await openDatabase(url ? { url } : { dataDir });
   try {
@@ -273,7 +297,11 @@ export async function seed(url: string | undefined, dataDir: string, size: numbe
     for (let i = 0; i < inputs.length; i += SEED_BATCH) {
       await backend.write(async (tx) => {
         for (const input of inputs.slice(i, i + SEED_BATCH)) {
-          const doc = buildEngram({ ...input, scope: 'org:bench', visibility: 'private' }, at, { scope: 'org:bench', session_id: null, stored_at: at });
+          const doc = buildEngram({ ...input, scope: 'org:bench', visibility: 'private' }, at, {
+            scope: 'org:bench',
+            session_id: null,
+            stored_at: at,
+          });
           await tx.put({ ...doc, id: await tx.allocateId('ENG', now, doc.scope) });
         }
       });
@@ -292,7 +320,12 @@ async function mcpSession(base: string, auth: Record<string, string>): Promise<s
   const res = await fetch(`${base}/mcp`, {
     method: 'POST',
     headers: { ...auth, accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
   });
   const id = res.headers.get('mcp-session-id');
   if (!res.ok || !id) throw new Error(`MCP initialize failed: ${res.status} ${await res.text()}`);
@@ -312,7 +345,10 @@ export function startHubProcess(url: string | undefined, dataDir: string): Promi
   };
   if (url) env.DATABASE_URL = url;
   else delete env.DATABASE_URL;
-  const child = spawn(process.execPath, [CLI, 'hub', '--port', '0', '--host', '127.0.0.1', '--data', dataDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'hub', '--port', '0', '--host', '127.0.0.1', '--data', dataDir], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`svc hub did not print its URL within 60 s: ${out}`)), 60_000);
@@ -367,7 +403,13 @@ async function loadAll(urls: string[], headers: Record<string, string>, body: (i
 }
 
 /** autocannon against one POST route, each request with its own body. */
-async function load(url: string, headers: Record<string, string>, body: (i: number) => string, duration: number, connections = CONNECTIONS): Promise<Load> {
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  body: (i: number) => string,
+  duration: number,
+  connections = CONNECTIONS,
+): Promise<Load> {
   const { default: autocannon } = await import('autocannon');
   let n = 0;
   const result = await autocannon({
@@ -413,23 +455,34 @@ const redact = (url: string): string => url.replace(/\/\/[^@/]*@/, '//');
 function formatTable(rows: HubFigures[], notes: string[], duration: number): string {
   const head = `Hub benchmark: autocannon, ${CONNECTIONS} connections, ${duration} s per route, from a separate process on loopback`;
   const cols = `  ${'database'.padEnd(9)} ${'engrams'.padStart(8)}  ${'route'.padEnd(16)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}`;
-  const lines = rows.flatMap((r) => [
-    ['recall/bm25', r.recall_bm25_rps, r.recall_bm25_p50_ms, r.recall_bm25_p99_ms],
-    ['recall', r.recall_rps, r.recall_p50_ms, r.recall_p99_ms],
-    ...(r.recall_two_processes_rps === null ? [] : [['recall, 2 procs', r.recall_two_processes_rps, r.recall_two_processes_p50_ms, r.recall_two_processes_p99_ms]]),
-    ['create', r.create_rps, r.create_p50_ms, r.create_p99_ms],
-    ['create, new org', r.create_new_org_rps, r.create_new_org_p50_ms, r.create_new_org_p99_ms],
-    ['MCP recall', r.mcp_recall_rps, r.mcp_recall_p50_ms, r.mcp_recall_p99_ms],
-  ].map(([route, rps, p50, p99]) => `  ${r.database.padEnd(9)} ${String(r.engrams).padStart(8)}  ${String(route).padEnd(16)} ${String(rps).padStart(7)} ${String(p50).padStart(7)} ${String(p99).padStart(7)}`));
+  const lines = rows.flatMap((r) =>
+    [
+      ['recall/bm25', r.recall_bm25_rps, r.recall_bm25_p50_ms, r.recall_bm25_p99_ms],
+      ['recall', r.recall_rps, r.recall_p50_ms, r.recall_p99_ms],
+      ...(r.recall_two_processes_rps === null
+        ? []
+        : [['recall, 2 procs', r.recall_two_processes_rps, r.recall_two_processes_p50_ms, r.recall_two_processes_p99_ms]]),
+      ['create', r.create_rps, r.create_p50_ms, r.create_p99_ms],
+      ['create, new org', r.create_new_org_rps, r.create_new_org_p50_ms, r.create_new_org_p99_ms],
+      ['MCP recall', r.mcp_recall_rps, r.mcp_recall_p50_ms, r.mcp_recall_p99_ms],
+    ].map(
+      ([route, rps, p50, p99]) =>
+        `  ${r.database.padEnd(9)} ${String(r.engrams).padStart(8)}  ${String(route).padEnd(16)} ${String(rps).padStart(7)} ${String(p50).padStart(7)} ${String(p99).padStart(7)}`,
+    ),
+  );
   const target = rows
     .filter((r) => r.database === 'postgres' && (r.engrams === 10_000 || r.engrams === 100_000))
-    .flatMap((r) => r.engrams === 100_000 ? [
-      `  target (PostgreSQL, 100,000): recall >= 150 req/s with p99 < 200 ms: ${r.recall_rps >= 150 && r.recall_p99_ms < 200 ? 'met' : 'MISSED'}`,
-    ] : [
-      `  target (PostgreSQL, 10,000): recall >= 500 req/s with p99 < 50 ms: ${r.recall_rps >= 500 && r.recall_p99_ms < 50 ? 'met' : 'MISSED'}`,
-      `  target (PostgreSQL, 10,000): create >= 300 req/s, into it and into a new organization: ${r.create_rps >= 300 && r.create_new_org_rps >= 300 ? 'met' : 'MISSED'}`,
-      `  target: MCP recall p50 within 1.3x of REST recall's (${round(r.mcp_recall_p50_ms / Math.max(r.recall_p50_ms, 0.01), 2)}x): ${r.mcp_recall_p50_ms <= 1.3 * r.recall_p50_ms ? 'met' : 'MISSED'}`,
-    ]);
+    .flatMap((r) =>
+      r.engrams === 100_000
+        ? [
+            `  target (PostgreSQL, 100,000): recall >= 150 req/s with p99 < 200 ms: ${r.recall_rps >= 150 && r.recall_p99_ms < 200 ? 'met' : 'MISSED'}`,
+          ]
+        : [
+            `  target (PostgreSQL, 10,000): recall >= 500 req/s with p99 < 50 ms: ${r.recall_rps >= 500 && r.recall_p99_ms < 50 ? 'met' : 'MISSED'}`,
+            `  target (PostgreSQL, 10,000): create >= 300 req/s, into it and into a new organization: ${r.create_rps >= 300 && r.create_new_org_rps >= 300 ? 'met' : 'MISSED'}`,
+            `  target: MCP recall p50 within 1.3x of REST recall's (${round(r.mcp_recall_p50_ms / Math.max(r.recall_p50_ms, 0.01), 2)}x): ${r.mcp_recall_p50_ms <= 1.3 * r.recall_p50_ms ? 'met' : 'MISSED'}`,
+          ],
+    );
   const lags = rows.map(
     (r) =>
       `  ${r.database} ${r.engrams}: webhook lag at 100 writes/s p50 ${r.webhook_lag_p50_ms} ms, p99 ${r.webhook_lag_p99_ms} ms (${r.webhook_delivered} delivered); ` +

@@ -216,8 +216,7 @@ function formatTable(report: LocomoReport, rows: Array<[string, LocomoFigures]>,
     f.p95_ms.toFixed(2),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const out = [`LoCoMo retrieval (mode: ${report.mode}, limit ${LIMIT}, ${report.questions} questions)`, line(head)];
   for (const r of body) out.push(line(r));
   for (const n of notes) out.push(`  ${n}`);

@@ -24,7 +24,11 @@ export async function benchPacks(dir: string, count = 1000): Promise<{ export_10
         const topic = TOPICS[i % TOPICS.length]!;
         const statement = `${VERBS[i % VERBS.length]} the ${topic} checklist item ${i} for service module ${Math.floor(i / 10)}`;
         const source = { scope: 'project:bench', session_id: null, stored_at: at };
-        const draft = buildEngram({ statement, type: 'procedural', scope: 'project:bench', visibility: 'public', domain: `eng.${topic}`, tags: [topic, 'bench'] }, at, source);
+        const draft = buildEngram(
+          { statement, type: 'procedural', scope: 'project:bench', visibility: 'public', domain: `eng.${topic}`, tags: [topic, 'bench'] },
+          at,
+          source,
+        );
         const doc = { ...draft, id: await tx.allocateId('ENG', now, 'project:bench') };
         await tx.put(doc);
       }

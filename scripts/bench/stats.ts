@@ -15,5 +15,3 @@ export const median = (samples: readonly number[]): number => percentile(samples
 export function mean(samples: readonly number[]): number {
   return samples.length === 0 ? NaN : samples.reduce((a, b) => a + b, 0) / samples.length;
 }
-
-

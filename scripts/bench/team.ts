@@ -36,7 +36,10 @@ const log = (text: string): void => void process.stderr.write(`bench team: ${tex
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' }, engrams: { type: 'string' }, hub: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { json: { type: 'boolean' }, engrams: { type: 'string' }, hub: { type: 'string' } },
+  });
   const database = values.hub ?? 'pglite';
   if (database !== 'pglite' && database !== 'postgres') throw new Error(`--hub: pglite or postgres (got ${database})`);
   const size = Number(values.engrams ?? 10_000);

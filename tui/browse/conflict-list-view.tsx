@@ -14,7 +14,9 @@ export function ConflictListView({ list, width, rows }: { list: ConflictList; wi
     { text: `Sync conflicts${list.rows ? ` · ${list.rows.length}` : ''}`, style: 'dim' },
     { text: "c keeps the current version, o takes the other machine's; svc sync shares the choice", style: 'dim' },
   ];
-  const visible = (list.rows ?? []).slice(nav.offset, nav.offset + rows).map((c) => `${c.detectedAt.replace('T', ' ').slice(0, 16)}  ${fit(c.detectedOn, 8)} ${conflictSubject(c)}`);
+  const visible = (list.rows ?? [])
+    .slice(nav.offset, nav.offset + rows)
+    .map((c) => `${c.detectedAt.replace('T', ' ').slice(0, 16)}  ${fit(c.detectedOn, 8)} ${conflictSubject(c)}`);
   const empty = list.error ? `Error: ${list.error}` : list.rows ? 'No sync conflicts' : 'Loading…';
   lines.push(...listRowLines(list.rows?.length ?? 0, visible, nav.cursor, nav.offset, empty, rows));
   return <Lines lines={lines} width={width} count={rows + 2} />;

@@ -41,5 +41,7 @@ export function conflictSubject(c: ConflictView): string {
 /** What the user confirms: which version stays. */
 export function keepPrompt(c: ConflictView, keep: ConflictKeep): string {
   const what = c.engram ? `${c.engram}'s ${c.fields.join(', ') || 'file'}` : c.path;
-  return keep === 'current' ? `Keep ${what} as it is now and drop the other machine's version?` : `Take the other machine's version of ${what}?`;
+  return keep === 'current'
+    ? `Keep ${what} as it is now and drop the other machine's version?`
+    : `Take the other machine's version of ${what}?`;
 }

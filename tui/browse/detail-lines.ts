@@ -26,7 +26,13 @@ export function* detailLineSource(detail: DetailState, width: number): Generator
     if (e === undefined) yield { text: 'Loading…', kind: 'text' };
     else if (e === null) yield { text: 'not in this store', kind: 'text' };
     else {
-      const shown = { status: e.status, type: e.type, scope: e.scope, statement: e.statement, ...(e.rationale ? { rationale: e.rationale } : {}) };
+      const shown = {
+        status: e.status,
+        type: e.type,
+        scope: e.scope,
+        statement: e.statement,
+        ...(e.rationale ? { rationale: e.rationale } : {}),
+      };
       yield* recordLineSource(shown, width, ['status', 'type', 'scope', 'statement', 'rationale']);
     }
   }
@@ -34,13 +40,20 @@ export function* detailLineSource(detail: DetailState, width: number): Generator
 
 /** Where the conflict came from, then each field: now (c keeps it) against the other machine's (o takes it). */
 function* conflictLines(c: ConflictView, width: number): Generator<DetailLine> {
-  yield* recordLineSource({ id: c.id, file: c.path, ...(c.engram ? { engram: c.engram } : {}), found: `by ${c.detectedOn} at ${c.detectedAt}` }, width, ['id', 'file', 'engram', 'found']);
+  yield* recordLineSource(
+    { id: c.id, file: c.path, ...(c.engram ? { engram: c.engram } : {}), found: `by ${c.detectedOn} at ${c.detectedAt}` },
+    width,
+    ['id', 'file', 'engram', 'found'],
+  );
   if (c.fields.length === 0) {
     yield { text: '', kind: 'text' };
     yield { text: "The other machine's version of the whole file is kept in the record: o puts it in place.", kind: 'text' };
     return;
   }
-  for (const [label, side] of [['now (c keeps it)', c.current], ["the other machine's (o takes it)", c.other]] as const) {
+  for (const [label, side] of [
+    ['now (c keeps it)', c.current],
+    ["the other machine's (o takes it)", c.other],
+  ] as const) {
     yield { text: '', kind: 'text' };
     yield { text: truncate(`── ${label} ──`, width), kind: 'heading' };
     yield* recordLineSource(Object.fromEntries(c.fields.map((f) => [f, side[f]])), width, c.fields);

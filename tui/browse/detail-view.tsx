@@ -6,10 +6,23 @@ import { formatCount } from './text.js';
 
 const TITLES: Record<Detail['kind'], string> = { engram: 'Engram', episode: 'Episode', tension: 'Tension', conflict: 'Sync conflict' };
 
-const targetId = (t: Detail) => (t.kind === 'engram' ? t.id : t.kind === 'episode' ? t.episode.id : t.kind === 'tension' ? t.tension.id : t.conflict.id);
+const targetId = (t: Detail) =>
+  t.kind === 'engram' ? t.id : t.kind === 'episode' ? t.episode.id : t.kind === 'tension' ? t.tension.id : t.conflict.id;
 
 /** A title with the position, then `rows` lines of the record from `scroll` (clamped to the end). */
-export function DetailView({ target, lines, scroll, width, rows }: { target: Detail; lines: LazyLines; scroll: number; width: number; rows: number }) {
+export function DetailView({
+  target,
+  lines,
+  scroll,
+  width,
+  rows,
+}: {
+  target: Detail;
+  lines: LazyLines;
+  scroll: number;
+  width: number;
+  rows: number;
+}) {
   const top = detailTop(scroll, { detailRows: rows, detailLines: lines.count });
   const shown = lines.slice(top, top + rows);
   const total = `${formatCount(lines.count)}${lines.complete ? '' : '+'}`;

@@ -39,7 +39,10 @@ export function engramListLines(list: EngramList, searching: boolean, width: num
           : engramsText(`${formatCount(page.rows.length)}${page.complete ? '' : '+'}`, page.rows.length);
   if (searching || query) {
     const tail = `${count}${query !== activeQuery ? ' …' : ''} `;
-    lines.push({ text: fit(`/ ${query}${searching ? '▏' : ''}`, Math.max(1, width - displayWidth(tail))) + tail, style: searching ? 'prompt' : undefined });
+    lines.push({
+      text: fit(`/ ${query}${searching ? '▏' : ''}`, Math.max(1, width - displayWidth(tail))) + tail,
+      style: searching ? 'prompt' : undefined,
+    });
   } else {
     const tail = `${count} `;
     lines.push({ text: fit('/ to search (BM25)', Math.max(1, width - displayWidth(tail))) + tail, style: 'dim' });
@@ -69,7 +72,10 @@ export function engramListLines(list: EngramList, searching: boolean, width: num
  * scrolling), within a share of the terminal: "project:my-service" is whole on a wide one and
  * cut only where the statement would otherwise get too little room.
  */
-export function columnWidths(rows: ReadonlyArray<{ scope: string; domain?: string | null }>, width: number): { scopeW: number; domainW: number } {
+export function columnWidths(
+  rows: ReadonlyArray<{ scope: string; domain?: string | null }>,
+  width: number,
+): { scopeW: number; domainW: number } {
   if (width < 70) return { scopeW: 8, domainW: 0 };
   const longest = (values: string[]) => Math.max(0, ...values.map(displayWidth));
   const scopeW = Math.min(Math.max(12, Math.floor(width * 0.2)), Math.max(6, longest(rows.map((r) => r.scope))));
@@ -83,5 +89,10 @@ export function engramListFooter({ page, nav }: EngramList, searching: boolean):
   const row = page?.rows[nav.cursor];
   if (!page || !row) return { info: null, help };
   const position = `${formatCount(nav.cursor + 1)}/${formatCount(page.total ?? page.rows.length)}${page.complete || page.total !== undefined ? '' : '+'}`;
-  return { info: { text: `${position}  ${row.id} · ${row.status}${row.pinned ? ' · pinned' : ''} · ${row.type} · ${row.scope}${row.domain ? ' · ' + row.domain : ''}` }, help };
+  return {
+    info: {
+      text: `${position}  ${row.id} · ${row.status}${row.pinned ? ' · pinned' : ''} · ${row.type} · ${row.scope}${row.domain ? ' · ' + row.domain : ''}`,
+    },
+    help,
+  };
 }

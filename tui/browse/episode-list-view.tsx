@@ -10,14 +10,19 @@ import { fit, formatCount } from './text.js';
 /** The timeline: a heading, the search line, then `rows` episodes, newest first. */
 export function EpisodeListView({ list, searching, width, rows }: { list: EpisodeList; searching: boolean; width: number; rows: number }) {
   const { page, query, activeQuery, nav } = list;
-  const count = !page || list.pageFor !== activeQuery ? 'loading…' : `${formatCount(page.rows.length)}${page.complete ? '' : '+'} ${activeQuery ? 'found' : 'loaded'}`;
+  const count =
+    !page || list.pageFor !== activeQuery
+      ? 'loading…'
+      : `${formatCount(page.rows.length)}${page.complete ? '' : '+'} ${activeQuery ? 'found' : 'loaded'}`;
   const lines: FrameLine[] = [
     { text: `Episodes, newest first · ${count}`, style: 'dim' },
     searching || query
       ? { text: `/ ${query}${searching ? '▏' : ''}${query !== activeQuery ? ' …' : ''}`, style: searching ? 'prompt' : undefined }
       : { text: '/ to search summaries', style: 'dim' },
   ];
-  const visible = (page?.rows ?? []).slice(nav.offset, nav.offset + rows).map((e) => `${e.at.replace('T', ' ').slice(0, 16)}  ${fit(e.agent, 10)} ${oneLine(e.summary)}`);
+  const visible = (page?.rows ?? [])
+    .slice(nav.offset, nav.offset + rows)
+    .map((e) => `${e.at.replace('T', ' ').slice(0, 16)}  ${fit(e.agent, 10)} ${oneLine(e.summary)}`);
   const empty = list.error
     ? `Error: ${list.error}`
     : page
@@ -32,6 +37,10 @@ export function EpisodeListView({ list, searching, width, rows }: { list: Episod
 /** The footer: the selected episode. */
 export function episodeListFooter({ page, nav }: EpisodeList, searching: boolean): ScreenFooter {
   const ep = page?.rows[nav.cursor];
-  const info = ep ? { text: `${ep.id}${ep.session ? ' · session ' + ep.session : ''}${ep.engram_ids?.length ? ` · ${ep.engram_ids.length} engrams` : ''}` } : null;
+  const info = ep
+    ? {
+        text: `${ep.id}${ep.session ? ' · session ' + ep.session : ''}${ep.engram_ids?.length ? ` · ${ep.engram_ids.length} engrams` : ''}`,
+      }
+    : null;
   return { info, help: searching ? HELP_LINE.search : HELP_LINE.episodes };
 }

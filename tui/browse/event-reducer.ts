@@ -61,7 +61,16 @@ function eventState(s: BrowseState, e: BrowseEvent, { listRows }: Layout): Brows
       return { ...s, counts: e.counts };
     case 'episodePage': {
       const list = s.episodes;
-      return { ...s, episodes: { ...list, page: e.page, pageFor: e.pageFor, error: null, nav: place(list.nav, list.nav.cursor, e.page.rows.length, listRows) } };
+      return {
+        ...s,
+        episodes: {
+          ...list,
+          page: e.page,
+          pageFor: e.pageFor,
+          error: null,
+          nav: place(list.nav, list.nav.cursor, e.page.rows.length, listRows),
+        },
+      };
     }
     case 'episodePageFailed':
       return { ...s, episodes: { ...s.episodes, error: e.error } };
@@ -69,15 +78,23 @@ function eventState(s: BrowseState, e: BrowseEvent, { listRows }: Layout): Brows
       return { ...s, tensions: { ...s.tensions, port: e.port } };
     case 'tensionRows': {
       const list = s.tensions;
-      const next = { ...s, tensions: { ...list, rows: e.rows, error: null, nav: place(list.nav, list.nav.cursor, e.rows.length, listRows) } };
+      const next = {
+        ...s,
+        tensions: { ...list, rows: e.rows, error: null, nav: place(list.nav, list.nav.cursor, e.rows.length, listRows) },
+      };
       return e.warnings.length ? { ...next, message: { text: e.warnings.join('; '), error: true } } : next;
     }
     case 'tensionsFailed':
       return { ...s, tensions: { ...s.tensions, error: e.error } };
     case 'conflictRows': {
       const list = s.conflicts;
-      const next = { ...s, conflicts: { ...list, rows: e.rows, error: null, nav: place(list.nav, list.nav.cursor, e.rows.length, listRows) } };
-      return e.problems.length ? { ...next, message: { text: `Unreadable conflict records: ${e.problems.join('; ')}`, error: true } } : next;
+      const next = {
+        ...s,
+        conflicts: { ...list, rows: e.rows, error: null, nav: place(list.nav, list.nav.cursor, e.rows.length, listRows) },
+      };
+      return e.problems.length
+        ? { ...next, message: { text: `Unreadable conflict records: ${e.problems.join('; ')}`, error: true } }
+        : next;
     }
     case 'conflictsFailed':
       return { ...s, conflicts: { ...s.conflicts, error: e.error } };
@@ -93,7 +110,9 @@ function eventState(s: BrowseState, e: BrowseEvent, { listRows }: Layout): Brows
     case 'acted': {
       const next = reread({ ...s, busy: false, message: { text: e.text } });
       // A resolved tension or conflict is done with: back to the list, which reloads.
-      const done = (e.action.kind === 'resolve' && next.detail?.target.kind === 'tension') || (e.action.kind === 'resolveConflict' && next.detail?.target.kind === 'conflict');
+      const done =
+        (e.action.kind === 'resolve' && next.detail?.target.kind === 'tension') ||
+        (e.action.kind === 'resolveConflict' && next.detail?.target.kind === 'conflict');
       return done ? { ...next, detail: null } : next;
     }
     case 'actFailed':

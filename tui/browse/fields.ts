@@ -27,7 +27,12 @@ export function engramLineSource(doc: Record<string, unknown>, width: number): G
  * Lines for a record, one at a time: fields in `order` first (those present), then any others.
  * With a heading, the others are set apart under it (they are unknown to the schema).
  */
-export function* recordLineSource(doc: Record<string, unknown>, width: number, order: readonly string[] = [], otherHeading?: string): Generator<DetailLine> {
+export function* recordLineSource(
+  doc: Record<string, unknown>,
+  width: number,
+  order: readonly string[] = [],
+  otherHeading?: string,
+): Generator<DetailLine> {
   for (const l of fieldLines(doc, width, order, otherHeading)) yield { ...l, text: truncate(l.text, width) };
 }
 

@@ -146,7 +146,11 @@ function chooseKey(s: BrowseState, input: string, key: Key): Step {
     const winner = t.engrams[n - 1]!;
     const losers = t.engrams.filter((id) => id !== winner);
     if (!s.tensions.port?.available) return stay({ ...s, choose: null });
-    return stay({ ...s, choose: null, confirm: { prompt: `Resolve: keep ${winner}, retire ${losers.join(', ')}?`, action: { kind: 'resolve', tension: t.id, winner } } });
+    return stay({
+      ...s,
+      choose: null,
+      confirm: { prompt: `Resolve: keep ${winner}, retire ${losers.join(', ')}?`, action: { kind: 'resolve', tension: t.id, winner } },
+    });
   }
   if (key.escape || input === 'n' || input === 'q') return stay({ ...s, choose: null, message: { text: 'Cancelled' } });
   return stay(s);
@@ -155,7 +159,8 @@ function chooseKey(s: BrowseState, input: string, key: Key): Step {
 function searchKey(s: BrowseState, input: string, key: Key, layout: Layout): Step {
   const isEp = s.view === 'episodes';
   const q = isEp ? s.episodes.query : s.engrams.query;
-  const withQuery = (query: string): BrowseState => (isEp ? { ...s, episodes: { ...s.episodes, query } } : { ...s, engrams: { ...s.engrams, query } });
+  const withQuery = (query: string): BrowseState =>
+    isEp ? { ...s, episodes: { ...s.episodes, query } } : { ...s, engrams: { ...s.engrams, query } };
   if (key.escape) return stay({ ...withQuery(''), searching: false });
   if (key.return) return stay({ ...s, searching: false });
   if (key.backspace || key.delete) return stay(withQuery([...q].slice(0, -1).join('')));
@@ -209,7 +214,13 @@ function engramAction(s: BrowseState, input: string, layout: Layout): Step | nul
   const { id } = target;
   if (input === 'x') {
     if (target.status === 'retired') return stay({ ...s, message: { text: `${id} is already retired` } });
-    return stay({ ...s, confirm: { prompt: `Forget ${id}? It will be retired: hidden from recall and injection, its history kept.`, action: { kind: 'forget', id } } });
+    return stay({
+      ...s,
+      confirm: {
+        prompt: `Forget ${id}? It will be retired: hidden from recall and injection, its history kept.`,
+        action: { kind: 'forget', id },
+      },
+    });
   }
   if (input === 'p') return act(s, { kind: 'pin', id, pinned: !target.pinned });
   if (input === 'P') return act(s, { kind: 'promote', id });
@@ -304,7 +315,6 @@ function tensionListKey(s: BrowseState, input: string, key: Key, layout: Layout)
   if (input === 'r' && !s.busy) return startResolve(s, list.rows?.[list.nav.cursor]);
   return stay(s);
 }
-
 
 /** c keeps the current version, o takes the other machine's: each asks y/n first. */
 function keepKey(s: BrowseState, input: string, c: ConflictView | undefined): Step | null {

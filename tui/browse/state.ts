@@ -137,7 +137,8 @@ export interface Layout {
 }
 
 /** What a step asks of the outside world. */
-export type Effect = { type: 'quit' } | { type: 'act'; action: Action } | { type: 'reload' } | { type: 'facets'; filter: 's' | 'd'; step: number };
+export type Effect =
+  { type: 'quit' } | { type: 'act'; action: Action } | { type: 'reload' } | { type: 'facets'; filter: 's' | 'd'; step: number };
 
 export interface Step {
   state: BrowseState;
@@ -200,7 +201,10 @@ export function place(nav: Nav, cursor: number, count: number, window: number): 
 }
 
 /** Near the end of what is loaded: read a bigger page (the index is asked, never all rows at once). */
-function grown<L extends { page: { rows: unknown[]; complete: boolean; limit: number } | null; limit: number; nav: Nav }>(list: L, listRows: number): L {
+function grown<L extends { page: { rows: unknown[]; complete: boolean; limit: number } | null; limit: number; nav: Nav }>(
+  list: L,
+  listRows: number,
+): L {
   const { page, limit, nav } = list;
   if (!page || page.complete || page.limit !== limit) return list;
   return nav.cursor + listRows * 2 >= page.rows.length ? { ...list, limit: limit * 2 } : list;

@@ -15,7 +15,11 @@ export interface BrowseStore {
  * each step starts from the newest state (held in a ref), never from a render's snapshot, and
  * no keystroke is lost. `layout` and `run` are read when a step happens.
  */
-export function useBrowseState(initial: () => BrowseState, layout: { readonly current: Layout }, run: { readonly current: (effect: Effect) => void }): BrowseStore {
+export function useBrowseState(
+  initial: () => BrowseState,
+  layout: { readonly current: Layout },
+  run: { readonly current: (effect: Effect) => void },
+): BrowseStore {
   const [state, setState] = useState(initial);
   const latest = useRef(state);
   const apply = useCallback((step: Step) => {

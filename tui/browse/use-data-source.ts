@@ -10,7 +10,11 @@ export interface DataSource {
 }
 
 /** Opens the store once (unless it is open already), reports its warnings, closes it on unmount (quit). */
-export function useDataSource(open: () => Promise<BrowseData>, opened: BrowseData | undefined, dispatch: (e: BrowseEvent) => void): DataSource {
+export function useDataSource(
+  open: () => Promise<BrowseData>,
+  opened: BrowseData | undefined,
+  dispatch: (e: BrowseEvent) => void,
+): DataSource {
   const [data, setData] = useState<BrowseData | null>(opened ?? null);
   const [error, setError] = useState<string | null>(null);
   const current = useRef(data);

@@ -15,7 +15,12 @@ const PROGRESS_MS = 250;
  * its lines, laid out lazily. The rest of a long text is laid out in slices in the background
  * (for the line count and for G), so a key (q) never waits for it.
  */
-export function useDetail(data: BrowseData | null, detail: DetailState | null, width: number, dispatch: (e: BrowseEvent) => void): LazyLines | null {
+export function useDetail(
+  data: BrowseData | null,
+  detail: DetailState | null,
+  width: number,
+  dispatch: (e: BrowseEvent) => void,
+): LazyLines | null {
   const target = detail?.target;
   const tick = detail?.tick;
   useEffect(() => {

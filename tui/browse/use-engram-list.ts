@@ -8,13 +8,23 @@ import { useSearchDebounce } from './use-search-debounce.js';
  * Reads the page of engrams the list asks for (filters, search, limit), then the counts for
  * the title bar: the rows come first. A page read before the UI started is not read again.
  */
-export function useEngramList(data: BrowseData | null, list: EngramList, dispatch: (e: BrowseEvent) => void, debounceMs: number, preloaded: boolean): void {
+export function useEngramList(
+  data: BrowseData | null,
+  list: EngramList,
+  dispatch: (e: BrowseEvent) => void,
+  debounceMs: number,
+  preloaded: boolean,
+): void {
   const seq = useRef(0);
   const skipFirst = useRef(preloaded);
   useEffect(() => {
     if (!data) return;
     const n = ++seq.current;
-    const counts = () => data.counts().then((c) => dispatch({ type: 'counts', counts: c }), () => undefined);
+    const counts = () =>
+      data.counts().then(
+        (c) => dispatch({ type: 'counts', counts: c }),
+        () => undefined,
+      );
     if (skipFirst.current) {
       skipFirst.current = false;
       void counts();

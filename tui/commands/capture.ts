@@ -20,7 +20,11 @@ export async function run(argv: string[]): Promise<number> {
   const summary = await textArgument(cli.input, 'the summary');
   const store = await openStore(cli.flags, 'fast', out);
   try {
-    const ep = await capture(store, { summary, agent: cli.flags.agent, session: cli.flags.session, channel: cli.flags.channel }, systemContext);
+    const ep = await capture(
+      store,
+      { summary, agent: cli.flags.agent, session: cli.flags.session, channel: cli.flags.channel },
+      systemContext,
+    );
     out.result(ep, () => `Captured ${ep.id} (${ep.agent}, ${ep.at})`);
     return 0;
   } finally {

@@ -21,7 +21,10 @@ export async function run(argv: string[]): Promise<number> {
   const out = makeOutput(cli.flags);
   const [sub = 'list', target, ...extra] = cli.input;
   if (extra.length) throw invalid('usage: svc conflicts [list | show <id> | resolve <id> --keep current|other]');
-  const [{ LocalStore }, ops] = await Promise.all([import('../../engine/store/local-store.js'), import('../../engine/store/sync-resolve.js')]);
+  const [{ LocalStore }, ops] = await Promise.all([
+    import('../../engine/store/local-store.js'),
+    import('../../engine/store/sync-resolve.js'),
+  ]);
   const store = await LocalStore.open(existingStoreRoot(cli.flags.path), 'fast');
   try {
     for (const w of store.warnings.splice(0)) out.warn(w);
@@ -29,7 +32,16 @@ export async function run(argv: string[]): Promise<number> {
       if (target !== undefined) throw invalid('usage: svc conflicts [list]');
       const { conflicts, problems } = ops.listConflicts(store);
       for (const p of problems) out.warn(`unreadable conflict record ${p}`);
-      const rows = conflicts.map(({ id, path, engram_id, fields, kept, other, detected_on, detected_at }) => ({ id, path, engram_id, fields, kept, other, detected_on, detected_at }));
+      const rows = conflicts.map(({ id, path, engram_id, fields, kept, other, detected_on, detected_at }) => ({
+        id,
+        path,
+        engram_id,
+        fields,
+        kept,
+        other,
+        detected_on,
+        detected_at,
+      }));
       out.result({ count: rows.length, conflicts: rows }, () =>
         rows.length === 0
           ? 'No sync conflicts'
@@ -57,9 +69,14 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     if (sub === 'resolve') {
-      if (cli.flags.keep !== 'current' && cli.flags.keep !== 'other') throw invalid('--keep must be current (what the engram holds now) or other (the other machine\'s value)');
+      if (cli.flags.keep !== 'current' && cli.flags.keep !== 'other')
+        throw invalid("--keep must be current (what the engram holds now) or other (the other machine's value)");
       const r = await ops.resolveConflict(store, target, cli.flags.keep, systemContext);
-      out.result(r, () => `Resolved ${r.id}: kept the ${r.kept === 'current' ? 'current' : "other machine's"} version of ${r.path}; svc sync shares the choice`);
+      out.result(
+        r,
+        () =>
+          `Resolved ${r.id}: kept the ${r.kept === 'current' ? 'current' : "other machine's"} version of ${r.path}; svc sync shares the choice`,
+      );
       return 0;
     }
     throw invalid(`unknown conflicts subcommand "${sub}" (list, show, resolve)`);

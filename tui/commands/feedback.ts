@@ -30,9 +30,8 @@ export async function run(argv: string[]): Promise<number> {
   const store = await openStore(cli.flags, 'fast', out);
   try {
     const updated = await feedback(store, items, systemContext);
-    out.result(
-      { recorded: items.length, engrams: updated.map((e) => ({ id: e.id, feedback_signals: e.feedback_signals })) },
-      () => items.map((i) => `Recorded ${i.signal} feedback on ${i.id}`).join('\n'),
+    out.result({ recorded: items.length, engrams: updated.map((e) => ({ id: e.id, feedback_signals: e.feedback_signals })) }, () =>
+      items.map((i) => `Recorded ${i.signal} feedback on ${i.id}`).join('\n'),
     );
     return 0;
   } finally {

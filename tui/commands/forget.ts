@@ -23,8 +23,9 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const r = await forget(store, { target, search: cli.flags.search, reason: cli.flags.reason }, systemContext);
     if (r.action === 'ambiguous') {
-      out.result({ action: r.action, matches: r.matches.map(engramSummary) }, () =>
-        `${r.matches.length} engrams match; run svc forget <id> with one of:\n` + r.matches.map(engramLine).join('\n'),
+      out.result(
+        { action: r.action, matches: r.matches.map(engramSummary) },
+        () => `${r.matches.length} engrams match; run svc forget <id> with one of:\n` + r.matches.map(engramLine).join('\n'),
       );
       return 1;
     }

@@ -41,10 +41,12 @@ export async function run(argv: string[]): Promise<number> {
   const f = cli.flags;
   const out = makeOutput(f);
   if (f.from === undefined) throw invalid(`--from is required: one of ${IMPORT_SOURCES.join(', ')}`);
-  if (!(IMPORT_SOURCES as readonly string[]).includes(f.from)) throw invalid(`--from must be one of ${IMPORT_SOURCES.join(', ')} (got "${f.from}")`);
+  if (!(IMPORT_SOURCES as readonly string[]).includes(f.from))
+    throw invalid(`--from must be one of ${IMPORT_SOURCES.join(', ')} (got "${f.from}")`);
   if (cli.input.length > 1) throw invalid(`unexpected arguments: ${cli.input.join(' ')} (give the input file with --path)`);
   const path = f.path ?? cli.input[0];
-  if (path === undefined || path.trim() === '') throw invalid('--path is required: the file to import (for import, --path is the input; --store picks the store)');
+  if (path === undefined || path.trim() === '')
+    throw invalid('--path is required: the file to import (for import, --path is the input; --store picks the store)');
   if (f.scope !== undefined) {
     const bad = checkScope(f.scope);
     if (bad) throw invalid(bad);
@@ -69,7 +71,10 @@ export async function run(argv: string[]): Promise<number> {
   for (const d of report.demoted) out.warn(`${d.at}: ${d.reason}`);
   out.result({ ...report, store: root }, () => reportText(report, root, out.quiet));
   if (report.error > 0) {
-    const first = report.rows.filter((r) => r.status === 'error').slice(0, 3).map((r) => `${r.at}: ${r.reason}`);
+    const first = report.rows
+      .filter((r) => r.status === 'error')
+      .slice(0, 3)
+      .map((r) => `${r.at}: ${r.reason}`);
     const message = `${report.error} of ${report.total} rows could not be imported`;
     process.stderr.write(
       out.json

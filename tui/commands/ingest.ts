@@ -35,7 +35,8 @@ export async function run(argv: string[]): Promise<number> {
     const bad = checkScope(f.scope);
     if (bad) throw invalid(bad);
   }
-  if (f.domain !== undefined && (f.domain.trim() === '' || /\s/.test(f.domain))) throw invalid(`--domain must be a dotted path without whitespace (got "${f.domain}")`);
+  if (f.domain !== undefined && (f.domain.trim() === '' || /\s/.test(f.domain)))
+    throw invalid(`--domain must be a dotted path without whitespace (got "${f.domain}")`);
   if (f.source !== undefined && f.source.trim() === '') throw invalid('--source must not be empty');
   const content = await textArgument(cli.input, 'the text to ingest');
   const project = f.scope === undefined || f.domain === undefined ? await loadProjectConfig(process.cwd()) : null;
@@ -59,7 +60,11 @@ export async function run(argv: string[]): Promise<number> {
     const result = await ingest(store, input, systemContext);
     for (const w of result.warnings) out.warn(w);
     out.result(result, () => {
-      if (out.quiet) return result.candidates.filter((c) => c.id).map((c) => c.id).join('\n');
+      if (out.quiet)
+        return result.candidates
+          .filter((c) => c.id)
+          .map((c) => c.id)
+          .join('\n');
       const head =
         result.count === 0
           ? 'No learnable statements found.'

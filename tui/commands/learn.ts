@@ -94,14 +94,20 @@ export async function run(argv: string[]): Promise<number> {
     if (r && remote && scope) {
       const teamWrites = await import('../../engine/remote/team-writes.js');
       if (r.outcome === 'queued') {
-        out.warn(`${r.error}; queued in the outbox (your recall and list show it, marked [queued]), sent once the hub answers again (svc sync sends it now)`);
-        out.result({ queued: true, hub: remote.url, scope, outbox_key: r.entry.key, ...(routed ? { routed } : {}) }, () => (out.quiet ? r.entry.key : `Queued for ${scope} on the hub${routedLine}`));
+        out.warn(
+          `${r.error}; queued in the outbox (your recall and list show it, marked [queued]), sent once the hub answers again (svc sync sends it now)`,
+        );
+        out.result({ queued: true, hub: remote.url, scope, outbox_key: r.entry.key, ...(routed ? { routed } : {}) }, () =>
+          out.quiet ? r.entry.key : `Queued for ${scope} on the hub${routedLine}`,
+        );
         return 0;
       }
       const e = r.engram as { id: string; type: string; scope: string };
       if (r.flushed && (r.flushed.pending || r.flushed.refused)) out.warn(teamWrites.flushLine(r.flushed));
       const sentLine = r.flushed ? `\n${teamWrites.flushLine(r.flushed)}` : '';
-      out.result({ ...r.engram, hub: remote.url, ...(routed ? { routed } : {}), ...(r.flushed ? { outbox: r.flushed } : {}) }, () => (out.quiet ? e.id : `Learned ${e.id} (${e.type}, scope ${e.scope}) on the hub ${remote.url}${routedLine}${sentLine}`));
+      out.result({ ...r.engram, hub: remote.url, ...(routed ? { routed } : {}), ...(r.flushed ? { outbox: r.flushed } : {}) }, () =>
+        out.quiet ? e.id : `Learned ${e.id} (${e.type}, scope ${e.scope}) on the hub ${remote.url}${routedLine}${sentLine}`,
+      );
       return 0;
     }
     const embedder = await embedderFor(store, out, { fast: f.fast, download: false, warn: false });
@@ -129,16 +135,16 @@ export async function run(argv: string[]): Promise<number> {
     const e = result.engram;
     const suggestedLine = suggested ? `\n${(await import('../../engine/ops/suggest-scope.js')).suggestionLine(e.id, suggested)}` : '';
     out.result({ ...learnSummary(result), ...(routed ? { routed } : {}), ...(suggested ? { suggested } : {}) }, () => {
-        if (out.quiet) return e.id;
-        const head =
-          result.action === 'created'
-            ? `Learned ${e.id} (${e.type}, scope ${e.scope})`
-            : result.action === 'reactivated'
-              ? `Reactivated ${e.id} (${e.type}, scope ${e.scope}): it had been retired`
-              : `Already known as ${e.id} (${e.type}, scope ${e.scope}); reference count now ${e.reference_count}`;
-        const rec = result.recurrences.length ? `\nAlso learned at other scopes: ${result.recurrences.join(', ')}` : '';
-        return head + rec + routedLine + suggestedLine;
-      });
+      if (out.quiet) return e.id;
+      const head =
+        result.action === 'created'
+          ? `Learned ${e.id} (${e.type}, scope ${e.scope})`
+          : result.action === 'reactivated'
+            ? `Reactivated ${e.id} (${e.type}, scope ${e.scope}): it had been retired`
+            : `Already known as ${e.id} (${e.type}, scope ${e.scope}); reference count now ${e.reference_count}`;
+      const rec = result.recurrences.length ? `\nAlso learned at other scopes: ${result.recurrences.join(', ')}` : '';
+      return head + rec + routedLine + suggestedLine;
+    });
     return 0;
   } finally {
     store.close();

@@ -44,7 +44,9 @@ export async function run(argv: string[]): Promise<number> {
     const remote = f.meta ? null : remoteOf(await loadProjectConfig(process.cwd()));
     const filter = { scope: f.scope, domain: f.domain, type: f.type, status: f.status, idPrefix: f.meta ? 'META-' : undefined };
     const team = remote ? await import('../../engine/remote/team-list.js') : undefined;
-    const list = team ? await team.listWithHub(store, remote, filter, limit, store.root) : { rows: (await store.list({ ...filter, limit })).map((doc) => ({ doc, source: 'local' as const })), hub: undefined };
+    const list = team
+      ? await team.listWithHub(store, remote, filter, limit, store.root)
+      : { rows: (await store.list({ ...filter, limit })).map((doc) => ({ doc, source: 'local' as const })), hub: undefined };
     const hub = list.hub;
     if (team && hub && !hub.complete) out.warn(team.incompleteLine(hub, limit));
     const rows = list.rows;
@@ -53,7 +55,11 @@ export async function run(argv: string[]): Promise<number> {
       engrams: rows.map((r) => (hub ? { ...engramSummary(r.doc), source: r.source } : engramSummary(r.doc))),
       ...(hub ? { sources: { local: 'ok', hub: hub.state }, complete: hub.complete } : {}),
     };
-    out.result(body, () => (rows.length ? rows.map((r) => `${engramLine(r.doc)}${r.source === 'hub' ? '  [hub]' : r.source === 'outbox' ? '  [queued]' : ''}`).join('\n') : 'No engrams.'));
+    out.result(body, () =>
+      rows.length
+        ? rows.map((r) => `${engramLine(r.doc)}${r.source === 'hub' ? '  [hub]' : r.source === 'outbox' ? '  [queued]' : ''}`).join('\n')
+        : 'No engrams.',
+    );
     return 0;
   } finally {
     store.close();

@@ -42,14 +42,15 @@ export async function run(argv: string[]): Promise<number> {
 
   // The project, the store, the reranker and the embedder: what a tool call works on.
   const openContext = async (client: { name?: string }): Promise<ToolContext> => {
-    const [{ loadProjectConfig }, { openStoreSpan }, { resolveStoreRoot }, { remoteOf }, { rerankerSetting }, { localEmbedderProvider }] = await Promise.all([
-      import('../../engine/config/project-config.js'),
-      import('../../engine/store/open-store.js'),
-      import('../../engine/svc-home.js'),
-      import('../../engine/remote/hub-client.js'),
-      import('../../engine/rerank/reranker.js'),
-      import('../../engine/mcp/embedder-provider.js'),
-    ]);
+    const [{ loadProjectConfig }, { openStoreSpan }, { resolveStoreRoot }, { remoteOf }, { rerankerSetting }, { localEmbedderProvider }] =
+      await Promise.all([
+        import('../../engine/config/project-config.js'),
+        import('../../engine/store/open-store.js'),
+        import('../../engine/svc-home.js'),
+        import('../../engine/remote/hub-client.js'),
+        import('../../engine/rerank/reranker.js'),
+        import('../../engine/mcp/embedder-provider.js'),
+      ]);
     const project = await loadProjectConfig(process.cwd());
     store = await openStoreSpan(resolveStoreRoot(cli.flags.path), 'fast');
     for (const w of store.warnings.splice(0)) log(`warning: ${w}`);

@@ -46,14 +46,23 @@ export async function run(argv: string[]): Promise<number> {
           present: modelPresent(root, name),
           folder,
           bytes: folderBytes(folder),
-          ...(provenance ? { source: provenance.source, from: provenance.from, ...(provenance.revision ? { revision: provenance.revision } : {}), installed_at: provenance.at } : {}),
+          ...(provenance
+            ? {
+                source: provenance.source,
+                from: provenance.from,
+                ...(provenance.revision ? { revision: provenance.revision } : {}),
+                installed_at: provenance.at,
+              }
+            : {}),
           ...(failed ? { last_failure: { at: failed.at, error: failed.error, next_try: failed.retryAt } } : {}),
         };
       });
       out.result({ root, models }, () =>
         models
           .map((m) => {
-            const state = m.present ? `${(m.bytes / 1e6).toFixed(1)} MB${m.source ? `, ${m.source === 'huggingface' ? `Hugging Face ${m.revision?.slice(0, 12)}` : `${m.source} ${m.from}`}` : ', placed by hand'}` : 'not installed';
+            const state = m.present
+              ? `${(m.bytes / 1e6).toFixed(1)} MB${m.source ? `, ${m.source === 'huggingface' ? `Hugging Face ${m.revision?.slice(0, 12)}` : `${m.source} ${m.from}`}` : ', placed by hand'}`
+              : 'not installed';
             const failure = m.last_failure ? `\n    last download failed at ${m.last_failure.at}: ${m.last_failure.error}` : '';
             return `${m.selected ? '*' : ' '} ${m.name.padEnd(20)} ${state}\n    ${m.folder}${failure}`;
           })
@@ -66,7 +75,11 @@ export async function run(argv: string[]): Promise<number> {
       const model = args[0] ? parseModelName(args[0]) : selectedModel();
       const { pullModel } = await supply();
       const p = await pullModel(root, model, await probe(model), { progress: process.stderr.isTTY === true && !out.json });
-      out.result(p, () => `${model} is in ${modelFolder(root, model)} (${p.source === 'huggingface' ? `Hugging Face ${p.from} at ${p.revision?.slice(0, 12)}` : p.from})`);
+      out.result(
+        p,
+        () =>
+          `${model} is in ${modelFolder(root, model)} (${p.source === 'huggingface' ? `Hugging Face ${p.from} at ${p.revision?.slice(0, 12)}` : p.from})`,
+      );
       return 0;
     }
     case 'import': {

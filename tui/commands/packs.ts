@@ -103,9 +103,11 @@ export async function run(argv: string[]): Promise<number> {
   if (sub === 'uninstall' || sub === 'remove' || sub === 'export') target = needs('a pack name', 'name');
   if (sub === 'trust') {
     const modes = [args.length > 0, f.list === true, f.remove !== undefined].filter(Boolean).length;
-    if (modes !== 1) throw invalid('svc packs trust takes one of: <public-key-or-file>, --list, --remove <public-key> (see svc packs --help)');
+    if (modes !== 1)
+      throw invalid('svc packs trust takes one of: <public-key-or-file>, --list, --remove <public-key> (see svc packs --help)');
     if (args.length > 1) throw invalid(`svc packs trust takes one <public-key-or-file>, got ${args.length}: ${args.join(' ')}`);
-    if (f.label !== undefined && (args.length === 0 || f.label.trim() === '')) throw invalid('--label names a key being trusted: svc packs trust <public-key-or-file> --label <name>');
+    if (f.label !== undefined && (args.length === 0 || f.label.trim() === ''))
+      throw invalid('--label names a key being trusted: svc packs trust <public-key-or-file> --label <name>');
     target = args[0] ?? '';
   }
   if (sub === 'export') {
@@ -133,7 +135,10 @@ export async function run(argv: string[]): Promise<number> {
           r.packs.length
             ? r.packs
                 .map((p) => {
-                  const state = p.state === 'installing' ? `  INTERRUPTED install (started ${p.installed_at}): svc packs install ${p.source}, or svc packs uninstall ${p.name}` : `  installed ${p.installed_at}`;
+                  const state =
+                    p.state === 'installing'
+                      ? `  INTERRUPTED install (started ${p.installed_at}): svc packs install ${p.source}, or svc packs uninstall ${p.name}`
+                      : `  installed ${p.installed_at}`;
                   return `${p.name}  v${p.version}  ${p.engram_count} engram(s)${state}${p.description ? `\n    ${p.description}` : ''}`;
                 })
                 .join('\n')
@@ -180,7 +185,10 @@ export async function run(argv: string[]): Promise<number> {
           if (r.skipped.length) lines.push(`Skipped ${r.skipped.length}: ${r.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`);
           if (r.findings.length) lines.push(`Security scan: ${r.findings.length} finding(s):`, ...r.findings.map(findingLine));
           if (r.demoted.length) lines.push(`Holding a secret, kept in scope local: ${r.demoted.join(', ')}`);
-          if (r.candidates.length) lines.push(`Prompt-injection text or control characters, installed as candidates (read, then svc promote <id>): ${r.candidates.join(', ')}`);
+          if (r.candidates.length)
+            lines.push(
+              `Prompt-injection text or control characters, installed as candidates (read, then svc promote <id>): ${r.candidates.join(', ')}`,
+            );
           const reported = r.conflicts.filter((c) => c.kind === 'duplicate' || c.kind === 'contradiction');
           if (reported.length) lines.push(`Conflicts with existing engrams: ${reported.length}`, ...reported.map(conflictLine));
           return lines.join('\n');
@@ -190,7 +198,11 @@ export async function run(argv: string[]): Promise<number> {
       case 'uninstall':
       case 'remove': {
         const r = await uninstallPack(store, registry, target, systemContext);
-        out.result(r, () => `Uninstalled pack ${r.name}${r.version !== null ? ` v${r.version}` : ''}: retired ${r.retired.length} engram(s) (history kept)`);
+        out.result(
+          r,
+          () =>
+            `Uninstalled pack ${r.name}${r.version !== null ? ` v${r.version}` : ''}: retired ${r.retired.length} engram(s) (history kept)`,
+        );
         return 0;
       }
       case 'export': {
@@ -211,8 +223,13 @@ export async function run(argv: string[]): Promise<number> {
         );
         warnInJson(out, r.warnings);
         out.result(r, () => {
-          const lines = [`Exported pack ${r.name} v${r.version}: ${r.engram_count} engram(s) to ${r.path}`, `Integrity   ${r.integrity}`, `Signed by   ${r.signer} (this store's key)`];
-          if (r.left_out.length) lines.push(`Left out ${r.left_out.length}: ${r.left_out_counts.private} private, ${r.left_out_counts.secret} holding a secret`);
+          const lines = [
+            `Exported pack ${r.name} v${r.version}: ${r.engram_count} engram(s) to ${r.path}`,
+            `Integrity   ${r.integrity}`,
+            `Signed by   ${r.signer} (this store's key)`,
+          ];
+          if (r.left_out.length)
+            lines.push(`Left out ${r.left_out.length}: ${r.left_out_counts.private} private, ${r.left_out_counts.secret} holding a secret`);
           lines.push(...r.warnings.map((w) => `  ${w}`));
           return lines.join('\n');
         });
@@ -224,7 +241,7 @@ export async function run(argv: string[]): Promise<number> {
           out.result({ count: trusted.length, keys: trusted }, () =>
             trusted.length
               ? trusted.map((k) => `${k.key}  ${k.own ? 'you (the key this store signs its exports with)' : k.label}`).join('\n')
-              : 'No trusted keys yet: your own key is made on your first svc packs export; svc packs trust <public-key-or-file> adds a creator\'s.',
+              : "No trusted keys yet: your own key is made on your first svc packs export; svc packs trust <public-key-or-file> adds a creator's.",
           );
           return 0;
         }
@@ -235,7 +252,11 @@ export async function run(argv: string[]): Promise<number> {
         }
         const found = await keyFrom(target);
         const r = await keys.trust(found.key, f.label?.trim() || found.label, systemContext.now());
-        out.result(r, () => (r.added ? `Trusted ${r.key} (${r.label}): packs it signs now install without --allow-untrusted` : `Already trusted: ${r.key} (${r.label})`));
+        out.result(r, () =>
+          r.added
+            ? `Trusted ${r.key} (${r.label}): packs it signs now install without --allow-untrusted`
+            : `Already trusted: ${r.key} (${r.label})`,
+        );
         return 0;
       }
     }
@@ -258,11 +279,21 @@ async function keyFrom(arg: string): Promise<{ key: string; label: string }> {
   const packDir = kind === 'folder' ? path : kind === 'file' && basename(path) === MANIFEST_FILE ? dirname(path) : null;
   if (packDir) {
     const m = await peekManifest(packDir);
-    if (typeof m?.signer !== 'string') throw invalid(`${arg} names no signer: the pack is not signed (or it is not a pack), so there is no key to trust: ask its creator for a signed copy or their public key`);
-    return { key: m.signer, label: typeof m.creator === 'string' && m.creator ? `creator of pack ${String(m.name)}: ${m.creator}` : `signer of pack ${String(m.name)}` };
+    if (typeof m?.signer !== 'string')
+      throw invalid(
+        `${arg} names no signer: the pack is not signed (or it is not a pack), so there is no key to trust: ask its creator for a signed copy or their public key`,
+      );
+    return {
+      key: m.signer,
+      label:
+        typeof m.creator === 'string' && m.creator ? `creator of pack ${String(m.name)}: ${m.creator}` : `signer of pack ${String(m.name)}`,
+    };
   }
   if (kind === 'file') {
-    const line = readFileSync(path, 'utf8').split('\n').map((l) => l.trim()).find((l) => l.startsWith(KEY_PREFIX));
+    const line = readFileSync(path, 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.startsWith(KEY_PREFIX));
     if (!line) throw invalid(`${arg} holds no public key (a line starting with ${KEY_PREFIX})`);
     return { key: line, label: `from ${basename(path)}` };
   }
@@ -298,4 +329,3 @@ function conflictLine(c: PackConflict): string {
       return `  ${c.id} repeats ${c.existing} within the pack`;
   }
 }
-

@@ -33,10 +33,22 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const embedder = await embedderFor(store, out, { fast: cli.flags.fast, download: true, warn: true });
     // SVC_RERANKER: recall reranks its head with that cross-encoder (not with --fast).
-    const result = await recall(store, query, { limit, fast: cli.flags.fast, embedder, reranker: rerankerSetting(store.root), team: await teamSource(store.root) });
+    const result = await recall(store, query, {
+      limit,
+      fast: cli.flags.fast,
+      embedder,
+      reranker: rerankerSetting(store.root),
+      team: await teamSource(store.root),
+    });
     warnSources(result.sources, out);
     const results = result.hits.map(recallHitJson);
-    const body = { query, legs: result.legs, ...(result.reranker ? { reranker: result.reranker } : {}), ...(result.sources ? { sources: result.sources } : {}), results };
+    const body = {
+      query,
+      legs: result.legs,
+      ...(result.reranker ? { reranker: result.reranker } : {}),
+      ...(result.sources ? { sources: result.sources } : {}),
+      results,
+    };
     if (result.reranker?.state === 'unavailable') out.warn(`reranker not used: ${result.reranker.reason}`);
     if (results.length === 0) {
       if (out.json) out.result(body, () => '');
@@ -44,7 +56,10 @@ export async function run(argv: string[]): Promise<number> {
     }
     out.result(body, () =>
       result.hits
-        .map((h, i) => `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}${h.source === 'hub' ? '  [hub]' : h.source === 'both' ? '  [local + hub]' : h.source === 'outbox' ? '  [queued]' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`)
+        .map(
+          (h, i) =>
+            `${i + 1}. ${engramLine(h.engram)}${h.candidate ? '  (candidate)' : ''}${h.source === 'hub' ? '  [hub]' : h.source === 'both' ? '  [local + hub]' : h.source === 'outbox' ? '  [queued]' : ''}\n    score ${h.score} (${h.found_by.join(' + ')})`,
+        )
         .join('\n'),
     );
     return 0;

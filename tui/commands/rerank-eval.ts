@@ -1,7 +1,16 @@
 import { invalid } from '../../engine/errors.js';
 import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/cli-kit.js';
 import { DEFAULT_SAMPLE, EVAL_THRESHOLDS, rerankEval, type RerankEvalReport } from '../../engine/ops/rerank-eval.js';
-import { parseRerankerName, RERANK_DEPTH, RERANKER_MODELS, RERANKERS, rerankerFolder, rerankerPresent, selectedReranker, type RerankerName } from '../../engine/rerank/reranker.js';
+import {
+  parseRerankerName,
+  RERANK_DEPTH,
+  RERANKER_MODELS,
+  RERANKERS,
+  rerankerFolder,
+  rerankerPresent,
+  selectedReranker,
+  type RerankerName,
+} from '../../engine/rerank/reranker.js';
 import { embedderFor } from '../embedding.js';
 
 const t = EVAL_THRESHOLDS;
@@ -69,8 +78,12 @@ function chooseReranker(flag: string | undefined, root: string): RerankerName {
   if (fromEnv) return fromEnv;
   const installed = RERANKER_MODELS.find((name) => rerankerPresent(root, name));
   if (installed) return installed;
-  const where = RERANKER_MODELS.map((name) => `${rerankerFolder(root, name)} (${name}, ${RERANKERS[name].tier} tier: ${RERANKERS[name].source})`);
-  throw invalid(`no reranker is installed: place model.onnx and tokenizer.json in ${where.join(', or in ')}; or name one with --reranker or SVC_RERANKER`);
+  const where = RERANKER_MODELS.map(
+    (name) => `${rerankerFolder(root, name)} (${name}, ${RERANKERS[name].tier} tier: ${RERANKERS[name].source})`,
+  );
+  throw invalid(
+    `no reranker is installed: place model.onnx and tokenizer.json in ${where.join(', or in ')}; or name one with --reranker or SVC_RERANKER`,
+  );
 }
 
 function describe(r: RerankEvalReport): string {

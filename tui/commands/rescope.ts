@@ -26,7 +26,10 @@ export async function run(argv: string[]): Promise<number> {
   const store = await openStore(cli.flags, 'fast', out);
   try {
     const hub = remote ? (await import('../../engine/remote/team-writes.js')).hubPublisher(store.root, remote) : undefined;
-    const items = await rescope(store, cli.input, cli.flags.scope, systemContext, { ...(cli.flags.reason ? { reason: cli.flags.reason } : {}), ...(hub ? { hub } : {}) });
+    const items = await rescope(store, cli.input, cli.flags.scope, systemContext, {
+      ...(cli.flags.reason ? { reason: cli.flags.reason } : {}),
+      ...(hub ? { hub } : {}),
+    });
     const failed = items.filter((i) => i.outcome === 'refused' || i.outcome === 'not_found');
     for (const f of failed) out.warn(`${f.id}: ${f.detail}`);
     out.result({ scope: cli.flags.scope, items }, () =>

@@ -98,10 +98,17 @@ async function start(words: string[], f: Flags, out: Output): Promise<number> {
     // The hub's scopes this person may write count too (its /me answer, cached 10 minutes).
     const hubWritable = await hubWritableScopes(store.root, project);
     const writable = [...started.writable_scopes, ...(hubWritable ?? []).filter((s) => !started.writable_scopes.includes(s))];
-    const r = { ...started, writable_scopes: writable, ...(hubWritable ? { hub_writable_scopes: hubWritable } : {}), ...(outbox ? { outbox: outbox.report } : {}) };
+    const r = {
+      ...started,
+      writable_scopes: writable,
+      ...(hubWritable ? { hub_writable_scopes: hubWritable } : {}),
+      ...(outbox ? { outbox: outbox.report } : {}),
+    };
     out.result(r, () => {
       if (out.quiet) return r.session.id;
-      const where = [r.session.scope && `scope ${r.session.scope}`, r.session.domain && `domain ${r.session.domain}`].filter(Boolean).join(', ');
+      const where = [r.session.scope && `scope ${r.session.scope}`, r.session.domain && `domain ${r.session.domain}`]
+        .filter(Boolean)
+        .join(', ');
       return [
         `Session ${r.session.id} started${task ? ` for: ${task}` : ''}${where ? ` (${where})` : ''}`,
         ...(outbox ? [outbox.line] : []),
@@ -124,7 +131,9 @@ async function end(id: string, f: Flags, out: Output): Promise<number> {
   const store = await openStore(f, 'fast', out);
   try {
     const embedder = await embedderFor(store, out, { fast: f.fast, download: false, warn: false });
-    const r = await endSession(store, id, { summary: f.summary, learnings: learnings.map((statement) => ({ statement })) }, systemContext, { embedder });
+    const r = await endSession(store, id, { summary: f.summary, learnings: learnings.map((statement) => ({ statement })) }, systemContext, {
+      embedder,
+    });
     for (const l of r.learned) for (const w of l.warnings) out.warn(w);
     const learned = r.learned.map(learnSummary);
     out.result({ session: r.session, learned, suggested: r.suggested }, () => {
@@ -157,7 +166,9 @@ async function show(id: string, f: Flags, out: Output): Promise<number> {
         `  started ${s.started_at}${s.ended_at ? `, ended ${s.ended_at}` : ''}`,
         ...(s.task ? [`  task: ${s.task}`] : []),
         ...(s.agent ? [`  agent: ${s.agent}`] : []),
-        ...(s.scope || s.domain ? [`  ${[s.scope && `scope ${s.scope}`, s.domain && `domain ${s.domain}`].filter(Boolean).join(', ')}`] : []),
+        ...(s.scope || s.domain
+          ? [`  ${[s.scope && `scope ${s.scope}`, s.domain && `domain ${s.domain}`].filter(Boolean).join(', ')}`]
+          : []),
         ...(s.summary ? [`  summary: ${s.summary}`] : []),
         `  engrams: ${s.engram_ids.length ? s.engram_ids.join(', ') : 'none'}`,
       ];
@@ -172,4 +183,3 @@ async function show(id: string, f: Flags, out: Output): Promise<number> {
     store.close();
   }
 }
-

@@ -62,8 +62,17 @@ export async function run(argv: string[]): Promise<number> {
         `Id prefix         ${report.id_prefix}`,
       ];
       if (hub) {
-        const state = hub.identity ? `reachable, as ${hub.identity}` : hub.reachable ? `reachable, but ${hub.error}` : `unreachable (${hub.error})`;
-        const waits = [hub.queued ? `${hub.queued} queued write(s) waiting: svc sync sends them` : 'no queued writes', hub.refused ? `${hub.refused} refused (svc doctor)` : ''].filter(Boolean).join(', ');
+        const state = hub.identity
+          ? `reachable, as ${hub.identity}`
+          : hub.reachable
+            ? `reachable, but ${hub.error}`
+            : `unreachable (${hub.error})`;
+        const waits = [
+          hub.queued ? `${hub.queued} queued write(s) waiting: svc sync sends them` : 'no queued writes',
+          hub.refused ? `${hub.refused} refused (svc doctor)` : '',
+        ]
+          .filter(Boolean)
+          .join(', ');
         lines.push(`Hub               ${hub.url}: ${state}; ${waits}`);
       }
       if (conflicts.length) lines.push(`Sync conflicts    ${conflicts.length} waiting for a decision: svc conflicts`);

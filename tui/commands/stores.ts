@@ -40,7 +40,10 @@ export async function run(argv: string[]): Promise<number> {
     case 'ls': {
       if (args.length) throw invalid('usage: svc stores list');
       const remote = remoteOf(await loadProjectConfig(process.cwd()));
-      const rows = [...(await listStores(root)), ...(remote ? await (await import('../../engine/remote/discover.js')).remoteStoreRows(remote) : [])];
+      const rows = [
+        ...(await listStores(root)),
+        ...(remote ? await (await import('../../engine/remote/discover.js')).remoteStoreRows(remote) : []),
+      ];
       for (const r of rows) if (r.warning) out.warn(r.warning);
       out.result({ count: rows.length, stores: rows.map(({ warning: _w, ...r }) => r) }, () => formatRows(rows));
       return 0;
@@ -58,7 +61,10 @@ export async function run(argv: string[]): Promise<number> {
       if (args.length !== 1) throw invalid('usage: svc stores remove <path>');
       const removed = await removeStore(root, args[0]!);
       if (!removed) throw new SvcError('not_found', `no store is registered at ${args[0]}`);
-      out.result({ action: 'removed', store: removed }, () => `Unregistered ${removed.path} (scope ${removed.scope}); its files are untouched`);
+      out.result(
+        { action: 'removed', store: removed },
+        () => `Unregistered ${removed.path} (scope ${removed.scope}); its files are untouched`,
+      );
       return 0;
     }
     case 'discover': {
@@ -72,7 +78,10 @@ export async function run(argv: string[]): Promise<number> {
       out.result(d, () =>
         [
           `Scopes you may use on ${d.hub}:`,
-          ...d.scopes.map((s) => `  ${s.scope.padEnd(28)} ${String(s.engrams).padStart(7)} engrams  ${s.writable ? 'read/write' : 'read'}${s.queried ? '' : '  (not in remote_scopes: svc stores discover --register)'}`),
+          ...d.scopes.map(
+            (s) =>
+              `  ${s.scope.padEnd(28)} ${String(s.engrams).padStart(7)} engrams  ${s.writable ? 'read/write' : 'read'}${s.queried ? '' : '  (not in remote_scopes: svc stores discover --register)'}`,
+          ),
           ...(d.registered.length ? [`Registered in ${project!.path}: ${d.registered.join(', ')}`] : []),
         ].join('\n'),
       );
@@ -87,7 +96,12 @@ function formatRows(rows: StoreRow[]): string {
   const scopeWidth = Math.max(5, ...rows.map((r) => r.scope.length));
   const lines = [`${'SCOPE'.padEnd(scopeWidth)}  ${'ENGRAMS'.padStart(7)}  PATH`];
   for (const r of rows) {
-    const flags = [r.role === 'primary' ? 'primary: every other scope' : r.role === 'remote' ? 'hub' : '', r.shared ? 'shared' : '', r.readonly ? 'read-only' : '', r.available ? '' : r.role === 'remote' ? 'unreachable' : 'unavailable']
+    const flags = [
+      r.role === 'primary' ? 'primary: every other scope' : r.role === 'remote' ? 'hub' : '',
+      r.shared ? 'shared' : '',
+      r.readonly ? 'read-only' : '',
+      r.available ? '' : r.role === 'remote' ? 'unreachable' : 'unavailable',
+    ]
       .filter(Boolean)
       .join(', ');
     const count = r.engrams === null ? '-' : String(r.engrams);

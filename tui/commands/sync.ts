@@ -71,7 +71,8 @@ export async function run(argv: string[]): Promise<number> {
     const text: string[] = [];
     if (outbox) text.push(outbox.line);
     else if (remoteOf(project)) text.push('Nothing waited in the outbox for the hub.');
-    if (!all.primary && all.stores.length === 0) text.push('No git remote is set for this store (svc sync <address> sets one): nothing else to sync.');
+    if (!all.primary && all.stores.length === 0)
+      text.push('No git remote is set for this store (svc sync <address> sets one): nothing else to sync.');
     let conflicts = 0;
     if (all.primary) {
       text.push(...describeSync(all.primary));
@@ -80,14 +81,21 @@ export async function run(argv: string[]): Promise<number> {
     }
     for (const s of all.stores) {
       if (s.report) {
-        text.push(...describeSync(s.report).map((l, i) => (i === 0 ? `${l} [scope ${s.scope}${s.readonly ? ', read-only: pulled only' : ''}]` : l)));
+        text.push(
+          ...describeSync(s.report).map((l, i) => (i === 0 ? `${l} [scope ${s.scope}${s.readonly ? ', read-only: pulled only' : ''}]` : l)),
+        );
         for (const c of describeConflicts(s.report)) out.warn(c);
         conflicts += s.report.conflicts.length;
       } else if (s.skipped && !cli.flags.quiet) {
         text.push(`Not synced: ${s.path} [scope ${s.scope}]: ${s.skipped}`);
       }
     }
-    synced = { ...(all.primary ?? { root, remote: null }), stores: all.stores, conflict_count: conflicts, ...(outbox ? { outbox: outbox.report } : {}) };
+    synced = {
+      ...(all.primary ?? { root, remote: null }),
+      stores: all.stores,
+      conflict_count: conflicts,
+      ...(outbox ? { outbox: outbox.report } : {}),
+    };
     if (!cli.flags.full) {
       const counts = await countAfter(cli.flags, out);
       out.result({ ...synced, engrams: counts }, () => [...text, `Engrams now: ${counts}`].join('\n'));
@@ -121,9 +129,20 @@ async function rebuild(flags: { path?: string; fast?: boolean }, out: Output, sy
     const stats = await store.stats();
     const dense = await embedderFor(store, out, { fast: flags.fast ?? false, download: true, warn: true });
     const embedded = dense?.state === 'ready' ? await store.embedPending(dense.embedder) : 0;
-    const vector = dense?.state === 'ready' ? `embedded ${embedded} engrams` : `vectors unavailable: ${dense?.reason ?? 'skipped (--fast)'}`;
-    const result = { rebuilt: true, engrams: stats.engrams, episodes: stats.episodes, quarantined: store.quarantined().length, embedded, vector };
-    out.result(synced ? { ...synced, ...result } : result, () => `Rebuilt the index: ${stats.engrams} engrams, ${stats.episodes} episodes; ${vector}`);
+    const vector =
+      dense?.state === 'ready' ? `embedded ${embedded} engrams` : `vectors unavailable: ${dense?.reason ?? 'skipped (--fast)'}`;
+    const result = {
+      rebuilt: true,
+      engrams: stats.engrams,
+      episodes: stats.episodes,
+      quarantined: store.quarantined().length,
+      embedded,
+      vector,
+    };
+    out.result(
+      synced ? { ...synced, ...result } : result,
+      () => `Rebuilt the index: ${stats.engrams} engrams, ${stats.episodes} episodes; ${vector}`,
+    );
     return 0;
   } finally {
     store.close();

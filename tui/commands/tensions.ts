@@ -20,7 +20,16 @@ import { LocalTensionStore, TENSION_STATUSES, type TensionRecord } from '../../e
 import { llmJudge } from '../../engine/ops/tensions/judge.js';
 import { chatClientFor, resolveLlmSettings } from '../../engine/llm/settings.js';
 import { checkScope } from '../../engine/model/scope.js';
-import { globalFlags, makeOutput, openStore, parseArgs, positiveInt, type Output, type FlagSpecs, type ParsedFlags } from '../../engine/cli/cli-kit.js';
+import {
+  globalFlags,
+  makeOutput,
+  openStore,
+  parseArgs,
+  positiveInt,
+  type Output,
+  type FlagSpecs,
+  type ParsedFlags,
+} from '../../engine/cli/cli-kit.js';
 
 const HELP = `
   Usage
@@ -58,7 +67,18 @@ const HELP = `
   days apart being the time between the two engrams' learned_at; config.yaml can set
   tensions.temporal_discount (true/false) and tensions.half_life_days.`;
 
-const SCAN_ONLY = ['maxPairs', 'batchSize', 'minConfidence', 'temporalDiscount', 'persist', 'scope', 'domain', 'llmBaseUrl', 'llmApiKey', 'model'] as const;
+const SCAN_ONLY = [
+  'maxPairs',
+  'batchSize',
+  'minConfidence',
+  'temporalDiscount',
+  'persist',
+  'scope',
+  'domain',
+  'llmBaseUrl',
+  'llmApiKey',
+  'model',
+] as const;
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 
 const FLAGS = {
@@ -89,7 +109,10 @@ export async function run(argv: string[]): Promise<number> {
   if (f.scan && sub !== 'scan') throw invalid(`--scan cannot be combined with "${sub}"`);
   if (sub !== 'scan') {
     const stray = SCAN_ONLY.filter((k) => f[k] !== undefined);
-    if (stray.length) throw invalid(`${stray.map((k) => (k === 'persist' ? '--no-persist' : `--${kebab(k)}`)).join(', ')} only appl${stray.length > 1 ? 'y' : 'ies'} with --scan`);
+    if (stray.length)
+      throw invalid(
+        `${stray.map((k) => (k === 'persist' ? '--no-persist' : `--${kebab(k)}`)).join(', ')} only appl${stray.length > 1 ? 'y' : 'ies'} with --scan`,
+      );
   }
   if (f.winner !== undefined && sub !== 'resolve') throw invalid('--winner only applies to "resolve"');
   if (f.olderThanDays !== undefined && sub !== 'purge') throw invalid('--older-than-days only applies to "purge"');
@@ -188,14 +211,19 @@ async function change(action: 'confirm' | 'dismiss' | 'resolve', rest: string[],
     const tensions = new LocalTensionStore(store, store.root);
     if (action === 'resolve') {
       const r = await resolveTension(tensions, id, f.winner!, systemContext, f.reason);
-      out.result({ action: 'resolved', changed: r.changed, winner: r.winner, loser: r.loser, loser_action: r.loser_action, tension: r.record }, () =>
-        r.changed
-          ? `Resolved ${id}: kept ${r.winner}, ${r.loser_action === 'retired' ? 'retired' : 'already retired:'} ${r.loser} (history kept; svc history ${r.loser})`
-          : `${id} was already resolved in favour of ${r.winner}`,
+      out.result(
+        { action: 'resolved', changed: r.changed, winner: r.winner, loser: r.loser, loser_action: r.loser_action, tension: r.record },
+        () =>
+          r.changed
+            ? `Resolved ${id}: kept ${r.winner}, ${r.loser_action === 'retired' ? 'retired' : 'already retired:'} ${r.loser} (history kept; svc history ${r.loser})`
+            : `${id} was already resolved in favour of ${r.winner}`,
       );
       return 0;
     }
-    const r = action === 'confirm' ? await confirmTension(tensions, id, systemContext, f.reason) : await dismissTension(tensions, id, systemContext, f.reason);
+    const r =
+      action === 'confirm'
+        ? await confirmTension(tensions, id, systemContext, f.reason)
+        : await dismissTension(tensions, id, systemContext, f.reason);
     const done = action === 'confirm' ? 'confirmed' : 'dismissed';
     out.result({ action: done, changed: r.changed, tension: r.record }, () => {
       if (!r.changed) return `${id} was already ${done}`;
@@ -212,7 +240,8 @@ async function change(action: 'confirm' | 'dismiss' | 'resolve', rest: string[],
 async function purge(rest: string[], f: Flags, out: Output): Promise<number> {
   if (rest.length) throw invalid(`unexpected argument "${rest[0]}"`);
   const status = (f.status ?? 'closed') as PurgeStatus;
-  if (!['dismissed', 'resolved', 'closed'].includes(status)) throw invalid(`--status for purge must be dismissed, resolved or closed (got "${f.status}")`);
+  if (!['dismissed', 'resolved', 'closed'].includes(status))
+    throw invalid(`--status for purge must be dismissed, resolved or closed (got "${f.status}")`);
   if (f.olderThanDays !== undefined && !(Number.isInteger(f.olderThanDays) && f.olderThanDays >= 0)) {
     throw invalid('--older-than-days must be a whole number of days, 0 or more');
   }
@@ -231,19 +260,29 @@ async function purge(rest: string[], f: Flags, out: Output): Promise<number> {
 // ------------------------------------------------------------------------------ text output
 
 function recordText(r: TensionRecord): string {
-  const sides = (r.engrams as Array<TensionRecord['engrams'][number] & { status?: string }>).map((s, i) => `    ${i === 0 ? 'A' : 'B'} ${s.id}${s.status && s.status !== 'active' ? ` (${s.status})` : ''}: ${s.statement}`);
+  const sides = (r.engrams as Array<TensionRecord['engrams'][number] & { status?: string }>).map(
+    (s, i) => `    ${i === 0 ? 'A' : 'B'} ${s.id}${s.status && s.status !== 'active' ? ` (${s.status})` : ''}: ${s.statement}`,
+  );
   const outcome = r.status === 'resolved' ? `  kept ${r.winner}, retired ${r.loser}` : '';
-  return [`${r.id}  ${r.status}  confidence ${r.confidence}${outcome}`, ...sides, ...(r.explanation ? [`    why: ${r.explanation}`] : [])].join('\n');
+  return [
+    `${r.id}  ${r.status}  confidence ${r.confidence}${outcome}`,
+    ...sides,
+    ...(r.explanation ? [`    why: ${r.explanation}`] : []),
+  ].join('\n');
 }
 
 function scanText(r: ScanResult): string {
   const lines: string[] = [];
   const head = `Judged ${r.judged} of ${r.candidates} candidate pair${r.candidates === 1 ? '' : 's'} among ${r.engrams} engrams in ${r.calls} call${r.calls === 1 ? '' : 's'} to ${r.model}`;
-  lines.push(head + (r.suppressed ? ` (${r.suppressed} already recorded, skipped)` : '') + (r.persisted ? '' : ' (dry run: nothing written)') + '.');
+  lines.push(
+    head + (r.suppressed ? ` (${r.suppressed} already recorded, skipped)` : '') + (r.persisted ? '' : ' (dry run: nothing written)') + '.',
+  );
   if (r.flagged.length === 0) lines.push(`No contradictions at confidence ${r.min_confidence} or above.`);
   for (const t of r.flagged) {
     lines.push('');
-    lines.push(`${t.id ?? '(not recorded)'}  confidence ${t.confidence}${r.temporal_discount ? ` (judge ${t.judge_confidence}, ${t.days_apart} days apart)` : ''}`);
+    lines.push(
+      `${t.id ?? '(not recorded)'}  confidence ${t.confidence}${r.temporal_discount ? ` (judge ${t.judge_confidence}, ${t.days_apart} days apart)` : ''}`,
+    );
     t.engrams.forEach((s, i) => lines.push(`    ${i === 0 ? 'A' : 'B'} ${s.id}: ${s.statement}`));
     if (t.explanation) lines.push(`    why: ${t.explanation}`);
   }
@@ -252,6 +291,7 @@ function scanText(r: ScanResult): string {
   if (r.not_contradictions) notes.push(`${r.not_contradictions} compatible`);
   if (r.malformed.length) notes.push(`${r.malformed.length} unreadable judgement${r.malformed.length === 1 ? '' : 's'}`);
   if (notes.length) lines.push('', `Also: ${notes.join(', ')}.`);
-  if (r.flagged.some((t) => t.id)) lines.push('', 'Next: svc tensions confirm|dismiss <T-id>, or svc tensions resolve <T-id> --winner <engram id>.');
+  if (r.flagged.some((t) => t.id))
+    lines.push('', 'Next: svc tensions confirm|dismiss <T-id>, or svc tensions resolve <T-id> --winner <engram id>.');
   return lines.join('\n');
 }

@@ -30,7 +30,15 @@ export async function run(argv: string[]): Promise<number> {
   const store = await openStore(f, 'fast', out);
   try {
     const query = cli.input.join(' ').trim() || undefined;
-    const episodes = await timeline(store, { query, limit, from: f.from, to: f.to, agent: f.agent, channel: f.channel, session: f.session });
+    const episodes = await timeline(store, {
+      query,
+      limit,
+      from: f.from,
+      to: f.to,
+      agent: f.agent,
+      channel: f.channel,
+      session: f.session,
+    });
     out.result({ count: episodes.length, episodes }, () =>
       episodes.length
         ? episodes.map((e) => `${e.at}  ${e.agent}${e.channel ? `/${e.channel}` : ''}  ${e.summary}`).join('\n')

@@ -117,7 +117,13 @@ export async function audit(backend: EngramStore & SearchIndex, memory: HostMemo
         overlap: round(jaccard(tokens, contentTokens(h.engram.statement)), 3),
       }));
     const docs = new Map(result.hits.map((h) => [h.engram.id, h.engram]));
-    const base = { text, ...(entry.file ? { file: entry.file } : {}), ...(entry.line ? { line: entry.line } : {}), ...(entry.id ? { id: entry.id } : {}), related };
+    const base = {
+      text,
+      ...(entry.file ? { file: entry.file } : {}),
+      ...(entry.line ? { line: entry.line } : {}),
+      ...(entry.id ? { id: entry.id } : {}),
+      related,
+    };
     const quoted = shellQuote(text);
     let finding: AuditFinding;
 
@@ -134,7 +140,11 @@ export async function audit(backend: EngramStore & SearchIndex, memory: HostMemo
     const twin = exact ? { id: exact.id, statement: exact.statement } : near ? { id: near.id, statement: near.statement } : undefined;
 
     if (twin) {
-      const how = exact ? 'the same statement' : near!.cosine !== undefined && near!.cosine > DUPLICATE_COSINE ? `embedding cosine ${near!.cosine}` : `word overlap ${near!.overlap}`;
+      const how = exact
+        ? 'the same statement'
+        : near!.cosine !== undefined && near!.cosine > DUPLICATE_COSINE
+          ? `embedding cosine ${near!.cosine}`
+          : `word overlap ${near!.overlap}`;
       finding = {
         ...base,
         class: 'duplicate',

@@ -54,7 +54,12 @@ export interface BatchOptions {
 
 export const DRY_RUN_ID_PREFIX = 'ENG-DRYRUN-';
 
-export async function learnBatch(backend: EngramStore & SearchIndex, items: BatchItem[], ctx: OpContext, opts: BatchOptions): Promise<BatchOutcome[]> {
+export async function learnBatch(
+  backend: EngramStore & SearchIndex,
+  items: BatchItem[],
+  ctx: OpContext,
+  opts: BatchOptions,
+): Promise<BatchOutcome[]> {
   const size = Math.max(1, opts.batchSize ?? 500);
   const outcomes: BatchOutcome[] = [];
   // This run's engrams not yet visible in the index (cleared when a batch commits).
@@ -83,7 +88,8 @@ export async function learnBatch(backend: EngramStore & SearchIndex, items: Batc
           for (const id of pendingByHash.get(hash) ?? []) found.set(id, structuredClone(pending.get(id)!));
           return [...found.values()];
         },
-        allocateId: async (kind, now, scope) => (tx ? tx.allocateId(kind, now, scope) : `${DRY_RUN_ID_PREFIX}${String(++dryIds).padStart(6, '0')}`),
+        allocateId: async (kind, now, scope) =>
+          tx ? tx.allocateId(kind, now, scope) : `${DRY_RUN_ID_PREFIX}${String(++dryIds).padStart(6, '0')}`,
         put: async (engram: EngramDoc, note?: EventNote) => {
           const action = note?.action;
           if ((action === 'deduplicated' || action === 'reactivated') && (opts.onDuplicate === 'skip' || action === 'reactivated')) {
@@ -99,7 +105,12 @@ export async function learnBatch(backend: EngramStore & SearchIndex, items: Batc
           let finalNote = note;
           if (action === 'created') {
             if (item.polarity !== undefined) doc.polarity = item.polarity;
-            if (item.learnedAt) doc.temporal = { ...doc.temporal, learned_at: item.learnedAt, ingested_at: doc.temporal?.learned_at ?? ctx.now().toISOString() };
+            if (item.learnedAt)
+              doc.temporal = {
+                ...doc.temporal,
+                learned_at: item.learnedAt,
+                ingested_at: doc.temporal?.learned_at ?? ctx.now().toISOString(),
+              };
             if (item.details) finalNote = { ...note, details: { ...note?.details, ...item.details } };
             createdHere.add(doc.id);
           }
@@ -119,7 +130,10 @@ export async function learnBatch(backend: EngramStore & SearchIndex, items: Batc
             reason: `the same statement was retired at scope ${d.doc.scope} (${d.doc.id}); not revived`,
             warnings: result.warnings,
           };
-        } else if (d?.action === 'type-conflict' || (result.action === 'deduplicated' && item.input.type && result.engram.type !== item.input.type)) {
+        } else if (
+          d?.action === 'type-conflict' ||
+          (result.action === 'deduplicated' && item.input.type && result.engram.type !== item.input.type)
+        ) {
           const existing = d?.doc ?? result.engram;
           outcome = {
             action: 'conflict',

@@ -8,7 +8,19 @@ import type { BatchItem } from './batch-learn.js';
 // how raw values (JSON values or CSV text) become a learn input. Every refusal is one line that
 // names the field, so the report can say exactly what is wrong with a row.
 
-export const MAPPABLE_FIELDS = ['statement', 'type', 'scope', 'domain', 'tags', 'rationale', 'source', 'visibility', 'status', 'learned_at', 'id'] as const;
+export const MAPPABLE_FIELDS = [
+  'statement',
+  'type',
+  'scope',
+  'domain',
+  'tags',
+  'rationale',
+  'source',
+  'visibility',
+  'status',
+  'learned_at',
+  'id',
+] as const;
 export type MappableField = (typeof MAPPABLE_FIELDS)[number];
 export type RowValues = Partial<Record<MappableField, unknown>>;
 
@@ -97,7 +109,9 @@ export function statementColumns(mapping?: ImportMapping): string[] {
 function text(value: unknown, field: string): string {
   if (typeof value === 'string') return value.trim();
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  throw new RowError(`${field}: must be text, got ${Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : typeof value}`);
+  throw new RowError(
+    `${field}: must be text, got ${Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : typeof value}`,
+  );
 }
 
 export function toType(value: unknown): EngramType {
@@ -115,7 +129,8 @@ function toTags(value: unknown): string[] {
 
 function toDate(value: unknown): string {
   let ms: number;
-  if (typeof value === 'number') ms = value < 1e11 ? value * 1000 : value; // seconds or milliseconds since 1970
+  if (typeof value === 'number')
+    ms = value < 1e11 ? value * 1000 : value; // seconds or milliseconds since 1970
   else ms = Date.parse(text(value, 'learned_at'));
   if (!Number.isFinite(ms)) throw new RowError(`learned_at: "${String(value)}" is not a date`);
   return new Date(ms).toISOString();
@@ -190,9 +205,11 @@ export function loadMapping(path: string): ImportMapping {
 export function parseMapping(data: unknown, where = 'the mapping'): ImportMapping {
   const problems: string[] = [];
   const allowed = MAPPABLE_FIELDS.join(', ');
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid(`${where} must be a JSON object with "fields" and/or "defaults"`);
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw invalid(`${where} must be a JSON object with "fields" and/or "defaults"`);
   const obj = data as Record<string, unknown>;
-  for (const key of Object.keys(obj)) if (key !== 'fields' && key !== 'defaults') problems.push(`unknown key "${key}" (expected "fields" and "defaults")`);
+  for (const key of Object.keys(obj))
+    if (key !== 'fields' && key !== 'defaults') problems.push(`unknown key "${key}" (expected "fields" and "defaults")`);
   const fields: ImportMapping['fields'] = {};
   const defaults: RowValues = {};
   const section = (name: 'fields' | 'defaults'): Record<string, unknown> => {
@@ -205,9 +222,13 @@ export function parseMapping(data: unknown, where = 'the mapping'): ImportMappin
     return v as Record<string, unknown>;
   };
   for (const [target, column] of Object.entries(section('fields'))) {
-    if (!(MAPPABLE_FIELDS as readonly string[]).includes(target)) problems.push(`fields.${target}: not an engram field (fields map an engram field to a source column: ${allowed})`);
+    if (!(MAPPABLE_FIELDS as readonly string[]).includes(target))
+      problems.push(`fields.${target}: not an engram field (fields map an engram field to a source column: ${allowed})`);
     else if (column === null && target !== 'statement') fields[target as MappableField] = null;
-    else if (typeof column !== 'string' || column.trim() === '') problems.push(`fields.${target}: must name a source column or dotted path${target === 'statement' ? '' : ' (or be null: never read it)'}`);
+    else if (typeof column !== 'string' || column.trim() === '')
+      problems.push(
+        `fields.${target}: must name a source column or dotted path${target === 'statement' ? '' : ' (or be null: never read it)'}`,
+      );
     else fields[target as MappableField] = column;
   }
   for (const [target, value] of Object.entries(section('defaults'))) {

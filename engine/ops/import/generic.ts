@@ -67,7 +67,9 @@ export function jsonList(path: string, data: unknown, keys = LIST_KEYS): unknown
       if (Array.isArray(v)) return v;
     }
   }
-  throw invalid(`${basename(path)} holds no list of records: expected a JSON array, or an object with one of ${keys.map((k) => `"${k}"`).join(', ')} holding an array`);
+  throw invalid(
+    `${basename(path)} holds no list of records: expected a JSON array, or an object with one of ${keys.map((k) => `"${k}"`).join(', ')} holding an array`,
+  );
 }
 
 export function parseJsonFile(path: string, text: string): unknown {
@@ -99,7 +101,8 @@ function readJsonl(path: string, text: string): SourceRecord[] {
     }
   }
   // Not one line parsed: this is not a JSONL file with a few bad lines, it is not JSONL.
-  if (parsed === 0 && records.length > 0) throw invalid(`${basename(path)} is not JSON Lines: line ${records[0]!.row}: ${records[0]!.error}`);
+  if (parsed === 0 && records.length > 0)
+    throw invalid(`${basename(path)} is not JSON Lines: line ${records[0]!.row}: ${records[0]!.error}`);
   return records;
 }
 
@@ -117,7 +120,11 @@ function readDelimited(path: string, text: string, delimiter: string): { records
   for (const { fields, line } of rows.slice(1)) {
     const at = `line ${line}`;
     if (fields.length !== header.length) {
-      records.push({ row: line, at, error: `has ${fields.length} field${fields.length === 1 ? '' : 's'}, the header has ${header.length}` });
+      records.push({
+        row: line,
+        at,
+        error: `has ${fields.length} field${fields.length === 1 ? '' : 's'}, the header has ${header.length}`,
+      });
       continue;
     }
     records.push({ row: line, at, record: Object.fromEntries(header.map((h, i) => [h, fields[i]])) });

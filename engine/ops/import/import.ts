@@ -150,7 +150,9 @@ function checkInput(path: string): void {
     st = statSync(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw invalid(code === 'ENOENT' ? `the input file ${path} does not exist` : `cannot read the input file ${path}: ${code ?? (err as Error).message}`);
+    throw invalid(
+      code === 'ENOENT' ? `the input file ${path} does not exist` : `cannot read the input file ${path}: ${code ?? (err as Error).message}`,
+    );
   }
   if (st.isDirectory()) throw invalid(`the input ${path} is a folder, not a file`);
 }
@@ -266,7 +268,11 @@ export async function importFile(backend: EngramStore & SearchIndex, opts: Impor
     const at = learnable[outcomes.size]?.at ?? learnable[learnable.length - 1]?.at ?? 'the start';
     const message = err instanceof Error ? err.message : String(err);
     const kept = opts.dryRun ? '' : '; batches written before it stay imported (importing the file again skips them)';
-    throw new SvcError(err instanceof SvcError ? err.kind : 'storage', `import stopped near ${at}: ${message}${kept}`, err instanceof SvcError ? err.details : []);
+    throw new SvcError(
+      err instanceof SvcError ? err.kind : 'storage',
+      `import stopped near ${at}: ${message}${kept}`,
+      err instanceof SvcError ? err.details : [],
+    );
   }
 
   let k = 0;
@@ -320,7 +326,11 @@ export async function importFile(backend: EngramStore & SearchIndex, opts: Impor
 }
 
 /** Imports into the store at `root`; a dry run into a store that does not exist creates nothing. */
-export async function importIntoStore(root: string, opts: ImportOptions, ctx: OpContext): Promise<{ report: ImportReport; warnings: string[] }> {
+export async function importIntoStore(
+  root: string,
+  opts: ImportOptions,
+  ctx: OpContext,
+): Promise<{ report: ImportReport; warnings: string[] }> {
   const { LocalStore } = await import('../../store/local-store.js');
   // Opening a store creates its layout; a dry run must leave no trace, so it reads an empty
   // throwaway store instead of creating the real one.

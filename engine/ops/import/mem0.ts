@@ -68,7 +68,9 @@ export function readMem0Json(path: string, text: string): Mem0Row[] {
   }
   const isMemory = (e: unknown): boolean => e !== null && typeof e === 'object' && ('memory' in e || 'data' in e || 'text' in e);
   if (list.length > 0 && !list.some(isMemory)) {
-    throw invalid(`${basename(path)} is not a mem0 export: none of its ${list.length} entries has a "memory" (expected the JSON of Memory.get_all(): {"results": [{"id", "memory", ...}]})`);
+    throw invalid(
+      `${basename(path)} is not a mem0 export: none of its ${list.length} entries has a "memory" (expected the JSON of Memory.get_all(): {"results": [{"id", "memory", ...}]})`,
+    );
   }
   return list.map((item, i): Mem0Row => {
     const row = i + 1;
@@ -155,13 +157,18 @@ export async function readMem0Sqlite(path: string): Promise<Mem0Row[]> {
       throw invalid(`${name} is not a SQLite database: ${(err as Error).message}`);
     }
     const table = tables.includes('history') ? 'history' : tables.includes('memory_history') ? 'memory_history' : undefined;
-    if (!table) throw invalid(`${name} is not a mem0 history database: it has no "history" (or "memory_history") table (tables: ${tables.join(', ') || 'none'})`);
+    if (!table)
+      throw invalid(
+        `${name} is not a mem0 history database: it has no "history" (or "memory_history") table (tables: ${tables.join(', ') || 'none'})`,
+      );
     const cols = new Set((db.prepare(`PRAGMA table_info("${table}")`).all() as Array<{ name: string }>).map((c) => c.name));
     const pick = (...names: string[]): string | undefined => names.find((n) => cols.has(n));
     const newCol = pick('new_memory', 'new_value');
     const eventCol = pick('event', 'action');
     if (!cols.has('memory_id') || !newCol || !eventCol) {
-      throw invalid(`${name}: table "${table}" does not look like mem0 history: it needs memory_id, new_memory (or new_value) and event (or action); it has ${[...cols].join(', ')}`);
+      throw invalid(
+        `${name}: table "${table}" does not look like mem0 history: it needs memory_id, new_memory (or new_value) and event (or action); it has ${[...cols].join(', ')}`,
+      );
     }
     const createdCol = pick('created_at', 'timestamp');
     const deletedCol = pick('is_deleted');

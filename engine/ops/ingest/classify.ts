@@ -38,19 +38,24 @@ export const STEP_VERBS = new Set([
 ]);
 
 const NOT_RULES = /^(?:see|join|visit|read|thank|feel|click|enjoy|let|contact|email|star|watch|check out|have fun|happy|welcome|refer)\b/i;
-const HEDGE = /\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|i'm not sure|not sure|might want|could try|at some point|some day|someday|for now)\b/i;
-const CHIT_CHAT = /^(?:thanks?(?: you)?(?: so much| a lot)?|ty|thx|ok(?:ay)?|k|great|cool|nice|perfect|awesome|sounds good|looks good|lgtm|hi|hello|hey|sure|yes|yep|yeah|no|nope|no problem|np|got it|done|good|right|exactly|agreed|fine)\b[\s!.,:)-]*(?:(?:thanks?|looks good|great|lgtm)[\s!.,]*)?$/i;
-const QUESTION_START = /^(?:(?:can|could|would|will|shall|should|may|do|does|did|is|are|was|were|have|has)\s+(?:you|we|i|it|this|that|they|there)\b|(?:what|why|how|where|when|who|whom|which|whose)(?:'s|'re|\s+(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|about|if|else|exactly)\b))/i;
+const HEDGE =
+  /\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|i'm not sure|not sure|might want|could try|at some point|some day|someday|for now)\b/i;
+const CHIT_CHAT =
+  /^(?:thanks?(?: you)?(?: so much| a lot)?|ty|thx|ok(?:ay)?|k|great|cool|nice|perfect|awesome|sounds good|looks good|lgtm|hi|hello|hey|sure|yes|yep|yeah|no|nope|no problem|np|got it|done|good|right|exactly|agreed|fine)\b[\s!.,:)-]*(?:(?:thanks?|looks good|great|lgtm)[\s!.,]*)?$/i;
+const QUESTION_START =
+  /^(?:(?:can|could|would|will|shall|should|may|do|does|did|is|are|was|were|have|has)\s+(?:you|we|i|it|this|that|they|there)\b|(?:what|why|how|where|when|who|whom|which|whose)(?:'s|'re|\s+(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|about|if|else|exactly)\b))/i;
 const NOT_A_SUBJECT = /^(?:i|it|this|that|these|those|there|which|what|who|he|she|they|doing|using|having|here|so|then|also|and|but|or)\b/i;
 const DONT_WORRY = /^(?:don'?t|do not|never)\s+(?:worry|bother|mind)\b|^never\s?mind\b/i;
 
-const PROHIBITION_START = /^(?:never|do not|don'?t|must not|mustn'?t|should not|shouldn'?t|avoid|refrain from|please don'?t|please do not|stop\s+\w+ing\b|no longer)\b/i;
+const PROHIBITION_START =
+  /^(?:never|do not|don'?t|must not|mustn'?t|should not|shouldn'?t|avoid|refrain from|please don'?t|please do not|stop\s+\w+ing\b|no longer)\b/i;
 const RULE_START = /^(?:always|make sure|ensure|be sure to|remember to|prefer|only)\b/i;
 const MODAL = String.raw`(?:must|should|shall|needs? to|ha(?:s|ve) to|(?:is|are) required to|may only|can only)`;
 // "may not" and "cannot" usually state a possibility ("X may not run on Node 18"): a prohibition
 // only in the passive ("cannot be") or said of people (PERSON_NEG).
 const NEG_MODAL = String.raw`(?:must not|mustn'?t|must never|should not|shouldn'?t|should never|shall not|need not|are not allowed to|is not allowed to|(?:cannot|can'?t|can not|may not) be)`;
-const PERSON_NEG = /^(?:you|we|contributors?|users?|maintainers?|developers?|agents?|nobody|no one)\s+(?:may not|cannot|can'?t|can not)\s+\w/i;
+const PERSON_NEG =
+  /^(?:you|we|contributors?|users?|maintainers?|developers?|agents?|nobody|no one)\s+(?:may not|cannot|can'?t|can not)\s+\w/i;
 const SUBJECT = String.raw`((?:[\w\`"'“”./@#()+-]+\s+){0,7}?[\w\`"'“”./@#()+-]+)`;
 const SUBJECT_PROHIBITION = new RegExp(String.raw`^${SUBJECT}\s+${NEG_MODAL}\s+\w`, 'i');
 const SUBJECT_RULE = new RegExp(String.raw`^${SUBJECT}\s+${MODAL}\s+(?!not\b|never\b)\w`, 'i');
@@ -60,11 +65,14 @@ const LABELLED = /^[\w`/. -]{1,40}:\s*(?:(required|mandatory)|(forbidden|prohibi
 const PASSIVE_RULE = /\b(?:is|are)\s+(?:required|mandatory)\b/i;
 const WE_RULE = /^(?:we|you)\s+(?:always\s+\w+|use|prefer|follow|require|squash|rebase|sign|pin|format|lint)\b/i;
 const WE_PROHIBITION = /^(?:we|you)\s+(?:never|don'?t|do not)\s+\w/i;
-const NO_NOUN = /^no\s+(?!(?:one|problem|worries|idea|way|thanks|need|matter|,))[\w`-]+(?:\s+[\w`-]+){0,3}\s+(?:to|on|in|into|without|before|after|for|outside|from|unless|except)\b/i;
+const NO_NOUN =
+  /^no\s+(?!(?:one|problem|worries|idea|way|thanks|need|matter|,))[\w`-]+(?:\s+[\w`-]+){0,3}\s+(?:to|on|in|into|without|before|after|for|outside|from|unless|except)\b/i;
 const CORRECTION = /^(?:use|prefer|switch to|stick (?:with|to)|go with)\b.*\b(?:instead|not|rather than|over)\b/i;
-const DECISION = /^(?:(?:in|after|for|since|at)\b[^,]{0,80},\s*)?(?:we|the team|the maintainers|maintainers|i)(?:'ve|'d|\s+have|\s+had)?\s+(?:all\s+|finally\s+|eventually\s+)?(?:decided|chose|chosen|opted|settled on|went with|agreed (?:to|that|on)|picked|standardi[sz]ed on|switched to|migrated to|moved to)\b/i;
+const DECISION =
+  /^(?:(?:in|after|for|since|at)\b[^,]{0,80},\s*)?(?:we|the team|the maintainers|maintainers|i)(?:'ve|'d|\s+have|\s+had)?\s+(?:all\s+|finally\s+|eventually\s+)?(?:decided|chose|chosen|opted|settled on|went with|agreed (?:to|that|on)|picked|standardi[sz]ed on|switched to|migrated to|moved to)\b/i;
 const DECISION_LABEL = /^(?:decision|decided|we decided)\s*[:—–-]\s*(.{8,})$/i;
-const DEFINITION = /^(?:(?:a|an|the)\s+)?(["“`*]?[A-Za-z][\w`"“”'*./ -]{0,50}?["”`*]?)\s+(?:here\s+|in this (?:project|repo|repository|codebase|document)\s+)?(?:means|refers to|is defined as|stands for|is short for|is an? (?:abbreviation|acronym) (?:for|of)|denotes)\s+\S/i;
+const DEFINITION =
+  /^(?:(?:a|an|the)\s+)?(["“`*]?[A-Za-z][\w`"“”'*./ -]{0,50}?["”`*]?)\s+(?:here\s+|in this (?:project|repo|repository|codebase|document)\s+)?(?:means|refers to|is defined as|stands for|is short for|is an? (?:abbreviation|acronym) (?:for|of)|denotes)\s+\S/i;
 const BY_WE_MEAN = /^by\s+(.{1,50}?),?\s+we\s+mean\s+(.+)$/i;
 const GLOSSARY_ENTRY = /^(?:\*\*([^*]{1,50})\*\*|`([^`]{1,50})`|__([^_]{1,50})__|([A-Z][\w .'-]{0,40}?))\s*(?::|—|–|\s-\s)\s*(.{3,})$/;
 export const NOT_TERMS = /^(?:note|warning|tip|important|example|caution|info|tl;?dr|update|edit|status|todo|nb|ps|see also|hint)$/i;
@@ -126,7 +134,42 @@ function capitalize(s: string): string {
   return /^[a-z]/.test(s) && /^[a-z']+\b/.test(s) && isCapitalizable(s) ? s[0]!.toUpperCase() + s.slice(1) : s;
 }
 
-const CAPITALIZABLE = new Set([...STEP_VERBS, 'always', 'never', "don't", 'dont', 'do', 'we', 'you', 'avoid', 'please', 'stop', 'remember', 'ensure', 'only', 'no', 'by', 'every', 'all', 'each', 'any', 'our', 'your', 'the', 'a', 'an', 'in', 'after', 'for', 'if', 'when', 'before', 'once', 'unless', 'decision']);
+const CAPITALIZABLE = new Set([
+  ...STEP_VERBS,
+  'always',
+  'never',
+  "don't",
+  'dont',
+  'do',
+  'we',
+  'you',
+  'avoid',
+  'please',
+  'stop',
+  'remember',
+  'ensure',
+  'only',
+  'no',
+  'by',
+  'every',
+  'all',
+  'each',
+  'any',
+  'our',
+  'your',
+  'the',
+  'a',
+  'an',
+  'in',
+  'after',
+  'for',
+  'if',
+  'when',
+  'before',
+  'once',
+  'unless',
+  'decision',
+]);
 function isCapitalizable(s: string): boolean {
   return CAPITALIZABLE.has(s.split(/\s/)[0]!.toLowerCase());
 }
@@ -161,14 +204,17 @@ const CHAT_LEAD = [
   /^(?:actually|also|and|but|btw|fyi|important|again|plus|oh and|one more thing|ps)\b\s*[,:!.-]*\s*/i,
   /^(?:please|pls|plz)\b\s*[,:]?\s*/i,
 ];
-const DURABLE_LEAD = /^(?:from now on|going forward|in the future|moving forward|for future reference|as a rule|in general|generally|in this (?:repo|repository|project|codebase)|for this (?:repo|repository|project)|remember(?: that)?|reminder|keep in mind(?: that)?|note(?: that)?|for the record|rule of thumb)\b\s*[,:]?\s*/i;
+const DURABLE_LEAD =
+  /^(?:from now on|going forward|in the future|moving forward|for future reference|as a rule|in general|generally|in this (?:repo|repository|project|codebase)|for this (?:repo|repository|project)|remember(?: that)?|reminder|keep in mind(?: that)?|note(?: that)?|for the record|rule of thumb)\b\s*[,:]?\s*/i;
 
 function stripLead(s: string, setting: Setting): { text: string; durable: boolean } {
   let text = s;
   let durable = false;
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
-    for (const re of setting.mode === 'chat' ? [...CHAT_LEAD, DURABLE_LEAD] : [/^(?:please)\b\s*[,:]?\s*/i, /^(?:note(?: that)?|remember(?: that)?|important)\s*[,:]\s*/i]) {
+    for (const re of setting.mode === 'chat'
+      ? [...CHAT_LEAD, DURABLE_LEAD]
+      : [/^(?:please)\b\s*[,:]?\s*/i, /^(?:note(?: that)?|remember(?: that)?|important)\s*[,:]\s*/i]) {
       const m = re.exec(text);
       if (m && m[0].length > 0 && m[0].length < text.length) {
         if (re === DURABLE_LEAD) durable = true;
@@ -198,14 +244,16 @@ export function classify(raw: string, setting: Setting): Classified | null {
   const label = DECISION_LABEL.exec(s);
   if (label) return { kind: 'decision', statement: finish(capitalize(label[1]!.trim())) };
   if (DECISION.test(s)) return { kind: 'decision', statement: finish(capitalize(s)) };
-  if (setting.decisions && /^we\s+(?:will|'ll|shall|use|are going to)\b/i.test(s)) return { kind: 'decision', statement: finish(capitalize(s)) };
+  if (setting.decisions && /^we\s+(?:will|'ll|shall|use|are going to)\b/i.test(s))
+    return { kind: 'decision', statement: finish(capitalize(s)) };
   const by = BY_WE_MEAN.exec(s);
   if (by) {
     const term = by[1]!.trim();
     return { kind: 'definition', statement: finish(`${/^["“`*]/.test(term) ? term : `"${term}"`} means ${by[2]!.trim()}`) };
   }
   const def = DEFINITION.exec(s);
-  if (def && wordCount(def[1]!) <= 6 && !NOT_A_SUBJECT.test(def[1]!.replace(/^["“`*]/, ''))) return { kind: 'definition', statement: finish(capitalize(s)) };
+  if (def && wordCount(def[1]!) <= 6 && !NOT_A_SUBJECT.test(def[1]!.replace(/^["“`*]/, '')))
+    return { kind: 'definition', statement: finish(capitalize(s)) };
   if (setting.glossary) {
     const g = GLOSSARY_ENTRY.exec(s);
     const term = g ? (g[1] ?? g[2] ?? g[3] ?? g[4])!.trim() : '';
@@ -238,7 +286,12 @@ function notARuleAfterModal(rest: string): boolean {
   const tail = m[1]!;
   if (NOT_RULES.test(tail)) return true;
   if (/^(?:talk|discuss|figure|think|decide|look into|find out|investigate|chat|sync|meet|catch up)\b/i.test(tail)) return true;
-  if (/^(?:be\s+)?(?:work(?:ing)?|pass(?:ing)?|fine|ok(?:ay)?|good|done|fixed|better|ready|here|there|back)(?:\s+(?:again|too|now))?\s*[.!]?$/i.test(tail)) return true;
+  if (
+    /^(?:be\s+)?(?:work(?:ing)?|pass(?:ing)?|fine|ok(?:ay)?|good|done|fixed|better|ready|here|there|back)(?:\s+(?:again|too|now))?\s*[.!]?$/i.test(
+      tail,
+    )
+  )
+    return true;
   return /\bnow[.!]?$/i.test(tail);
 }
 
@@ -265,7 +318,8 @@ function ruleKind(clause: string, setting: Setting, durable: boolean): 'rule' | 
   if (WE_RULE.test(s)) return 'rule';
   if (CORRECTION.test(s)) return 'rule';
   const pos = SUBJECT_RULE.exec(s);
-  if (pos && !NOT_A_SUBJECT.test(pos[1]!) && !/\b(?:you can|feel free)\b/i.test(s) && !notARuleAfterModal(s.slice(pos[1]!.length))) return 'rule';
+  if (pos && !NOT_A_SUBJECT.test(pos[1]!) && !/\b(?:you can|feel free)\b/i.test(s) && !notARuleAfterModal(s.slice(pos[1]!.length)))
+    return 'rule';
   if (PASSIVE_RULE.test(s) && !/^(?:if|when)\b/i.test(s) && wordCount(s) >= 4) return 'rule';
   // A bare imperative: a rule in a document; in a chat only after a durable marker.
   const first = s.split(/\s+/)[0]!.toLowerCase();

@@ -54,7 +54,8 @@ export interface ExtractResult {
 // ----------------------------------------------------------------------- document extraction
 
 const GLOSSARY_HEADING = /\b(?:glossary|terminology|terms|definitions|vocabulary|concepts|jargon|nomenclature)\b/i;
-const PROCEDURE_HEADING = /\b(?:how to|steps|setup|set up|setting up|install(?:ing|ation)?|getting started|quick ?start|releas(?:e|ing)|publish(?:ing)?|deploy(?:ing|ment)?|workflow|process|procedure|running|build(?:ing)?|bootstrap(?:ping)?|upgrad(?:e|ing)|migrat(?:e|ing|ion))\b/i;
+const PROCEDURE_HEADING =
+  /\b(?:how to|steps|setup|set up|setting up|install(?:ing|ation)?|getting started|quick ?start|releas(?:e|ing)|publish(?:ing)?|deploy(?:ing|ment)?|workflow|process|procedure|running|build(?:ing)?|bootstrap(?:ping)?|upgrad(?:e|ing)|migrat(?:e|ing|ion))\b/i;
 const DECISION_HEADING = /\b(?:decisions?|adr|architecture decision)\b/i;
 
 function firstWord(text: string): string {
@@ -101,12 +102,16 @@ function extractDocument(text: string, out: Collector): void {
       const top = Math.min(...items.map((it) => it.indent ?? 0));
       const steps = items.filter((it) => (it.indent ?? 0) === top);
       const intro = b > 0 && blocks[b - 1]!.kind === 'para' ? blocks[b - 1]!.text : '';
-      const introSentence = intro ? sentences(inline(intro)).at(-1) ?? '' : '';
-      const introCue = /:\s*$/.test(introSentence) && /\b(?:to\s+\w+|steps?|follow(?:ing)?|how to|process|procedure)\b/i.test(introSentence);
+      const introSentence = intro ? (sentences(inline(intro)).at(-1) ?? '') : '';
+      const introCue =
+        /:\s*$/.test(introSentence) && /\b(?:to\s+\w+|steps?|follow(?:ing)?|how to|process|procedure)\b/i.test(introSentence);
       const imperative = steps.filter((it) => isStep(it.text)).length;
       const ordered = steps.every((it) => it.ordered);
       const isProcedure =
-        steps.length >= 2 && imperative / steps.length >= 0.6 && !setting.glossary && (ordered || introCue || PROCEDURE_HEADING.test(current()));
+        steps.length >= 2 &&
+        imperative / steps.length >= 0.6 &&
+        !setting.glossary &&
+        (ordered || introCue || PROCEDURE_HEADING.test(current()));
       if (isProcedure) {
         const title = introCue ? introSentence.replace(/:\s*$/, '') : current() || 'Steps';
         const parts = steps.map((st, n) => {

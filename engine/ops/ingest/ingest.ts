@@ -51,7 +51,8 @@ function domainOf(base: string | undefined, section: string | undefined): string
 export function extractForIngest(input: IngestInput): IngestResult {
   const content = input.content.trim();
   if (content === '') throw invalid('the content is empty: pass the text to extract from');
-  if (input.domain !== undefined && /\s/.test(input.domain)) throw invalid(`--domain must be a dotted path without whitespace (got "${input.domain}")`);
+  if (input.domain !== undefined && /\s/.test(input.domain))
+    throw invalid(`--domain must be a dotted path without whitespace (got "${input.domain}")`);
   const { format, candidates } = extractCandidates(content);
   return {
     format,
@@ -61,7 +62,10 @@ export function extractForIngest(input: IngestInput): IngestResult {
     duplicate: 0,
     conflict: 0,
     error: 0,
-    candidates: candidates.map((c) => ({ ...c, ...(domainOf(input.domain, c.section) ? { domain: domainOf(input.domain, c.section) } : {}) })),
+    candidates: candidates.map((c) => ({
+      ...c,
+      ...(domainOf(input.domain, c.section) ? { domain: domainOf(input.domain, c.section) } : {}),
+    })),
     warnings: [],
   };
 }

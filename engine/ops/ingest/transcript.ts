@@ -6,8 +6,10 @@ import { NOT_TERMS, wordCount } from './classify.js';
 
 /** Human speakers vs. the machine in a transcript. */
 const MACHINE = /^(?:assistant|ai|bot|agent|claude|chatgpt|gpt(?:-?\d.*)?|copilot|model|system|cursor|gemini|llm|tool)$/i;
-const KNOWN_ROLES = /^(?:user|human|me|you|developer|dev|assistant|ai|bot|agent|claude|chatgpt|gpt(?:-?\d.*)?|copilot|model|system|cursor|gemini|llm|tool)$/i;
-const SPEAKER_LINE = /^\s*(?:\[[^\]\n]{1,40}\]\s*|\(?\d{1,2}:\d{2}(?::\d{2})?\s*(?:[AaPp][Mm])?\)?\s*[-–]?\s*)?(?:\*\*|__)?(?:>\s*)?([A-Za-z][\w .'-]{0,30}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(.*)$/;
+const KNOWN_ROLES =
+  /^(?:user|human|me|you|developer|dev|assistant|ai|bot|agent|claude|chatgpt|gpt(?:-?\d.*)?|copilot|model|system|cursor|gemini|llm|tool)$/i;
+const SPEAKER_LINE =
+  /^\s*(?:\[[^\]\n]{1,40}\]\s*|\(?\d{1,2}:\d{2}(?::\d{2})?\s*(?:[AaPp][Mm])?\)?\s*[-–]?\s*)?(?:\*\*|__)?(?:>\s*)?([A-Za-z][\w .'-]{0,30}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(.*)$/;
 
 export interface Turn {
   speaker: string;

@@ -34,9 +34,35 @@ export interface PackConflict {
 export const CONTRADICTION_OVERLAP = 0.5;
 
 const POLARITY_WORDS = new Set([
-  'always', 'never', 'avoid', 'prefer', 'use', 'using', 'dont', 'don', 'not', 'no', 'must', 'mustn', 'should', 'shouldn',
-  'stop', 'forbid', 'forbidden', 'prohibit', 'prohibited', 'allowed', 'refrain', 'ensure', 'make', 'sure', 'please', 'do',
-  'cannot', 'can', 'longer',
+  'always',
+  'never',
+  'avoid',
+  'prefer',
+  'use',
+  'using',
+  'dont',
+  'don',
+  'not',
+  'no',
+  'must',
+  'mustn',
+  'should',
+  'shouldn',
+  'stop',
+  'forbid',
+  'forbidden',
+  'prohibit',
+  'prohibited',
+  'allowed',
+  'refrain',
+  'ensure',
+  'make',
+  'sure',
+  'please',
+  'do',
+  'cannot',
+  'can',
+  'longer',
 ]);
 
 /** The words that say what a statement is about (its polarity words removed). */
@@ -104,7 +130,13 @@ function inPackDuplicates(engrams: EngramDoc[]): { unique: EngramDoc[]; conflict
     const hash = contentHash(e.statement);
     const seen = first.get(hash);
     if (seen) {
-      conflicts.push({ kind: 'duplicate_in_pack', id: e.id, statement: e.statement, existing: seen.id, existing_statement: seen.statement });
+      conflicts.push({
+        kind: 'duplicate_in_pack',
+        id: e.id,
+        statement: e.statement,
+        existing: seen.id,
+        existing_statement: seen.statement,
+      });
       continue;
     }
     first.set(hash, e);
@@ -114,7 +146,11 @@ function inPackDuplicates(engrams: EngramDoc[]): { unique: EngramDoc[]; conflict
 }
 
 /** The pack's engrams (each statement once) and their conflicts: within the pack, then with the store's live engrams that are not this pack's own. */
-export async function packConflicts(backend: EngramStore, name: string, engrams: EngramDoc[]): Promise<{ unique: EngramDoc[]; inPack: PackConflict[]; conflicts: PackConflict[] }> {
+export async function packConflicts(
+  backend: EngramStore,
+  name: string,
+  engrams: EngramDoc[],
+): Promise<{ unique: EngramDoc[]; inPack: PackConflict[]; conflicts: PackConflict[] }> {
   const { unique, conflicts: inPack } = inPackDuplicates(engrams);
   const outside = (await backend.list({})).filter((e) => e.pack !== name);
   return { unique, inPack, conflicts: [...inPack, ...findConflicts(unique, outside)] };

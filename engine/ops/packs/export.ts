@@ -64,7 +64,12 @@ export interface PackExportResult {
 }
 
 /** Exports a pack, signed when `signer` is given (the hub, which keeps no key, exports unsigned packs). */
-export async function exportPack(backend: EngramStore, input: PackExportInput, ctx: OpContext, signer: PackSigner | null): Promise<PackExportResult> {
+export async function exportPack(
+  backend: EngramStore,
+  input: PackExportInput,
+  ctx: OpContext,
+  signer: PackSigner | null,
+): Promise<PackExportResult> {
   assertPackName(input.name);
   const target = resolve(input.output ?? defaultPackDir(input.name));
   const previous = await checkExportTarget(target, input.name);
@@ -92,7 +97,10 @@ export async function exportPack(backend: EngramStore, input: PackExportInput, c
     findings.push(...found);
     chosen.push(e);
   }
-  const counts = { private: leftOut.filter((l) => l.reason === 'private').length, secret: leftOut.filter((l) => l.reason === 'secret').length };
+  const counts = {
+    private: leftOut.filter((l) => l.reason === 'private').length,
+    secret: leftOut.filter((l) => l.reason === 'secret').length,
+  };
   if (chosen.length === 0) {
     throw invalid(
       `nothing to export: all ${matched.length} matching engram(s) were left out (${counts.private} private, ${counts.secret} holding secrets); ` +
@@ -132,7 +140,10 @@ export async function exportPack(backend: EngramStore, input: PackExportInput, c
   writeFolder(target, files, stringify(manifest, { lineWidth: 0 }));
 
   const warnings: string[] = [];
-  if (counts.private) warnings.push(`left out ${counts.private} private engram(s): visibility private is never exported (learn with --visibility public to share)`);
+  if (counts.private)
+    warnings.push(
+      `left out ${counts.private} private engram(s): visibility private is never exported (learn with --visibility public to share)`,
+    );
   for (const l of leftOut.filter((x) => x.reason === 'secret')) warnings.push(`left out ${l.id}: ${l.detail}`);
   warnings.push(...scanWarnings(chosen, findings, input.name, 'keep-local', 'installers will get it as a candidate'));
   return {
@@ -170,7 +181,8 @@ function exportedDoc(e: EngramDoc, name: string, creator: string): EngramDoc {
 async function checkExportTarget(target: string, name: string): Promise<Record<string, unknown> | null> {
   const kind = pathKind(target);
   if (kind === null) return null;
-  if (kind === 'link') throw conflict(`cannot export to ${target}: it is a symbolic link, and packs never follow links; choose a real folder with --output`);
+  if (kind === 'link')
+    throw conflict(`cannot export to ${target}: it is a symbolic link, and packs never follow links; choose a real folder with --output`);
   if (kind !== 'folder') throw conflict(`cannot export to ${target}: it is a file, not a folder`);
   const manifest = await peekManifest(target);
   if (manifest) {

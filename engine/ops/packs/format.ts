@@ -143,7 +143,9 @@ function readPackFile(dir: string, rel: string): Buffer {
     fd = openSync(join(dir, rel), constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefused(dir, rel);
-    throw invalid(`${dir} is not a readable pack: cannot read ${rel} (${(err as NodeJS.ErrnoException).code ?? 'error'}); check the file and its permissions`);
+    throw invalid(
+      `${dir} is not a readable pack: cannot read ${rel} (${(err as NodeJS.ErrnoException).code ?? 'error'}); check the file and its permissions`,
+    );
   }
   try {
     return readFileSync(fd);
@@ -211,7 +213,9 @@ export async function readPackFolder(dirArg: string): Promise<PackFolder> {
   const actual = hash.digest();
   const failures: string[] = [];
   if (actual !== manifest.integrity) {
-    failures.push(`the engram files do not match the integrity hash in ${MANIFEST_FILE} (expected ${short(manifest.integrity)}, found ${short(actual)})`);
+    failures.push(
+      `the engram files do not match the integrity hash in ${MANIFEST_FILE} (expected ${short(manifest.integrity)}, found ${short(actual)})`,
+    );
   }
   if (files.length !== manifest.engram_count) {
     failures.push(`${MANIFEST_FILE} lists ${manifest.engram_count} engram(s) but ${ENGRAMS_DIR}/ holds ${files.length} file(s)`);
@@ -229,15 +233,19 @@ function parseManifest(yaml: YamlModule, text: string, path: string): PackManife
   } catch (err) {
     throw invalid(`${path} is not a valid pack manifest: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid(`${path} is not a valid pack manifest: it is not a mapping`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw invalid(`${path} is not a valid pack manifest: it is not a mapping`);
   const m = value as Record<string, unknown>;
   const errors: string[] = [];
   if (m.format !== PACK_FORMAT) errors.push(`format: must be "${PACK_FORMAT}" (got ${JSON.stringify(m.format ?? null)})`);
-  if (typeof m.name !== 'string' || checkPackName(m.name)) errors.push(`name: ${typeof m.name === 'string' ? checkPackName(m.name) : 'is required'}`);
+  if (typeof m.name !== 'string' || checkPackName(m.name))
+    errors.push(`name: ${typeof m.name === 'string' ? checkPackName(m.name) : 'is required'}`);
   if (!Number.isInteger(m.version) || (m.version as number) < 1) errors.push('version: must be a whole number of at least 1');
   if (!Number.isInteger(m.engram_count) || (m.engram_count as number) < 0) errors.push('engram_count: must be a whole number');
-  if (typeof m.integrity !== 'string' || !/^sha256-[0-9a-f]{64}$/.test(m.integrity)) errors.push('integrity: must be sha256-<64 hex digits>');
-  for (const k of ['signer', 'signature'] as const) if (m[k] !== undefined && typeof m[k] !== 'string') errors.push(`${k}: must be a string`);
+  if (typeof m.integrity !== 'string' || !/^sha256-[0-9a-f]{64}$/.test(m.integrity))
+    errors.push('integrity: must be sha256-<64 hex digits>');
+  for (const k of ['signer', 'signature'] as const)
+    if (m[k] !== undefined && typeof m[k] !== 'string') errors.push(`${k}: must be a string`);
   if (errors.length) throw invalid(`${path} is not a valid pack manifest`, errors);
   return {
     format: PACK_FORMAT,

@@ -84,7 +84,13 @@ interface Placement {
   id: string;
 }
 
-export async function installPack(backend: EngramStore & SearchIndex, registry: PackRegistry, dir: string, ctx: OpContext, opts: PackInstallOptions): Promise<PackInstallResult> {
+export async function installPack(
+  backend: EngramStore & SearchIndex,
+  registry: PackRegistry,
+  dir: string,
+  ctx: OpContext,
+  opts: PackInstallOptions,
+): Promise<PackInstallResult> {
   const folder = await readPackFolder(dir);
   const { manifest } = folder;
   const name = manifest.name;
@@ -128,7 +134,14 @@ export async function installPack(backend: EngramStore & SearchIndex, registry: 
       if (original) {
         const where = original.pack ? `installed by pack "${original.pack}"` : `scope ${original.scope}`;
         skipped.push({ id: p.id, reason: `this store holds its original, ${original.id} (${where}); the pack's copy is not installed` });
-        conflicts.push({ kind: 'original_here', id: p.id, statement: p.statement, existing: original.id, existing_statement: original.statement, existing_scope: original.scope });
+        conflicts.push({
+          kind: 'original_here',
+          id: p.id,
+          statement: p.statement,
+          existing: original.id,
+          existing_statement: original.statement,
+          existing_scope: original.scope,
+        });
         continue;
       }
       const scope = hasKind(flagged.get(p.id) ?? [], 'secret') ? PRIVATE_FALLBACK_SCOPE : packScope(name);
@@ -176,7 +189,16 @@ export async function installPack(backend: EngramStore & SearchIndex, registry: 
       const secret = hasKind(found, 'secret');
       const held = holdsBack(found);
       const fresh = !existing || existing.status === 'retired';
-      const doc = installedDoc(p, id, manifest, at, { secret, held, signed, sessionId: ctx.sessionId ?? null }, existing, twins.length, idMap);
+      const doc = installedDoc(
+        p,
+        id,
+        manifest,
+        at,
+        { secret, held, signed, sessionId: ctx.sessionId ?? null },
+        existing,
+        twins.length,
+        idMap,
+      );
       const check = validateEngram(doc);
       if (!check.ok) {
         skipped.push({ id: p.id, reason: `not a valid engram once installed: ${check.errors.join('; ')}` });
@@ -219,7 +241,8 @@ export async function installPack(backend: EngramStore & SearchIndex, registry: 
   await registry.put(record);
   const warnings = [...scanWarnings(all, findings, name, backend.secretPolicy), ...conflictWarnings(conflicts)];
   if (signature.status === 'unsigned') warnings.unshift('installed an unsigned pack (allowed for this install): nothing says who made it');
-  if (signature.status === 'untrusted') warnings.unshift(`installed a pack signed by ${signature.signer}, a key you do not trust (allowed for this install)`);
+  if (signature.status === 'untrusted')
+    warnings.unshift(`installed a pack signed by ${signature.signer}, a key you do not trust (allowed for this install)`);
   for (const s of skipped) warnings.push(`skipped ${s.id}: ${s.reason}`);
   const before = installedVersion(previous);
   const installed = new Set(keep);
@@ -243,11 +266,18 @@ export async function installPack(backend: EngramStore & SearchIndex, registry: 
 function acceptSignature(folder: PackFolder, check: PackSignatureCheck, allowUntrusted: boolean): void {
   const name = folder.manifest.name;
   if (check.status === 'invalid') {
-    throw new SvcError('conflict', `pack "${name}" at ${folder.dir} failed its signature check and was not installed (it changed after it was signed; get a fresh copy from its creator)`, check.problems);
+    throw new SvcError(
+      'conflict',
+      `pack "${name}" at ${folder.dir} failed its signature check and was not installed (it changed after it was signed; get a fresh copy from its creator)`,
+      check.problems,
+    );
   }
   if (allowUntrusted || check.status === 'trusted') return;
   const allow = 'or allow it for this install (--allow-untrusted; allow_untrusted on the MCP tool and the hub)';
-  if (check.status === 'unsigned') throw conflict(`pack "${name}" at ${folder.dir} is not signed, so nothing says who made it; it was not installed: ask its creator for a signed copy, ${allow}`);
+  if (check.status === 'unsigned')
+    throw conflict(
+      `pack "${name}" at ${folder.dir} is not signed, so nothing says who made it; it was not installed: ask its creator for a signed copy, ${allow}`,
+    );
   throw conflict(
     `pack "${name}" at ${folder.dir} is signed by ${shortKey(check.signer!)}, a key you do not trust; it was not installed: check the key with its creator and run svc packs trust ${check.signer}, ${allow}`,
   );
@@ -262,7 +292,8 @@ async function installedCopies(backend: EngramStore & SearchIndex, name: string,
   const mine = (e: EngramDoc | null): void => {
     if (e?.pack === name) found.set(e.id, e);
   };
-  for (const scope of [packScope(name), PRIVATE_FALLBACK_SCOPE]) for (const e of await backend.list({ scope, includeRetired: true })) mine(e);
+  for (const scope of [packScope(name), PRIVATE_FALLBACK_SCOPE])
+    for (const e of await backend.list({ scope, includeRetired: true })) mine(e);
   for (const id of recorded) if (!found.has(id)) mine(await backend.get(id));
   const copies = new Map<string, EngramDoc>();
   for (const e of [...found.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) if (!copies.has(originKey(e))) copies.set(originKey(e), e);

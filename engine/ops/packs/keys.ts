@@ -64,7 +64,10 @@ export class FilePackKeys implements PackTrust {
   }
 
   async trust(key: string, label: string, now: Date): Promise<{ key: string; label: string; added: boolean }> {
-    if (!isPublicKey(key)) throw invalid(`"${shortKey(key)}" is not a pack public key: expected ed25519:<43 base64url characters> (svc packs preview shows a pack's signer)`);
+    if (!isPublicKey(key))
+      throw invalid(
+        `"${shortKey(key)}" is not a pack public key: expected ed25519:<43 base64url characters> (svc packs preview shows a pack's signer)`,
+      );
     const doc = await this.read();
     if (key === ownKeyOf(doc)) return { key, label: 'you', added: false };
     const list = doc.trusted ?? [];
@@ -92,9 +95,13 @@ export class FilePackKeys implements PackTrust {
       throw new SvcError('storage', `${this.path} is unreadable: ${(err as Error).message.split('\n')[0]}; fix or move it aside`);
     }
     if (value === null || value === undefined) return {};
-    if (typeof value !== 'object' || Array.isArray(value)) throw new SvcError('storage', `${this.path} is not a key file (expected a mapping); fix or move it aside`);
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw new SvcError('storage', `${this.path} is not a key file (expected a mapping); fix or move it aside`);
     const doc = value as KeysDoc;
-    return { ...doc, trusted: Array.isArray(doc.trusted) ? doc.trusted.filter((t) => t && typeof t.key === 'string' && isPublicKey(t.key)) : [] };
+    return {
+      ...doc,
+      trusted: Array.isArray(doc.trusted) ? doc.trusted.filter((t) => t && typeof t.key === 'string' && isPublicKey(t.key)) : [],
+    };
   }
 
   private async text(doc: KeysDoc): Promise<string> {

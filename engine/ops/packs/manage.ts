@@ -90,7 +90,12 @@ export interface PackPreview {
 }
 
 /** Everything about a pack folder, checked against this store and the keys the user trusts; writes nothing. */
-export async function previewPack(backend: EngramStore & SearchIndex, registry: PackRegistry, dir: string, trust: PackTrust): Promise<PackPreview> {
+export async function previewPack(
+  backend: EngramStore & SearchIndex,
+  registry: PackRegistry,
+  dir: string,
+  trust: PackTrust,
+): Promise<PackPreview> {
   const folder = await readPackFolder(dir);
   const name = folder.manifest.name;
   const engrams = folder.engrams.map((p) => p.engram);
@@ -114,7 +119,12 @@ export async function previewPack(backend: EngramStore & SearchIndex, registry: 
     findings,
     conflicts,
     installed: record
-      ? { version: version ?? record.version, installed_at: record.installed_at, engram_count: record.ids.length, state: record.state === 'installing' ? 'installing' : 'installed' }
+      ? {
+          version: version ?? record.version,
+          installed_at: record.installed_at,
+          engram_count: record.ids.length,
+          state: record.state === 'installing' ? 'installing' : 'installed',
+        }
       : null,
     warnings,
   };
@@ -131,7 +141,12 @@ export interface PackUninstallResult {
 }
 
 /** Retires the pack's engrams (history kept) and removes the record; finishes an interrupted install's undoing too. */
-export async function uninstallPack(backend: EngramStore & SearchIndex, registry: PackRegistry, name: string, ctx: OpContext): Promise<PackUninstallResult> {
+export async function uninstallPack(
+  backend: EngramStore & SearchIndex,
+  registry: PackRegistry,
+  name: string,
+  ctx: OpContext,
+): Promise<PackUninstallResult> {
   assertPackName(name);
   const record = await registry.get(name);
   const ids = new Set(record?.ids ?? []);
@@ -154,7 +169,14 @@ export async function uninstallPack(backend: EngramStore & SearchIndex, registry
 }
 
 /** Retires one engram of the pack; false when it is not the pack's or already retired. */
-export async function retirePackEngram(tx: EngramWriter, id: string, name: string, reason: string, now: string, ctx: OpContext): Promise<boolean> {
+export async function retirePackEngram(
+  tx: EngramWriter,
+  id: string,
+  name: string,
+  reason: string,
+  now: string,
+  ctx: OpContext,
+): Promise<boolean> {
   const e = await tx.get(id);
   if (!e || e.pack !== name || e.status === 'retired') return false;
   e.status = 'retired';

@@ -10,7 +10,15 @@
 
 export { exportPack, type PackExportInput, type PackExportResult } from './export.js';
 export { installPack, type PackInstallOptions, type PackInstallResult } from './install.js';
-export { listPacks, previewPack, uninstallPack, type PackEngramSummary, type PackListEntry, type PackPreview, type PackUninstallResult } from './manage.js';
+export {
+  listPacks,
+  previewPack,
+  uninstallPack,
+  type PackEngramSummary,
+  type PackListEntry,
+  type PackPreview,
+  type PackUninstallResult,
+} from './manage.js';
 export { discoverPacks, type DiscoveredPack, type DiscoverResult } from './discover.js';
 export { defaultPackDir, type PackManifest, type IntegrityCheck } from './format.js';
 export { FilePackRegistry, type InstalledPack, type PackRegistry } from './registry.js';

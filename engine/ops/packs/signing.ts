@@ -126,10 +126,16 @@ export async function checkSignature(folder: PackFolder, trust: PackTrust): Prom
       const m = typeof found === 'string' ? ENGRAM_SIGNATURE.exec(found) : null;
       if (!m) problems.push(`${ENGRAMS_DIR}/${file} carries no ${KEY_PREFIX} signature in provenance.signature`);
       else if (`${KEY_PREFIX}${m[1]}` !== signer) problems.push(`${ENGRAMS_DIR}/${file} is signed by another key than the pack`);
-      else if (!verifies(key, engramPayload(raw), m[2]!)) problems.push(`${ENGRAMS_DIR}/${file} does not match its signature: it changed after it was signed`);
+      else if (!verifies(key, engramPayload(raw), m[2]!))
+        problems.push(`${ENGRAMS_DIR}/${file} does not match its signature: it changed after it was signed`);
     }
   }
   if (problems.length) return { status: 'invalid', signer: signer ?? null, signer_label: null, problems };
   const known = (await trust.trusted()).find((k) => k.key === signer);
-  return { status: known ? 'trusted' : 'untrusted', signer: signer!, signer_label: known ? (known.own ? 'you' : known.label) : null, problems: [] };
+  return {
+    status: known ? 'trusted' : 'untrusted',
+    signer: signer!,
+    signer_label: known ? (known.own ? 'you' : known.label) : null,
+    problems: [],
+  };
 }

@@ -19,7 +19,13 @@ export function findingsById(findings: ScanFinding[]): Map<string, ScanFinding[]
 const ofKind = (found: ScanFinding[], kind: FindingKind): ScanFinding[] => found.filter((f) => f.kind === kind);
 
 /** What install does with each flagged engram (`fate` of the candidates: "installs as a candidate ..."). */
-export function scanWarnings(engrams: EngramDoc[], findings: ScanFinding[], name: string, policy: SecretPolicy = 'keep-local', held = 'it installs as a candidate, never injected until you promote it'): string[] {
+export function scanWarnings(
+  engrams: EngramDoc[],
+  findings: ScanFinding[],
+  name: string,
+  policy: SecretPolicy = 'keep-local',
+  held = 'it installs as a candidate, never injected until you promote it',
+): string[] {
   const warnings: string[] = [];
   const byId = findingsById(findings);
   for (const e of engrams) {
@@ -29,11 +35,18 @@ export function scanWarnings(engrams: EngramDoc[], findings: ScanFinding[], name
     const injection = ofKind(found, 'injection');
     const control = ofKind(found, 'control');
     if (secrets.length) {
-      const fate = policy === 'refuse' ? 'this store does not keep secrets: it is skipped' : `it goes to scope "${PRIVATE_FALLBACK_SCOPE}" instead of "${packScope(name)}"`;
+      const fate =
+        policy === 'refuse'
+          ? 'this store does not keep secrets: it is skipped'
+          : `it goes to scope "${PRIVATE_FALLBACK_SCOPE}" instead of "${packScope(name)}"`;
       warnings.push(`${e.id} looks like it holds a secret: ${describeFindings(secrets)}; ${fate}`);
     }
-    if (injection.length) warnings.push(`${e.id} holds text aimed at the agent (prompt injection?): ${describeFindings(injection)}; ${held}`);
-    if (control.length) warnings.push(`${e.id} holds terminal control characters (escape sequences can rewrite what a terminal shows): ${describeFindings(control)}; ${held}`);
+    if (injection.length)
+      warnings.push(`${e.id} holds text aimed at the agent (prompt injection?): ${describeFindings(injection)}; ${held}`);
+    if (control.length)
+      warnings.push(
+        `${e.id} holds terminal control characters (escape sequences can rewrite what a terminal shows): ${describeFindings(control)}; ${held}`,
+      );
   }
   return warnings;
 }

@@ -7,8 +7,7 @@ import type { ChatClient } from '../../llm/chat.js';
 import { oneLine } from '../../text.js';
 
 export type PairJudgement =
-  | { ok: true; contradiction: boolean; confidence: number; explanation: string }
-  | { ok: false; error: string; raw?: string };
+  { ok: true; contradiction: boolean; confidence: number; explanation: string } | { ok: false; error: string; raw?: string };
 
 /** Judges pairs; one call judges one batch. */
 export interface TensionJudge {
@@ -25,11 +24,11 @@ Give exactly one judgement per pair, using the pair's number. confidence is a nu
 
 export function judgePrompt(pairs: Array<{ a: EngramDoc; b: EngramDoc }>): string {
   const blocks = pairs.map(
-    ({ a, b }, i) => `Pair ${i + 1}\nA (${a.id}, scope ${a.scope}): ${oneLine(a.statement)}\nB (${b.id}, scope ${b.scope}): ${oneLine(b.statement)}`,
+    ({ a, b }, i) =>
+      `Pair ${i + 1}\nA (${a.id}, scope ${a.scope}): ${oneLine(a.statement)}\nB (${b.id}, scope ${b.scope}): ${oneLine(b.statement)}`,
   );
   return `Judge these ${pairs.length} pair${pairs.length === 1 ? '' : 's'}:\n\n${blocks.join('\n\n')}\n\nAnswer with the JSON object only.`;
 }
-
 
 /** The judge backed by an OpenAI-compatible chat API. */
 export function llmJudge(client: ChatClient): TensionJudge {
@@ -84,7 +83,8 @@ function readJudgement(o: Record<string, unknown>, raw: string): PairJudgement {
   const contradiction = c === true || c === 'true' || c === 'yes' ? true : c === false || c === 'false' || c === 'no' ? false : undefined;
   if (contradiction === undefined) return { ok: false, error: 'the judgement has no boolean "contradiction"', raw };
   let confidence = typeof o.confidence === 'string' ? Number(o.confidence.replace(/%$/, '')) : o.confidence;
-  if (typeof confidence !== 'number' || !Number.isFinite(confidence)) return { ok: false, error: 'the judgement has no numeric "confidence"', raw };
+  if (typeof confidence !== 'number' || !Number.isFinite(confidence))
+    return { ok: false, error: 'the judgement has no numeric "confidence"', raw };
   if (confidence > 1 && confidence <= 100) confidence /= 100;
   if (confidence < 0 || confidence > 1) return { ok: false, error: `the judgement's confidence ${confidence} is outside 0..1`, raw };
   const e = o.explanation ?? o.reason ?? o.rationale;

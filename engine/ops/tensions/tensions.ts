@@ -89,7 +89,9 @@ export interface ScanResult {
   /** Contradictions at or above the threshold; `id` is null in a dry run (or when another writer recorded the pair first). */
   flagged: Array<TensionFinding & { id: string | null }>;
   /** Contradictions the judge saw, below the threshold. */
-  below_threshold: Array<Pick<TensionFinding, 'confidence' | 'judge_confidence' | 'explanation' | 'days_apart'> & { engrams: [string, string] }>;
+  below_threshold: Array<
+    Pick<TensionFinding, 'confidence' | 'judge_confidence' | 'explanation' | 'days_apart'> & { engrams: [string, string] }
+  >;
   /** Pairs the judge found compatible. */
   not_contradictions: number;
   /** Pairs whose judgement could not be read. */
@@ -107,7 +109,12 @@ export function daysApart(a: EngramDoc, b: EngramDoc): number {
   return round(Math.abs(ta - tb) / DAY_MS, 1);
 }
 
-const side = (e: EngramDoc): TensionSide => ({ id: e.id, statement: e.statement, scope: e.scope, ...(learnedAt(e) ? { learned_at: learnedAt(e) } : {}) });
+const side = (e: EngramDoc): TensionSide => ({
+  id: e.id,
+  statement: e.statement,
+  scope: e.scope,
+  ...(learnedAt(e) ? { learned_at: learnedAt(e) } : {}),
+});
 
 export async function scanTensions(store: TensionStore, opts: ScanOptions, ctx: OpContext): Promise<ScanResult> {
   const minConfidence = opts.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
@@ -163,7 +170,13 @@ export async function scanTensions(store: TensionStore, opts: ScanOptions, ctx: 
       const days = daysApart(pair.a, pair.b);
       const confidence = round(discount ? j.confidence * temporalFactor(days, halfLife) : j.confidence, 4);
       if (confidence < minConfidence) {
-        result.below_threshold.push({ engrams: ids, confidence, judge_confidence: j.confidence, explanation: j.explanation, days_apart: days });
+        result.below_threshold.push({
+          engrams: ids,
+          confidence,
+          judge_confidence: j.confidence,
+          explanation: j.explanation,
+          days_apart: days,
+        });
         return;
       }
       found.push({
@@ -290,7 +303,13 @@ export interface ResolveResult extends TensionChange {
 }
 
 /** resolve: keeps `winner` and retires the other engram with the engine's forget (history kept). */
-export async function resolveTension(store: TensionStore, id: string, winner: string, ctx: OpContext, reason?: string): Promise<ResolveResult> {
+export async function resolveTension(
+  store: TensionStore,
+  id: string,
+  winner: string,
+  ctx: OpContext,
+  reason?: string,
+): Promise<ResolveResult> {
   checkTensionId(id);
   const before = await store.get(id);
   if (!before) throw notFound(`no tension ${id}`);
@@ -303,7 +322,8 @@ export async function resolveTension(store: TensionStore, id: string, winner: st
   }
   const kept = await store.backend.get(winner);
   if (!kept) throw notFound(`no engram ${winner}`);
-  if (kept.status === 'retired') throw conflict(`the winner ${winner} is retired: it cannot win a tension (pick ${loser}, or learn the statement again)`);
+  if (kept.status === 'retired')
+    throw conflict(`the winner ${winner} is retired: it cannot win a tension (pick ${loser}, or learn the statement again)`);
 
   // forget takes the write lock itself: retire first, then record the outcome.
   const why = reason ?? `tension ${id} resolved in favour of ${winner}`;
@@ -366,7 +386,10 @@ export async function tensionConfig(root: string): Promise<{ temporal_discount: 
   try {
     data = parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    return { ...defaults, warning: `${path} is not valid YAML (${(err as Error).message.split('\n')[0]}): tension settings use their defaults` };
+    return {
+      ...defaults,
+      warning: `${path} is not valid YAML (${(err as Error).message.split('\n')[0]}): tension settings use their defaults`,
+    };
   }
   const t = (data as { tensions?: Record<string, unknown> } | null)?.tensions;
   if (!t || typeof t !== 'object') return defaults;

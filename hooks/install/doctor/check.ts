@@ -29,7 +29,14 @@ export function readConfig(check: string, path: string, fix: string): { data: Js
   try {
     return { data: readJsonObject(path).data };
   } catch (err) {
-    return { failed: { check, status: 'fail', message: (err as Error).message.replace(/; fix it by hand.*$/, ''), fix: `fix the JSON in ${path} by hand, then ${fix}` } };
+    return {
+      failed: {
+        check,
+        status: 'fail',
+        message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
+        fix: `fix the JSON in ${path} by hand, then ${fix}`,
+      },
+    };
   }
 }
 
@@ -40,7 +47,8 @@ export function entryProblem(entry: unknown, home: string): string | null {
   if (!args.some((a) => /(^|\s)mcp$/.test(a))) return `the entry does not run "mcp" (args ${JSON.stringify(args)})`;
   const command = expandHomeVariable(entry.command, home);
   if (command.includes('/') && !existsSync(command)) return `its command ${entry.command} does not exist`;
-  if (command.includes('/') && command !== shimPath(home) && /svc-hook$/.test(command)) return `its command ${command} is another home's shim`;
+  if (command.includes('/') && command !== shimPath(home) && /svc-hook$/.test(command))
+    return `its command ${command} is another home's shim`;
   return null;
 }
 

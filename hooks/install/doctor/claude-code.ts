@@ -1,5 +1,16 @@
 import { isObject, readJsonObject, type JsonObject } from '../config-files.js';
-import { ASYNC_INJECT, CLAUDE_HOOKS, MCP_SERVER_KEY, claudePaths, hookCommand, isCurrentMcpEntry, isSvcHookCommand, runsHook, shimPath, usesShim } from '../wiring.js';
+import {
+  ASYNC_INJECT,
+  CLAUDE_HOOKS,
+  MCP_SERVER_KEY,
+  claudePaths,
+  hookCommand,
+  isCurrentMcpEntry,
+  isSvcHookCommand,
+  runsHook,
+  shimPath,
+  usesShim,
+} from '../wiring.js';
 import { isTrusted, mcpApproval } from '../claude-state.js';
 import { projectRootOf } from '../../../engine/ops/host-memory.js';
 import { entryProblem, readConfig, wiredLine, type Check, type Status } from './check.js';
@@ -55,26 +66,51 @@ export function checkClaudeMcp(cwd: string, home: string, fix: string): { check:
     // `claude mcp add` without --scope keeps a project's servers in ~/.claude.json under projects.<path>.
     if (path === user && isObject(data.projects)) {
       const p = data.projects[cwd];
-      if (isObject(p) && isObject(p.mcpServers) && MCP_SERVER_KEY in p.mcpServers) found.push({ where: `${path} (projects.${cwd})`, entry: p.mcpServers[MCP_SERVER_KEY] });
+      if (isObject(p) && isObject(p.mcpServers) && MCP_SERVER_KEY in p.mcpServers)
+        found.push({ where: `${path} (projects.${cwd})`, entry: p.mcpServers[MCP_SERVER_KEY] });
     }
   }
   if (found.length === 0) {
-    return { check: { check: name, status: 'fail', message: `MCP server "${MCP_SERVER_KEY}" is not registered for Claude Code (looked in ${project} and ${user})`, fix } };
+    return {
+      check: {
+        check: name,
+        status: 'fail',
+        message: `MCP server "${MCP_SERVER_KEY}" is not registered for Claude Code (looked in ${project} and ${user})`,
+        fix,
+      },
+    };
   }
   const problems = found.map((f) => ({ ...f, problem: entryProblem(f.entry, home) }));
   const good = problems.filter((p) => !p.problem);
   if (good.length === 0) return { check: { check: name, status: 'fail', message: `${problems[0]!.where}: ${problems[0]!.problem}`, fix } };
   const entry = good[0]!.entry as JsonObject;
   const stale = problems.find((p) => p.problem);
-  if (stale) return { check: { check: name, status: 'warn', message: `registered in ${good.map((g) => g.where).join(', ')}; ${stale.where}: ${stale.problem}`, fix }, entry };
+  if (stale)
+    return {
+      check: {
+        check: name,
+        status: 'warn',
+        message: `registered in ${good.map((g) => g.where).join(', ')}; ${stale.where}: ${stale.problem}`,
+        fix,
+      },
+      entry,
+    };
   const older = good.find((g) => !isCurrentMcpEntry(g.entry, 'claude-code'));
   if (older) {
     return {
-      check: { check: name, status: 'warn', message: `${older.where} names this machine's paths (an older svc init): a teammate's Claude Code cannot start it`, fix },
+      check: {
+        check: name,
+        status: 'warn',
+        message: `${older.where} names this machine's paths (an older svc init): a teammate's Claude Code cannot start it`,
+        fix,
+      },
       entry,
     };
   }
-  return { check: { check: name, status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" registered in ${good.map((g) => g.where).join(', ')}` }, entry };
+  return {
+    check: { check: name, status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" registered in ${good.map((g) => g.where).join(', ')}` },
+    entry,
+  };
 }
 
 /**
@@ -86,7 +122,11 @@ export function checkClaudeConsent(cwd: string, home: string, fix: string): Chec
   const checks: Check[] = [];
   const approval = mcpApproval(MCP_SERVER_KEY, cwd, home);
   if (approval.state === 'approved') {
-    checks.push({ check: 'claude.approval', status: 'ok', message: `the "${MCP_SERVER_KEY}" server of .mcp.json is approved in ${approval.where}` });
+    checks.push({
+      check: 'claude.approval',
+      status: 'ok',
+      message: `the "${MCP_SERVER_KEY}" server of .mcp.json is approved in ${approval.where}`,
+    });
   } else if (approval.state === 'rejected') {
     checks.push({
       check: 'claude.approval',
@@ -127,7 +167,12 @@ export function checkClaudeHooks(cwd: string, home: string, fix: string): Check[
     else sources.push({ label: scope, path, entries: hookEntries(read.data), disabled: read.data.disableAllHooks === true });
   }
   for (const s of sources.filter((x) => x.disabled)) {
-    checks.push({ check: 'hooks', status: 'fail', message: `${s.path} sets disableAllHooks: no hook runs, svc's included`, fix: `remove "disableAllHooks" from ${s.path}` });
+    checks.push({
+      check: 'hooks',
+      status: 'fail',
+      message: `${s.path} sets disableAllHooks: no hook runs, svc's included`,
+      fix: `remove "disableAllHooks" from ${s.path}`,
+    });
   }
   const ours = sources.filter((s) => s.entries.some((e) => isSvcHookCommand(e.command)));
   if (ours.length === 0) {
@@ -152,7 +197,11 @@ export function checkClaudeHooks(cwd: string, home: string, fix: string): Check[
     const problems: { status: Status; text: string }[] = [];
     const wired: string[] = [];
     for (const spec of CLAUDE_HOOKS.filter((h) => h.event === event)) {
-      const hits = ours.flatMap((s) => s.entries.filter((e) => e.event === event && isSvcHookCommand(e.command) && runsHook(e.command, spec.hook)).map((e) => ({ ...e, label: s.label })));
+      const hits = ours.flatMap((s) =>
+        s.entries
+          .filter((e) => e.event === event && isSvcHookCommand(e.command) && runsHook(e.command, spec.hook))
+          .map((e) => ({ ...e, label: s.label })),
+      );
       if (hits.length === 0) {
         problems.push({ status: 'fail', text: `${spec.hook} is not wired` });
         continue;
@@ -171,14 +220,21 @@ export function checkClaudeHooks(cwd: string, home: string, fix: string): Check[
       // hook-inject may run asynchronously when asked for (svc init --async-inject).
       const asyncInject = spec.hook === 'hook-inject' && current.entry.async === true && current.entry.timeout === ASYNC_INJECT.timeout;
       if (!asyncInject && (current.entry.async === true || current.entry.timeout !== spec.timeout)) {
-        problems.push({ status: 'warn', text: `${spec.hook} should run with timeout ${spec.timeout}${spec.async ? ' in the background' : ', not in the background'} (older install)` });
+        problems.push({
+          status: 'warn',
+          text: `${spec.hook} should run with timeout ${spec.timeout}${spec.async ? ' in the background' : ', not in the background'} (older install)`,
+        });
         continue;
       }
       wired.push(`${spec.hook} (${current.label})`);
     }
     const check = `hooks.${event}`;
     const worst: Status = problems.some((p) => p.status === 'fail') ? 'fail' : problems.length > 0 ? 'warn' : 'ok';
-    checks.push(worst === 'ok' ? wiredLine(check, wired.join(', '), home, fix) : { check, status: worst, message: problems.map((p) => p.text).join('; '), fix });
+    checks.push(
+      worst === 'ok'
+        ? wiredLine(check, wired.join(', '), home, fix)
+        : { check, status: worst, message: problems.map((p) => p.text).join('; '), fix },
+    );
   }
   return checks;
 }

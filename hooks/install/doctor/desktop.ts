@@ -12,7 +12,12 @@ export function checkDesktop(home: string): Check {
   if ('failed' in read) return read.failed;
   const entry = isObject(read.data.mcpServers) ? read.data.mcpServers[MCP_SERVER_KEY] : undefined;
   if (entry === undefined) {
-    return { check: 'desktop', status: 'warn', message: `Claude Desktop is installed but "${MCP_SERVER_KEY}" is not in ${path}`, fix: 'svc init' };
+    return {
+      check: 'desktop',
+      status: 'warn',
+      message: `Claude Desktop is installed but "${MCP_SERVER_KEY}" is not in ${path}`,
+      fix: 'svc init',
+    };
   }
   const problem = entryProblem(entry, home);
   if (problem) return { check: 'desktop', status: 'fail', message: `${path}: ${problem}`, fix: 'svc init' };

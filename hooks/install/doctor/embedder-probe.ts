@@ -7,7 +7,10 @@ const root = process.argv[2] ?? '';
 let out: { state: string; model?: string; dimensions?: number; reason?: string };
 try {
   const s = await loadEmbedder(root, { download: false, progress: false });
-  out = s.state === 'ready' ? { state: 'ready', model: s.model, dimensions: s.embedder.dimensions } : { state: 'unavailable', model: s.model, reason: s.reason };
+  out =
+    s.state === 'ready'
+      ? { state: 'ready', model: s.model, dimensions: s.embedder.dimensions }
+      : { state: 'unavailable', model: s.model, reason: s.reason };
 } catch (e) {
   out = { state: 'error', reason: String((e as Error)?.message ?? e).split('\n')[0] };
 }

@@ -55,11 +55,25 @@ export function embedderVerdict(r: ProbeRun, model: string, folder: string): Che
     state = undefined;
   }
   if (!state || typeof state.state !== 'string') {
-    const how = r.timedOut ? `did not finish within ${EMBED_PROBE_TIMEOUT_MS / 1000} s` : r.signal ? `crashed (${r.signal})` : `crashed (exit ${r.code})`;
+    const how = r.timedOut
+      ? `did not finish within ${EMBED_PROBE_TIMEOUT_MS / 1000} s`
+      : r.signal
+        ? `crashed (${r.signal})`
+        : `crashed (exit ${r.code})`;
     const err = r.stderr.trim().split('\n').filter(Boolean).pop();
-    return { check: name, status: 'fail', message: `loading model ${model} from ${folder} ${how}${err ? `: ${err.slice(0, 200)}` : ''}`, fix: refetch };
+    return {
+      check: name,
+      status: 'fail',
+      message: `loading model ${model} from ${folder} ${how}${err ? `: ${err.slice(0, 200)}` : ''}`,
+      fix: refetch,
+    };
   }
-  if (state.state === 'ready') return { check: name, status: 'ok', message: `hybrid search: ${model} loads and runs (${state.dimensions} dimensions, probed in a separate process)` };
+  if (state.state === 'ready')
+    return {
+      check: name,
+      status: 'ok',
+      message: `hybrid search: ${model} loads and runs (${state.dimensions} dimensions, probed in a separate process)`,
+    };
   return { check: name, status: 'fail', message: `vectors unavailable, recall is BM25 only: ${state.reason}`, fix: refetch };
 }
 

@@ -10,7 +10,14 @@ export async function checkRemoteStore(storeRoot: string, cwd: string): Promise<
   try {
     remote = remoteOf(await loadProjectConfig(cwd));
   } catch (err) {
-    return [{ check: 'remote', status: 'fail', message: errorLine(err), fix: 'fix .svc.yaml, or run svc init-remote --url <hub> --token <key> again' }];
+    return [
+      {
+        check: 'remote',
+        status: 'fail',
+        message: errorLine(err),
+        fix: 'fix .svc.yaml, or run svc init-remote --url <hub> --token <key> again',
+      },
+    ];
   }
   if (!remote) return [];
   const { checkRemote } = await import('../../../engine/remote/remote-check.js');

@@ -14,10 +14,24 @@ const FAILURE_WINDOW_MS = 7 * 24 * 3600 * 1000;
 export async function checkStorage(root: string): Promise<Check[]> {
   const name = 'storage';
   if (existsSync(root) && !statSync(root).isDirectory()) {
-    return [{ check: name, status: 'fail', message: `the store path ${root} is a file, not a folder: svc cannot keep a store there`, fix: 'point SVC_PATH (or --path) at a folder, e.g. export SVC_PATH=~/.svc' }];
+    return [
+      {
+        check: name,
+        status: 'fail',
+        message: `the store path ${root} is a file, not a folder: svc cannot keep a store there`,
+        fix: 'point SVC_PATH (or --path) at a folder, e.g. export SVC_PATH=~/.svc',
+      },
+    ];
   }
   if (!existsSync(join(root, 'local.yaml')) && !existsSync(join(root, 'index.db'))) {
-    return [{ check: name, status: 'warn', message: `no store at ${root} yet: the first svc learn creates it`, fix: 'svc learn "<something worth remembering>"' }];
+    return [
+      {
+        check: name,
+        status: 'warn',
+        message: `no store at ${root} yet: the first svc learn creates it`,
+        fix: 'svc learn "<something worth remembering>"',
+      },
+    ];
   }
   const { LocalStore } = await import('../../../engine/store/local-store.js');
   let store;
