@@ -5,7 +5,7 @@ import { changedFields } from '../../engine/model/change-event.js';
 import type { AccessPolicy, Principal, Role } from '../contracts.js';
 
 // Who may read and change what, written once. The backend a request gets is bound to one Policy
-// (hub/data/pg-backend.ts) and refuses what it refuses, so REST, MCP (nested tool arguments
+// (hub/org-backend/pg-backend.ts) and refuses what it refuses, so REST, MCP (nested tool arguments
 // included: the check sits under the tool layer), the pages (REST clients in-process) and
 // webhooks (the creator's policy at delivery time) cannot disagree. The rules:
 //   - scopes: read the resolved readable set (hub/access/scopes.ts), write the writable set; an

@@ -3,7 +3,7 @@ import type { HubState } from '../contracts.js';
 import { recall } from '../../engine/ops/recall.js';
 import { inject } from '../../engine/ops/inject.js';
 import { recallHitJson } from '../../engine/ops/result-json.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import { openOrgBackend } from '../org-backend/pg-backend.js';
 import { validBody } from '../openapi/spec.js';
 import type { Ctx } from '../http/route-kit.js';
 

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { EmbedderProvider } from '../../engine/backend.js';
 import type { HubState } from '../contracts.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import { openOrgBackend } from '../org-backend/pg-backend.js';
 import { ALL_TOOLS } from '../../engine/mcp/tools.js';
 import { Policy } from '../access/policy.js';
 import type { AuditEntry } from '../audit/audit-log.js';

@@ -9,7 +9,7 @@ import { isToolProfile } from '../../engine/mcp/tools.js';
 import { withMcpChallenge } from '../login/oauth-server.js';
 import { hubOrigin } from '../http/hub-origin.js';
 import type { HubState, Principal } from '../contracts.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import { openOrgBackend } from '../org-backend/pg-backend.js';
 import { Policy } from '../access/policy.js';
 import { packageVersion } from '../../engine/package-info.js';
 import { tooMany, type Gatekeeper } from '../http/gatekeeper.js';

@@ -5,7 +5,7 @@ import { ToolFailure, toErrorResult, type ToolResult } from '../../engine/mcp/di
 import type { AnyToolDef, ToolContext } from '../../engine/mcp/types.js';
 import type { Database, Principal } from '../contracts.js';
 import type { AuditEntry } from '../audit/audit-log.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import { openOrgBackend } from '../org-backend/pg-backend.js';
 import { takeIngest } from '../limits/rate-limit.js';
 import type { Gatekeeper } from '../http/gatekeeper.js';
 import type { McpSession } from './sessions.js';

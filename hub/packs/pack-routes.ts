@@ -9,7 +9,7 @@ import type { EngramType } from '../../engine/model/engram-schema.js';
 import { SvcError } from '../../engine/errors.js';
 import { exportPack, installPack, listPacks, NO_TRUSTED_KEYS, uninstallPack } from '../../engine/ops/packs/packs.js';
 import { peekManifest } from '../../engine/ops/packs/format.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import { openOrgBackend } from '../org-backend/pg-backend.js';
 import { PgPackRegistry } from './pack-registry.js';
 import { validBody } from '../openapi/spec.js';
 import { badRequest, HubProblem } from '../http/problem.js';

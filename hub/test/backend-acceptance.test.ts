@@ -1,7 +1,7 @@
 import { afterAll, describe, expect } from 'vitest';
 import { runBackendContract } from '../../engine/test/support/backend-contract.js';
 import { createOrg } from '../data/organizations.js';
-import { openOrgBackend, PgBackend } from '../data/pg-backend.js';
+import { openOrgBackend, PgBackend } from '../org-backend/pg-backend.js';
 import { DATABASES, freshDatabase, type DatabaseKind, type TestDatabase } from './support/databases.js';
 
 // The engine's contract (engine/test/support/backend-contract.ts) on an organization's PostgreSQL

@@ -7,7 +7,7 @@ import { learn } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { syntheticEngrams, syntheticQueries, variedQueries } from '../../scripts/support/synthetic-engrams.js';
 import { createOrg } from '../data/organizations.js';
-import { openOrgBackend, type PgBackend } from '../data/pg-backend.js';
+import { openOrgBackend, type PgBackend } from '../org-backend/pg-backend.js';
 import { Policy } from '../access/policy.js';
 import { enablePostingsCache } from '../data/postings-cache.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';

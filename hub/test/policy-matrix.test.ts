@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ALL_TOOLS, LEAN_TOOL_NAMES } from '../../engine/mcp/tools.js';
 import { learn } from '../../engine/ops/learn.js';
 import { callTool, type Called } from '../../engine/test/support/mcp-call.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import { openOrgBackend } from '../org-backend/pg-backend.js';
 import { openApiDocument } from '../openapi/spec.js';
 import { PgPackRegistry } from '../packs/pack-registry.js';
 import { DATABASES } from './support/databases.js';

@@ -4,7 +4,7 @@ import { forget } from '../../engine/ops/forget.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { syntheticEngrams } from '../../scripts/support/synthetic-engrams.js';
 import { createOrg } from '../data/organizations.js';
-import { openOrgBackend } from '../data/pg-backend.js';
+import { openOrgBackend } from '../org-backend/pg-backend.js';
 import { enablePostingsCache, postingsCacheOf } from '../data/postings-cache.js';
 import type { Org } from '../contracts.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';

@@ -2,7 +2,7 @@ import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from 
 import { queryTerms } from '../../engine/search/fts-query.js';
 import { invalid } from '../../engine/errors.js';
 import type { AccessPolicy, Queryable } from '../contracts.js';
-import { SqlWhere } from './sql-where.js';
+import { SqlWhere } from '../data/sql-where.js';
 import { emitEvents } from '../webhooks/webhook-outbox.js';
 import { readableIds, recordScope, scopeClause, type OrgView } from './pg-view.js';
 

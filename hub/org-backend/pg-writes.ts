@@ -7,8 +7,8 @@ import { formatId, idDay, idStem } from '../../engine/model/ids.js';
 import { validateEngram } from '../../engine/model/validate-engram.js';
 import { invalid } from '../../engine/errors.js';
 import type { Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA } from './sql.js';
-import { documentTerms } from './fts-tokens.js';
+import { CONTROL_SCHEMA } from '../data/sql.js';
+import { documentTerms } from '../data/fts-tokens.js';
 import { outboxSql, type WebhookEvent } from '../webhooks/webhook-outbox.js';
 import { getDoc, visible, type OrgView } from './pg-view.js';
 

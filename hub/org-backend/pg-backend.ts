@@ -5,8 +5,8 @@ import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from 
 import type { Embedder } from '../../engine/embed/embedder.js';
 import { idDay } from '../../engine/model/ids.js';
 import type { AccessPolicy, Database, EngramPageFilter, Org, OrgBackend } from '../contracts.js';
-import { ident } from './sql.js';
-import { SqlWhere } from './sql-where.js';
+import { ident } from '../data/sql.js';
+import { SqlWhere } from '../data/sql-where.js';
 import { getDoc, readableIds, scopeClause, visible, type OrgView } from './pg-view.js';
 import { embedPending, searchText, searchVector, vectorPath } from './pg-search.js';
 import { writeUnit } from './pg-writes.js';
