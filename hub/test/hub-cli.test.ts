@@ -1,24 +1,15 @@
-import { describe, expect, inject, it } from 'vitest';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHubProcess } from './support/hub-process.js';
+import { migratedDataFolder, startHubProcess } from './support/hub-process.js';
 import { svc } from '../../engine/test/support/run-svc.js';
 import { DATABASES, freshDatabase } from './support/databases.js';
 import { openDatabase } from '../data/database.js';
 import { ident } from '../data/sql.js';
 
 // `svc hub` as a user runs it: create an organization, start the server, call it, stop it.
-
-/**
- * A hub data folder that is already migrated (a copy of the run's template): a fresh PGlite
- * initdb costs seconds, and only the first test is about a hub's first start.
- */
-function migratedDataFolder(): string {
-  const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-cli-')), 'hub');
-  cpSync(inject('pgliteTemplate'), data, { recursive: true });
-  return data;
-}
+// Only the first test is about a hub's first start: the others begin from a migrated folder.
 
 describe('svc hub', () => {
   it('creates an organization, serves it on PGlite, answers with the admin key, and stops on SIGTERM', async () => {
@@ -82,7 +73,7 @@ describe('svc hub', () => {
   }, 120_000);
 
   it('gets the first admin in and invites a colleague: links from org create, login-link and invite, on the database or through the running hub', async () => {
-    const data = migratedDataFolder();
+    const data = migratedDataFolder('hub-cli');
     const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store'), SVC_HUB_KEY: '' };
     const made = await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env });
     expect(made.code, made.stderr).toBe(0);
@@ -137,7 +128,7 @@ describe('svc hub', () => {
   }, 120_000);
 
   it('org admin add makes (or creates) an admin from the hub\'s machine, audited: the way back when no admin is left', async () => {
-    const data = migratedDataFolder();
+    const data = migratedDataFolder('hub-cli');
     const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store') };
     expect((await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env })).code).toBe(0);
     const bob = await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'bob', '--data', data, '--json'], { env });

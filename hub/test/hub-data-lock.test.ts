@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHubProcess } from './support/hub-process.js';
+import { migratedDataFolder, startHubProcess } from './support/hub-process.js';
 import { svc } from '../../engine/test/support/run-svc.js';
 
 // Two `svc hub` on one PGlite folder both started, both answered 201, and after a restart half
@@ -13,7 +12,7 @@ import { svc } from '../../engine/test/support/run-svc.js';
 
 describe('the PGlite data folder of svc hub', () => {
   it('is held by one process at a time', async () => {
-    const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-lock-')), 'hub');
+    const data = migratedDataFolder('hub-lock');
     const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store') };
     const made = await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env });
     expect(made.code, made.stderr).toBe(0);

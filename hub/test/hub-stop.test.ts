@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startHubProcess } from './support/hub-process.js';
+import { migratedDataFolder, startHubProcess } from './support/hub-process.js';
 import { svc } from '../../engine/test/support/run-svc.js';
 import { DATABASES, freshDatabase } from './support/databases.js';
 import { startTestHub, type TestHub } from './support/hub-fixture.js';
@@ -39,7 +39,7 @@ describe('svc hub start and stop', () => {
   }, 120_000);
 
   it('stops at once after serving requests, far inside its drain window, with the audit chain closed cleanly', async () => {
-    const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-stop-')), 'hub');
+    const data = migratedDataFolder('hub-stop');
     // A drain window of 120 s: a stop that waited it out would time the test out.
     const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store'), SVC_HUB_DRAIN_SECONDS: '120' };
     const made = await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env });

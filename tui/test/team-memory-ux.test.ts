@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CLI, projectDir, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
 import { callTool } from '../../engine/test/support/mcp-call.js';
-import { startHubProcess, type HubProcess } from '../../hub/test/support/hub-process.js';
+import { migratedDataFolder, startHubProcess, type HubProcess } from '../../hub/test/support/hub-process.js';
 import { freePort } from '../../engine/test/support/free-port.js';
 
 // Team memory that explains itself (issue 27, items 4 to 7), with a real `svc hub` (PGlite,
@@ -48,7 +47,7 @@ function outbox(store: string): string[] {
 }
 
 describe('team memory that explains itself', () => {
-  const data = join(mkdtempSync(join(tmpdir(), 'svc-team-ux-')), 'hub');
+  const data = migratedDataFolder('team-ux');
   let port: number;
   let hub: HubProcess;
   let url: string;

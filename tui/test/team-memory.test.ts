@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { CLI, projectDir, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
-import { startHubProcess, type HubProcess } from '../../hub/test/support/hub-process.js';
+import { migratedDataFolder, startHubProcess, type HubProcess } from '../../hub/test/support/hub-process.js';
 import { freePort } from '../../engine/test/support/free-port.js';
 
 // Team memory with a real `svc hub` (PGlite, loopback): two developers, each with a local store,
@@ -17,7 +17,7 @@ import { freePort } from '../../engine/test/support/free-port.js';
 
 
 describe('team memory through a hub', () => {
-  const data = join(mkdtempSync(join(tmpdir(), 'svc-team-hub-')), 'hub');
+  const data = migratedDataFolder('team-hub');
   let port: number;
   let hub: HubProcess;
   let url: string;

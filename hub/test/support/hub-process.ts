@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
 import { CLI } from '../../../engine/test/support/run-svc.js';
 
 // `svc hub` as a real child process (the compiled CLI), for tests that need two hub processes
@@ -45,4 +49,15 @@ export function startHubProcess(env: NodeJS.ProcessEnv, args: string[] = []): Pr
 export async function awayFromMinuteEdge(margin = 15): Promise<void> {
   const left = 60 - (Math.floor(Date.now() / 1000) % 60);
   if (left < margin) await new Promise((r) => setTimeout(r, left * 1000 + 200));
+}
+
+/**
+ * A `svc hub --data` folder, already migrated: a copy of the run's PGlite template
+ * (global-setup.ts). For tests whose subject is not a hub's first start: a fresh PGlite initdb
+ * costs seconds.
+ */
+export function migratedDataFolder(label: string): string {
+  const data = join(mkdtempSync(join(tmpdir(), `svc-${label}-`)), 'hub');
+  cpSync(inject('pgliteTemplate'), data, { recursive: true });
+  return data;
 }
