@@ -73,7 +73,8 @@ function layerZones(allowed = []) {
   };
   for (const [target, may] of Object.entries(TOP)) {
     for (const from of TOP_FOLDERS) {
-      if (from !== target && !may.includes(from)) zone(target, from, [], `${target}/ may import only ${['itself', ...may].join(', ')} (DESIGN.md).`);
+      if (from !== target && !may.includes(from))
+        zone(target, from, [], `${target}/ may import only ${['itself', ...may].join(', ')} (DESIGN.md).`);
     }
   }
   const entries = HUB_LAYERS.flatMap((layer, rank) => layer.map((p) => ({ p: `hub/${p}`, rank })));
@@ -91,8 +92,6 @@ function layerZones(allowed = []) {
 const byFile = new Map();
 for (const e of EXCEPTIONS) byFile.set(e.file, [...(byFile.get(e.file) ?? []), ...e.imports]);
 
-
-
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '**/*.gen.cjs'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
@@ -106,7 +105,13 @@ export default tseslint.config(
       // The codebase's convention for a deliberately unused binding (a dropped field, a placeholder parameter).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
       ],
       // Terminal, YAML, header and log sanitizers match control characters on purpose.
       'no-control-regex': 'off',
@@ -124,7 +129,15 @@ export default tseslint.config(
     files: ['engine/**'],
     ignores: ['engine/test/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: ['koa', '@koa/router', 'ink', 'react', 'pg'].map((name) => ({ name, message: 'engine/ never imports Koa, Ink, React or pg (DESIGN.md).' })) }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['koa', '@koa/router', 'ink', 'react', 'pg'].map((name) => ({
+            name,
+            message: 'engine/ never imports Koa, Ink, React or pg (DESIGN.md).',
+          })),
+        },
+      ],
     },
   },
   {
@@ -138,7 +151,8 @@ export default tseslint.config(
         'error',
         {
           selector: "ThrowStatement > :matches(NewExpression, CallExpression)[callee.name='Error']",
-          message: 'Throw an SvcError of the right kind (engine/errors.ts), or say in an eslint-disable comment why this is an internal error.',
+          message:
+            'Throw an SvcError of the right kind (engine/errors.ts), or say in an eslint-disable comment why this is an internal error.',
         },
       ],
     },

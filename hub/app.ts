@@ -93,7 +93,13 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   if (config.checkpointDir) {
     // A chain cut below its newest checkpoint is not appended to: new rows would bury the cut.
     await refuseCutChains(db, config.checkpointDir, [config.checkpointKey.id], await listOrgs(db));
-    checkpointWriter = new CheckpointWriter(checkpoints, config.checkpointDir, { everyRows: config.checkpointEveryRows, everyMs: config.checkpointIntervalMs }, () => listOrgs(db), log);
+    checkpointWriter = new CheckpointWriter(
+      checkpoints,
+      config.checkpointDir,
+      { everyRows: config.checkpointEveryRows, everyMs: config.checkpointIntervalMs },
+      () => listOrgs(db),
+      log,
+    );
   }
   const embedder = opts.embedder ?? BM25_ONLY;
   const app = new Koa<HubState>();
@@ -110,9 +116,17 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
       await next();
       // The router answers unknown routes and methods without a body: make them problems too
       // (its Allow header stays on a 405).
-      if (ctx.body === undefined && ctx.status === 404) throw new HubProblem(404, 'not-found', 'Not found', `no route ${ctx.method} ${ctx.path}`);
-      if (ctx.body === undefined && ctx.status === 405) throw new HubProblem(405, 'method-not-allowed', 'Method not allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
-      if (ctx.body === undefined && ctx.status === 501) throw new HubProblem(501, 'not-implemented', 'Not implemented', `${ctx.method} is not a method this API uses`);
+      if (ctx.body === undefined && ctx.status === 404)
+        throw new HubProblem(404, 'not-found', 'Not found', `no route ${ctx.method} ${ctx.path}`);
+      if (ctx.body === undefined && ctx.status === 405)
+        throw new HubProblem(
+          405,
+          'method-not-allowed',
+          'Method not allowed',
+          `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+        );
+      if (ctx.body === undefined && ctx.status === 501)
+        throw new HubProblem(501, 'not-implemented', 'Not implemented', `${ctx.method} is not a method this API uses`);
     } catch (err) {
       const problem = toProblem(fromKoaError(err));
       if (problem.status >= 500) log(`internal error on ${ctx.method} ${ctx.path}: ${(err as Error)?.stack ?? String(err)}`);
@@ -147,7 +161,9 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(
     jsonBody(
       (ctx) => (MCP_PATHS.has(ctx.path) ? config.mcp.maxMessageBytes : config.bodyLimitBytes),
-      (ctx) => (ctx.method === 'POST' && ctx.path === '/api/v1/packs' && ctx.is('multipart/form-data') === 'multipart/form-data') || isFormRoute(ctx.path),
+      (ctx) =>
+        (ctx.method === 'POST' && ctx.path === '/api/v1/packs' && ctx.is('multipart/form-data') === 'multipart/form-data') ||
+        isFormRoute(ctx.path),
     ),
   );
 
@@ -191,7 +207,14 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.use(mcp.routes());
   app.use(mcp.allowedMethods());
 
-  const webhooks = new DeliveryWorker({ db, outbound: config.outbound, settings: config.webhooks, auditKey: config.auditKey, log, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const webhooks = new DeliveryWorker({
+    db,
+    outbound: config.outbound,
+    settings: config.webhooks,
+    auditKey: config.auditKey,
+    log,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   await webhooks.start();
   return {
     app,

@@ -87,7 +87,8 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: 
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw invalid(`${name} must be ${min === 1 ? 'a positive whole number' : `a whole number, ${min} or more,`} of ${unit} (got "${raw}")`);
+  if (!Number.isInteger(n) || n < min)
+    throw invalid(`${name} must be ${min === 1 ? 'a positive whole number' : `a whole number, ${min} or more,`} of ${unit} (got "${raw}")`);
   return n;
 }
 
@@ -117,7 +118,8 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     keysInDatabase.push('checkpoint');
   }
   const publicUrl = opts.publicUrl ?? (env.SVC_HUB_PUBLIC_URL || undefined);
-  if (publicUrl !== undefined && !/^https?:\/\/[^/?#\s]+\/?$/.test(publicUrl)) throw invalid(`SVC_HUB_PUBLIC_URL must be an origin such as https://hub.example.com (got "${publicUrl}")`);
+  if (publicUrl !== undefined && !/^https?:\/\/[^/?#\s]+\/?$/.test(publicUrl))
+    throw invalid(`SVC_HUB_PUBLIC_URL must be an origin such as https://hub.example.com (got "${publicUrl}")`);
   const mail = mailSettings(env, opts.mail);
   return {
     ...(mail ? { mail } : {}),
@@ -125,12 +127,17 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     ...(publicUrl ? { publicUrl: publicUrl.replace(/\/$/, '') } : {}),
     rateLimits: {
       perMinute: opts.rateLimits?.perMinute ?? positive(env, 'SVC_HUB_RATE_LIMIT', DEFAULT_RATE_LIMITS.perMinute, 'requests per minute'),
-      writesPerMinute: opts.rateLimits?.writesPerMinute ?? positive(env, 'SVC_HUB_WRITE_RATE_LIMIT', DEFAULT_RATE_LIMITS.writesPerMinute, 'writes per minute'),
+      writesPerMinute:
+        opts.rateLimits?.writesPerMinute ??
+        positive(env, 'SVC_HUB_WRITE_RATE_LIMIT', DEFAULT_RATE_LIMITS.writesPerMinute, 'writes per minute'),
       authFailuresPerMinute:
-        opts.rateLimits?.authFailuresPerMinute ?? positive(env, 'SVC_HUB_AUTH_FAILURE_LIMIT', DEFAULT_RATE_LIMITS.authFailuresPerMinute, 'failed authentications per minute'),
+        opts.rateLimits?.authFailuresPerMinute ??
+        positive(env, 'SVC_HUB_AUTH_FAILURE_LIMIT', DEFAULT_RATE_LIMITS.authFailuresPerMinute, 'failed authentications per minute'),
       mcpMessagesPerMinute:
-        opts.rateLimits?.mcpMessagesPerMinute ?? positive(env, 'SVC_HUB_MCP_MESSAGE_LIMIT', DEFAULT_RATE_LIMITS.mcpMessagesPerMinute, 'MCP messages per minute'),
-      ingestPerMinute: opts.rateLimits?.ingestPerMinute ?? positive(env, 'SVC_HUB_INGEST_LIMIT', DEFAULT_RATE_LIMITS.ingestPerMinute, 'writes per minute'),
+        opts.rateLimits?.mcpMessagesPerMinute ??
+        positive(env, 'SVC_HUB_MCP_MESSAGE_LIMIT', DEFAULT_RATE_LIMITS.mcpMessagesPerMinute, 'MCP messages per minute'),
+      ingestPerMinute:
+        opts.rateLimits?.ingestPerMinute ?? positive(env, 'SVC_HUB_INGEST_LIMIT', DEFAULT_RATE_LIMITS.ingestPerMinute, 'writes per minute'),
     },
     mcp: {
       maxSessionsPerToken: opts.mcp?.maxSessionsPerToken ?? positive(env, 'SVC_HUB_MCP_SESSIONS_PER_TOKEN', 16, 'sessions'),
@@ -140,9 +147,13 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
       maxMessageBytes: opts.mcp?.maxMessageBytes ?? positive(env, 'SVC_HUB_MCP_MAX_MESSAGE_BYTES', 1024 * 1024, 'bytes'),
     },
     webhooks: {
-      timeoutMs: opts.webhooks?.timeoutMs ?? positive(env, 'SVC_HUB_WEBHOOK_TIMEOUT', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000, 'seconds') * 1000,
-      maxAttempts: opts.webhooks?.maxAttempts ?? positive(env, 'SVC_HUB_WEBHOOK_ATTEMPTS', DEFAULT_WEBHOOK_SETTINGS.maxAttempts, 'attempts'),
-      retryBaseMs: opts.webhooks?.retryBaseMs ?? positive(env, 'SVC_HUB_WEBHOOK_RETRY_BASE', DEFAULT_WEBHOOK_SETTINGS.retryBaseMs / 1000, 'seconds') * 1000,
+      timeoutMs:
+        opts.webhooks?.timeoutMs ?? positive(env, 'SVC_HUB_WEBHOOK_TIMEOUT', DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000, 'seconds') * 1000,
+      maxAttempts:
+        opts.webhooks?.maxAttempts ?? positive(env, 'SVC_HUB_WEBHOOK_ATTEMPTS', DEFAULT_WEBHOOK_SETTINGS.maxAttempts, 'attempts'),
+      retryBaseMs:
+        opts.webhooks?.retryBaseMs ??
+        positive(env, 'SVC_HUB_WEBHOOK_RETRY_BASE', DEFAULT_WEBHOOK_SETTINGS.retryBaseMs / 1000, 'seconds') * 1000,
       retryCapMs: opts.webhooks?.retryCapMs ?? DEFAULT_WEBHOOK_SETTINGS.retryCapMs,
       pollMs: opts.webhooks?.pollMs ?? DEFAULT_WEBHOOK_SETTINGS.pollMs,
     },

@@ -94,7 +94,11 @@ export interface AccessPolicy {
   sessionWrite(stored: Session | null, next: Session): void;
   requireSessionOwner(stored: Session): void;
   /** Whether an event may be shown; the callbacks answer for the ids it names. */
-  eventVisible(event: EngramEvent & { owner?: string }, readableEngram: (id: string) => boolean, readableSession: (id: string) => boolean): boolean;
+  eventVisible(
+    event: EngramEvent & { owner?: string },
+    readableEngram: (id: string) => boolean,
+    readableSession: (id: string) => boolean,
+  ): boolean;
 }
 
 /** Filters of the REST engram list. */

@@ -39,7 +39,11 @@ export async function lockPeople(q: Queryable, org: Pick<Org, 'schema'>): Promis
  */
 export async function assertNotLastAdmin(q: Queryable, org: Org, userId: string, what: string): Promise<void> {
   await lockPeople(q, org);
-  const admins = (await q.query<{ id: string; name: string }>(`SELECT id, name FROM ${ident(org.schema)}.users WHERE role = 'admin' AND active AND deleted_at IS NULL`)).rows;
+  const admins = (
+    await q.query<{ id: string; name: string }>(
+      `SELECT id, name FROM ${ident(org.schema)}.users WHERE role = 'admin' AND active AND deleted_at IS NULL`,
+    )
+  ).rows;
   const target = admins.find((a) => a.id === userId);
   if (target && admins.length === 1) {
     throw conflict(
@@ -62,8 +66,12 @@ export async function endAccess(q: Queryable, org: Org, userId: string, opts: { 
     await q.query(`DELETE FROM ${s}.memberships WHERE user_id = $1`, [userId]);
     await q.query(`DELETE FROM ${s}.external_identities WHERE user_id = $1`, [userId]);
   }
-  const keys = await q.query<{ secret_hash: string }>(`UPDATE ${s}.api_keys SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING secret_hash`, [userId]);
-  if (keys.rows.length > 0) await q.query(`DELETE FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = ANY($1::text[])`, [keys.rows.map((k) => k.secret_hash)]);
+  const keys = await q.query<{ secret_hash: string }>(
+    `UPDATE ${s}.api_keys SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING secret_hash`,
+    [userId],
+  );
+  if (keys.rows.length > 0)
+    await q.query(`DELETE FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = ANY($1::text[])`, [keys.rows.map((k) => k.secret_hash)]);
   // Browser sessions and OAuth grants alike (a grant is a session with a client_id).
   const sessions = await q.query<{ is_grant: boolean }>(
     `UPDATE ${s}.login_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING client_id IS NOT NULL AS is_grant`,
@@ -71,9 +79,17 @@ export async function endAccess(q: Queryable, org: Org, userId: string, opts: { 
   );
   // OAuth authorization codes not yet exchanged for a grant.
   await q.query(`DELETE FROM ${CONTROL_SCHEMA}.oauth_codes WHERE org_id = $1 AND user_id = $2`, [org.id, userId]);
-  const mcp = await q.query(`UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE user_id = $1 AND closed_at IS NULL RETURNING id`, [userId]);
-  const invitations = await q.query<{ secret_hash: string }>(`DELETE FROM ${s}.invitations WHERE user_id = $1 AND redeemed_at IS NULL RETURNING secret_hash`, [userId]);
-  if (invitations.rows.length > 0) await q.query(`DELETE FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = ANY($1::text[])`, [invitations.rows.map((i) => i.secret_hash)]);
+  const mcp = await q.query(`UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE user_id = $1 AND closed_at IS NULL RETURNING id`, [
+    userId,
+  ]);
+  const invitations = await q.query<{ secret_hash: string }>(
+    `DELETE FROM ${s}.invitations WHERE user_id = $1 AND redeemed_at IS NULL RETURNING secret_hash`,
+    [userId],
+  );
+  if (invitations.rows.length > 0)
+    await q.query(`DELETE FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = ANY($1::text[])`, [
+      invitations.rows.map((i) => i.secret_hash),
+    ]);
   await authChanged(q, org);
   const grants = sessions.rows.filter((r) => r.is_grant).length;
   return {

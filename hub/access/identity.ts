@@ -55,19 +55,23 @@ export interface Invitation {
   redeemed_at: string | null;
 }
 
-
 /** Names nobody may have: the audit log's own actor (rows the hub writes by itself). */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(['svc-hub']);
 
 /** Every way a user gets a name (REST, SCIM, sign-in, the CLI) passes here. */
 export function checkUserName(name: string): void {
-  if (!NAME.test(name)) throw invalid(`user name "${name}" is invalid: 1 to 64 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`);
+  if (!NAME.test(name))
+    throw invalid(`user name "${name}" is invalid: 1 to 64 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`);
   if (RESERVED_NAMES.has(name)) throw invalid(`user name "${name}" is reserved: the audit log names the hub itself so`);
 }
 
 const USER_COLUMNS = 'id, name, email, role, kind, active, created_at';
 
-export async function createUser(db: Queryable, org: Org, input: { name: string; role: Role; email?: string | null; kind?: UserKind }): Promise<User> {
+export async function createUser(
+  db: Queryable,
+  org: Org,
+  input: { name: string; role: Role; email?: string | null; kind?: UserKind },
+): Promise<User> {
   checkUserName(input.name);
   if (input.email) await assertEmailFree(db, org, input.email, null);
   const r = await db.query<User>(
@@ -114,7 +118,12 @@ export async function freeUserName(q: Queryable, org: Org, wanted: string): Prom
       .replace(/^[^a-z0-9]+/, '')
       .slice(0, 56) || 'user';
   const taken = new Set(
-    (await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.name),
+    (
+      await q.query<{ name: string }>(`SELECT name FROM ${ident(org.schema)}.users WHERE name = $1 OR name LIKE $2`, [
+        base,
+        `${base.replace(/[\\%_]/g, '\\$&')}-%`,
+      ])
+    ).rows.map((r) => r.name),
   );
   if (!taken.has(base) && !RESERVED_NAMES.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
@@ -130,7 +139,10 @@ export async function listUsers(db: Queryable, org: Org, page: { after?: string;
 
 /** A user by id or by name (an id wins: ids are never chosen by anyone). */
 export async function getUser(db: Queryable, org: Org, idOrName: string): Promise<User | null> {
-  const r = await db.query<User>(`SELECT ${USER_COLUMNS} FROM ${ident(org.schema)}.users WHERE id::text = $1 OR name = $1 ORDER BY id::text = $1 DESC LIMIT 1`, [idOrName]);
+  const r = await db.query<User>(
+    `SELECT ${USER_COLUMNS} FROM ${ident(org.schema)}.users WHERE id::text = $1 OR name = $1 ORDER BY id::text = $1 DESC LIMIT 1`,
+    [idOrName],
+  );
   return r.rows[0] ? toUser(r.rows[0]) : null;
 }
 
@@ -174,7 +186,8 @@ const toGroup = (g: Group): Group => ({ ...g, scope: `group:${g.path}`, members:
 
 /** Creates a group; a path with "/" hangs under its parent group, created first. */
 export async function createGroup(db: Queryable, org: Org, path: string): Promise<Group> {
-  if (!GROUP_PATH.test(path)) throw invalid(`group path "${path}" is invalid: lowercase segments of letters, digits, "_" or "-", separated by "/"`);
+  if (!GROUP_PATH.test(path))
+    throw invalid(`group path "${path}" is invalid: lowercase segments of letters, digits, "_" or "-", separated by "/"`);
   const s = ident(org.schema);
   const parentPath = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : null;
   let parentId: string | null = null;
@@ -204,7 +217,13 @@ export async function listGroups(db: Queryable, org: Org, page: { after?: string
   return r.rows.map(toGroup);
 }
 
-export async function addMember(db: Queryable, org: Org, groupId: string, userId: string, readOnly: boolean): Promise<{ group: Group; user: User; read_only: boolean }> {
+export async function addMember(
+  db: Queryable,
+  org: Org,
+  groupId: string,
+  userId: string,
+  readOnly: boolean,
+): Promise<{ group: Group; user: User; read_only: boolean }> {
   const s = ident(org.schema);
   const g = await db.query<Group>(
     `SELECT id, path, parent_id, created_at, 0 AS members FROM ${s}.groups WHERE id::text = $1 OR path = $1`,
@@ -224,7 +243,10 @@ export async function addMember(db: Queryable, org: Org, groupId: string, userId
 }
 
 async function groupByIdOrPath(db: Queryable, org: Org, groupId: string): Promise<{ id: string; path: string }> {
-  const g = await db.query<{ id: string; path: string }>(`SELECT id, path FROM ${ident(org.schema)}.groups WHERE id::text = $1 OR path = $1`, [groupId]);
+  const g = await db.query<{ id: string; path: string }>(
+    `SELECT id, path FROM ${ident(org.schema)}.groups WHERE id::text = $1 OR path = $1`,
+    [groupId],
+  );
   if (!g.rows[0]) throw notFound(`no group ${groupId}`);
   return g.rows[0];
 }
@@ -250,10 +272,17 @@ export async function listMembers(db: Queryable, org: Org, groupId: string): Pro
 }
 
 /** Takes a user (by id or name) out of a group (by its id or path); their scopes change at their next request (the epoch moves). */
-export async function removeMember(db: Queryable, org: Org, groupId: string, userId: string): Promise<{ id: string; path: string; user_id: string }> {
+export async function removeMember(
+  db: Queryable,
+  org: Org,
+  groupId: string,
+  userId: string,
+): Promise<{ id: string; path: string; user_id: string }> {
   const g = await groupByIdOrPath(db, org, groupId);
   const user = await getUser(db, org, userId);
-  const r = user ? await db.query(`DELETE FROM ${ident(org.schema)}.memberships WHERE group_id = $1 AND user_id = $2 RETURNING user_id`, [g.id, user.id]) : { rows: [] };
+  const r = user
+    ? await db.query(`DELETE FROM ${ident(org.schema)}.memberships WHERE group_id = $1 AND user_id = $2 RETURNING user_id`, [g.id, user.id])
+    : { rows: [] };
   if (r.rows.length === 0) throw notFound(`user ${userId} is not a member of group ${g.path}`);
   await authChanged(db, org);
   return { ...g, user_id: user!.id };
@@ -281,15 +310,27 @@ export async function insertApiKey(q: Queryable, org: Org, userId: string, name:
 
 /** Revokes one hub token (a JWT, by its jti) until it would have expired anyway. */
 export async function revokeJwt(db: Queryable, org: Org, jti: string, expiresAt: Date): Promise<void> {
-  await db.query(`INSERT INTO ${ident(org.schema)}.revoked_tokens (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING`, [jti, expiresAt.toISOString()]);
+  await db.query(`INSERT INTO ${ident(org.schema)}.revoked_tokens (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING`, [
+    jti,
+    expiresAt.toISOString(),
+  ]);
   await db.query(`DELETE FROM ${ident(org.schema)}.revoked_tokens WHERE expires_at < now()`);
   await authChanged(db, org);
 }
 
-const toKey = (k: ApiKeyInfo): ApiKeyInfo => ({ ...k, created_at: iso(k.created_at)!, last_used_at: iso(k.last_used_at), revoked_at: iso(k.revoked_at) });
+const toKey = (k: ApiKeyInfo): ApiKeyInfo => ({
+  ...k,
+  created_at: iso(k.created_at)!,
+  last_used_at: iso(k.last_used_at),
+  revoked_at: iso(k.revoked_at),
+});
 
 /** Keys of the organization, or of one user. */
-export async function listApiKeys(db: Queryable, org: Org, page: { after?: string; limit: number; userId?: string }): Promise<ApiKeyInfo[]> {
+export async function listApiKeys(
+  db: Queryable,
+  org: Org,
+  page: { after?: string; limit: number; userId?: string },
+): Promise<ApiKeyInfo[]> {
   const r = await db.query<ApiKeyInfo>(
     `SELECT id, user_id, name, prefix, created_at, last_used_at, revoked_at FROM ${ident(org.schema)}.api_keys
       WHERE ($1::text IS NULL OR id > $1) AND ($3::text IS NULL OR user_id = $3) ORDER BY id LIMIT $2`,
@@ -299,7 +340,10 @@ export async function listApiKeys(db: Queryable, org: Org, page: { after?: strin
 }
 
 export async function getApiKey(db: Queryable, org: Org, id: string): Promise<ApiKeyInfo | null> {
-  const r = await db.query<ApiKeyInfo>(`SELECT id, user_id, name, prefix, created_at, last_used_at, revoked_at FROM ${ident(org.schema)}.api_keys WHERE id = $1`, [id]);
+  const r = await db.query<ApiKeyInfo>(
+    `SELECT id, user_id, name, prefix, created_at, last_used_at, revoked_at FROM ${ident(org.schema)}.api_keys WHERE id = $1`,
+    [id],
+  );
   return r.rows[0] ? toKey(r.rows[0]) : null;
 }
 
@@ -339,15 +383,24 @@ export async function hasHadAccess(q: Queryable, org: Org, userId: string): Prom
 }
 
 /** A one-time invitation for a person (by id or name) to redeem for their own first key; the token is returned once. */
-export async function createInvitation(db: Database, org: Org, userId: string, createdBy: string, hours = 72): Promise<{ token: string; invitation: Invitation }> {
+export async function createInvitation(
+  db: Database,
+  org: Org,
+  userId: string,
+  createdBy: string,
+  hours = 72,
+): Promise<{ token: string; invitation: Invitation }> {
   const user = await getUser(db, org, userId);
   if (!user || (await isDeleted(db, org, user.id))) throw invalid(`user_id: no user ${userId} in this organization`);
   if (user.kind !== 'person') throw invalid(`user_id: ${user.name} is a service account; an admin issues its keys directly`);
   if (!user.active) throw conflict(`${user.name} is deactivated; reactivate them before inviting them`);
   if (await hasHadAccess(db, org, user.id)) {
-    throw conflict(`${user.name} has had a key or a sign-in already, and whoever redeems an invitation acts as them: ask ${user.name} to create a key in /me/ (POST /api/v1/me/api-keys)`);
+    throw conflict(
+      `${user.name} has had a key or a sign-in already, and whoever redeems an invitation acts as them: ask ${user.name} to create a key in /me/ (POST /api/v1/me/api-keys)`,
+    );
   }
-  if (!Number.isInteger(hours) || hours < 1 || hours > MAX_INVITATION_HOURS) throw invalid(`expires_in_hours must be 1 to ${MAX_INVITATION_HOURS}`);
+  if (!Number.isInteger(hours) || hours < 1 || hours > MAX_INVITATION_HOURS)
+    throw invalid(`expires_in_hours must be 1 to ${MAX_INVITATION_HOURS}`);
   const token = INVITATION_PREFIX + randomBytes(32).toString('base64url');
   const hash = hashKey(token);
   const invitation = await db.transaction(async (q) => {
@@ -362,17 +415,27 @@ export async function createInvitation(db: Database, org: Org, userId: string, c
   return { token, invitation: toInvitation(invitation) };
 }
 
-const toInvitation = (i: Invitation): Invitation => ({ ...i, created_at: iso(i.created_at)!, expires_at: iso(i.expires_at)!, redeemed_at: iso(i.redeemed_at) });
+const toInvitation = (i: Invitation): Invitation => ({
+  ...i,
+  created_at: iso(i.created_at)!,
+  expires_at: iso(i.expires_at)!,
+  redeemed_at: iso(i.redeemed_at),
+});
 
 /**
  * Redeems an invitation for a new key of its user, once: run it in a transaction (q), which
  * spends the invitation with the key's creation. Null when the token is unknown, spent or
  * expired (the caller cannot tell which).
  */
-export async function redeemInvitation(q: Queryable, token: string, keyName: string): Promise<{ org: Org; user: User; key: string; info: ApiKeyInfo; invitationId: string } | null> {
+export async function redeemInvitation(
+  q: Queryable,
+  token: string,
+  keyName: string,
+): Promise<{ org: Org; user: User; key: string; info: ApiKeyInfo; invitationId: string } | null> {
   if (!token.startsWith(INVITATION_PREFIX) || token.length > 200) return null;
   const hash = hashKey(token);
-  const idx = (await q.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash])).rows[0];
+  const idx = (await q.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash]))
+    .rows[0];
   const org = idx ? await orgById(q, idx.org_id) : null;
   if (!org) return null;
   const s = ident(org.schema);
@@ -396,11 +459,15 @@ export async function redeemInvitation(q: Queryable, token: string, keyName: str
 export async function inspectInvitation(q: Queryable, token: string): Promise<{ org: Org; user: User; expiresAt: string } | null> {
   if (!token.startsWith(INVITATION_PREFIX) || token.length > 200) return null;
   const hash = hashKey(token);
-  const idx = (await q.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash])).rows[0];
+  const idx = (await q.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.invitation_index WHERE secret_hash = $1`, [hash]))
+    .rows[0];
   const org = idx ? await orgById(q, idx.org_id) : null;
   if (!org) return null;
   const inv = (
-    await q.query<{ user_id: string; expires_at: Date }>(`SELECT user_id, expires_at FROM ${ident(org.schema)}.invitations WHERE secret_hash = $1 AND redeemed_at IS NULL AND expires_at > now()`, [hash])
+    await q.query<{ user_id: string; expires_at: Date }>(
+      `SELECT user_id, expires_at FROM ${ident(org.schema)}.invitations WHERE secret_hash = $1 AND redeemed_at IS NULL AND expires_at > now()`,
+      [hash],
+    )
   ).rows[0];
   const user = inv ? await getUser(q, org, inv.user_id) : null;
   if (!inv || !user || !user.active || (await isDeleted(q, org, user.id)) || (await hasHadAccess(q, org, user.id))) return null;

@@ -103,7 +103,8 @@ export class Policy implements AccessPolicy {
       if (!this.read.has(before.scope)) throw forbidden(`scope "${before.scope}" is not among the scopes ${this.userName} may read`);
       return;
     }
-    if ((before?.pinned ?? false) !== (after.pinned ?? false) && this.caller.role !== 'admin') throw forbidden('pinning an engram needs the admin role');
+    if ((before?.pinned ?? false) !== (after.pinned ?? false) && this.caller.role !== 'admin')
+      throw forbidden('pinning an engram needs the admin role');
     for (const scope of new Set([before?.scope, after.scope].filter((x): x is string => x !== undefined))) this.requireWrite(scope);
   }
 
@@ -135,8 +136,13 @@ export class Policy implements AccessPolicy {
    * receipt (it holds the task, another person's prompt) to the person it was for, or with its
    * session. `readableEngram` and `readableSession` answer for the ids the event names.
    */
-  eventVisible(event: EngramEvent & { owner?: string }, readableEngram: (id: string) => boolean, readableSession: (id: string) => boolean): boolean {
-    if (event.action === 'injected') return event.owner === this.userName || (event.session !== undefined && readableSession(event.session));
+  eventVisible(
+    event: EngramEvent & { owner?: string },
+    readableEngram: (id: string) => boolean,
+    readableSession: (id: string) => boolean,
+  ): boolean {
+    if (event.action === 'injected')
+      return event.owner === this.userName || (event.session !== undefined && readableSession(event.session));
     return event.engram_id !== undefined && readableEngram(event.engram_id);
   }
 }

@@ -40,7 +40,12 @@ const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 export async function signJwt(secrets: JwtSecrets, claims: HubClaims, ttlSeconds = 3600): Promise<string> {
   const { SignJWT } = await import('jose');
-  return new SignJWT({ org: claims.org, ver: claims.ver, ...(claims.sid ? { sid: claims.sid } : {}), ...(claims.aud ? { aud: claims.aud } : {}) })
+  return new SignJWT({
+    org: claims.org,
+    ver: claims.ver,
+    ...(claims.sid ? { sid: claims.sid } : {}),
+    ...(claims.aud ? { aud: claims.aud } : {}),
+  })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(claims.sub)
     .setJti(claims.jti)
@@ -71,11 +76,26 @@ export async function verifyJwt(secrets: JwtSecrets, token: string): Promise<Ver
         maxTokenAge: MAX_JWT_LIFETIME_S,
       });
       const { sub, org, jti, ver, exp, iat, sid, aud } = payload as Record<string, unknown>;
-      if (typeof sub !== 'string' || typeof org !== 'string' || typeof jti !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
+      if (
+        typeof sub !== 'string' ||
+        typeof org !== 'string' ||
+        typeof jti !== 'string' ||
+        typeof exp !== 'number' ||
+        typeof iat !== 'number'
+      )
+        return null;
       if (exp - iat > MAX_JWT_LIFETIME_S) return null;
       // A token issued for a resource keeps saying so (auth.ts holds it to that resource).
       if (aud !== undefined && typeof aud !== 'string') return null;
-      return { sub, org, jti, ver: typeof ver === 'number' ? ver : 0, exp, ...(typeof sid === 'string' ? { sid } : {}), ...(typeof aud === 'string' ? { aud } : {}) };
+      return {
+        sub,
+        org,
+        jti,
+        ver: typeof ver === 'number' ? ver : 0,
+        exp,
+        ...(typeof sid === 'string' ? { sid } : {}),
+        ...(typeof aud === 'string' ? { aud } : {}),
+      };
     } catch (err) {
       // An expired token signed with the current secret is expired under the previous one too.
       if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') return null;

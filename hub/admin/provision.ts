@@ -2,7 +2,19 @@ import { conflict, invalid } from '../../engine/errors.js';
 import type { Database, Org, Queryable, Role } from '../contracts.js';
 import { createOrg, getOrg } from '../data/organizations.js';
 import { ident } from '../data/sql.js';
-import { addMember, checkUserName, createInvitation, createUser, freeUserName, getUser, hasHadAccess, insertApiKey, issueApiKey, type Invitation, type User } from '../access/identity.js';
+import {
+  addMember,
+  checkUserName,
+  createInvitation,
+  createUser,
+  freeUserName,
+  getUser,
+  hasHadAccess,
+  insertApiKey,
+  issueApiKey,
+  type Invitation,
+  type User,
+} from '../access/identity.js';
 import { checkAddress } from '../mail/mailer.js';
 import { createLoginLink, firstAdmin, type LoginLink } from '../login/login-links.js';
 import { authChanged } from '../access/epoch.js';
@@ -62,7 +74,13 @@ export async function addOrgAdmin(db: Database, slug: string, name: string, audi
     const live = (await q.query(`SELECT 1 FROM ${s}.api_keys WHERE user_id = $1 AND revoked_at IS NULL LIMIT 1`, [id])).rows.length > 0;
     const key = hadAccess && !live ? await insertApiKey(q, org, id, 'recovery (svc hub org admin add)') : null;
     await appendAudit(q, org, auditKey, [
-      hubRow('cli.org.admin.add', `user:${id}`, before ? 200 : 201, { command: 'svc hub org admin add', user: name, created: !before, previous, ...(key ? { api_key_id: key.info.id } : {}) }),
+      hubRow('cli.org.admin.add', `user:${id}`, before ? 200 : 201, {
+        command: 'svc hub org admin add',
+        user: name,
+        created: !before,
+        previous,
+        ...(key ? { api_key_id: key.info.id } : {}),
+      }),
     ]);
     return { id, previous, hadAccess, key };
   });
@@ -111,7 +129,9 @@ export async function invitePerson(db: Database, org: Org, input: InviteInput, b
     if (!user) throw invalid(`user_id: no user ${input.user} in this organization`);
   } else {
     const email = checkAddress(input.email!, 'email');
-    const held = (await db.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE lower(email) = lower($1) AND deleted_at IS NULL LIMIT 1`, [email])).rows[0];
+    const held = (
+      await db.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE lower(email) = lower($1) AND deleted_at IS NULL LIMIT 1`, [email])
+    ).rows[0];
     if (held) user = await getUser(db, org, held.id);
     if (user && input.name && input.name !== user.name) throw conflict(`${email} belongs to ${user.name} already, not ${input.name}`);
   }
@@ -131,18 +151,29 @@ export async function invitePerson(db: Database, org: Org, input: InviteInput, b
 }
 
 async function groupId(db: Queryable, org: Org, idOrPath: string): Promise<string> {
-  const g = (await db.query<{ id: string }>(`SELECT id FROM ${ident(org.schema)}.groups WHERE id::text = $1 OR path = $1`, [idOrPath])).rows[0];
+  const g = (await db.query<{ id: string }>(`SELECT id FROM ${ident(org.schema)}.groups WHERE id::text = $1 OR path = $1`, [idOrPath]))
+    .rows[0];
   if (!g) throw invalid(`group: no group ${idOrPath} in ${org.slug}; create it first (the Groups page, or POST /api/v1/admin/groups)`);
   return g.id;
 }
 
 /** A sign-in link minted on the hub's machine (the operator holds the database), audited as the hub's own act. */
-export async function mintLoginLinkLocally(db: Database, slug: string, user: string | undefined, auditKey: string): Promise<{ org: Org; link: LoginLink }> {
+export async function mintLoginLinkLocally(
+  db: Database,
+  slug: string,
+  user: string | undefined,
+  auditKey: string,
+): Promise<{ org: Org; link: LoginLink }> {
   const org = await getOrg(db, slug);
   const link = await db.transaction(async (q) => {
     const made = await createLoginLink(q, org, user ?? (await firstAdmin(q, org)), 'svc-hub');
     await appendAudit(q, org, auditKey, [
-      hubRow('cli.login_link.create', `user:${made.user.id}`, 201, { command: 'svc hub login-link', user: made.user.name, link_id: made.id, expires_at: made.expiresAt }),
+      hubRow('cli.login_link.create', `user:${made.user.id}`, 201, {
+        command: 'svc hub login-link',
+        user: made.user.name,
+        link_id: made.id,
+        expires_at: made.expiresAt,
+      }),
     ]);
     return made;
   });
@@ -150,13 +181,24 @@ export async function mintLoginLinkLocally(db: Database, slug: string, user: str
 }
 
 /** An invitation made on the hub's machine, audited as the hub's own act: the person, the invitation and the row commit together. */
-export async function invitePersonLocally(db: Database, slug: string, input: InviteInput, auditKey: string): Promise<{ org: Org } & Invited> {
+export async function invitePersonLocally(
+  db: Database,
+  slug: string,
+  input: InviteInput,
+  auditKey: string,
+): Promise<{ org: Org } & Invited> {
   const org = await getOrg(db, slug);
   const rdb = new RequestDatabase(db);
   try {
     const r = await invitePerson(rdb, org, input, 'svc-hub');
     await appendAudit(rdb, org, auditKey, [
-      hubRow('cli.invite', `invitation:${r.invitation.id}`, 201, { command: 'svc hub invite', user: r.user.name, created: r.created, group: r.group, expires_at: r.invitation.expires_at }),
+      hubRow('cli.invite', `invitation:${r.invitation.id}`, 201, {
+        command: 'svc hub invite',
+        user: r.user.name,
+        created: r.created,
+        group: r.group,
+        expires_at: r.invitation.expires_at,
+      }),
     ]);
     await rdb.commit();
     return { org, ...r };

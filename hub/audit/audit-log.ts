@@ -57,7 +57,11 @@ function safeValue(v: unknown, depth = 0): unknown {
   if (v === null || typeof v === 'boolean') return v;
   if (depth > 8 || typeof v !== 'object') return safeText(String(v));
   if (Array.isArray(v)) return v.slice(0, 100).map((x) => safeValue(x, depth + 1));
-  return Object.fromEntries(Object.entries(v).slice(0, 100).map(([k, x]) => [safeText(k), safeValue(x, depth + 1)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .slice(0, 100)
+      .map(([k, x]) => [safeText(k), safeValue(x, depth + 1)]),
+  );
 }
 
 /** Any entry, made storable: whatever a request carried, its row can be written. */
@@ -75,7 +79,16 @@ export function safeEntry(e: AuditEntry): AuditEntry {
 
 export function rowHash(key: string, prevHash: string, seq: number, e: AuditEntry): string {
   // Keys sorted at every level: the same row always hashes the same.
-  const body = canonicalJson({ seq, at: e.at, actor: e.actor, token_id: e.token_id, action: e.action, resource: e.resource, outcome: e.outcome, details: e.details });
+  const body = canonicalJson({
+    seq,
+    at: e.at,
+    actor: e.actor,
+    token_id: e.token_id,
+    action: e.action,
+    resource: e.resource,
+    outcome: e.outcome,
+    details: e.details,
+  });
   return createHmac('sha256', key).update(prevHash).update(body).digest('hex');
 }
 
@@ -97,7 +110,8 @@ export async function appendAudit(q: Queryable, org: Org, key: string, entries: 
   if (entries.length === 0) return;
   const s = ident(org.schema);
   // The organization's audit lock (to the end of the transaction) and the chain's head, read after it.
-  const last = (await q.query<{ seq: number; hash: string }>(`SELECT seq, hash FROM ${CONTROL_SCHEMA}.audit_chain_head($1)`, [org.schema])).rows[0];
+  const last = (await q.query<{ seq: number; hash: string }>(`SELECT seq, hash FROM ${CONTROL_SCHEMA}.audit_chain_head($1)`, [org.schema]))
+    .rows[0];
   let seq = last ? Number(last.seq) : 0;
   let prev = last?.hash ?? GENESIS;
   const rows: AuditRow[] = [];
@@ -109,7 +123,11 @@ export async function appendAudit(q: Queryable, org: Org, key: string, entries: 
     prev = hash;
   }
   const params: unknown[] = [JSON.stringify(rows)];
-  const outbox = outboxSql(org, rows.map(({ prev_hash: _, ...row }) => ({ type: 'audit.entry', data: row })), params);
+  const outbox = outboxSql(
+    org,
+    rows.map(({ prev_hash: _, ...row }) => ({ type: 'audit.entry', data: row })),
+    params,
+  );
   await q.query(
     `WITH appended AS (
        INSERT INTO ${s}.audit_log (seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash)
@@ -170,17 +188,30 @@ export async function verifyAudit(db: Queryable, org: Org, key: string, from?: {
     head: { seq: expectSeq - 1, hash: prev },
   });
   for (;;) {
-    const page = (await db.query<AuditRow>(
-      `SELECT seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash FROM ${s}.audit_log
+    const page = (
+      await db.query<AuditRow>(
+        `SELECT seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash FROM ${s}.audit_log
         WHERE seq >= $1 ORDER BY seq LIMIT ${PAGE}`,
-      [expectSeq],
-    )).rows;
+        [expectSeq],
+      )
+    ).rows;
     for (const r of page) {
       const seq = Number(r.seq);
-      if (seq !== expectSeq) return result({ seq, problem: `row ${expectSeq} is missing (removed): the chain jumps from ${expectSeq - 1} to ${seq}` });
-      if (r.prev_hash !== prev) return result({ seq, problem: 'its link to the previous row does not match (a row before it was removed or replaced)' });
-      const entry: AuditEntry = { at: r.at, actor: r.actor, token_id: r.token_id, action: r.action, resource: r.resource, outcome: Number(r.outcome), details: r.details };
-      if (rowHash(key, prev, seq, entry) !== r.hash) return result({ seq, problem: 'its content does not match its signature (edited or inserted)' });
+      if (seq !== expectSeq)
+        return result({ seq, problem: `row ${expectSeq} is missing (removed): the chain jumps from ${expectSeq - 1} to ${seq}` });
+      if (r.prev_hash !== prev)
+        return result({ seq, problem: 'its link to the previous row does not match (a row before it was removed or replaced)' });
+      const entry: AuditEntry = {
+        at: r.at,
+        actor: r.actor,
+        token_id: r.token_id,
+        action: r.action,
+        resource: r.resource,
+        outcome: Number(r.outcome),
+        details: r.details,
+      };
+      if (rowHash(key, prev, seq, entry) !== r.hash)
+        return result({ seq, problem: 'its content does not match its signature (edited or inserted)' });
       if (r.action === GAP_ACTION) gaps.push({ seq, lost: Number(r.details.lost ?? 1), reason: String(r.details.reason ?? 'unknown') });
       const writer = typeof r.details.writer === 'string' ? r.details.writer : undefined;
       if (writer && r.action === WRITER_START) writers.set(writer, { writer, started_seq: seq, started_at: r.at });
@@ -313,7 +344,15 @@ export class AuditWriter {
   }
 
   private marker(q: OrgQueue, action: string, details: Record<string, unknown>): AuditEntry {
-    return { at: new Date().toISOString(), actor: 'svc-hub', token_id: null, action, resource: null, outcome: 0, details: { writer: this.id, ...details } };
+    return {
+      at: new Date().toISOString(),
+      actor: 'svc-hub',
+      token_id: null,
+      action,
+      resource: null,
+      outcome: 0,
+      details: { writer: this.id, ...details },
+    };
   }
 
   /** What a flush of this organization writes: its start marker first, then a gap marker for what was lost, then the batch. */
@@ -438,7 +477,10 @@ export class AuditWriter {
       for (const q of this.queues.values()) {
         if (!q.started) continue;
         const stop = this.marker(q, WRITER_STOP, { rows: q.written });
-        await within(this.db.transaction((tx) => appendAudit(tx, q.org, this.key, [stop])).catch(() => undefined), left);
+        await within(
+          this.db.transaction((tx) => appendAudit(tx, q.org, this.key, [stop])).catch(() => undefined),
+          left,
+        );
       }
     } else this.log(`audit writer closed with ${unwritten} rows unwritten (the database did not take them within ${timeoutMs} ms)`);
     return { drained, unwritten };

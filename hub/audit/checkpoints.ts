@@ -41,7 +41,8 @@ export interface CheckpointKey {
 /** The signing key from a PKCS#8 PEM. */
 export function checkpointKey(pem: string): CheckpointKey {
   const priv = createPrivateKey(pem);
-  if (priv.asymmetricKeyType !== 'ed25519') throw new SvcError('invalid', 'the audit checkpoint key must be an Ed25519 private key (PKCS#8 PEM)');
+  if (priv.asymmetricKeyType !== 'ed25519')
+    throw new SvcError('invalid', 'the audit checkpoint key must be an Ed25519 private key (PKCS#8 PEM)');
   const publicKey = createPublicKey(priv).export({ format: 'jwk' }).x!;
   return { id: keyId(publicKey), publicKey, private: priv };
 }
@@ -93,10 +94,15 @@ export function writeCheckpoint(dir: string, c: Checkpoint): string {
 }
 
 /** Every checkpoint of one organization in a folder, with the files that could not be read. */
-export function readCheckpoints(dir: string, orgSlug: string): { checkpoints: Array<{ file: string; checkpoint: Checkpoint }>; unreadable: string[] } {
+export function readCheckpoints(
+  dir: string,
+  orgSlug: string,
+): { checkpoints: Array<{ file: string; checkpoint: Checkpoint }>; unreadable: string[] } {
   const checkpoints: Array<{ file: string; checkpoint: Checkpoint }> = [];
   const unreadable: string[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     try {
       const c = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Checkpoint;
       if (c.format !== CHECKPOINT_FORMAT) continue;
@@ -144,7 +150,10 @@ export async function checkAgainstCheckpoints(
       continue;
     }
     if (!trustedKeyIds.includes(c.key_id)) {
-      problems.push({ file, problem: `signed by key ${c.key_id}, which this hub does not hold (trust it with --trust-key if it is an earlier key of yours)` });
+      problems.push({
+        file,
+        problem: `signed by key ${c.key_id}, which this hub does not hold (trust it with --trust-key if it is an earlier key of yours)`,
+      });
       continue;
     }
     if (c.org_id !== org.id) {
@@ -164,7 +173,10 @@ export async function checkAgainstCheckpoints(
       });
       continue;
     }
-    const hash = c.seq === 0 ? GENESIS : (await db.query<{ hash: string }>(`SELECT hash FROM ${ident(org.schema)}.audit_log WHERE seq = $1`, [c.seq])).rows[0]?.hash;
+    const hash =
+      c.seq === 0
+        ? GENESIS
+        : (await db.query<{ hash: string }>(`SELECT hash FROM ${ident(org.schema)}.audit_log WHERE seq = $1`, [c.seq])).rows[0]?.hash;
     if (hash !== c.hash) {
       problems.push({ file, problem: `row ${c.seq} is not the row the checkpoint of ${c.at} signed: the chain was edited and re-signed` });
       continue;
@@ -176,7 +188,9 @@ export async function checkAgainstCheckpoints(
 
 /** The chain's last sequence number (0 when empty), without walking it. */
 async function chainLength(db: Queryable, org: Org): Promise<number> {
-  return Number((await db.query<{ n: number }>(`SELECT coalesce(max(seq), 0)::bigint AS n FROM ${ident(org.schema)}.audit_log`)).rows[0]!.n);
+  return Number(
+    (await db.query<{ n: number }>(`SELECT coalesce(max(seq), 0)::bigint AS n FROM ${ident(org.schema)}.audit_log`)).rows[0]!.n,
+  );
 }
 
 /**
@@ -187,14 +201,21 @@ async function chainLength(db: Queryable, org: Org): Promise<number> {
  */
 export async function chainBelowCheckpoint(db: Queryable, org: Org, dir: string, trustedKeyIds: string[]): Promise<string | null> {
   if (!existsSync(dir)) return null;
-  const valid = readCheckpoints(dir, org.slug).checkpoints.filter(({ checkpoint: c }) => c.org_id === org.id && trustedKeyIds.includes(c.key_id) && badSignature(c) === null);
+  const valid = readCheckpoints(dir, org.slug).checkpoints.filter(
+    ({ checkpoint: c }) => c.org_id === org.id && trustedKeyIds.includes(c.key_id) && badSignature(c) === null,
+  );
   const newest = valid.at(-1);
   if (!newest) return null;
   const c = newest.checkpoint;
   const head = await chainLength(db, org);
-  if (head < c.seq) return `the audit chain of ${org.slug} ends at row ${head}, but checkpoint ${newest.file} (${c.at}) signed row ${c.seq}: its tail was cut`;
-  const hash = c.seq === 0 ? GENESIS : (await db.query<{ hash: string }>(`SELECT hash FROM ${ident(org.schema)}.audit_log WHERE seq = $1`, [c.seq])).rows[0]?.hash;
-  if (hash !== c.hash) return `row ${c.seq} of the audit chain of ${org.slug} (which ends at row ${head}) is not the row checkpoint ${newest.file} (${c.at}) signed: the chain was cut and written again, or re-signed`;
+  if (head < c.seq)
+    return `the audit chain of ${org.slug} ends at row ${head}, but checkpoint ${newest.file} (${c.at}) signed row ${c.seq}: its tail was cut`;
+  const hash =
+    c.seq === 0
+      ? GENESIS
+      : (await db.query<{ hash: string }>(`SELECT hash FROM ${ident(org.schema)}.audit_log WHERE seq = $1`, [c.seq])).rows[0]?.hash;
+  if (hash !== c.hash)
+    return `row ${c.seq} of the audit chain of ${org.slug} (which ends at row ${head}) is not the row checkpoint ${newest.file} (${c.at}) signed: the chain was cut and written again, or re-signed`;
   return null;
 }
 
@@ -237,15 +258,17 @@ export class CheckpointWriter {
 
   /** Checkpoints these organizations (null: every one), after the writes queued before. */
   run(orgs: Org[] | null): Promise<void> {
-    this.queue = this.queue.then(async () => {
-      if (this.closed) return;
-      const all = await this.allOrgs();
-      // Appends are heard process-wide: only this database's organizations are ours.
-      const list = orgs ? all.filter((o) => orgs.some((x) => x.id === o.id)) : all;
-      for (const org of list) this.grown.delete(org.id);
-      const r = await this.checkpointer.writeAll(this.dir, list);
-      for (const f of r.failed) this.log(`audit checkpoint not written: ${f}`);
-    }).catch((err: Error) => this.log(`audit checkpoints failed: ${err.message}`));
+    this.queue = this.queue
+      .then(async () => {
+        if (this.closed) return;
+        const all = await this.allOrgs();
+        // Appends are heard process-wide: only this database's organizations are ours.
+        const list = orgs ? all.filter((o) => orgs.some((x) => x.id === o.id)) : all;
+        for (const org of list) this.grown.delete(org.id);
+        const r = await this.checkpointer.writeAll(this.dir, list);
+        for (const f of r.failed) this.log(`audit checkpoint not written: ${f}`);
+      })
+      .catch((err: Error) => this.log(`audit checkpoints failed: ${err.message}`));
     return this.queue;
   }
 
@@ -259,7 +282,6 @@ export class CheckpointWriter {
     await this.queue;
   }
 }
-
 
 /**
  * Signs checkpoints of verified chain heads. It remembers the last head it verified per
@@ -278,7 +300,11 @@ export class Checkpointer {
   async current(org: Org): Promise<Checkpoint> {
     const from = this.heads.get(org.id);
     const chain = await verifyAudit(this.db, org, this.auditKey, from);
-    if (!chain.ok) throw new SvcError('conflict', `the audit chain of ${org.slug} is broken at row ${chain.first_bad!.seq} (${chain.first_bad!.problem}); no checkpoint signed`);
+    if (!chain.ok)
+      throw new SvcError(
+        'conflict',
+        `the audit chain of ${org.slug} is broken at row ${chain.first_bad!.seq} (${chain.first_bad!.problem}); no checkpoint signed`,
+      );
     this.heads.set(org.id, chain.head);
     return signCheckpoint(this.key, org, chain.head);
   }
@@ -317,5 +343,8 @@ export async function refuseCutChains(db: Queryable, dir: string, trustedKeyIds:
   }
   if (found.length === 0) return;
   const more = found.length > 1 ? ` (and ${found.length - 1} more organization${found.length > 2 ? 's' : ''})` : '';
-  throw new SvcError('conflict', `svc hub will not append to a cut audit chain: ${found[0]}${more}; restore the rows, or move the checkpoint out of ${dir} once you have looked into it`);
+  throw new SvcError(
+    'conflict',
+    `svc hub will not append to a cut audit chain: ${found[0]}${more}; restore the rows, or move the checkpoint out of ${dir} once you have looked into it`,
+  );
 }

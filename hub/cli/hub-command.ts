@@ -130,7 +130,9 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
           serving
             ? `${err.holder} (pid ${err.pid}) is already running on the data folder ${dataDir}: stop it first, or give this hub another --data`
             : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first, or do this through the running hub (${
-                command === 'svc hub login-link' || command === 'svc hub invite' ? 'add --url <hub> --key <admin API key>' : 'its REST API or admin pages'
+                command === 'svc hub login-link' || command === 'svc hub invite'
+                  ? 'add --url <hub> --key <admin API key>'
+                  : 'its REST API or admin pages'
               })`,
         );
       }
@@ -154,10 +156,10 @@ function databaseWaitSeconds(): number {
   const raw = process.env.SVC_HUB_DATABASE_WAIT;
   if (raw === undefined || raw === '') return 60;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new SvcError('invalid', `SVC_HUB_DATABASE_WAIT must be a whole number of seconds, 0 to not wait (got "${raw}")`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new SvcError('invalid', `SVC_HUB_DATABASE_WAIT must be a whole number of seconds, 0 to not wait (got "${raw}")`);
   return n;
 }
-
 
 export async function run(argv: string[]): Promise<number> {
   const cli = parseArgs(argv, HELP, FLAGS);
@@ -195,7 +197,14 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   const embedder = localEmbedderProvider(modelsRoot, { log: (m) => out.warn(m) });
   let running;
   try {
-    running = await startHub({ db, port, host: flags.host ?? '127.0.0.1', embedder, reranker: rerankerSetting(modelsRoot), log: (m) => out.warn(m) });
+    running = await startHub({
+      db,
+      port,
+      host: flags.host ?? '127.0.0.1',
+      embedder,
+      reranker: rerankerSetting(modelsRoot),
+      log: (m) => out.warn(m),
+    });
   } catch (err) {
     await db.close();
     const code = (err as NodeJS.ErrnoException).code;
@@ -203,7 +212,10 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
     throw err;
   }
   // The URL goes to stdout in both modes: scripts wait for it.
-  out.result({ url: running.url, database: db.kind }, () => `svc hub listening on ${running.url} (${db.kind === 'postgres' ? 'PostgreSQL' : 'PGlite'})`);
+  out.result(
+    { url: running.url, database: db.kind },
+    () => `svc hub listening on ${running.url} (${db.kind === 'postgres' ? 'PostgreSQL' : 'PGlite'})`,
+  );
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
@@ -216,10 +228,14 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   return 0;
 }
 
-async function orgCreate(args: string[], flags: { admin?: string; url?: string; data?: string; path?: string }, out: Output): Promise<number> {
+async function orgCreate(
+  args: string[],
+  flags: { admin?: string; url?: string; data?: string; path?: string },
+  out: Output,
+): Promise<number> {
   const [slug] = args;
   if (!slug || args.length !== 1) throw invalid('usage: svc hub org create <slug> --admin <name>');
-  if (!flags.admin) throw invalid('--admin <name> is required: the organization\'s first admin');
+  if (!flags.admin) throw invalid("--admin <name> is required: the organization's first admin");
   const db = await open(flags);
   try {
     const [{ createOrgWithAdmin, mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([
@@ -232,7 +248,13 @@ async function orgCreate(args: string[], flags: { admin?: string; url?: string; 
     const { link } = await mintLoginLinkLocally(db, slug, flags.admin, config.auditKey);
     const url = linkBase(flags, config.publicUrl) + linkPath(link.token);
     out.result(
-      { org: { id: r.org.id, slug: r.org.slug, schema: r.org.schema }, admin: { id: r.userId, name: flags.admin }, api_key: r.apiKey, api_key_id: r.keyId, sign_in: { url, expires_at: link.expiresAt } },
+      {
+        org: { id: r.org.id, slug: r.org.slug, schema: r.org.schema },
+        admin: { id: r.userId, name: flags.admin },
+        api_key: r.apiKey,
+        api_key_id: r.keyId,
+        sign_in: { url, expires_at: link.expiresAt },
+      },
       () =>
         [
           `Created organization ${slug} with admin ${flags.admin}.`,
@@ -254,12 +276,23 @@ async function orgAdminAdd(flags: { org?: string; user?: string; data?: string; 
   try {
     const [{ addOrgAdmin }, { loadConfig }] = await Promise.all([import('../admin/provision.js'), import('../config.js')]);
     const r = await addOrgAdmin(db, flags.org, flags.user, (await loadConfig(db)).auditKey);
-    out.result({ org: { id: r.org.id, slug: r.org.slug }, user: r.user, created: r.created, previous: r.previous, invitation: r.invitation, api_key: r.api_key }, () =>
-      [
-        `${r.user.name} is now an active admin of ${r.org.slug}${r.created ? ' (created)' : r.previous ? ` (was ${r.previous.role}${r.previous.active ? '' : ', deactivated'})` : ''}.`,
-        ...(r.invitation ? [`Invitation for their first API key (shown once; redeem with POST /api/v1/invitations/redeem):`, r.invitation.token] : []),
-        ...(r.api_key ? [`They hold no live API key; a new one (shown once, keep it safe):`, r.api_key.key] : []),
-      ].join('\n'),
+    out.result(
+      {
+        org: { id: r.org.id, slug: r.org.slug },
+        user: r.user,
+        created: r.created,
+        previous: r.previous,
+        invitation: r.invitation,
+        api_key: r.api_key,
+      },
+      () =>
+        [
+          `${r.user.name} is now an active admin of ${r.org.slug}${r.created ? ' (created)' : r.previous ? ` (was ${r.previous.role}${r.previous.active ? '' : ', deactivated'})` : ''}.`,
+          ...(r.invitation
+            ? [`Invitation for their first API key (shown once; redeem with POST /api/v1/invitations/redeem):`, r.invitation.token]
+            : []),
+          ...(r.api_key ? [`They hold no live API key; a new one (shown once, keep it safe):`, r.api_key.key] : []),
+        ].join('\n'),
     );
     return 0;
   } finally {
@@ -272,14 +305,19 @@ async function orgList(flags: { data?: string; path?: string }, out: Output): Pr
   try {
     const { listOrgs } = await import('../data/organizations.js');
     const orgs = await listOrgs(db);
-    out.result({ orgs: orgs.map((o) => ({ id: o.id, slug: o.slug, schema: o.schema })) }, () => (orgs.length ? orgs.map((o) => o.slug).join('\n') : 'No organizations yet'));
+    out.result({ orgs: orgs.map((o) => ({ id: o.id, slug: o.slug, schema: o.schema })) }, () =>
+      orgs.length ? orgs.map((o) => o.slug).join('\n') : 'No organizations yet',
+    );
     return 0;
   } finally {
     await db.close();
   }
 }
 
-async function auditVerify(flags: { org?: string; checkpoints?: string; trustKey?: string[]; data?: string; path?: string }, out: Output): Promise<number> {
+async function auditVerify(
+  flags: { org?: string; checkpoints?: string; trustKey?: string[]; data?: string; path?: string },
+  out: Output,
+): Promise<number> {
   if (!flags.org) throw invalid('--org <slug> is required');
   if (flags.checkpoints && !existsSync(flags.checkpoints)) throw invalid(`--checkpoints: no folder ${flags.checkpoints}`);
   const db = await open(flags);
@@ -296,7 +334,10 @@ async function auditVerify(flags: { org?: string; checkpoints?: string; trustKey
     let report: import('../audit/checkpoints.js').CheckpointReport | undefined;
     if (flags.checkpoints) {
       const { checkpoints, unreadable } = cp.readCheckpoints(flags.checkpoints, org.slug);
-      if (checkpoints.length === 0) throw invalid(`--checkpoints: ${flags.checkpoints} holds no checkpoint of ${org.slug}${unreadable.length ? ` (${unreadable.length} unreadable files)` : ''}`);
+      if (checkpoints.length === 0)
+        throw invalid(
+          `--checkpoints: ${flags.checkpoints} holds no checkpoint of ${org.slug}${unreadable.length ? ` (${unreadable.length} unreadable files)` : ''}`,
+        );
       report = await cp.checkAgainstCheckpoints(db, org, chain, checkpoints, [config.checkpointKey.id, ...(flags.trustKey ?? [])]);
       for (const f of unreadable) report.problems.push({ file: f, problem: 'not readable as JSON' });
     }
@@ -308,18 +349,28 @@ async function auditVerify(flags: { org?: string; checkpoints?: string; trustKey
   }
 }
 
-function auditText(org: string, chain: import('../audit/audit-log.js').VerifyResult, report?: import('../audit/checkpoints.js').CheckpointReport): string {
+function auditText(
+  org: string,
+  chain: import('../audit/audit-log.js').VerifyResult,
+  report?: import('../audit/checkpoints.js').CheckpointReport,
+): string {
   const lines = [
     chain.ok && report?.cut
       ? `Audit chain of ${org} CUT: it ends at row ${report.cut.head}, but checkpoint ${report.cut.file} (${report.cut.at}) signed row ${report.cut.seq}`
       : chain.ok
-      ? `Audit chain of ${org} intact: ${chain.rows} rows`
-      : `Audit chain of ${org} BROKEN at row ${chain.first_bad!.seq}: ${chain.first_bad!.problem} (${chain.rows} rows before it verified)`,
+        ? `Audit chain of ${org} intact: ${chain.rows} rows`
+        : `Audit chain of ${org} BROKEN at row ${chain.first_bad!.seq}: ${chain.first_bad!.problem} (${chain.rows} rows before it verified)`,
   ];
   for (const g of chain.gaps) lines.push(`  gap at row ${g.seq}: ${g.lost} row(s) could not be written (${g.reason})`);
-  for (const w of chain.unfinished) lines.push(`  a hub process started writing at row ${w.started_seq} (${w.started_at}) and has no stop marker: it is still running, or it crashed and lost the read rows it had queued`);
+  for (const w of chain.unfinished)
+    lines.push(
+      `  a hub process started writing at row ${w.started_seq} (${w.started_at}) and has no stop marker: it is still running, or it crashed and lost the read rows it had queued`,
+    );
   if (report) {
-    if (report.latest) lines.push(`  ${report.checked} checkpoint(s); the newest that holds is row ${report.latest.seq} of ${report.latest.at}: nothing up to it was removed, edited or re-signed`);
+    if (report.latest)
+      lines.push(
+        `  ${report.checked} checkpoint(s); the newest that holds is row ${report.latest.seq} of ${report.latest.at}: nothing up to it was removed, edited or re-signed`,
+      );
     for (const p of report.problems) lines.push(`  CHECKPOINT ${p.file}: ${p.problem}`);
   }
   return lines.join('\n');
@@ -327,10 +378,15 @@ function auditText(org: string, chain: import('../audit/audit-log.js').VerifyRes
 
 async function auditCheckpoint(flags: { org?: string; out?: string; data?: string; path?: string }, out: Output): Promise<number> {
   if (!flags.org) throw invalid('--org <slug> is required');
-  if (!flags.out) throw invalid('--out <dir> is required: a folder outside the database, kept where whoever holds the database cannot change it');
+  if (!flags.out)
+    throw invalid('--out <dir> is required: a folder outside the database, kept where whoever holds the database cannot change it');
   const db = await open(flags);
   try {
-    const [{ getOrg }, { loadConfig }, cp] = await Promise.all([import('../data/organizations.js'), import('../config.js'), import('../audit/checkpoints.js')]);
+    const [{ getOrg }, { loadConfig }, cp] = await Promise.all([
+      import('../data/organizations.js'),
+      import('../config.js'),
+      import('../audit/checkpoints.js'),
+    ]);
     const org = await getOrg(db, flags.org);
     const config = await loadConfig(db);
     let checkpoint;
@@ -340,7 +396,10 @@ async function auditCheckpoint(flags: { org?: string; out?: string; data?: strin
       throw new SvcError('conflict', (err as Error).message);
     }
     const file = cp.writeCheckpoint(flags.out, checkpoint);
-    out.result({ file, checkpoint }, () => `Checkpoint of ${org.slug} at row ${checkpoint.seq} written to ${file} (key ${checkpoint.key_id})`);
+    out.result(
+      { file, checkpoint },
+      () => `Checkpoint of ${org.slug} at row ${checkpoint.seq} written to ${file} (key ${checkpoint.key_id})`,
+    );
     return 0;
   } finally {
     await db.close();
@@ -350,7 +409,8 @@ async function auditCheckpoint(flags: { org?: string; out?: string; data?: strin
 /** Where links point: --url, else SVC_HUB_PUBLIC_URL, else the default address of svc hub. */
 function linkBase(flags: { url?: string }, publicUrl?: string): string {
   const base = flags.url ?? publicUrl ?? 'http://127.0.0.1:8080';
-  if (!/^https?:\/\/[^/?#\s]+\/?$/.test(base)) throw invalid(`--url must be the hub's origin, such as http://127.0.0.1:8080 (got "${base}")`);
+  if (!/^https?:\/\/[^/?#\s]+\/?$/.test(base))
+    throw invalid(`--url must be the hub's origin, such as http://127.0.0.1:8080 (got "${base}")`);
   return base.replace(/\/$/, '');
 }
 
@@ -371,7 +431,10 @@ async function askHub<T>(flags: { url?: string; org?: string }, key: string, pat
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch (err) {
-    throw new SvcError('storage', `cannot reach the hub at ${base}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
+    throw new SvcError(
+      'storage',
+      `cannot reach the hub at ${base}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`,
+    );
   }
   const text = await res.text();
   let doc: Record<string, unknown> = {};
@@ -382,13 +445,25 @@ async function askHub<T>(flags: { url?: string; org?: string }, key: string, pat
   }
   if (res.ok) return doc as T;
   const why = typeof doc.detail === 'string' ? doc.detail : `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
-  const kind = res.status === 404 ? 'not_found' : res.status === 409 ? 'conflict' : res.status === 401 || res.status === 403 ? 'forbidden' : res.status >= 500 ? 'storage' : 'invalid';
+  const kind =
+    res.status === 404
+      ? 'not_found'
+      : res.status === 409
+        ? 'conflict'
+        : res.status === 401 || res.status === 403
+          ? 'forbidden'
+          : res.status >= 500
+            ? 'storage'
+            : 'invalid';
   throw new SvcError(kind, `the hub at ${base} refused: ${why}`);
 }
 
 const adminKey = (flags: { key?: string }): string | undefined => flags.key ?? (process.env.SVC_HUB_KEY || undefined);
 
-async function loginLink(flags: { org?: string; user?: string; url?: string; key?: string; data?: string; path?: string }, out: Output): Promise<number> {
+async function loginLink(
+  flags: { org?: string; user?: string; url?: string; key?: string; data?: string; path?: string },
+  out: Output,
+): Promise<number> {
   if (!flags.org) throw invalid('usage: svc hub login-link --org <slug> [--user <name>] [--url <hub> --key <admin key>]');
   const key = adminKey(flags);
   let r: { user: { name: string }; expires_at: string; url?: string; emailed: boolean; sent_to?: string };
@@ -397,10 +472,19 @@ async function loginLink(flags: { org?: string; user?: string; url?: string; key
   } else {
     const db = await open(flags);
     try {
-      const [{ mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([import('../admin/provision.js'), import('../config.js'), import('../login/login-links.js')]);
+      const [{ mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([
+        import('../admin/provision.js'),
+        import('../config.js'),
+        import('../login/login-links.js'),
+      ]);
       const config = await loadConfig(db);
       const { link } = await mintLoginLinkLocally(db, flags.org, flags.user, config.auditKey);
-      r = { user: { name: link.user.name }, expires_at: link.expiresAt, url: linkBase(flags, config.publicUrl) + linkPath(link.token), emailed: false };
+      r = {
+        user: { name: link.user.name },
+        expires_at: link.expiresAt,
+        url: linkBase(flags, config.publicUrl) + linkPath(link.token),
+        emailed: false,
+      };
     } finally {
       await db.close();
     }
@@ -413,25 +497,59 @@ async function loginLink(flags: { org?: string; user?: string; url?: string; key
   return 0;
 }
 
-async function invite(flags: { org?: string; email?: string; name?: string; role?: string; group?: string; url?: string; key?: string; data?: string; path?: string }, out: Output): Promise<number> {
-  if (!flags.org || !flags.email) throw invalid('usage: svc hub invite --org <slug> --email <address> [--name <name>] [--role viewer|editor|admin] [--group <path>]');
-  if (flags.role && !['viewer', 'editor', 'admin'].includes(flags.role)) throw invalid(`--role must be viewer, editor or admin (got "${flags.role}")`);
+async function invite(
+  flags: {
+    org?: string;
+    email?: string;
+    name?: string;
+    role?: string;
+    group?: string;
+    url?: string;
+    key?: string;
+    data?: string;
+    path?: string;
+  },
+  out: Output,
+): Promise<number> {
+  if (!flags.org || !flags.email)
+    throw invalid('usage: svc hub invite --org <slug> --email <address> [--name <name>] [--role viewer|editor|admin] [--group <path>]');
+  if (flags.role && !['viewer', 'editor', 'admin'].includes(flags.role))
+    throw invalid(`--role must be viewer, editor or admin (got "${flags.role}")`);
   const key = adminKey(flags);
-  const body = { email: flags.email, ...(flags.name ? { name: flags.name } : {}), ...(flags.role ? { role: flags.role } : {}), ...(flags.group ? { group: flags.group } : {}) };
+  const body = {
+    email: flags.email,
+    ...(flags.name ? { name: flags.name } : {}),
+    ...(flags.role ? { role: flags.role } : {}),
+    ...(flags.group ? { group: flags.group } : {}),
+  };
   let r: { user: { name: string; created?: boolean }; expires_at: string; url?: string; emailed: boolean; sent_to?: string };
   if (key) {
     r = await askHub(flags, key, '/admin/invitations', body);
   } else {
     const db = await open(flags);
     try {
-      const [{ invitePersonLocally }, { loadConfig }, mail] = await Promise.all([import('../admin/provision.js'), import('../config.js'), import('../mail/mailer.js')]);
+      const [{ invitePersonLocally }, { loadConfig }, mail] = await Promise.all([
+        import('../admin/provision.js'),
+        import('../config.js'),
+        import('../mail/mailer.js'),
+      ]);
       const config = await loadConfig(db);
       const made = await invitePersonLocally(db, flags.org, { ...body, role: flags.role as 'editor' | undefined }, config.auditKey);
       const url = `${linkBase(flags, config.publicUrl)}/invite/${made.token}`;
       const emailed = Boolean(config.mail && made.user.email);
       if (emailed) {
         try {
-          await mail.sendMail(config.mail!, mail.invitationMessage({ org: made.org.slug, name: made.user.name, address: made.user.email!, url, by: `An admin of ${made.org.slug}`, expiresAt: made.invitation.expires_at }));
+          await mail.sendMail(
+            config.mail!,
+            mail.invitationMessage({
+              org: made.org.slug,
+              name: made.user.name,
+              address: made.user.email!,
+              url,
+              by: `An admin of ${made.org.slug}`,
+              expiresAt: made.invitation.expires_at,
+            }),
+          );
         } catch (err) {
           // The invitation stands: the operator passes the link on by hand.
           out.warn(`${(err as Error).message}; pass the link on yourself`);
@@ -439,7 +557,12 @@ async function invite(flags: { org?: string; email?: string; name?: string; role
           return printInvite(flags.org, r, out);
         }
       }
-      r = { user: { name: made.user.name, created: made.created }, expires_at: made.invitation.expires_at, emailed, ...(emailed ? { sent_to: made.user.email! } : { url }) };
+      r = {
+        user: { name: made.user.name, created: made.created },
+        expires_at: made.invitation.expires_at,
+        emailed,
+        ...(emailed ? { sent_to: made.user.email! } : { url }),
+      };
     } finally {
       await db.close();
     }
@@ -447,7 +570,11 @@ async function invite(flags: { org?: string; email?: string; name?: string; role
   return printInvite(flags.org, r, out);
 }
 
-function printInvite(org: string, r: { user: { name: string; created?: boolean }; expires_at: string; url?: string; emailed: boolean; sent_to?: string }, out: Output): number {
+function printInvite(
+  org: string,
+  r: { user: { name: string; created?: boolean }; expires_at: string; url?: string; emailed: boolean; sent_to?: string },
+  out: Output,
+): number {
   out.result({ org, ...r }, () =>
     [
       `Invited ${r.user.name}${r.user.created ? ' (created)' : ''} to ${org}.`,

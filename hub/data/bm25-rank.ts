@@ -124,14 +124,17 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
       else for (const g of p.postings[0]!.values()) for (const [doc, freq] of g) add(doc, freq);
     });
     const groups = parsed.groups;
-    const keep = groups ? (d: RankedDoc) => groups.every((g) => g.some((o) => freqOf(phrases.find((p) => p.ord === o) ?? NO_PHRASE, d) > 0)) : null;
+    const keep = groups
+      ? (d: RankedDoc) => groups.every((g) => g.some((o) => freqOf(phrases.find((p) => p.ord === o) ?? NO_PHRASE, d) > 0))
+      : null;
     // The answers' scores summed in phrase order, as FTS5 sums them.
     const exact = (doc: RankedDoc) =>
       phrases.reduce((sum, p) => {
         const freq = freqOf(p, doc);
         return freq > 0 ? sum + part(p.idf, freq, doc) : sum;
       }, 0);
-    return topK(touched, score, keep, limit).map((doc) => ({ doc, score: exact(doc) }))
+    return topK(touched, score, keep, limit)
+      .map((doc) => ({ doc, score: exact(doc) }))
       .sort((a, b) => Math.round(b.score * 1e9) - Math.round(a.score * 1e9) || a.doc.seq - b.doc.seq)
       .map((r) => ({ id: r.doc.id, score: r.score }));
   } finally {
@@ -160,7 +163,8 @@ function kthBest(docs: RankedDoc[], score: Float64Array, k: number): number {
 /** The best `limit` by score rounded as FTS5's order sees it, ties by insertion order: a bounded insertion sort. */
 function topK(docs: RankedDoc[], score: Float64Array, keep: ((d: RankedDoc) => boolean) | null, limit: number): RankedDoc[] {
   const top: Array<{ doc: RankedDoc; key: number }> = [];
-  const before = (a: { doc: RankedDoc; key: number }, b: { doc: RankedDoc; key: number }) => a.key > b.key || (a.key === b.key && a.doc.seq < b.doc.seq);
+  const before = (a: { doc: RankedDoc; key: number }, b: { doc: RankedDoc; key: number }) =>
+    a.key > b.key || (a.key === b.key && a.doc.seq < b.doc.seq);
   for (const doc of docs) {
     if (keep && !keep(doc)) continue;
     const entry = { doc, key: Math.round(score[doc.ord]! * 1e9) };

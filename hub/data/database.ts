@@ -30,7 +30,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     statementMs: opts.statementTimeoutMs ?? seconds(env, 'SVC_HUB_STATEMENT_TIMEOUT', 30) * 1000,
     idleMs: opts.idleTransactionTimeoutMs ?? seconds(env, 'SVC_HUB_IDLE_TRANSACTION_TIMEOUT', 60) * 1000,
   };
-  return opts.url ? openPostgres(opts.url, opts.poolSize ?? 10, timeouts) : openPglite(opts.dataDir, timeouts.idleMs, opts.holder ?? 'svc hub');
+  return opts.url
+    ? openPostgres(opts.url, opts.poolSize ?? 10, timeouts)
+    : openPglite(opts.dataDir, timeouts.idleMs, opts.holder ?? 'svc hub');
 }
 
 /** Seconds from the environment (0 allowed: no limit); a clear error when it is not a whole number. */
@@ -38,7 +40,8 @@ function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new SvcError('invalid', `${name} must be a whole number of seconds, 0 for no limit (got "${raw}")`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new SvcError('invalid', `${name} must be a whole number of seconds, 0 for no limit (got "${raw}")`);
   return n;
 }
 
@@ -309,6 +312,5 @@ export function lockDataDir(dataDir: string, holder: string): () => void {
     }
   };
 }
-
 
 const ROLLED_BACK = new Error('rolled back by the caller');

@@ -34,7 +34,12 @@ function instances(cols: [string, string, string, string]): Array<{ term: string
   return rows;
 }
 
-const COLUMN_WEIGHT: Record<string, number> = { c0: BM25_COLUMN_WEIGHTS[0], c1: BM25_COLUMN_WEIGHTS[1], c2: BM25_COLUMN_WEIGHTS[2], c3: BM25_COLUMN_WEIGHTS[3] };
+const COLUMN_WEIGHT: Record<string, number> = {
+  c0: BM25_COLUMN_WEIGHTS[0],
+  c1: BM25_COLUMN_WEIGHTS[1],
+  c2: BM25_COLUMN_WEIGHTS[2],
+  c3: BM25_COLUMN_WEIGHTS[3],
+};
 
 export interface DocumentTerms {
   /** term -> column-weighted count */

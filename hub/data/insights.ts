@@ -19,7 +19,9 @@ export async function insights(db: Database, org: Org, now = new Date()): Promis
   const s = ident(org.schema);
   const grouped = async (col: string) =>
     Object.fromEntries(
-      (await db.query<{ k: string; n: number }>(`SELECT ${col} AS k, count(*)::int AS n FROM ${s}.engrams GROUP BY ${col} ORDER BY ${col}`)).rows.map((r) => [r.k, Number(r.n)]),
+      (
+        await db.query<{ k: string; n: number }>(`SELECT ${col} AS k, count(*)::int AS n FROM ${s}.engrams GROUP BY ${col} ORDER BY ${col}`)
+      ).rows.map((r) => [r.k, Number(r.n)]),
     );
   const [by_status, by_type, by_scope] = [await grouped('status'), await grouped('type'), await grouped('scope')];
   const staleBefore = new Date(now.getTime() - 90 * 86_400_000).toISOString();

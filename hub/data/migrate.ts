@@ -58,7 +58,9 @@ export async function migrateSchema(db: Database, schema: string, kind: 'control
 export async function migrateHub(db: Database): Promise<{ control: number; orgs: Record<string, number> }> {
   const control = await migrateSchema(db, CONTROL_SCHEMA, 'control');
   const orgs: Record<string, number> = {};
-  const rows = (await db.query<{ slug: string; schema_name: string }>(`SELECT slug, schema_name FROM ${CONTROL_SCHEMA}.organizations ORDER BY slug`)).rows;
+  const rows = (
+    await db.query<{ slug: string; schema_name: string }>(`SELECT slug, schema_name FROM ${CONTROL_SCHEMA}.organizations ORDER BY slug`)
+  ).rows;
   for (const r of rows) orgs[r.slug] = await migrateSchema(db, r.schema_name, 'org');
   return { control, orgs };
 }

@@ -11,7 +11,9 @@ const SLUG = /^[a-z0-9][a-z0-9-]{1,38}$/;
 
 export function checkSlug(slug: string): void {
   if (!SLUG.test(slug)) {
-    throw invalid(`organization slug "${slug}" is invalid: 2 to 39 characters, lowercase letters, digits and "-", starting with a letter or digit`);
+    throw invalid(
+      `organization slug "${slug}" is invalid: 2 to 39 characters, lowercase letters, digits and "-", starting with a letter or digit`,
+    );
   }
 }
 
@@ -56,5 +58,7 @@ export async function orgById(db: Queryable, id: string): Promise<Org | null> {
 }
 
 export async function listOrgs(db: Database): Promise<Org[]> {
-  return (await db.query<OrgRow>(`SELECT id, slug, schema_name, id_prefix FROM ${CONTROL_SCHEMA}.organizations ORDER BY slug`)).rows.map(toOrg);
+  return (await db.query<OrgRow>(`SELECT id, slug, schema_name, id_prefix FROM ${CONTROL_SCHEMA}.organizations ORDER BY slug`)).rows.map(
+    toOrg,
+  );
 }

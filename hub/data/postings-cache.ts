@@ -78,7 +78,16 @@ class OrgPostings {
       this.count(old.group, -1, -old.ntok);
     }
     const group = this.scopeNumber(row.scope);
-    const doc: CachedDoc = { id: row.id, ord: old?.ord ?? this.docs.size, group, ntok: Number(row.ntok), live: row.live, seq: Number(row.seq), terms: row.terms, json: row.doc };
+    const doc: CachedDoc = {
+      id: row.id,
+      ord: old?.ord ?? this.docs.size,
+      group,
+      ntok: Number(row.ntok),
+      live: row.live,
+      seq: Number(row.seq),
+      terms: row.terms,
+      json: row.doc,
+    };
     this.docs.set(row.id, doc);
     row.terms.forEach((t, i) => {
       let all = this.byTerm.get(t);
@@ -134,9 +143,11 @@ class PostingsCache {
   /** The organization's postings as of the database's latest revision, or null when it is too large to hold. */
   async current(schema: string): Promise<OrgPostings | null> {
     const s = ident(schema);
-    const head = (await this.db.query<{ rev: string | null; rows: string | null }>(
-      `SELECT (SELECT max(rev) FROM ${s}.engrams) AS rev, (SELECT sum(n_rows) FROM ${s}.fts_scope_stats) AS rows`,
-    )).rows[0]!;
+    const head = (
+      await this.db.query<{ rev: string | null; rows: string | null }>(
+        `SELECT (SELECT max(rev) FROM ${s}.engrams) AS rev, (SELECT sum(n_rows) FROM ${s}.fts_scope_stats) AS rows`,
+      )
+    ).rows[0]!;
     if (Number(head.rows ?? 0) > this.maxEngrams) {
       this.orgs.delete(schema);
       return null;

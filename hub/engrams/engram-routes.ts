@@ -10,7 +10,18 @@ import { promote } from '../../engine/ops/promote.js';
 import { pin } from '../../engine/ops/pin.js';
 import { validBody } from '../openapi/spec.js';
 import { badRequest, notFoundProblem } from '../http/problem.js';
-import { decodeSeqCursor, encodeCursor, opContext, pageLimit, queryText, requireAdmin, requireEditor, requireReadable, requireWritable, type Ctx } from '../http/route-kit.js';
+import {
+  decodeSeqCursor,
+  encodeCursor,
+  opContext,
+  pageLimit,
+  queryText,
+  requireAdmin,
+  requireEditor,
+  requireReadable,
+  requireWritable,
+  type Ctx,
+} from '../http/route-kit.js';
 
 const isOneOf = (list: readonly string[], value: string): boolean => list.includes(value);
 
@@ -19,7 +30,10 @@ const isOneOf = (list: readonly string[], value: string): boolean => list.includ
 // exactly like a missing one; writing needs the engram's scope in the caller's writable set.
 
 /** The learn fields a client may send (the OpenAPI CreateEngram schema checks them first). */
-type CreateBody = Pick<LearnInput, 'statement' | 'type' | 'scope' | 'domain' | 'tags' | 'rationale' | 'source' | 'visibility' | 'status' | 'supersedes'>;
+type CreateBody = Pick<
+  LearnInput,
+  'statement' | 'type' | 'scope' | 'domain' | 'tags' | 'rationale' | 'source' | 'visibility' | 'status' | 'supersedes'
+>;
 
 async function visibleEngram(ctx: Ctx, id: string): Promise<EngramDoc> {
   const e = await ctx.state.backend.get(id);
@@ -35,11 +49,14 @@ export function registerEngramRoutes(router: Router<HubState>): void {
     const scope = queryText(ctx, 'scope');
     if (scope) requireReadable(ctx.state.principal, scope);
     const status = queryText(ctx, 'status');
-    if (status && !isOneOf(ENGRAM_STATUSES, status)) throw badRequest(`status must be one of ${ENGRAM_STATUSES.join(', ')} (got "${status}")`, ['status: unknown']);
+    if (status && !isOneOf(ENGRAM_STATUSES, status))
+      throw badRequest(`status must be one of ${ENGRAM_STATUSES.join(', ')} (got "${status}")`, ['status: unknown']);
     const type = queryText(ctx, 'type');
-    if (type && !isOneOf(ENGRAM_TYPES, type)) throw badRequest(`type must be one of ${ENGRAM_TYPES.join(', ')} (got "${type}")`, ['type: unknown']);
+    if (type && !isOneOf(ENGRAM_TYPES, type))
+      throw badRequest(`type must be one of ${ENGRAM_TYPES.join(', ')} (got "${type}")`, ['type: unknown']);
     const hash = queryText(ctx, 'content_hash');
-    if (hash && !/^sha256:[0-9a-f]{64}$/.test(hash)) throw badRequest(`content_hash must be sha256: and 64 lowercase hex digits (got "${hash.slice(0, 80)}")`, ['content_hash: invalid']);
+    if (hash && !/^sha256:[0-9a-f]{64}$/.test(hash))
+      throw badRequest(`content_hash must be sha256: and 64 lowercase hex digits (got "${hash.slice(0, 80)}")`, ['content_hash: invalid']);
     const page = await ctx.state.backend.page({ scope, status, type, domain: queryText(ctx, 'domain'), content_hash: hash }, after, limit);
     ctx.body = { items: page.items, next_cursor: page.next === null ? null : encodeCursor(page.next) };
   });

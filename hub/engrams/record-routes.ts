@@ -29,7 +29,14 @@ export function registerRecordRoutes(router: Router<HubState>): void {
   });
 
   router.post('/episodes', async (ctx: Ctx) => {
-    const body = await validBody<{ summary: string; agent?: string; channel?: string; session?: string; scope?: string; engram_ids?: string[] }>('CaptureEpisode', ctx.request.body);
+    const body = await validBody<{
+      summary: string;
+      agent?: string;
+      channel?: string;
+      session?: string;
+      scope?: string;
+      engram_ids?: string[];
+    }>('CaptureEpisode', ctx.request.body);
     const p = ctx.state.principal;
     const scope = body.scope ?? `user:${p.userName}`;
     // The backend checks the scope, and that the session and engrams it names are the caller's to see.
@@ -47,12 +54,19 @@ export function registerRecordRoutes(router: Router<HubState>): void {
   });
 
   router.post('/sessions', async (ctx: Ctx) => {
-    const body = await validBody<{ task?: string; agent?: string; scope?: string; domain?: string; budget?: number }>('StartSession', ctx.request.body ?? {});
+    const body = await validBody<{ task?: string; agent?: string; scope?: string; domain?: string; budget?: number }>(
+      'StartSession',
+      ctx.request.body ?? {},
+    );
     const p = ctx.state.principal;
     const scope = body.scope ?? `user:${p.userName}`;
     ctx.state.policy.requireWrite(scope);
     const embedder = await ctx.state.embedder.load();
-    const r = await startSession(ctx.state.backend, { ...body, scope, agent: body.agent ?? p.userName, embedder, reranker: ctx.state.reranker }, opContext());
+    const r = await startSession(
+      ctx.state.backend,
+      { ...body, scope, agent: body.agent ?? p.userName, embedder, reranker: ctx.state.reranker },
+      opContext(),
+    );
     ctx.state.auditResource = `session:${r.session.id}`;
     ctx.status = 201;
     ctx.body = { session: { ...r.session, owner: p.userName }, injection: r.injection };

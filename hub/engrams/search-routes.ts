@@ -41,7 +41,13 @@ export function registerSearchRoutes(router: Router<HubState>): void {
       backend = openOrgBackend(ctx.state.db, ctx.state.principal.org, ctx.state.policy.narrowedTo([body.scope]));
     }
     const embedder = await ctx.state.embedder.load();
-    const r = await inject(backend, body.task, { budget: body.budget, maxEngrams: body.max_engrams, withProtocol: body.protocol, embedder, reranker: ctx.state.reranker });
+    const r = await inject(backend, body.task, {
+      budget: body.budget,
+      maxEngrams: body.max_engrams,
+      withProtocol: body.protocol,
+      embedder,
+      reranker: ctx.state.reranker,
+    });
     ctx.body = r;
   });
 }

@@ -40,7 +40,8 @@ export async function authenticate(db: Database, jwt: JwtSecrets, header: string
       [claims.sub, claims.jti, claims.sid ?? null],
     )
   ).rows[0];
-  if (user && (user.revoked || Number(user.token_version) !== claims.ver)) throw unauthorized('invalid token: it was revoked', 'invalid_token');
+  if (user && (user.revoked || Number(user.token_version) !== claims.ver))
+    throw unauthorized('invalid token: it was revoked', 'invalid_token');
   const p = await principal(db, org, epoch, user, claims.jti, 'jwt', claims.exp);
   return { ...p, ...(claims.aud ? { audience: claims.aud } : {}), ...(user?.is_grant && claims.sid ? { grant: claims.sid } : {}) };
 }
@@ -72,12 +73,16 @@ export function checkAudience(p: Principal, target: Target | undefined): void {
   const path = target?.path.replace(/\/+$/, '') ?? '';
   if (MCP_RESOURCE_PATHS.has(path) && (resource === '/mcp' || resource === '/sse')) return;
   if (target?.method === 'DELETE' && path === '/api/v1/me/token') return;
-  throw unauthorized(`invalid token: it was issued for ${p.audience} (an MCP client's access) and is not valid here; use an API key or sign in`, 'invalid_token');
+  throw unauthorized(
+    `invalid token: it was issued for ${p.audience} (an MCP client's access) and is not valid here; use an API key or sign in`,
+    'invalid_token',
+  );
 }
 
 async function fromApiKey(db: Database, key: string): Promise<Principal> {
   const hash = hashKey(key);
-  const idx = (await db.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = $1`, [hash])).rows[0];
+  const idx = (await db.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.api_key_index WHERE secret_hash = $1`, [hash]))
+    .rows[0];
   const org = idx ? await orgById(db, idx.org_id) : null;
   if (!org) throw unauthorized('invalid token: unknown or revoked API key', 'invalid_token');
   // Read before the key and the user: a change committed after this read bumps the epoch, and
@@ -99,8 +104,26 @@ async function fromApiKey(db: Database, key: string): Promise<Principal> {
   return principal(db, org, epoch, row, row.key_id, 'api_key');
 }
 
-async function principal(db: Database, org: Org, epoch: number, user: UserRow | undefined, tokenId: string, via: Principal['via'], expires?: number): Promise<Principal> {
+async function principal(
+  db: Database,
+  org: Org,
+  epoch: number,
+  user: UserRow | undefined,
+  tokenId: string,
+  via: Principal['via'],
+  expires?: number,
+): Promise<Principal> {
   if (!user || !user.active) throw unauthorized('invalid token: its user is unknown or deactivated', 'invalid_token');
   const scopes = await resolveScopes(db, org, user);
-  return { org, userId: user.id, userName: user.name, role: user.role, tokenId, via, epoch, ...(expires ? { expiresAt: expires } : {}), ...scopes };
+  return {
+    org,
+    userId: user.id,
+    userName: user.name,
+    role: user.role,
+    tokenId,
+    via,
+    epoch,
+    ...(expires ? { expiresAt: expires } : {}),
+    ...scopes,
+  };
 }

@@ -65,7 +65,13 @@ export class Gatekeeper {
    * MCP message route's); returns the principal as of the organization's current epoch. Sets the
    * RateLimit fields; the caller throws `tooMany` when the decision refuses.
    */
-  async admit(principal: Principal, header: string | undefined, write: boolean, set: SetHeader, extra: PolicyName[] = []): Promise<{ principal: Principal; decision: RateDecision }> {
+  async admit(
+    principal: Principal,
+    header: string | undefined,
+    write: boolean,
+    set: SetHeader,
+    extra: PolicyName[] = [],
+  ): Promise<{ principal: Principal; decision: RateDecision }> {
     if (Date.now() - this.lastSweep > 60_000) {
       this.lastSweep = Date.now();
       void sweepRateLimits(this.deps.db).catch(() => undefined);
@@ -77,7 +83,13 @@ export class Gatekeeper {
       this.principals.delete(header!);
       principal = await this.resolve(header);
     }
-    set('RateLimit-Policy', policyField(limits, decision.policies.map((p) => p.name)));
+    set(
+      'RateLimit-Policy',
+      policyField(
+        limits,
+        decision.policies.map((p) => p.name),
+      ),
+    );
     set('RateLimit', limitField(decision.policies));
     return { principal, decision };
   }
@@ -89,7 +101,13 @@ export class Gatekeeper {
   async admitKey(org: Principal['org'], key: string, write: boolean, set: SetHeader): Promise<RateDecision> {
     const limits = this.deps.config.rateLimits;
     const decision = await this.counter.take(org, key, write, limits);
-    set('RateLimit-Policy', policyField(limits, decision.policies.map((p) => p.name)));
+    set(
+      'RateLimit-Policy',
+      policyField(
+        limits,
+        decision.policies.map((p) => p.name),
+      ),
+    );
     set('RateLimit', limitField(decision.policies));
     return decision;
   }

@@ -28,16 +28,28 @@ export function idempotency(isWrite: (method: string, path: string) => boolean):
     // the write's transaction, which must never wait on a client's body.
     const body = ctx.request.bodyDigest ?? (ctx.request.body === undefined ? '' : canonicalJson(ctx.request.body));
     const hash = createHash('sha256').update(`${ctx.method} ${ctx.path}?${ctx.querystring}\n${body}`).digest('hex');
-    await db.query(`DELETE FROM ${s}.idempotency_keys WHERE user_id = $1 AND created_at < now() - interval '${KEEP_HOURS} hours'`, [p.userId]);
+    await db.query(`DELETE FROM ${s}.idempotency_keys WHERE user_id = $1 AND created_at < now() - interval '${KEEP_HOURS} hours'`, [
+      p.userId,
+    ]);
     // Waits here while another transaction holds this key; then either wins it or finds its answer.
-    const claimed = await db.query(`INSERT INTO ${s}.idempotency_keys (user_id, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key`, [p.userId, key, hash]);
+    const claimed = await db.query(
+      `INSERT INTO ${s}.idempotency_keys (user_id, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key`,
+      [p.userId, key, hash],
+    );
     if (claimed.rows.length === 0) {
-      const prior = (await db.query<{ request_hash: string; status: number; response: unknown; headers: Record<string, string> }>(
-        `SELECT request_hash, status, response, headers FROM ${s}.idempotency_keys WHERE user_id = $1 AND key = $2`,
-        [p.userId, key],
-      )).rows[0]!;
+      const prior = (
+        await db.query<{ request_hash: string; status: number; response: unknown; headers: Record<string, string> }>(
+          `SELECT request_hash, status, response, headers FROM ${s}.idempotency_keys WHERE user_id = $1 AND key = $2`,
+          [p.userId, key],
+        )
+      ).rows[0]!;
       if (prior.request_hash !== hash) {
-        throw new HubProblem(422, 'idempotency-key-reused', 'Idempotency-Key reused', `Idempotency-Key "${key}" was used with another request in the last ${KEEP_HOURS} hours; use a new key for a new request`);
+        throw new HubProblem(
+          422,
+          'idempotency-key-reused',
+          'Idempotency-Key reused',
+          `Idempotency-Key "${key}" was used with another request in the last ${KEEP_HOURS} hours; use a new key for a new request`,
+        );
       }
       ctx.status = Number(prior.status);
       for (const [k, v] of Object.entries(prior.headers)) ctx.set(k, v);
@@ -50,13 +62,10 @@ export function idempotency(isWrite: (method: string, path: string) => boolean):
     if (ctx.status >= 400) return; // rolled back with the write: the client may try again
     const headers = Object.fromEntries(KEPT_HEADERS.map((h) => [h, ctx.response.get(h)]).filter(([, v]) => v));
     const response = ctx.body === undefined || ctx.body === null ? null : typeof ctx.body === 'string' ? jsonOrText(ctx.body) : ctx.body;
-    await db.query(`UPDATE ${s}.idempotency_keys SET status = $3, response = $4::jsonb, headers = $5::jsonb WHERE user_id = $1 AND key = $2`, [
-      p.userId,
-      key,
-      ctx.status,
-      JSON.stringify(response),
-      JSON.stringify(headers),
-    ]);
+    await db.query(
+      `UPDATE ${s}.idempotency_keys SET status = $3, response = $4::jsonb, headers = $5::jsonb WHERE user_id = $1 AND key = $2`,
+      [p.userId, key, ctx.status, JSON.stringify(response), JSON.stringify(headers)],
+    );
   };
 }
 

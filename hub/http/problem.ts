@@ -53,10 +53,11 @@ export const badRequest = (detail: string, errors?: string[]): HubProblem =>
  */
 export const unauthorized = (detail: string, error?: 'invalid_request' | 'invalid_token'): HubProblem =>
   new HubProblem(401, 'invalid-token', 'Missing or invalid token', detail, {
-    headers: { 'WWW-Authenticate': `Bearer realm="svc"${error ? `, error="${error}", error_description="${detail.replace(/["\\]/g, "'")}"` : ''}` },
+    headers: {
+      'WWW-Authenticate': `Bearer realm="svc"${error ? `, error="${error}", error_description="${detail.replace(/["\\]/g, "'")}"` : ''}`,
+    },
   });
-export const forbidden = (detail: string): HubProblem =>
-  new HubProblem(403, 'insufficient-permission', 'Insufficient permission', detail);
+export const forbidden = (detail: string): HubProblem => new HubProblem(403, 'insufficient-permission', 'Insufficient permission', detail);
 /** Also for resources hidden by permissions: the body never tells the two apart. */
 export const notFoundProblem = (detail: string): HubProblem => new HubProblem(404, 'not-found', 'Not found', detail);
 export const conflictProblem = (detail: string): HubProblem => new HubProblem(409, 'conflict', 'Conflict', detail);
@@ -81,7 +82,14 @@ export function toProblem(err: unknown): HubProblem {
 }
 
 export function problemDocument(p: HubProblem, docsUrl: string, instance: string): ProblemDocument {
-  const doc: ProblemDocument = { ...p.members, type: `${docsUrl}/errors/${p.slug}`, title: p.title, status: p.status, detail: p.message, instance };
+  const doc: ProblemDocument = {
+    ...p.members,
+    type: `${docsUrl}/errors/${p.slug}`,
+    title: p.title,
+    status: p.status,
+    detail: p.message,
+    instance,
+  };
   if (p.errors?.length) doc.errors = p.errors;
   return doc;
 }

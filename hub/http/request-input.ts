@@ -101,7 +101,8 @@ export async function readLimited(ctx: Context, limit: number): Promise<Buffer> 
     }
   } catch (err) {
     // The client went away mid-body: its failure, not ours (and no one reads the answer).
-    if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || ctx.req.destroyed) throw badRequest('the client closed the connection before the whole body arrived', ['body: incomplete']);
+    if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || ctx.req.destroyed)
+      throw badRequest('the client closed the connection before the whole body arrived', ['body: incomplete']);
     throw err;
   }
   if (size > limit) {

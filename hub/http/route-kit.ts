@@ -42,7 +42,8 @@ export function pageLimit(ctx: Ctx, fallback = 50, max = 200): number {
   const raw = queryText(ctx, 'limit');
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw badRequest(`limit must be a whole number from 1 to ${max} (got "${raw}")`, [`limit: must be 1..${max}`]);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw badRequest(`limit must be a whole number from 1 to ${max} (got "${raw}")`, [`limit: must be 1..${max}`]);
   return n;
 }
 
@@ -54,7 +55,8 @@ export function decodeCursor(ctx: Ctx): string | undefined {
   if (raw === undefined) return undefined;
   const text = /^[A-Za-z0-9_-]{1,400}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
   // Every key this API pages by (names, ids, paths, sequence numbers) is printable ASCII.
-  if (!/^[\x21-\x7e]+$/.test(text)) throw badRequest('cursor is not one this API gave out; pass next_cursor back unchanged', ['cursor: invalid']);
+  if (!/^[\x21-\x7e]+$/.test(text))
+    throw badRequest('cursor is not one this API gave out; pass next_cursor back unchanged', ['cursor: invalid']);
   return text;
 }
 
@@ -62,7 +64,8 @@ export function decodeCursor(ctx: Ctx): string | undefined {
 export function decodeSeqCursor(ctx: Ctx): number | undefined {
   const text = decodeCursor(ctx);
   if (text === undefined) return undefined;
-  if (!/^\d{1,15}$/.test(text)) throw badRequest('cursor is not one this API gave out; pass next_cursor back unchanged', ['cursor: invalid']);
+  if (!/^\d{1,15}$/.test(text))
+    throw badRequest('cursor is not one this API gave out; pass next_cursor back unchanged', ['cursor: invalid']);
   return Number(text);
 }
 
@@ -72,6 +75,7 @@ export function isoQuery(ctx: Ctx, name: string): string | undefined {
   const t = Date.parse(v);
   const year = new Date(t).getUTCFullYear();
   // Years 1 to 9999: what ISO 8601 writes without an extension, and PostgreSQL reads back.
-  if (Number.isNaN(t) || year < 1 || year > 9999) throw badRequest(`${name} must be an ISO 8601 date or timestamp between the years 1 and 9999 (got "${v}")`, [`${name}: not a date`]);
+  if (Number.isNaN(t) || year < 1 || year > 9999)
+    throw badRequest(`${name} must be an ISO 8601 date or timestamp between the years 1 and 9999 (got "${v}")`, [`${name}: not a date`]);
   return new Date(t).toISOString();
 }

@@ -45,6 +45,10 @@ export class FailedAuthGuard {
     setHeader('RateLimit', limitField(d.policies));
     if (d.allowed) return;
     this.blocked.set(address, Date.now() + d.retryAfter * 1000);
-    throw this.problem(`too many failed authentications from this address (${this.limits.authFailuresPerMinute} per minute)`, d.retryAfter, d);
+    throw this.problem(
+      `too many failed authentications from this address (${this.limits.authFailuresPerMinute} per minute)`,
+      d.retryAfter,
+      d,
+    );
   }
 }

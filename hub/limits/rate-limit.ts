@@ -24,7 +24,13 @@ export interface RateLimits {
   ingestPerMinute: number;
 }
 
-export const DEFAULT_RATE_LIMITS: RateLimits = { perMinute: 600, writesPerMinute: 60, authFailuresPerMinute: 30, mcpMessagesPerMinute: 300, ingestPerMinute: 120 };
+export const DEFAULT_RATE_LIMITS: RateLimits = {
+  perMinute: 600,
+  writesPerMinute: 60,
+  authFailuresPerMinute: 30,
+  mcpMessagesPerMinute: 300,
+  ingestPerMinute: 120,
+};
 
 export const WINDOW_S = 60;
 
@@ -103,7 +109,14 @@ export interface CountRow {
 }
 
 /** Adds `by` (default one each) to the policies' counts of this minute; answers the counts after, the previous minute's and the epoch. */
-export async function count(db: Database, key: string, names: PolicyName[], orgId: string | null, now: number, by: number[] = names.map(() => 1)): Promise<CountRow[]> {
+export async function count(
+  db: Database,
+  key: string,
+  names: PolicyName[],
+  orgId: string | null,
+  now: number,
+  by: number[] = names.map(() => 1),
+): Promise<CountRow[]> {
   const r = await db.query<CountRow>(
     `WITH up AS (
        INSERT INTO ${CONTROL_SCHEMA}.rate_limits (token_key, bucket, window_start, hits)
@@ -134,8 +147,17 @@ export function decide(rows: CountRow[], limits: RateLimits, now: number): RateD
  * Counts one request of a token (and one write, for writes) in the database; reads the
  * organization's epoch. `counted` sees the counts (the batched counter keeps them).
  */
-export async function takeToken(db: Database, org: { id: string }, tokenId: string, write: boolean, limits: RateLimits, now = Date.now(), extra: PolicyName[] = [], counted?: (rows: CountRow[]) => void): Promise<RateDecision> {
-  const names: PolicyName[] = [...(write ? ['requests', 'writes'] as PolicyName[] : ['requests'] as PolicyName[]), ...extra];
+export async function takeToken(
+  db: Database,
+  org: { id: string },
+  tokenId: string,
+  write: boolean,
+  limits: RateLimits,
+  now = Date.now(),
+  extra: PolicyName[] = [],
+  counted?: (rows: CountRow[]) => void,
+): Promise<RateDecision> {
+  const names: PolicyName[] = [...(write ? (['requests', 'writes'] as PolicyName[]) : (['requests'] as PolicyName[])), ...extra];
   const rows = await count(db, `${org.id}:${tokenId}`, names, org.id, now);
   counted?.(rows);
   // Policies in a stable order: requests, then writes.
@@ -144,7 +166,13 @@ export async function takeToken(db: Database, org: { id: string }, tokenId: stri
 }
 
 /** Counts one write of a user (all their tokens together) under the MCP ingest cap. */
-export async function takeIngest(db: Database, org: { id: string }, userId: string, limits: RateLimits, now = Date.now()): Promise<RateDecision> {
+export async function takeIngest(
+  db: Database,
+  org: { id: string },
+  userId: string,
+  limits: RateLimits,
+  now = Date.now(),
+): Promise<RateDecision> {
   return decide(await count(db, `${org.id}:user:${userId}`, ['ingest'], org.id, now), limits, now);
 }
 

@@ -1,6 +1,16 @@
 import type { Database } from '../contracts.js';
 import { CONTROL_SCHEMA } from '../data/sql.js';
-import { count, decide, policyQuota, windowStart, WINDOW_S, type CountRow, type PolicyName, type RateDecision, type RateLimits } from './rate-limit.js';
+import {
+  count,
+  decide,
+  policyQuota,
+  windowStart,
+  WINDOW_S,
+  type CountRow,
+  type PolicyName,
+  type RateDecision,
+  type RateLimits,
+} from './rate-limit.js';
 
 // A token's requests counted in blocks reserved in PostgreSQL before they are used: a process
 // adds a block (a twentieth of the quota while the count is under half of it, else one) to the
@@ -71,7 +81,11 @@ export class ReservingCounter {
     }
     const epoch = rows[0]?.epoch ?? (await this.epoch(org));
     const all = names.map((n) => rows.find((r) => r.bucket === n) ?? { bucket: n, ...h!.seen.get(n)!, epoch });
-    return decide(all.map((r) => ({ ...r, epoch })), limits, now);
+    return decide(
+      all.map((r) => ({ ...r, epoch })),
+      limits,
+      now,
+    );
   }
 
   private async epoch(org: { id: string }): Promise<number> {

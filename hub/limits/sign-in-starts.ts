@@ -17,11 +17,21 @@ export function clientKey(address: string): string {
   if (!ipaddr.isValid(address)) return address;
   let ip = ipaddr.parse(address);
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  return ip.kind() === 'ipv4' ? ip.toString() : `${(ip as ipaddr.IPv6).parts.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return ip.kind() === 'ipv4'
+    ? ip.toString()
+    : `${(ip as ipaddr.IPv6).parts
+        .slice(0, 4)
+        .map((g) => g.toString(16))
+        .join(':')}::/64`;
 }
 
 /** Counts one sign-in start from `address`; a 429 with Retry-After once over the limit. */
-export async function takeSignInStart(db: Database, address: string, perMinute = SIGN_IN_STARTS_PER_MINUTE, now = Date.now()): Promise<void> {
+export async function takeSignInStart(
+  db: Database,
+  address: string,
+  perMinute = SIGN_IN_STARTS_PER_MINUTE,
+  now = Date.now(),
+): Promise<void> {
   const start = windowStart(now);
   const r = await db.query<{ hits: number; prev: number }>(
     `WITH up AS (
@@ -37,9 +47,18 @@ export async function takeSignInStart(db: Database, address: string, perMinute =
   if (estimate <= perMinute) return;
   // At the latest when this minute ends the previous one's weight is gone; this one's stays, so
   // a client that kept sending waits a little longer in proportion.
-  const retryAfter = Math.max(1, Math.ceil(start + WINDOW_S - now / 1000 + (Number(hits) > perMinute ? WINDOW_S * (1 - perMinute / Number(hits)) : 0)));
-  throw new HubProblem(429, 'rate-limited', 'Too many requests', `too many sign-ins started from this address (${perMinute} a minute); retry in ${retryAfter} s`, {
-    headers: { 'Retry-After': String(retryAfter) },
-    members: { 'violated-policies': [BUCKET] },
-  });
+  const retryAfter = Math.max(
+    1,
+    Math.ceil(start + WINDOW_S - now / 1000 + (Number(hits) > perMinute ? WINDOW_S * (1 - perMinute / Number(hits)) : 0)),
+  );
+  throw new HubProblem(
+    429,
+    'rate-limited',
+    'Too many requests',
+    `too many sign-ins started from this address (${perMinute} a minute); retry in ${retryAfter} s`,
+    {
+      headers: { 'Retry-After': String(retryAfter) },
+      members: { 'violated-policies': [BUCKET] },
+    },
+  );
 }

@@ -30,7 +30,10 @@ export const esc = escapeHtml;
  * `formTargets` are the origins a form on the page may lead to, redirects included (form-action).
  */
 export function htmlPage(ctx: AnyCtx, title: string, body: string, formTargets: string[] = []): void {
-  ctx.set('content-security-policy', `default-src 'none'; form-action 'self'${formTargets.map((t) => ` ${t}`).join('')}; frame-ancestors 'none'; base-uri 'none'`);
+  ctx.set(
+    'content-security-policy',
+    `default-src 'none'; form-action 'self'${formTargets.map((t) => ` ${t}`).join('')}; frame-ancestors 'none'; base-uri 'none'`,
+  );
   ctx.set('x-frame-options', 'DENY');
   ctx.set('cache-control', 'no-store');
   ctx.set('referrer-policy', 'no-referrer');
@@ -39,10 +42,12 @@ export function htmlPage(ctx: AnyCtx, title: string, body: string, formTargets: 
 }
 
 /** Routes whose body is an HTML form (application/x-www-form-urlencoded), read by readForm. */
-export const isFormRoute = (path: string): boolean => path === '/oauth/token' || path === '/oauth/authorize/decide' || /^\/auth\/[^/]+\/[^/]+\/acs$/.test(path);
+export const isFormRoute = (path: string): boolean =>
+  path === '/oauth/token' || path === '/oauth/authorize/decide' || /^\/auth\/[^/]+\/[^/]+\/acs$/.test(path);
 
 export async function readForm(ctx: AnyCtx, limitBytes = 64 * 1024): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'send the body as application/x-www-form-urlencoded');
+  if (!ctx.is('application/x-www-form-urlencoded'))
+    throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'send the body as application/x-www-form-urlencoded');
   try {
     return new URLSearchParams(new TextDecoder('utf-8', { fatal: true }).decode(await readLimited(ctx as never, limitBytes)));
   } catch (err) {

@@ -57,7 +57,9 @@ const toGrant = ({ redirect_uris, ...r }: GrantRow): Grant => ({
   revoked_at: r.revoked_at ? new Date(r.revoked_at).toISOString() : null,
 });
 
-const SELECT = (org: Org) => `SELECT l.id, l.user_id, u.name AS user_name, l.client_id, c.client_name, c.redirect_uris, g.resource, l.created_at, l.expires_at, l.revoked_at
+const SELECT = (
+  org: Org,
+) => `SELECT l.id, l.user_id, u.name AS user_name, l.client_id, c.client_name, c.redirect_uris, g.resource, l.created_at, l.expires_at, l.revoked_at
   FROM ${ident(org.schema)}.login_sessions l JOIN ${ident(org.schema)}.users u ON u.id = l.user_id
   LEFT JOIN ${S}.oauth_clients c ON c.client_id = l.client_id
   LEFT JOIN ${S}.oauth_grants g ON g.id = l.id`;

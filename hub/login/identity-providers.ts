@@ -67,8 +67,10 @@ function checkUrl(raw: string, field: string): string {
   } catch {
     throw invalid(`${field} "${raw}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && !isLoopbackHttp(url)) throw invalid(`${field} "${raw}" must be an https URL (plain http only on loopback)`);
-  if (url.username || url.password || url.hash || (field === 'issuer' && url.search)) throw invalid(`${field} "${raw}" must not carry credentials, a fragment${field === 'issuer' ? ' or a query' : ''}`);
+  if (url.protocol !== 'https:' && !isLoopbackHttp(url))
+    throw invalid(`${field} "${raw}" must be an https URL (plain http only on loopback)`);
+  if (url.username || url.password || url.hash || (field === 'issuer' && url.search))
+    throw invalid(`${field} "${raw}" must not carry credentials, a fragment${field === 'issuer' ? ' or a query' : ''}`);
   return field === 'issuer' ? url.href.replace(/\/$/, '') : url.href;
 }
 
@@ -83,12 +85,15 @@ async function fetchable(issuer: string, outbound: OutboundPolicy): Promise<stri
 }
 
 /** The public key a PEM certificate or key holds, comparable across encodings. */
-const keyOf = (pem: string | null): string | null => (pem ? createPublicKey(pem).export({ type: 'spki', format: 'der' }).toString('base64') : null);
+const keyOf = (pem: string | null): string | null =>
+  pem ? createPublicKey(pem).export({ type: 'spki', format: 'der' }).toString('base64') : null;
 
 /** A PEM certificate or public key, or a certificate's bare base64 (as metadata holds it), as PEM. */
 function checkCert(raw: string): string {
   const text = raw.trim();
-  const pem = text.startsWith('-----BEGIN') ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----`;
+  const pem = text.startsWith('-----BEGIN')
+    ? text
+    : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----`;
   try {
     createPublicKey(pem);
   } catch {
@@ -99,15 +104,19 @@ function checkCert(raw: string): string {
 
 function checkInput(input: ProviderInput, creating: boolean, kind: ProviderKind): void {
   if (creating || input.name !== undefined) {
-    if (typeof input.name !== 'string' || !NAME.test(input.name)) throw invalid('name must be 1 to 40 lowercase letters, digits or "-", starting with a letter or digit');
+    if (typeof input.name !== 'string' || !NAME.test(input.name))
+      throw invalid('name must be 1 to 40 lowercase letters, digits or "-", starting with a letter or digit');
   }
   if (creating && !PROVIDER_KINDS.includes(input.kind as ProviderKind)) throw invalid(`kind must be one of ${PROVIDER_KINDS.join(', ')}`);
   if (kind === 'saml') {
-    if (input.client_id !== undefined || input.client_secret !== undefined) throw invalid('a saml provider has no client_id or client_secret: give idp_metadata, or issuer, sso_url and idp_cert');
+    if (input.client_id !== undefined || input.client_secret !== undefined)
+      throw invalid('a saml provider has no client_id or client_secret: give idp_metadata, or issuer, sso_url and idp_cert');
   } else {
-    if (input.sso_url !== undefined || input.idp_cert !== undefined || input.idp_metadata !== undefined) throw invalid(`sso_url, idp_cert and idp_metadata are for saml providers, not ${kind}`);
+    if (input.sso_url !== undefined || input.idp_cert !== undefined || input.idp_metadata !== undefined)
+      throw invalid(`sso_url, idp_cert and idp_metadata are for saml providers, not ${kind}`);
     for (const f of ['client_id', 'client_secret'] as const) {
-      if ((creating || input[f] !== undefined) && (typeof input[f] !== 'string' || input[f]!.length === 0 || input[f]!.length > 500)) throw invalid(`${f} must be a string of 1 to 500 characters`);
+      if ((creating || input[f] !== undefined) && (typeof input[f] !== 'string' || input[f]!.length === 0 || input[f]!.length > 500))
+        throw invalid(`${f} must be a string of 1 to 500 characters`);
     }
   }
   for (const d of input.allowed_domains ?? []) if (!DOMAIN.test(d)) throw invalid(`allowed_domains: "${d}" is not a lowercase domain name`);
@@ -119,8 +128,13 @@ async function samlFields(input: ProviderInput): Promise<{ issuer?: string; sso_
   const issuer = input.issuer ?? fromMetadata.issuer;
   const sso = input.sso_url ?? fromMetadata.sso_url;
   const cert = input.idp_cert ?? fromMetadata.idp_cert;
-  if (issuer !== undefined && (issuer.length === 0 || issuer.length > 1000)) throw invalid('issuer (the IdP entity ID) must be 1 to 1,000 characters');
-  return { ...(issuer !== undefined ? { issuer } : {}), ...(sso !== undefined ? { sso_url: checkUrl(sso, 'sso_url') } : {}), ...(cert !== undefined ? { idp_cert: checkCert(cert) } : {}) };
+  if (issuer !== undefined && (issuer.length === 0 || issuer.length > 1000))
+    throw invalid('issuer (the IdP entity ID) must be 1 to 1,000 characters');
+  return {
+    ...(issuer !== undefined ? { issuer } : {}),
+    ...(sso !== undefined ? { sso_url: checkUrl(sso, 'sso_url') } : {}),
+    ...(cert !== undefined ? { idp_cert: checkCert(cert) } : {}),
+  };
 }
 
 const COLUMNS = 'id, name, kind, issuer, client_id, sso_url, idp_cert, allowed_domains, create_users, default_role, created_at, updated_at';
@@ -137,7 +151,8 @@ export async function createProvider(db: Queryable, org: Org, input: ProviderInp
   let fields: { issuer?: string; sso_url?: string; idp_cert?: string };
   if (input.kind === 'saml') {
     fields = await samlFields(input);
-    if (!fields.issuer || !fields.sso_url || !fields.idp_cert) throw invalid('a saml provider needs idp_metadata, or issuer (the IdP entity ID), sso_url and idp_cert');
+    if (!fields.issuer || !fields.sso_url || !fields.idp_cert)
+      throw invalid('a saml provider needs idp_metadata, or issuer (the IdP entity ID), sso_url and idp_cert');
   } else {
     const issuer = input.issuer ?? DEFAULT_BASE[input.kind!];
     if (!issuer) throw invalid('issuer is required for an oidc provider');
@@ -165,7 +180,9 @@ export async function createProvider(db: Queryable, org: Org, input: ProviderInp
 }
 
 export async function listProviders(db: Queryable, org: Org): Promise<IdentityProvider[]> {
-  return (await db.query<IdentityProvider>(`SELECT ${COLUMNS} FROM ${ident(org.schema)}.identity_providers ORDER BY name`)).rows.map(toProvider);
+  return (await db.query<IdentityProvider>(`SELECT ${COLUMNS} FROM ${ident(org.schema)}.identity_providers ORDER BY name`)).rows.map(
+    toProvider,
+  );
 }
 
 export async function getProvider(db: Queryable, org: Org, id: string): Promise<IdentityProvider | null> {
@@ -174,11 +191,20 @@ export async function getProvider(db: Queryable, org: Org, id: string): Promise<
 }
 
 export async function providerByName(db: Queryable, org: Org, name: string): Promise<ProviderWithSecret | null> {
-  const r = await db.query<ProviderWithSecret>(`SELECT ${COLUMNS}, client_secret FROM ${ident(org.schema)}.identity_providers WHERE name = $1`, [name]);
+  const r = await db.query<ProviderWithSecret>(
+    `SELECT ${COLUMNS}, client_secret FROM ${ident(org.schema)}.identity_providers WHERE name = $1`,
+    [name],
+  );
   return r.rows[0] ? { ...toProvider(r.rows[0]), client_secret: r.rows[0].client_secret } : null;
 }
 
-export async function updateProvider(db: Queryable, org: Org, id: string, input: ProviderInput, outbound: OutboundPolicy): Promise<IdentityProvider> {
+export async function updateProvider(
+  db: Queryable,
+  org: Org,
+  id: string,
+  input: ProviderInput,
+  outbound: OutboundPolicy,
+): Promise<IdentityProvider> {
   if (input.kind !== undefined) throw invalid('kind cannot change: delete the provider and create another');
   const current = await getProvider(db, org, id);
   if (!current) throw notFound(`no identity provider ${id}`);
@@ -202,7 +228,10 @@ export async function updateProvider(db: Queryable, org: Org, id: string, input:
   if (input.create_users !== undefined) set('create_users', input.create_users);
   if (input.default_role !== undefined) set('default_role', input.default_role);
   const r = await db
-    .query<IdentityProvider>(`UPDATE ${ident(org.schema)}.identity_providers SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`, values)
+    .query<IdentityProvider>(
+      `UPDATE ${ident(org.schema)}.identity_providers SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,
+      values,
+    )
     .catch((err: { code?: string }) => {
       throw err.code === '23505' ? conflict(`an identity provider named "${input.name}" exists already`) : err;
     });
@@ -242,7 +271,14 @@ async function readIdpMetadata(xml: string): Promise<{ issuer?: string; sso_url?
   const sso = kids(idp, 'SingleSignOnService').find((s) => s.$?.Binding === 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect');
   const key = kids(idp, 'KeyDescriptor').find((k) => !k.$?.use || k.$.use === 'signing');
   const cert = kids(kids(kids(key, 'KeyInfo')[0], 'X509Data')[0], 'X509Certificate')[0] as unknown;
-  const out = { issuer: entity?.$?.entityID, sso_url: sso?.$?.Location, idp_cert: typeof cert === 'string' ? cert : (cert as { _?: string } | undefined)?._ };
-  if (!out.issuer || !out.sso_url || !out.idp_cert) throw invalid('idp_metadata lacks an IDPSSODescriptor with an entityID, an HTTP-Redirect SingleSignOnService and a signing X509Certificate');
+  const out = {
+    issuer: entity?.$?.entityID,
+    sso_url: sso?.$?.Location,
+    idp_cert: typeof cert === 'string' ? cert : (cert as { _?: string } | undefined)?._,
+  };
+  if (!out.issuer || !out.sso_url || !out.idp_cert)
+    throw invalid(
+      'idp_metadata lacks an IDPSSODescriptor with an entityID, an HTTP-Redirect SingleSignOnService and a signing X509Certificate',
+    );
   return out;
 }

@@ -31,7 +31,9 @@ export const linkPath = (token: string): string => `/sign-in/link/${token}`;
 export async function createLoginLink(q: Queryable, org: Org, idOrName: string, createdBy: string): Promise<LoginLink> {
   const s = ident(org.schema);
   const user = await getUser(q, org, idOrName);
-  const deleted = user ? (await q.query(`SELECT 1 FROM ${s}.users WHERE id = $1 AND deleted_at IS NOT NULL`, [user.id])).rows.length > 0 : false;
+  const deleted = user
+    ? (await q.query(`SELECT 1 FROM ${s}.users WHERE id = $1 AND deleted_at IS NOT NULL`, [user.id])).rows.length > 0
+    : false;
   if (!user || deleted) throw invalid(`user: no user ${idOrName} in ${org.slug}`);
   if (user.kind !== 'person') throw invalid(`user: ${user.name} is a service account; it signs in with its API key, not in a browser`);
   if (!user.active) throw conflict(`${user.name} is deactivated; reactivate them first`);
@@ -61,14 +63,29 @@ export async function inspectLoginLink(q: Queryable, token: string): Promise<Lin
   if (!m || !org) return { ok: false, org: null, reason: UNKNOWN };
   const s = ident(org.schema);
   const row = (
-    await q.query<{ id: string; created_by: string; used_at: Date | null; expired: boolean; user_id: string; name: string; role: Role; active: boolean; deleted: boolean }>(
+    await q.query<{
+      id: string;
+      created_by: string;
+      used_at: Date | null;
+      expired: boolean;
+      user_id: string;
+      name: string;
+      role: Role;
+      active: boolean;
+      deleted: boolean;
+    }>(
       `SELECT l.id, l.created_by, l.used_at, l.expires_at <= now() AS expired, u.id AS user_id, u.name, u.role, u.active, u.deleted_at IS NOT NULL AS deleted
          FROM ${s}.login_links l JOIN ${s}.users u ON u.id = l.user_id WHERE l.secret_hash = $1`,
       [hashKey(m[2]!)],
     )
   ).rows[0];
   if (!row) return { ok: false, org, reason: UNKNOWN };
-  if (row.used_at) return { ok: false, org, reason: `this sign-in link was used already (${new Date(row.used_at).toISOString().slice(0, 16).replace('T', ' ')} UTC): a link works once` };
+  if (row.used_at)
+    return {
+      ok: false,
+      org,
+      reason: `this sign-in link was used already (${new Date(row.used_at).toISOString().slice(0, 16).replace('T', ' ')} UTC): a link works once`,
+    };
   if (row.expired) return { ok: false, org, reason: `this sign-in link has expired: a link works for ${LINK_MINUTES} minutes` };
   if (!row.active || row.deleted) return { ok: false, org, reason: `${row.name} is deactivated in ${org.slug}` };
   return { ok: true, org, linkId: row.id, createdBy: row.created_by, user: { id: row.user_id, name: row.name, role: row.role } };
@@ -78,11 +95,17 @@ export async function inspectLoginLink(q: Queryable, token: string): Promise<Lin
  * Spends a link for a new browser session of its person, in the caller's transaction: the link
  * is marked used in the same statement that checks it, so two browsers racing get one session.
  */
-export async function useLoginLink(q: Queryable, token: string): Promise<(Extract<LinkState, { ok: true }> & { cookie: string; session: LoginSession }) | Extract<LinkState, { ok: false }>> {
+export async function useLoginLink(
+  q: Queryable,
+  token: string,
+): Promise<(Extract<LinkState, { ok: true }> & { cookie: string; session: LoginSession }) | Extract<LinkState, { ok: false }>> {
   const state = await inspectLoginLink(q, token);
   if (!state.ok) return state;
   const s = ident(state.org.schema);
-  const spent = await q.query(`UPDATE ${s}.login_links SET used_at = now() WHERE id = $1 AND used_at IS NULL AND expires_at > now() RETURNING id`, [state.linkId]);
+  const spent = await q.query(
+    `UPDATE ${s}.login_links SET used_at = now() WHERE id = $1 AND used_at IS NULL AND expires_at > now() RETURNING id`,
+    [state.linkId],
+  );
   if (spent.rows.length === 0) return { ok: false, org: state.org, reason: 'this sign-in link was used already: a link works once' };
   const made = await createSession(q, state.org, state.user.id);
   await q.query(`UPDATE ${s}.login_links SET session_id = $2 WHERE id = $1`, [state.linkId, made.session.id]);

@@ -14,7 +14,17 @@ import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { validBody } from '../openapi/spec.js';
 import { HubProblem, badRequest, notFoundProblem, unauthorized } from '../http/problem.js';
 import { requireAdmin, type Ctx } from '../http/route-kit.js';
-import { createProvider, deleteProvider, getProvider, listProviders, providerByName, updateProvider, type IdentityProvider, type ProviderInput, type ProviderWithSecret } from './identity-providers.js';
+import {
+  createProvider,
+  deleteProvider,
+  getProvider,
+  listProviders,
+  providerByName,
+  updateProvider,
+  type IdentityProvider,
+  type ProviderInput,
+  type ProviderWithSecret,
+} from './identity-providers.js';
 import { authorizationUrl, completeLogin, failureReason, ProviderUnavailable, type ExternalIdentity } from './provider-client.js';
 import { completeSaml, samlLoginUrl, samlMetadata, type SamlEndpoints } from './saml-client.js';
 import { endGrantsOfSession } from './grant-routes.js';
@@ -96,7 +106,11 @@ function forBrowsers(handler: (ctx: AnyCtx) => Promise<void>) {
       for (const [k, v] of Object.entries(err.headers ?? {})) if (k.toLowerCase() !== 'www-authenticate') ctx.set(k, v);
       ctx.status = err.status;
       const again = ctx.params?.org ? `/sign-in?org=${encodeURIComponent(String(ctx.params.org))}` : '/sign-in';
-      htmlPage(ctx, err.status === 401 ? 'Sign-in refused' : err.title, `<p role="alert">${esc(err.message)}</p>\n<p><a href="${esc(again)}">Sign in again</a></p>`);
+      htmlPage(
+        ctx,
+        err.status === 401 ? 'Sign-in refused' : err.title,
+        `<p role="alert">${esc(err.message)}</p>\n<p><a href="${esc(again)}">Sign in again</a></p>`,
+      );
     }
   };
 }
@@ -104,11 +118,13 @@ function forBrowsers(handler: (ctx: AnyCtx) => Promise<void>) {
 /** Only a path on this hub: never another origin (//evil, /\evil), never control characters. */
 export function checkReturnTo(raw: string | undefined): string {
   if (raw === undefined || raw === '') return DEFAULT_RETURN;
-  if (!/^\/(?![/\\])[\x21-\x7e]{0,2000}$/.test(raw) || raw.includes('\\')) throw badRequest('return_to must be a path on this hub, such as /me/', ['return_to: not a local path']);
+  if (!/^\/(?![/\\])[\x21-\x7e]{0,2000}$/.test(raw) || raw.includes('\\'))
+    throw badRequest('return_to must be a path on this hub, such as /me/', ['return_to: not a local path']);
   return raw;
 }
 
-const redirectUri = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): string => `${hubOrigin(ctx, config)}/auth/${org.slug}/${name}/callback`;
+const redirectUri = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): string =>
+  `${hubOrigin(ctx, config)}/auth/${org.slug}/${name}/callback`;
 const samlEndpoints = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): SamlEndpoints => {
   const base = `${hubOrigin(ctx, config)}/auth/${org.slug}/${name}`;
   return { entityId: `${base}/metadata`, acs: `${base}/acs` };
@@ -128,7 +144,12 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   /** The anonymous caller hears that the provider is unavailable; the reason goes to the log. */
   const unavailable = (org: Org, provider: ProviderWithSecret, err: unknown): HubProblem => {
     log(`sign-in through ${org.slug}/${provider.name} failed at the provider: ${failureReason(err)}`);
-    return new HubProblem(502, 'provider-unavailable', 'Sign-in unavailable', `sign-in through ${provider.name} is unavailable; try again later, or tell an admin of ${org.slug}`);
+    return new HubProblem(
+      502,
+      'provider-unavailable',
+      'Sign-in unavailable',
+      `sign-in through ${provider.name} is unavailable; try again later, or tell an admin of ${org.slug}`,
+    );
   };
 
   router.get(
@@ -140,11 +161,23 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       const s = ident(org.schema);
       // Abandoned sign-ins leave their attempt behind: each new one clears the expired.
       await db.query(`DELETE FROM ${s}.login_attempts WHERE expires_at < now()`);
-      const open = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${s}.login_attempts LIMIT ${MAX_OPEN_ATTEMPTS}) a`);
+      const open = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${s}.login_attempts LIMIT ${MAX_OPEN_ATTEMPTS}) a`,
+      );
       if (Number(open.rows[0]?.n ?? 0) >= MAX_OPEN_ATTEMPTS) {
-        throw new HubProblem(503, 'busy', 'Too many sign-ins under way', `too many sign-ins to ${org.slug} are under way; retry in a minute`, { headers: { 'Retry-After': '60' } });
+        throw new HubProblem(
+          503,
+          'busy',
+          'Too many sign-ins under way',
+          `too many sign-ins to ${org.slug} are under way; retry in a minute`,
+          { headers: { 'Retry-After': '60' } },
+        );
       }
-      const checks = { state: randomBytes(32).toString('base64url'), nonce: randomBytes(32).toString('base64url'), verifier: randomBytes(48).toString('base64url') };
+      const checks = {
+        state: randomBytes(32).toString('base64url'),
+        nonce: randomBytes(32).toString('base64url'),
+        verifier: randomBytes(48).toString('base64url'),
+      };
       const saml = provider.kind === 'saml';
       let target: string;
       let samlRequestId: string | null = null;
@@ -161,7 +194,15 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       }
       await db.query(
         `INSERT INTO ${s}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at, saml_request_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [hashKey(checks.state), provider.id, checks.verifier, checks.nonce, returnTo, new Date(Date.now() + ATTEMPT_MINUTES * 60_000), samlRequestId],
+        [
+          hashKey(checks.state),
+          provider.id,
+          checks.verifier,
+          checks.nonce,
+          returnTo,
+          new Date(Date.now() + ATTEMPT_MINUTES * 60_000),
+          samlRequestId,
+        ],
       );
       if (saml) {
         const c = samlCookie(ctx, config, ATTEMPT_MINUTES * 60_000);
@@ -172,11 +213,28 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   );
 
   /** The provider's answer, wherever it came in: refusals audited and counted, success a session. */
-  async function answer(ctx: AnyCtx, slug: string, name: string, take: (org: Org, provider: ProviderWithSecret, refuse: (reason: string) => Promise<never>) => Promise<{ who: ExternalIdentity; returnTo: string }>): Promise<void> {
+  async function answer(
+    ctx: AnyCtx,
+    slug: string,
+    name: string,
+    take: (
+      org: Org,
+      provider: ProviderWithSecret,
+      refuse: (reason: string) => Promise<never>,
+    ) => Promise<{ who: ExternalIdentity; returnTo: string }>,
+  ): Promise<void> {
     deps.failedAuth.check(ctx.ip, false);
     const { org, provider } = await orgAndProvider(db, slug, name);
     const refuse = async (reason: string): Promise<never> => {
-      deps.audit.record(org, { at: new Date().toISOString(), actor: 'anonymous', token_id: null, action: 'auth.login', resource: `identity_provider:${provider.id}`, outcome: 401, details: { reason } });
+      deps.audit.record(org, {
+        at: new Date().toISOString(),
+        actor: 'anonymous',
+        token_id: null,
+        action: 'auth.login',
+        resource: `identity_provider:${provider.id}`,
+        outcome: 401,
+        details: { reason },
+      });
       await deps.failedAuth.failed(ctx.ip, (k, v) => ctx.set(k, v));
       throw unauthorized(`sign-in through ${provider.name} failed: ${reason}`);
     };
@@ -194,7 +252,15 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
         const user = await signInUser(q, org, provider, who);
         const made = await createSession(q, org, user.userId, { providerId: provider.id });
         await appendAudit(q, org, config.auditKey, [
-          { at: new Date().toISOString(), actor: user.userName, token_id: made.session.id, action: 'auth.login', resource: `user:${user.userId}`, outcome: 200, details: { provider: provider.name, created: user.created } },
+          {
+            at: new Date().toISOString(),
+            actor: user.userName,
+            token_id: made.session.id,
+            action: 'auth.login',
+            resource: `user:${user.userId}`,
+            outcome: 200,
+            details: { provider: provider.name, created: user.created },
+          },
         ]);
         return made;
       });
@@ -215,48 +281,67 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       )
     ).rows.find((a) => a.provider_id === provider.id) ?? null;
 
-  router.get('/auth/:org/:provider/callback', forBrowsers((ctx) =>
-    answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
-      const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
-      const mine = ctx.cookies.get(ATTEMPT_COOKIE);
-      ctx.cookies.set(ATTEMPT_COOKIE, null, cookieOptions(ctx, config, '/auth/', 0));
-      if (provider.kind === 'saml') return refuse('a SAML provider answers at its ACS, not here');
-      if (!state || !mine || state !== mine) return refuse('this sign-in was not started by this browser (state does not match); start again');
-      const attempt = await spend(org, provider, state);
-      if (!attempt) return refuse('this sign-in is unknown, used already or expired; start again');
-      if (typeof ctx.query.error === 'string') return refuse(`the provider answered ${ctx.query.error.slice(0, 100)}`);
-      const uri = redirectUri(ctx, config, org, provider.name);
-      try {
-        return { who: await completeLogin(provider, config.outbound, uri, new URL(`${uri}?${ctx.querystring}`), { state, nonce: attempt.nonce, verifier: attempt.code_verifier }), returnTo: attempt.return_to };
-      } catch (err) {
-        if (err instanceof ProviderUnavailable) throw err;
-        return refuse(failureReason(err));
-      }
-    }),
-  ));
+  router.get(
+    '/auth/:org/:provider/callback',
+    forBrowsers((ctx) =>
+      answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
+        const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
+        const mine = ctx.cookies.get(ATTEMPT_COOKIE);
+        ctx.cookies.set(ATTEMPT_COOKIE, null, cookieOptions(ctx, config, '/auth/', 0));
+        if (provider.kind === 'saml') return refuse('a SAML provider answers at its ACS, not here');
+        if (!state || !mine || state !== mine)
+          return refuse('this sign-in was not started by this browser (state does not match); start again');
+        const attempt = await spend(org, provider, state);
+        if (!attempt) return refuse('this sign-in is unknown, used already or expired; start again');
+        if (typeof ctx.query.error === 'string') return refuse(`the provider answered ${ctx.query.error.slice(0, 100)}`);
+        const uri = redirectUri(ctx, config, org, provider.name);
+        try {
+          return {
+            who: await completeLogin(provider, config.outbound, uri, new URL(`${uri}?${ctx.querystring}`), {
+              state,
+              nonce: attempt.nonce,
+              verifier: attempt.code_verifier,
+            }),
+            returnTo: attempt.return_to,
+          };
+        } catch (err) {
+          if (err instanceof ProviderUnavailable) throw err;
+          return refuse(failureReason(err));
+        }
+      }),
+    ),
+  );
 
-  router.post('/auth/:org/:provider/acs', forBrowsers((ctx) =>
-    answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
-      if (provider.kind !== 'saml') return refuse(`${provider.name} is not a SAML provider`);
-      const form = await readForm(ctx, 1024 * 1024).catch(() => new URLSearchParams());
-      const response = form.get('SAMLResponse');
-      if (!response) return refuse('no SAMLResponse was posted');
-      // Login CSRF: a response someone obtained for their own account, posted from elsewhere by
-      // another person's browser, finds no cookie there (or another sign-in's, which it leaves be).
-      const cookie = samlCookie(ctx, config, 0);
-      const mine = ctx.cookies.get(cookie.name);
-      const relay = form.get('RelayState') ?? '';
-      if (!mine || relay !== mine) return refuse('this SAML response was not asked for by this browser (unsolicited, or another sign-in\'s); start again');
-      ctx.cookies.set(cookie.name, null, cookie.options);
-      const attempt = await spend(org, provider, relay);
-      if (!attempt || !attempt.saml_request_id) return refuse('this sign-in is unknown, used already or expired (RelayState); start again');
-      try {
-        return { who: await completeSaml(db, org, provider, samlEndpoints(ctx, config, org, provider.name), response, attempt.saml_request_id), returnTo: attempt.return_to };
-      } catch (err) {
-        return refuse(failureReason(err));
-      }
-    }),
-  ));
+  router.post(
+    '/auth/:org/:provider/acs',
+    forBrowsers((ctx) =>
+      answer(ctx, ctx.params.org!, ctx.params.provider!, async (org, provider, refuse) => {
+        if (provider.kind !== 'saml') return refuse(`${provider.name} is not a SAML provider`);
+        const form = await readForm(ctx, 1024 * 1024).catch(() => new URLSearchParams());
+        const response = form.get('SAMLResponse');
+        if (!response) return refuse('no SAMLResponse was posted');
+        // Login CSRF: a response someone obtained for their own account, posted from elsewhere by
+        // another person's browser, finds no cookie there (or another sign-in's, which it leaves be).
+        const cookie = samlCookie(ctx, config, 0);
+        const mine = ctx.cookies.get(cookie.name);
+        const relay = form.get('RelayState') ?? '';
+        if (!mine || relay !== mine)
+          return refuse("this SAML response was not asked for by this browser (unsolicited, or another sign-in's); start again");
+        ctx.cookies.set(cookie.name, null, cookie.options);
+        const attempt = await spend(org, provider, relay);
+        if (!attempt || !attempt.saml_request_id)
+          return refuse('this sign-in is unknown, used already or expired (RelayState); start again');
+        try {
+          return {
+            who: await completeSaml(db, org, provider, samlEndpoints(ctx, config, org, provider.name), response, attempt.saml_request_id),
+            returnTo: attempt.return_to,
+          };
+        } catch (err) {
+          return refuse(failureReason(err));
+        }
+      }),
+    ),
+  );
 
   router.get('/auth/:org/:provider/metadata', async (ctx) => {
     const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
@@ -274,7 +359,12 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   router.get('/auth/session', async (ctx) => {
     const s = await session(ctx);
     ctx.set('cache-control', 'no-store');
-    ctx.body = { user: { id: s.userId, name: s.userName }, org: { id: s.org.id, slug: s.org.slug }, role: s.role, expires_at: s.expiresAt.toISOString() };
+    ctx.body = {
+      user: { id: s.userId, name: s.userName },
+      org: { id: s.org.id, slug: s.org.slug },
+      role: s.role,
+      expires_at: s.expiresAt.toISOString(),
+    };
   });
 
   router.post('/auth/token', async (ctx) => {
@@ -282,20 +372,32 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     const s = await session(ctx);
     const { token, expiresAt } = await mintToken(db, config.jwt, s);
     ctx.set('cache-control', 'no-store');
-    ctx.body = { token, token_type: 'Bearer', expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000), expires_at: expiresAt.toISOString() };
+    ctx.body = {
+      token,
+      token_type: 'Bearer',
+      expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000),
+      expires_at: expiresAt.toISOString(),
+    };
   });
 
   /** A form that signs a browser in must come from our own page (login CSRF: no other site posts someone's link). */
   const ownForm = (ctx: AnyCtx) => {
     sameOrigin(ctx, config);
-    if (ctx.get('sec-fetch-site') === 'cross-site') throw new HubProblem(403, 'forbidden', 'Forbidden', 'a form from another site may not sign in here');
+    if (ctx.get('sec-fetch-site') === 'cross-site')
+      throw new HubProblem(403, 'forbidden', 'Forbidden', 'a form from another site may not sign in here');
   };
-  const page = (ctx: AnyCtx, title: string, body: Html, status = 200) => renderPage(ctx as unknown as PageCtx, { title, section: 'me', body, status });
+  const page = (ctx: AnyCtx, title: string, body: Html, status = 200) =>
+    renderPage(ctx as unknown as PageCtx, { title, section: 'me', body, status });
   const refusedLink = (ctx: AnyCtx, reason: string, org: Org | null) =>
     page(
       ctx,
       'Sign-in link refused',
-      html`<p class="error" role="alert">${reason}.</p><p>Ask an admin of ${org ? org.slug : 'your organization'} for a new link, or run <code>svc hub login-link --org ${org ? org.slug : '<organization>'}</code> on the hub's machine.</p><p><a href="/sign-in${org ? `?org=${encodeURIComponent(org.slug)}` : ''}">Other ways to sign in</a></p>`,
+      html`<p class="error" role="alert">${reason}.</p>
+        <p>
+          Ask an admin of ${org ? org.slug : 'your organization'} for a new link, or run
+          <code>svc hub login-link --org ${org ? org.slug : '<organization>'}</code> on the hub's machine.
+        </p>
+        <p><a href="/sign-in${org ? `?org=${encodeURIComponent(org.slug)}` : ''}">Other ways to sign in</a></p>`,
       reason.startsWith('this sign-in link is not known') ? 404 : 410,
     );
   const landing = (role: string) => (role === 'admin' ? '/admin/' : '/me/');
@@ -311,8 +413,13 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     page(
       ctx,
       `Sign in to ${state.org.slug}`,
-      html`<section class="card"><p>This link signs this browser in as <strong>${state.user.name}</strong> (${state.user.role}) at <strong>${state.org.slug}</strong>. It works once.</p>
-<form method="post" action="${linkPath(token)}"><button type="submit">Sign in as ${state.user.name}</button></form></section>`,
+      html`<section class="card">
+        <p>
+          This link signs this browser in as <strong>${state.user.name}</strong> (${state.user.role}) at <strong>${state.org.slug}</strong>.
+          It works once.
+        </p>
+        <form method="post" action="${linkPath(token)}"><button type="submit">Sign in as ${state.user.name}</button></form>
+      </section>`,
     );
   });
 
@@ -323,7 +430,15 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       const r = await useLoginLink(q, ctx.params.token!);
       if (r.ok) {
         await appendAudit(q, r.org, config.auditKey, [
-          { at: new Date().toISOString(), actor: r.user.name, token_id: r.session.id, action: 'auth.login', resource: `user:${r.user.id}`, outcome: 200, details: { via: 'sign-in link', link_id: r.linkId, link_created_by: r.createdBy } },
+          {
+            at: new Date().toISOString(),
+            actor: r.user.name,
+            token_id: r.session.id,
+            action: 'auth.login',
+            resource: `user:${r.user.id}`,
+            outcome: 200,
+            details: { via: 'sign-in link', link_id: r.linkId, link_created_by: r.createdBy },
+          },
         ]);
       }
       return r;
@@ -338,7 +453,14 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   });
 
   const refusedInvitation = (ctx: AnyCtx) =>
-    page(ctx, 'Invitation refused', html`<p class="error" role="alert">This invitation is unknown, already used or expired.</p><p>Ask the admin who invited you for a new one.</p><p><a href="/sign-in">Sign in</a></p>`, 410);
+    page(
+      ctx,
+      'Invitation refused',
+      html`<p class="error" role="alert">This invitation is unknown, already used or expired.</p>
+        <p>Ask the admin who invited you for a new one.</p>
+        <p><a href="/sign-in">Sign in</a></p>`,
+      410,
+    );
 
   router.get('/invite/:token', async (ctx) => {
     deps.failedAuth.check(ctx.ip, false);
@@ -351,9 +473,13 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     page(
       ctx,
       `Join ${inv.org.slug}`,
-      html`<section class="card"><p>You are invited to the team memory of <strong>${inv.org.slug}</strong> as <strong>${inv.user.name}</strong> (${inv.user.role}).</p>
-<p>Accepting signs this browser in and creates your first API key, shown once, for the <code>svc</code> command and your agents.</p>
-<form method="post" action="/invite/${token}"><button type="submit">Accept and sign in</button></form></section>`,
+      html`<section class="card">
+        <p>
+          You are invited to the team memory of <strong>${inv.org.slug}</strong> as <strong>${inv.user.name}</strong> (${inv.user.role}).
+        </p>
+        <p>Accepting signs this browser in and creates your first API key, shown once, for the <code>svc</code> command and your agents.</p>
+        <form method="post" action="/invite/${token}"><button type="submit">Accept and sign in</button></form>
+      </section>`,
     );
   });
 
@@ -366,8 +492,24 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       const made = await createSession(q, r.org, r.user.id);
       const at = new Date().toISOString();
       await appendAudit(q, r.org, config.auditKey, [
-        { at, actor: r.user.name, token_id: r.info.id, action: 'invitation.accept', resource: `api_key:${r.info.id}`, outcome: 201, details: { invitation_id: r.invitationId, user_id: r.user.id, via: 'browser' } },
-        { at, actor: r.user.name, token_id: made.session.id, action: 'auth.login', resource: `user:${r.user.id}`, outcome: 200, details: { via: 'invitation', invitation_id: r.invitationId } },
+        {
+          at,
+          actor: r.user.name,
+          token_id: r.info.id,
+          action: 'invitation.accept',
+          resource: `api_key:${r.info.id}`,
+          outcome: 201,
+          details: { invitation_id: r.invitationId, user_id: r.user.id, via: 'browser' },
+        },
+        {
+          at,
+          actor: r.user.name,
+          token_id: made.session.id,
+          action: 'auth.login',
+          resource: `user:${r.user.id}`,
+          outcome: 200,
+          details: { via: 'invitation', invitation_id: r.invitationId },
+        },
       ]);
       return { ...r, ...made };
     });
@@ -380,9 +522,9 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       ctx,
       `Welcome to ${done.org.slug}, ${done.user.name}`,
       html`<p>This browser is signed in. Your first API key, for the <code>svc</code> command and your agents:</p>
-<div class="warning" role="status">Copy your key now: it is shown only this once. The hub keeps only its hash.</div>
-<p class="secret" id="new-secret">${done.key}</p>
-<p><a href="/me/connect">Connect your agent with it</a> · <a href="${landing(done.user.role)}">Continue</a></p>`,
+        <div class="warning" role="status">Copy your key now: it is shown only this once. The hub keeps only its hash.</div>
+        <p class="secret" id="new-secret">${done.key}</p>
+        <p><a href="/me/connect">Connect your agent with it</a> · <a href="${landing(done.user.role)}">Continue</a></p>`,
       201,
     );
   });
@@ -400,7 +542,15 @@ export async function signOut(ctx: AnyCtx, deps: Pick<LoginDeps, 'db' | 'config'
   if (s) {
     await endSession(deps.db, s);
     await endGrantsOfSession(deps.db, s.org, s.id);
-    deps.audit.record(s.org, { at: new Date().toISOString(), actor: s.userName, token_id: s.id, action: 'auth.logout', resource: `user:${s.userId}`, outcome: 204, details: {} });
+    deps.audit.record(s.org, {
+      at: new Date().toISOString(),
+      actor: s.userName,
+      token_id: s.id,
+      action: 'auth.logout',
+      resource: `user:${s.userId}`,
+      outcome: 204,
+      details: {},
+    });
   }
   ctx.cookies.set(SESSION_COOKIE, null, cookieOptions(ctx, deps.config, '/', 0));
 }
@@ -410,7 +560,10 @@ export function registerProviderAdminRoutes(router: Router<HubState>, deps: { co
   const view = (ctx: Ctx, p: IdentityProvider) => ({
     ...p,
     login_url: `${hubOrigin(ctx, deps.config)}/auth/${ctx.state.principal.org.slug}/${p.name}/login`,
-    redirect_uri: p.kind === 'saml' ? samlEndpoints(ctx, deps.config, ctx.state.principal.org, p.name).acs : redirectUri(ctx, deps.config, ctx.state.principal.org, p.name),
+    redirect_uri:
+      p.kind === 'saml'
+        ? samlEndpoints(ctx, deps.config, ctx.state.principal.org, p.name).acs
+        : redirectUri(ctx, deps.config, ctx.state.principal.org, p.name),
     metadata_url: p.kind === 'saml' ? samlEndpoints(ctx, deps.config, ctx.state.principal.org, p.name).entityId : null,
   });
   router.get('/admin/identity-providers', async (ctx: Ctx) => {

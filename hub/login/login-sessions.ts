@@ -35,18 +35,19 @@ export interface SessionOptions {
 }
 
 /** A new session; its secret (for the cookie, or an OAuth client's refresh token) is `<org id>.<random>`. */
-export async function createSession(q: Queryable, org: Org, userId: string, opts: SessionOptions = {}): Promise<{ cookie: string; session: LoginSession }> {
+export async function createSession(
+  q: Queryable,
+  org: Org,
+  userId: string,
+  opts: SessionOptions = {},
+): Promise<{ cookie: string; session: LoginSession }> {
   const secret = randomBytes(32).toString('base64url');
   const id = randomUUID();
   const expiresAt = new Date(Date.now() + (opts.hours ?? SESSION_HOURS) * 3600_000);
-  await q.query(`INSERT INTO ${ident(org.schema)}.login_sessions (id, user_id, provider_id, client_id, secret_hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
-    id,
-    userId,
-    opts.providerId ?? null,
-    opts.clientId ?? null,
-    hashKey(secret),
-    expiresAt,
-  ]);
+  await q.query(
+    `INSERT INTO ${ident(org.schema)}.login_sessions (id, user_id, provider_id, client_id, secret_hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [id, userId, opts.providerId ?? null, opts.clientId ?? null, hashKey(secret), expiresAt],
+  );
   return { cookie: `${org.id}.${secret}`, session: { id, org, userId, expiresAt } };
 }
 
@@ -56,7 +57,11 @@ const SECRET = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
  * An OAuth client's refresh: the grant its refresh token names gets a new secret (the old one is
  * spent, in one statement, so a token used twice works once). Null when unknown, spent or ended.
  */
-export async function rotateSession(db: Queryable, refresh: string, clientId: string): Promise<{ refresh: string; session: LoginSession } | null> {
+export async function rotateSession(
+  db: Queryable,
+  refresh: string,
+  clientId: string,
+): Promise<{ refresh: string; session: LoginSession } | null> {
   const m = SECRET.exec(refresh);
   const org = m ? await orgById(db, m[1]!) : null;
   if (!m || !org) return null;
@@ -70,7 +75,9 @@ export async function rotateSession(db: Queryable, refresh: string, clientId: st
       [hashKey(m[2]!), hashKey(secret), clientId],
     )
   ).rows[0];
-  return row ? { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, expiresAt: new Date(row.expires_at) } } : null;
+  return row
+    ? { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, expiresAt: new Date(row.expires_at) } }
+    : null;
 }
 
 /** The live session a cookie names (its user active), or null. */
@@ -91,10 +98,26 @@ export async function sessionFromCookie(db: Queryable, cookie: string | undefine
 }
 
 /** A hub token for the session's user, bound to the session, never outliving it. */
-export async function mintToken(db: Queryable, jwt: JwtSecrets, session: LoginSession, opts: { seconds?: number; audience?: string } = {}): Promise<{ token: string; expiresAt: Date }> {
-  const user = (await db.query<{ token_version: number }>(`SELECT token_version FROM ${ident(session.org.schema)}.users WHERE id = $1`, [session.userId])).rows[0];
+export async function mintToken(
+  db: Queryable,
+  jwt: JwtSecrets,
+  session: LoginSession,
+  opts: { seconds?: number; audience?: string } = {},
+): Promise<{ token: string; expiresAt: Date }> {
+  const user = (
+    await db.query<{ token_version: number }>(`SELECT token_version FROM ${ident(session.org.schema)}.users WHERE id = $1`, [
+      session.userId,
+    ])
+  ).rows[0];
   const ttl = Math.max(1, Math.min(opts.seconds ?? ACCESS_TOKEN_SECONDS, Math.floor((session.expiresAt.getTime() - Date.now()) / 1000)));
-  const claims = { sub: session.userId, org: session.org.id, jti: randomUUID(), ver: Number(user?.token_version ?? 0), sid: session.id, ...(opts.audience ? { aud: opts.audience } : {}) };
+  const claims = {
+    sub: session.userId,
+    org: session.org.id,
+    jti: randomUUID(),
+    ver: Number(user?.token_version ?? 0),
+    sid: session.id,
+    ...(opts.audience ? { aud: opts.audience } : {}),
+  };
   const token = await signJwt(jwt, claims, ttl);
   return { token, expiresAt: new Date(Date.now() + ttl * 1000) };
 }

@@ -49,7 +49,6 @@ const UNUSED_CLIENT_HOURS = 24;
 
 type AnyCtx = ParameterizedContext;
 
-
 const S = CONTROL_SCHEMA;
 
 /** The resources tokens may be issued for: this hub's MCP endpoints, nothing else (RFC 8707). */
@@ -114,15 +113,18 @@ async function rotateGrant(db: Database, refresh: string, clientId: string): Pro
       )
     ).rows[0];
     if (row) {
-      await q.query(`INSERT INTO ${S}.oauth_spent_refresh (secret_hash, org_id, grant_id, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
-        spent,
-        org.id,
-        row.id,
-        row.expires_at,
-      ]);
+      await q.query(
+        `INSERT INTO ${S}.oauth_spent_refresh (secret_hash, org_id, grant_id, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+        [spent, org.id, row.id, row.expires_at],
+      );
       return { refresh: `${org.id}.${secret}`, session: { id: row.id, org, userId: row.user_id, expiresAt: new Date(row.expires_at) } };
     }
-    const reused = (await q.query<{ grant_id: string }>(`SELECT grant_id FROM ${S}.oauth_spent_refresh WHERE secret_hash = $1 AND org_id = $2`, [spent, org.id])).rows[0];
+    const reused = (
+      await q.query<{ grant_id: string }>(`SELECT grant_id FROM ${S}.oauth_spent_refresh WHERE secret_hash = $1 AND org_id = $2`, [
+        spent,
+        org.id,
+      ])
+    ).rows[0];
     if (!reused) return null;
     const user = await endGrant(q, org, reused.grant_id);
     return { reused: { org, grant: reused.grant_id, user } };
@@ -159,7 +161,8 @@ const formBody = (ctx: AnyCtx): Promise<URLSearchParams> =>
 
 /** Redirect URIs a public client may register: https, or http on loopback (native apps, RFC 8252). */
 function checkRedirect(raw: unknown): string {
-  if (typeof raw !== 'string' || raw.length > 2000) throw new OAuthError(400, 'invalid_redirect_uri', 'each redirect URI must be a string of at most 2,000 characters');
+  if (typeof raw !== 'string' || raw.length > 2000)
+    throw new OAuthError(400, 'invalid_redirect_uri', 'each redirect URI must be a string of at most 2,000 characters');
   let u: URL;
   try {
     u = new URL(raw);
@@ -168,7 +171,11 @@ function checkRedirect(raw: unknown): string {
   }
   const loopback = u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
   if ((u.protocol !== 'https:' && !loopback) || u.hash || u.username || u.password) {
-    throw new OAuthError(400, 'invalid_redirect_uri', `"${raw.slice(0, 100)}" must be https, or http on a loopback address, without a fragment or credentials`);
+    throw new OAuthError(
+      400,
+      'invalid_redirect_uri',
+      `"${raw.slice(0, 100)}" must be https, or http on a loopback address, without a fragment or credentials`,
+    );
   }
   return u.href;
 }
@@ -181,7 +188,10 @@ interface Client {
 
 async function clientById(db: Database, id: string | null): Promise<Client | null> {
   if (!id || id.length > 100) return null;
-  return (await db.query<Client>(`SELECT client_id, client_name, redirect_uris FROM ${S}.oauth_clients WHERE client_id = $1`, [id])).rows[0] ?? null;
+  return (
+    (await db.query<Client>(`SELECT client_id, client_name, redirect_uris FROM ${S}.oauth_clients WHERE client_id = $1`, [id])).rows[0] ??
+    null
+  );
 }
 
 /** Loopback redirect URIs match on any port (RFC 8252 section 7.3); others exactly. */
@@ -195,7 +205,9 @@ function redirectAllowed(client: Client, uri: string): boolean {
     } catch {
       return false;
     }
-    return a.protocol === 'http:' && a.hostname === b.hostname && b.protocol === 'http:' && a.pathname === b.pathname && a.search === b.search;
+    return (
+      a.protocol === 'http:' && a.hostname === b.hostname && b.protocol === 'http:' && a.pathname === b.pathname && a.search === b.search
+    );
   });
 }
 
@@ -256,22 +268,47 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     const wait = await overLimit(db, 'oauth-register', ctx.ip, REGISTER_PER_MINUTE);
     if (wait) {
       ctx.set('retry-after', String(wait));
-      throw new OAuthError(429, 'temporarily_unavailable', `too many client registrations from this address (${REGISTER_PER_MINUTE} a minute); retry in ${wait} s`);
+      throw new OAuthError(
+        429,
+        'temporarily_unavailable',
+        `too many client registrations from this address (${REGISTER_PER_MINUTE} a minute); retry in ${wait} s`,
+      );
     }
     await sweep(db);
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const uris = body.redirect_uris;
-    if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10) throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must list 1 to 10 URIs');
+    if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10)
+      throw new OAuthError(400, 'invalid_redirect_uri', 'redirect_uris must list 1 to 10 URIs');
     const redirects = uris.map(checkRedirect);
     const method = body.token_endpoint_auth_method ?? 'none';
-    if (method !== 'none') throw new OAuthError(400, 'invalid_client_metadata', 'only public clients (token_endpoint_auth_method "none", with PKCE) may register');
-    for (const [field, allowed] of [['grant_types', ['authorization_code', 'refresh_token']], ['response_types', ['code']]] as const) {
+    if (method !== 'none')
+      throw new OAuthError(
+        400,
+        'invalid_client_metadata',
+        'only public clients (token_endpoint_auth_method "none", with PKCE) may register',
+      );
+    for (const [field, allowed] of [
+      ['grant_types', ['authorization_code', 'refresh_token']],
+      ['response_types', ['code']],
+    ] as const) {
       const v = body[field];
-      if (v !== undefined && (!Array.isArray(v) || v.some((x) => !(allowed as readonly string[]).includes(x)))) throw new OAuthError(400, 'invalid_client_metadata', `${field} may hold only ${allowed.join(', ')}`);
+      if (v !== undefined && (!Array.isArray(v) || v.some((x) => !(allowed as readonly string[]).includes(x))))
+        throw new OAuthError(400, 'invalid_client_metadata', `${field} may hold only ${allowed.join(', ')}`);
     }
-    const name = typeof body.client_name === 'string' && body.client_name.trim() ? body.client_name.replace(/[\u0000-\u001f\u007f]/g, ' ').trim().slice(0, 100) : 'an MCP client';
+    const name =
+      typeof body.client_name === 'string' && body.client_name.trim()
+        ? body.client_name
+            .replace(/[\u0000-\u001f\u007f]/g, ' ')
+            .trim()
+            .slice(0, 100)
+        : 'an MCP client';
     const id = randomUUID();
-    const row = (await db.query<{ created_at: Date }>(`INSERT INTO ${S}.oauth_clients (client_id, client_name, redirect_uris) VALUES ($1, $2, $3) RETURNING created_at`, [id, name, redirects])).rows[0]!;
+    const row = (
+      await db.query<{ created_at: Date }>(
+        `INSERT INTO ${S}.oauth_clients (client_id, client_name, redirect_uris) VALUES ($1, $2, $3) RETURNING created_at`,
+        [id, name, redirects],
+      )
+    ).rows[0]!;
     ctx.status = 201;
     ctx.set('cache-control', 'no-store');
     ctx.body = {
@@ -296,7 +333,11 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     const wait = await overLimit(db, 'oauth-authorize', ctx.ip, AUTHORIZE_PER_MINUTE);
     if (wait) {
       ctx.set('retry-after', String(wait));
-      return errorPage(ctx, 429, `Too many authorization requests from this address (${AUTHORIZE_PER_MINUTE} a minute): try again in ${wait} s.`);
+      return errorPage(
+        ctx,
+        429,
+        `Too many authorization requests from this address (${AUTHORIZE_PER_MINUTE} a minute): try again in ${wait} s.`,
+      );
     }
     const q = ctx.query as Record<string, string | string[] | undefined>;
     const one = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : null);
@@ -306,10 +347,12 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     if (!redirect || !redirectAllowed(client, redirect)) return errorPage(ctx, 400, 'The redirect_uri is not one this client registered.');
     // Anyone may register a client with any redirect URI, so an invalid request is never sent
     // back to it (the hub would be an open redirector, RFC 9700 section 4.11.2): it stays here.
-    const invalid = (description: string) => errorPage(ctx, 400, `This authorization request is not valid: ${description}. Start again from your MCP client.`);
+    const invalid = (description: string) =>
+      errorPage(ctx, 400, `This authorization request is not valid: ${description}. Start again from your MCP client.`);
     if (one('response_type') !== 'code') return invalid('response_type must be code');
     const challenge = one('code_challenge');
-    if (!challenge || one('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) return invalid('PKCE is required: code_challenge with code_challenge_method S256');
+    if (!challenge || one('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(challenge))
+      return invalid('PKCE is required: code_challenge with code_challenge_method S256');
     const resource = one('resource') ?? `${origin(ctx)}/mcp`;
     if (!resources(origin(ctx)).includes(resource)) return invalid(`this hub issues tokens for ${origin(ctx)}/mcp (or /sse) only`);
     const state = one('state');
@@ -398,7 +441,8 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     const csrf = form.get('csrf') ?? '';
     const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
     const same = (a: string, b: string) => a.length === b.length && a.length > 0 && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-    if (!same(csrf, request.csrf) || !same(cookie, request.csrf)) return errorPage(ctx, 403, 'This form was not sent from the consent page of this hub (anti-forgery check failed).');
+    if (!same(csrf, request.csrf) || !same(cookie, request.csrf))
+      return errorPage(ctx, 403, 'This form was not sent from the consent page of this hub (anti-forgery check failed).');
     const session = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
     if (!session) return errorPage(ctx, 401, 'You are no longer signed in: start again from your MCP client.');
     await db.query(`DELETE FROM ${S}.oauth_requests WHERE id = $1`, [request.id]);
@@ -415,10 +459,25 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     await db.query(`DELETE FROM ${S}.oauth_codes WHERE expires_at < now()`);
     // The grant remembers the browser session it was consented from (signing out ends it) and
     // that session's provider (removing the provider ends it).
-    const provider = (await db.query<{ provider_id: string | null }>(`SELECT provider_id FROM ${ident(session.org.schema)}.login_sessions WHERE id = $1`, [session.id])).rows[0];
+    const provider = (
+      await db.query<{ provider_id: string | null }>(`SELECT provider_id FROM ${ident(session.org.schema)}.login_sessions WHERE id = $1`, [
+        session.id,
+      ])
+    ).rows[0];
     await db.query(
       `INSERT INTO ${S}.oauth_codes (code_hash, client_id, org_id, user_id, redirect_uri, code_challenge, resource, expires_at, consent_session, provider_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [hashKey(code), request.client_id, session.org.id, session.userId, request.redirect_uri, request.code_challenge, request.resource, new Date(Date.now() + CODE_SECONDS * 1000), session.id, provider?.provider_id ?? null],
+      [
+        hashKey(code),
+        request.client_id,
+        session.org.id,
+        session.userId,
+        request.redirect_uri,
+        request.code_challenge,
+        request.resource,
+        new Date(Date.now() + CODE_SECONDS * 1000),
+        session.id,
+        provider?.provider_id ?? null,
+      ],
     );
     deps.audit.record(session.org, {
       at: new Date().toISOString(),
@@ -445,22 +504,38 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     if (grant === 'authorization_code') {
       const code = form.get('code') ?? '';
       const row = (
-        await db.query<{ client_id: string; org_id: string; user_id: string; redirect_uri: string; code_challenge: string; resource: string; consent_session: string | null; provider_id: string | null }>(
+        await db.query<{
+          client_id: string;
+          org_id: string;
+          user_id: string;
+          redirect_uri: string;
+          code_challenge: string;
+          resource: string;
+          consent_session: string | null;
+          provider_id: string | null;
+        }>(
           `DELETE FROM ${S}.oauth_codes WHERE code_hash = $1 AND expires_at > now() RETURNING client_id, org_id, user_id, redirect_uri, code_challenge, resource, consent_session, provider_id`,
           [hashKey(code)],
         )
       ).rows[0];
-      if (!row || row.client_id !== client.client_id) return refuse(ctx, 'invalid_grant', 'the code is unknown, used already, expired, or not this client\'s');
-      if (form.get('redirect_uri') !== row.redirect_uri) return refuse(ctx, 'invalid_grant', 'redirect_uri differs from the authorization request\'s');
+      if (!row || row.client_id !== client.client_id)
+        return refuse(ctx, 'invalid_grant', "the code is unknown, used already, expired, or not this client's");
+      if (form.get('redirect_uri') !== row.redirect_uri)
+        return refuse(ctx, 'invalid_grant', "redirect_uri differs from the authorization request's");
       const verifier = form.get('code_verifier') ?? '';
       if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || createHash('sha256').update(verifier).digest('base64url') !== row.code_challenge) {
         return refuse(ctx, 'invalid_grant', 'code_verifier does not match the code_challenge');
       }
       const asked = form.get('resource');
-      if (asked !== null && asked !== row.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the authorization request\'s');
+      if (asked !== null && asked !== row.resource)
+        throw new OAuthError(400, 'invalid_target', "resource differs from the authorization request's");
       const org = await orgById(db, row.org_id);
       if (!org) return refuse(ctx, 'invalid_grant', 'the organization no longer exists');
-      const made = await createSession(db, org, row.user_id, { clientId: client.client_id, hours: GRANT_HOURS, providerId: row.provider_id });
+      const made = await createSession(db, org, row.user_id, {
+        clientId: client.client_id,
+        hours: GRANT_HOURS,
+        providerId: row.provider_id,
+      });
       await db.query(`INSERT INTO ${S}.oauth_grants (id, org_id, client_id, consent_session, resource) VALUES ($1, $2, $3, $4, $5)`, [
         made.session.id,
         org.id,
@@ -474,13 +549,23 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     } else if (grant === 'refresh_token') {
       // Checked before the token rotates: a refused refresh leaves the refresh token as it was.
       resource = form.get('resource') ?? `${origin(ctx)}/mcp`;
-      if (!resources(origin(ctx)).includes(resource)) throw new OAuthError(400, 'invalid_target', `this server issues tokens for ${origin(ctx)}/mcp (or /sse) only`);
+      if (!resources(origin(ctx)).includes(resource))
+        throw new OAuthError(400, 'invalid_target', `this server issues tokens for ${origin(ctx)}/mcp (or /sse) only`);
       const rotated = await rotateGrant(db, form.get('refresh_token') ?? '', client.client_id);
       if (rotated && 'reused' in rotated) {
         const { org, grant: id, user } = rotated.reused;
-        deps.audit.record(org, { at: new Date().toISOString(), actor: user, token_id: id, action: 'oauth.refresh_reused', resource: `oauth_grant:${id}`, outcome: 400, details: { client: client.client_id, ended: true } });
+        deps.audit.record(org, {
+          at: new Date().toISOString(),
+          actor: user,
+          token_id: id,
+          action: 'oauth.refresh_reused',
+          resource: `oauth_grant:${id}`,
+          outcome: 400,
+          details: { client: client.client_id, ended: true },
+        });
       }
-      if (!rotated || 'reused' in rotated) return refuse(ctx, 'invalid_grant', 'the refresh token is unknown, used already, expired or revoked');
+      if (!rotated || 'reused' in rotated)
+        return refuse(ctx, 'invalid_grant', 'the refresh token is unknown, used already, expired or revoked');
       session = rotated.session;
       refresh = rotated.refresh;
     } else {
@@ -488,7 +573,12 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
     }
     await db.query(`UPDATE ${S}.oauth_clients SET last_used_at = now() WHERE client_id = $1`, [client.client_id]);
     const { token, expiresAt } = await mintToken(db, config.jwt, session, { seconds: ACCESS_SECONDS, audience: resource });
-    ctx.body = { access_token: token, token_type: 'Bearer', expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000), refresh_token: refresh };
+    ctx.body = {
+      access_token: token,
+      token_type: 'Bearer',
+      expires_in: Math.round((expiresAt.getTime() - Date.now()) / 1000),
+      refresh_token: refresh,
+    };
   });
 
   async function refuse(ctx: AnyCtx, code: string, description: string): Promise<never> {
@@ -501,5 +591,9 @@ export function registerOAuthRoutes(router: Router, deps: LoginDeps): void {
 export function withMcpChallenge(err: unknown, origin: string, path: string): unknown {
   if (!(err instanceof HubProblem) || err.status !== 401) return err;
   const challenge = `${err.headers?.['WWW-Authenticate'] ?? 'Bearer realm="svc"'}, resource_metadata="${origin}/.well-known/oauth-protected-resource${path}"`;
-  return new HubProblem(401, err.slug, err.title, err.message, { errors: err.errors, members: err.members, headers: { ...err.headers, 'WWW-Authenticate': challenge } });
+  return new HubProblem(401, err.slug, err.title, err.message, {
+    errors: err.errors,
+    members: err.members,
+    headers: { ...err.headers, 'WWW-Authenticate': challenge },
+  });
 }

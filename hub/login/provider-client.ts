@@ -36,14 +36,29 @@ export class ProviderUnavailable extends Error {
   override name = 'ProviderUnavailable';
 }
 
-const policyFor = (outbound: OutboundPolicy): OutboundPolicy => ({ ...outbound, timeoutMs: Math.min(outbound.timeoutMs, TIMEOUT_S * 1000), maxBytes: Math.min(outbound.maxBytes, MAX_BYTES) });
+const policyFor = (outbound: OutboundPolicy): OutboundPolicy => ({
+  ...outbound,
+  timeoutMs: Math.min(outbound.timeoutMs, TIMEOUT_S * 1000),
+  maxBytes: Math.min(outbound.maxBytes, MAX_BYTES),
+});
 
 /** openid-client's fetch, through the outbound policy. */
 function outboundFetch(outbound: OutboundPolicy): CustomFetch {
   const policy = policyFor(outbound);
   return async (url, options) => {
-    const body = options.body === undefined || options.body === null ? undefined : typeof options.body === 'string' ? options.body : options.body instanceof URLSearchParams ? options.body.toString() : Buffer.from(await new Response(options.body).arrayBuffer());
-    const r = await requestOutbound(url, { method: options.method, headers: options.headers, ...(body !== undefined ? { body } : {}) }, policy);
+    const body =
+      options.body === undefined || options.body === null
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : options.body instanceof URLSearchParams
+            ? options.body.toString()
+            : Buffer.from(await new Response(options.body).arrayBuffer());
+    const r = await requestOutbound(
+      url,
+      { method: options.method, headers: options.headers, ...(body !== undefined ? { body } : {}) },
+      policy,
+    );
     const headers = new Headers();
     for (const [k, v] of Object.entries(r.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     return new Response([101, 204, 205, 304].includes(r.status) ? null : r.body, { status: r.status, headers });
@@ -72,7 +87,11 @@ async function configFor(p: ProviderWithSecret, outbound: OutboundPolicy): Promi
   let config: Configuration;
   if (p.kind === 'github') {
     const root = base.href.replace(/\/$/, '');
-    config = new oc.Configuration({ issuer: root, authorization_endpoint: `${root}/login/oauth/authorize`, token_endpoint: `${root}/login/oauth/access_token` }, id, secret);
+    config = new oc.Configuration(
+      { issuer: root, authorization_endpoint: `${root}/login/oauth/authorize`, token_endpoint: `${root}/login/oauth/access_token` },
+      id,
+      secret,
+    );
     for (const f of execute) f(config);
   } else {
     config = await oc.discovery(base, id, secret, undefined, { execute, timeout: TIMEOUT_S, [oc.customFetch]: fetcher });
@@ -86,7 +105,12 @@ async function configFor(p: ProviderWithSecret, outbound: OutboundPolicy): Promi
 const scopeOf = (p: ProviderWithSecret): string => (p.kind === 'github' ? 'read:user user:email' : 'openid email profile');
 
 /** Where to send the browser: the provider's authorization endpoint with this attempt's checks. */
-export async function authorizationUrl(p: ProviderWithSecret, outbound: OutboundPolicy, redirectUri: string, checks: AttemptChecks): Promise<URL> {
+export async function authorizationUrl(
+  p: ProviderWithSecret,
+  outbound: OutboundPolicy,
+  redirectUri: string,
+  checks: AttemptChecks,
+): Promise<URL> {
   const oc = await client();
   const config = await configFor(p, outbound).catch((err: unknown) => {
     throw new ProviderUnavailable(failureReason(err), { cause: err });
@@ -103,13 +127,20 @@ export async function authorizationUrl(p: ProviderWithSecret, outbound: Outbound
 }
 
 /** The callback: code for tokens (state, PKCE and, for OIDC, the ID token's signature, iss, aud, exp and nonce checked), then who it is. */
-export async function completeLogin(p: ProviderWithSecret, outbound: OutboundPolicy, redirectUri: string, callback: URL, checks: AttemptChecks): Promise<ExternalIdentity> {
+export async function completeLogin(
+  p: ProviderWithSecret,
+  outbound: OutboundPolicy,
+  redirectUri: string,
+  callback: URL,
+  checks: AttemptChecks,
+): Promise<ExternalIdentity> {
   try {
     return await exchange(p, outbound, redirectUri, callback, checks);
   } catch (err) {
     if (upstream(err)) throw new ProviderUnavailable(failureReason(err), { cause: err });
     // The provider's refusal: its error code (a token), never its own words.
-    const code = (err as { code?: unknown; error?: unknown }).code === 'OAUTH_RESPONSE_BODY_ERROR' ? String((err as { error?: unknown }).error) : '';
+    const code =
+      (err as { code?: unknown; error?: unknown }).code === 'OAUTH_RESPONSE_BODY_ERROR' ? String((err as { error?: unknown }).error) : '';
     if (code) throw new SvcError('forbidden', `the provider refused the sign-in (${/^[\x21-\x7e]{1,60}$/.test(code) ? code : 'error'})`);
     throw err;
   }
@@ -118,7 +149,15 @@ export async function completeLogin(p: ProviderWithSecret, outbound: OutboundPol
 // openid-client's codes for an answer that is no answer at all (an error page, a body that is not
 // JSON, metadata it cannot use): the caller hears only "unavailable". The others are checks of a
 // well-formed answer that failed (a nonce, an issuer, a signature): those are refusals.
-const UPSTREAM_CODES = new Set(['OAUTH_RESPONSE_IS_NOT_JSON', 'OAUTH_RESPONSE_IS_NOT_CONFORM', 'OAUTH_PARSE_ERROR', 'OAUTH_HTTP_REQUEST_FORBIDDEN', 'OAUTH_REQUEST_PROTOCOL_FORBIDDEN', 'OAUTH_MISSING_SERVER_METADATA', 'OAUTH_INVALID_SERVER_METADATA']);
+const UPSTREAM_CODES = new Set([
+  'OAUTH_RESPONSE_IS_NOT_JSON',
+  'OAUTH_RESPONSE_IS_NOT_CONFORM',
+  'OAUTH_PARSE_ERROR',
+  'OAUTH_HTTP_REQUEST_FORBIDDEN',
+  'OAUTH_REQUEST_PROTOCOL_FORBIDDEN',
+  'OAUTH_MISSING_SERVER_METADATA',
+  'OAUTH_INVALID_SERVER_METADATA',
+]);
 
 /** Whether an error is the provider's (or the network's) rather than a check of its answer that failed. */
 function upstream(err: unknown): boolean {
@@ -130,14 +169,24 @@ function upstream(err: unknown): boolean {
   return false;
 }
 
-async function exchange(p: ProviderWithSecret, outbound: OutboundPolicy, redirectUri: string, callback: URL, checks: AttemptChecks): Promise<ExternalIdentity> {
+async function exchange(
+  p: ProviderWithSecret,
+  outbound: OutboundPolicy,
+  redirectUri: string,
+  callback: URL,
+  checks: AttemptChecks,
+): Promise<ExternalIdentity> {
   const oc = await client();
   const config = await configFor(p, outbound);
   const oidc = p.kind !== 'github';
   const tokens = await oc.authorizationCodeGrant(
     config,
     callback,
-    { pkceCodeVerifier: checks.verifier, expectedState: checks.state, ...(oidc ? { expectedNonce: checks.nonce, idTokenExpected: true } : {}) },
+    {
+      pkceCodeVerifier: checks.verifier,
+      expectedState: checks.state,
+      ...(oidc ? { expectedNonce: checks.nonce, idTokenExpected: true } : {}),
+    },
     { redirect_uri: redirectUri },
   );
   if (!oidc) return githubIdentity(new URL(p.issuer), tokens.access_token, policyFor(outbound));
@@ -162,7 +211,11 @@ export function failureReason(err: unknown): string {
 }
 
 async function githubGet(url: string, token: string, policy: OutboundPolicy): Promise<unknown> {
-  const r = await requestOutbound(url, { method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json' } }, policy);
+  const r = await requestOutbound(
+    url,
+    { method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json' } },
+    policy,
+  );
   if (r.status !== 200) throw new ProviderUnavailable(`GitHub answered ${r.status} to ${new URL(url).pathname}`);
   try {
     return JSON.parse(r.body.toString('utf8'));
@@ -174,8 +227,13 @@ async function githubGet(url: string, token: string, policy: OutboundPolicy): Pr
 async function githubIdentity(base: URL, token: string, policy: OutboundPolicy): Promise<ExternalIdentity> {
   const api = githubApi(base);
   const user = (await githubGet(`${api}/user`, token, policy)) as { id?: unknown; login?: unknown; name?: unknown };
-  if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new SvcError('forbidden', 'GitHub did not say which user signed in');
-  const listed = (await githubGet(`${api}/user/emails`, token, policy)) as Array<{ email?: unknown; verified?: unknown; primary?: unknown }>;
+  if (typeof user.id !== 'number' && typeof user.id !== 'string')
+    throw new SvcError('forbidden', 'GitHub did not say which user signed in');
+  const listed = (await githubGet(`${api}/user/emails`, token, policy)) as Array<{
+    email?: unknown;
+    verified?: unknown;
+    primary?: unknown;
+  }>;
   const verified = (Array.isArray(listed) ? listed : []).filter((e) => e.verified === true && typeof e.email === 'string');
   verified.sort((a, b) => Number(b.primary === true) - Number(a.primary === true));
   return {

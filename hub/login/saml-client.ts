@@ -28,23 +28,29 @@ export interface SamlEndpoints {
  * take the answer. At the ACS only `expected` is known: the request of the sign-in this browser
  * started, so a response answering anyone else's request fails its InResponseTo check.
  */
-function requestCache(db: Queryable, org: Org, providerId: string, hooks: { saved?: (id: string) => void; expected?: string } = {}): CacheProvider {
+function requestCache(
+  db: Queryable,
+  org: Org,
+  providerId: string,
+  hooks: { saved?: (id: string) => void; expected?: string } = {},
+): CacheProvider {
   const s = ident(org.schema);
   return {
     async saveAsync(key, value) {
-      await db.query(`INSERT INTO ${s}.saml_requests (id, provider_id, issued, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`, [
-        key,
-        providerId,
-        value,
-        new Date(Date.now() + REQUEST_MINUTES * 60_000),
-      ]);
+      await db.query(
+        `INSERT INTO ${s}.saml_requests (id, provider_id, issued, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`,
+        [key, providerId, value, new Date(Date.now() + REQUEST_MINUTES * 60_000)],
+      );
       await db.query(`DELETE FROM ${s}.saml_requests WHERE expires_at < now()`);
       hooks.saved?.(key);
       return { value, createdAt: Date.now() };
     },
     async getAsync(key) {
       if (hooks.expected === undefined || key !== hooks.expected) return null;
-      const r = await db.query<{ issued: string }>(`SELECT issued FROM ${s}.saml_requests WHERE id = $1 AND provider_id = $2 AND expires_at > now()`, [key, providerId]);
+      const r = await db.query<{ issued: string }>(
+        `SELECT issued FROM ${s}.saml_requests WHERE id = $1 AND provider_id = $2 AND expires_at > now()`,
+        [key, providerId],
+      );
       return r.rows[0]?.issued ?? null;
     },
     async removeAsync(key) {
@@ -77,9 +83,17 @@ async function samlFor(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlE
 }
 
 /** Where to send the browser: the IdP's SSO URL with a fresh AuthnRequest and our state as RelayState; and that request's ID. */
-export async function samlLoginUrl(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, relayState: string): Promise<{ url: string; requestId: string }> {
+export async function samlLoginUrl(
+  db: Queryable,
+  org: Org,
+  p: ProviderWithSecret,
+  at: SamlEndpoints,
+  relayState: string,
+): Promise<{ url: string; requestId: string }> {
   let requestId: string | undefined;
-  const url = await (await samlFor(db, org, p, at, requestCache(db, org, p.id, { saved: (id) => (requestId = id) }))).getAuthorizeUrlAsync(relayState, undefined, {});
+  const url = await (
+    await samlFor(db, org, p, at, requestCache(db, org, p.id, { saved: (id) => (requestId = id) }))
+  ).getAuthorizeUrlAsync(relayState, undefined, {});
   // eslint-disable-next-line no-restricted-syntax -- node-saml broke its contract: an internal error
   if (!requestId) throw new Error('node-saml issued an AuthnRequest without saving its ID');
   return { url, requestId };
@@ -104,18 +118,30 @@ const first = (n: Parsed | undefined, name: string): Parsed | undefined => {
 };
 
 /** The POST to the ACS, answering the request `requestId`: who the IdP says signed in, every check above passed. */
-export async function completeSaml(db: Queryable, org: Org, p: ProviderWithSecret, at: SamlEndpoints, samlResponse: string, requestId: string): Promise<ExternalIdentity> {
+export async function completeSaml(
+  db: Queryable,
+  org: Org,
+  p: ProviderWithSecret,
+  at: SamlEndpoints,
+  samlResponse: string,
+  requestId: string,
+): Promise<ExternalIdentity> {
   const saml = await samlFor(db, org, p, at, requestCache(db, org, p.id, { expected: requestId }));
   const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse });
   if (!profile) throw new SvcError('forbidden', 'the IdP answered without an assertion');
   // node-saml holds the issuer against idpIssuer for logout messages only.
-  if (profile.issuer !== p.issuer) throw new SvcError('forbidden', `the assertion's issuer is ${profile.issuer ?? 'missing'}, not the configured IdP ${p.issuer}`);
+  if (profile.issuer !== p.issuer)
+    throw new SvcError('forbidden', `the assertion's issuer is ${profile.issuer ?? 'missing'}, not the configured IdP ${p.issuer}`);
   const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
   const destination = /<(?:\w+:)?Response\b[^>]*\sDestination="([^"]*)"/.exec(xml)?.[1];
-  if (destination !== undefined && destination !== at.acs) throw new SvcError('forbidden', `the response is meant for ${destination}, not this hub`);
-  const assertion = (profile.getAssertion?.() as { Assertion?: Parsed } | undefined)?.Assertion ?? (profile.getAssertion?.() as Record<string, Parsed>)?.['saml:Assertion'];
+  if (destination !== undefined && destination !== at.acs)
+    throw new SvcError('forbidden', `the response is meant for ${destination}, not this hub`);
+  const assertion =
+    (profile.getAssertion?.() as { Assertion?: Parsed } | undefined)?.Assertion ??
+    (profile.getAssertion?.() as Record<string, Parsed>)?.['saml:Assertion'];
   const confirm = first(first(first(assertion, 'Subject'), 'SubjectConfirmation'), 'SubjectConfirmationData');
-  if (confirm?.$?.Recipient !== at.acs) throw new SvcError('forbidden', `the assertion's recipient is ${confirm?.$?.Recipient ?? 'missing'}, not this hub's ACS`);
+  if (confirm?.$?.Recipient !== at.acs)
+    throw new SvcError('forbidden', `the assertion's recipient is ${confirm?.$?.Recipient ?? 'missing'}, not this hub's ACS`);
   const id = assertion?.$?.ID;
   const until = confirm.$?.NotOnOrAfter ?? first(assertion, 'Conditions')?.$?.NotOnOrAfter;
   if (!id) throw new SvcError('forbidden', 'the assertion has no ID');
@@ -125,10 +151,15 @@ export async function completeSaml(db: Queryable, org: Org, p: ProviderWithSecre
   );
   if (!fresh.rows[0]) throw new SvcError('forbidden', 'this assertion was used already (replayed)');
   await db.query(`DELETE FROM ${ident(org.schema)}.saml_assertions WHERE expires_at < now()`);
-  const email = [profile.email, profile.mail, profile['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'], profile.nameIDFormat?.endsWith(':emailAddress') ? profile.nameID : undefined].find(
-    (v): v is string => typeof v === 'string' && /^[^@\s]+@[^@\s]+$/.test(v),
+  const email = [
+    profile.email,
+    profile.mail,
+    profile['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'],
+    profile.nameIDFormat?.endsWith(':emailAddress') ? profile.nameID : undefined,
+  ].find((v): v is string => typeof v === 'string' && /^[^@\s]+@[^@\s]+$/.test(v));
+  const name = [profile.displayName, profile['http://schemas.microsoft.com/identity/claims/displayname']].find(
+    (v): v is string => typeof v === 'string',
   );
-  const name = [profile.displayName, profile['http://schemas.microsoft.com/identity/claims/displayname']].find((v): v is string => typeof v === 'string');
   // The organization's own IdP vouches for the addresses it asserts.
   return { subject: profile.nameID ?? email ?? id, emails: email ? [email.toLowerCase()] : [], name: name ?? null };
 }

@@ -59,17 +59,29 @@ export async function signInUser(q: Queryable, org: Org, p: ProviderWithSecret, 
   if (known.length > 1) {
     throw new SignInRefused(`more than one person of ${org.slug} has the e-mail address ${address}; ask an admin to tell them apart`);
   } else if (known[0]) {
-    if (!known[0].linkable) throw new SignInRefused(`the e-mail address ${address} of ${known[0].name} was set by a provisioning client, so it cannot link a sign-in account; ask an admin`);
+    if (!known[0].linkable)
+      throw new SignInRefused(
+        `the e-mail address ${address} of ${known[0].name} was set by a provisioning client, so it cannot link a sign-in account; ask an admin`,
+      );
     user = known[0];
   } else if (p.create_users) {
     user = { id: randomUUID(), name: await freeUserName(q, org, emails[0]!.slice(0, emails[0]!.lastIndexOf('@'))), active: true };
-    await q.query(`INSERT INTO ${s}.users (id, name, email, role, kind) VALUES ($1, $2, $3, $4, 'person')`, [user.id, user.name, emails[0], p.default_role as Role]);
+    await q.query(`INSERT INTO ${s}.users (id, name, email, role, kind) VALUES ($1, $2, $3, $4, 'person')`, [
+      user.id,
+      user.name,
+      emails[0],
+      p.default_role as Role,
+    ]);
     created = true;
     await authChanged(q, org);
   } else {
     throw new SignInRefused(`no user of ${org.slug} has the e-mail address ${emails[0]}; ask an admin to add you`);
   }
-  await q.query(`INSERT INTO ${s}.external_identities (provider_id, subject, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [p.id, who.subject, user.id]);
+  await q.query(`INSERT INTO ${s}.external_identities (provider_id, subject, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+    p.id,
+    who.subject,
+    user.id,
+  ]);
   return active(user, created);
 }
 

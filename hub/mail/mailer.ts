@@ -22,10 +22,15 @@ export interface Message {
 const ADDRESS = /^[^\s<>(),;:"\\\x00-\x1f\x7f@]+@[^\s<>(),;:"\\\x00-\x1f\x7f@]+\.[^\s<>(),;:"\\\x00-\x1f\x7f@]+$/;
 
 /** Header text on one line: control characters (CR, LF, tab, NUL...) become spaces. */
-export const oneLine = (s: string): string => s.replace(/[\x00-\x1f\x7f\u2028\u2029]+/g, ' ').trim().slice(0, 200);
+export const oneLine = (s: string): string =>
+  s
+    .replace(/[\x00-\x1f\x7f\u2028\u2029]+/g, ' ')
+    .trim()
+    .slice(0, 200);
 
 export function checkAddress(address: string, what = 'e-mail address'): string {
-  if (address.length > 254 || !ADDRESS.test(address)) throw invalid(`${what} "${oneLine(address)}" is not a plain address such as bob@example.com`);
+  if (address.length > 254 || !ADDRESS.test(address))
+    throw invalid(`${what} "${oneLine(address)}" is not a plain address such as bob@example.com`);
   return address;
 }
 
@@ -42,7 +47,8 @@ export function mailSettings(env: NodeJS.ProcessEnv, given?: MailSettings): Mail
   } catch {
     throw invalid('SVC_HUB_SMTP_URL must be a URL such as smtp://user:pass@host:587 or smtps://user:pass@host:465');
   }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw invalid(`SVC_HUB_SMTP_URL must start with smtp:// or smtps:// (got ${url.protocol}//)`);
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw invalid(`SVC_HUB_SMTP_URL must start with smtp:// or smtps:// (got ${url.protocol}//)`);
   if (!url.hostname) throw invalid('SVC_HUB_SMTP_URL names no host');
   const m = /^(?:(.*)<([^<>]+)>|([^<>]+))$/.exec(from.trim());
   checkAddress((m?.[2] ?? m?.[3] ?? '').trim(), 'SVC_HUB_MAIL_FROM');
@@ -60,7 +66,8 @@ export class Mailer {
   constructor(private readonly settings: MailSettings) {}
 
   private open() {
-    this.transport ??= import('nodemailer').then((m) => m.default.createTransport({
+    this.transport ??= import('nodemailer').then((m) =>
+      m.default.createTransport({
         url: this.settings.smtpUrl,
         disableFileAccess: true,
         disableUrlAccess: true,
@@ -68,7 +75,8 @@ export class Mailer {
         connectionTimeout: 10_000,
         greetingTimeout: 10_000,
         socketTimeout: 20_000,
-      }));
+      }),
+    );
     return this.transport;
   }
 
@@ -76,7 +84,9 @@ export class Mailer {
     const address = checkAddress(m.to.address);
     const name = m.to.name ? oneLine(m.to.name) : '';
     try {
-      await (await this.open()).sendMail({
+      await (
+        await this.open()
+      ).sendMail({
         from: this.settings.from,
         to: name ? { name, address } : address,
         subject: oneLine(m.subject),

@@ -48,7 +48,11 @@ export function mcpGate(gate: Gatekeeper): Middleware<HubState> {
       throw withMcpChallenge(err, hubOrigin(ctx, gate.deps.config), ctx.path === '/sse' ? '/sse' : '/mcp');
     });
     const { principal, decision } = await gate.admit(who, header, false, set, ['mcp-messages']);
-    if (!decision.allowed) throw tooMany(decision, `this token may send ${limits.mcpMessagesPerMinute} MCP messages and ${limits.perMinute} requests per minute`);
+    if (!decision.allowed)
+      throw tooMany(
+        decision,
+        `this token may send ${limits.mcpMessagesPerMinute} MCP messages and ${limits.perMinute} requests per minute`,
+      );
     ctx.state.principal = principal;
     await next();
   };
@@ -92,13 +96,22 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
     const messages = (Array.isArray(body) ? body : [body]) as Array<{ method?: unknown; params?: { clientInfo?: { name?: unknown } } }>;
     if (messages.length === 0) throw badRequest('a JSON-RPC batch must hold at least one message');
     if (messages.length > limits.maxBatch) {
-      throw new HubProblem(413, 'payload-too-large', 'Payload too large', `a JSON-RPC batch holds at most ${limits.maxBatch} messages (got ${messages.length}); send the rest in further requests`);
+      throw new HubProblem(
+        413,
+        'payload-too-large',
+        'Payload too large',
+        `a JSON-RPC batch holds at most ${limits.maxBatch} messages (got ${messages.length}); send the rest in further requests`,
+      );
     }
     // The gate counted the request as one message: each further one of a batch counts too.
     const header = ctx.get('authorization') || undefined;
     for (let i = 1; i < messages.length; i++) {
       const { decision } = await deps.gate.admit(p, header, false, (k, v) => ctx.set(k, v), ['mcp-messages']);
-      if (!decision.allowed) throw tooMany(decision, `this token may send ${config.rateLimits.mcpMessagesPerMinute} MCP messages per minute, each message of a batch counted`);
+      if (!decision.allowed)
+        throw tooMany(
+          decision,
+          `this token may send ${config.rateLimits.mcpMessagesPerMinute} MCP messages per minute, each message of a batch counted`,
+        );
     }
     const init = messages.find((m) => m?.method === 'initialize');
     let session: McpSession;
@@ -110,7 +123,8 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
       const id = ctx.get('mcp-session-id');
       if (!id) throw badRequest('send the Mcp-Session-Id header that the answer to initialize gave (or initialize first)');
       session = await useSession(db, p, id, limits);
-      if (session.transport !== 'http') throw notFoundProblem(`MCP session ${id} is an SSE session: post its messages to /messages?sessionId=${id}`);
+      if (session.transport !== 'http')
+        throw notFoundProblem(`MCP session ${id} is an SSE session: post its messages to /messages?sessionId=${id}`);
     }
     const server = serverFor(p, session);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -129,9 +143,15 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
   });
 
   router.get('/mcp', () => {
-    throw new HubProblem(405, 'method-not-allowed', 'Method not allowed', 'this hub sends no server-initiated messages: POST JSON-RPC to /mcp (DELETE ends a session)', {
-      headers: { Allow: 'POST, DELETE' },
-    });
+    throw new HubProblem(
+      405,
+      'method-not-allowed',
+      'Method not allowed',
+      'this hub sends no server-initiated messages: POST JSON-RPC to /mcp (DELETE ends a session)',
+      {
+        headers: { Allow: 'POST, DELETE' },
+      },
+    );
   });
 
   // ---------------------------------------------------------------- HTTP+SSE
@@ -139,7 +159,13 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
   router.get('/sse', async (ctx: Ctx) => {
     const p = ctx.state.principal;
     const transport = new SSEServerTransport('/messages', ctx.res);
-    const session = await openSession(db, p, { transport: 'sse', profile: profileOf(ctx), holder: PROCESS_ID, id: transport.sessionId, limits });
+    const session = await openSession(db, p, {
+      transport: 'sse',
+      profile: profileOf(ctx),
+      holder: PROCESS_ID,
+      id: transport.sessionId,
+      limits,
+    });
     takeOver(ctx);
     deps.relay.hold(session.id, transport, p.org, limits.idleSeconds);
     ctx.res.on('close', () => {
@@ -156,7 +182,8 @@ export function registerMcpRoutes(router: Router<HubState>, deps: McpSurfaceDeps
     const session = await useSession(db, p, id, limits);
     if (session.transport !== 'sse') throw notFoundProblem(`MCP session ${id} is a streamable HTTP session: post its messages to /mcp`);
     const message = ctx.request.body as JSONRPCMessage | undefined;
-    if (message === undefined || typeof message !== 'object' || Array.isArray(message)) throw badRequest('send one JSON-RPC message as the body');
+    if (message === undefined || typeof message !== 'object' || Array.isArray(message))
+      throw badRequest('send one JSON-RPC message as the body');
     const m = message as { method?: unknown; params?: { clientInfo?: { name?: unknown } } };
     if (m.method === 'initialize' && typeof m.params?.clientInfo?.name === 'string') {
       await recordClient(db, p.org, session.id, m.params.clientInfo.name);
@@ -189,4 +216,3 @@ async function run(server: ReturnType<typeof createSvcServer>['server'], message
     await server.close().catch(() => undefined);
   }
 }
-

@@ -36,7 +36,11 @@ const CLIENT_ONLY_ARGUMENT = /^llm_/;
 /** Fields of an answer that describe the server's own machine. */
 const LOCAL_FIELDS = new Set(['storage_root', 'id_prefix', 'quarantined']);
 
-export function toolPipeline(deps: PipelineDeps, p: Principal, session: McpSession): (call: ToolCall, run: (ctx: ToolContext, args: unknown) => Promise<ToolResult>) => Promise<ToolResult> {
+export function toolPipeline(
+  deps: PipelineDeps,
+  p: Principal,
+  session: McpSession,
+): (call: ToolCall, run: (ctx: ToolContext, args: unknown) => Promise<ToolResult>) => Promise<ToolResult> {
   const { db, audit, config, log } = deps.gate.deps;
   const policy = Policy.of(p);
   return async (call, run) => {
@@ -58,8 +62,10 @@ export function toolPipeline(deps: PipelineDeps, p: Principal, session: McpSessi
     // Every tool the call runs, svc_admin's action included, passes here before it runs.
     const authorize = (tool: AnyToolDef, args: Record<string, unknown>): void => {
       if (tool.dispatches) return; // the tool it runs comes through here itself
-      if (tool.machineLocal) refuse(`${tool.name} works on a developer's machine (it ${tool.machineLocal}): run it with svc mcp there, not on the hub`);
-      if (!allowed(tools, tool.name)) refuse(`${tool.name} is not allowed in this organization (an admin sets which tools: PUT /api/v1/admin/mcp/tools)`);
+      if (tool.machineLocal)
+        refuse(`${tool.name} works on a developer's machine (it ${tool.machineLocal}): run it with svc mcp there, not on the hub`);
+      if (!allowed(tools, tool.name))
+        refuse(`${tool.name} is not allowed in this organization (an admin sets which tools: PUT /api/v1/admin/mcp/tools)`);
       if (tool.readOnly) return;
       if (p.role === 'viewer') refuse(`${p.userName} is a viewer: viewers change nothing (${tool.name} writes)`);
       const denied = scopesNamed(args).find((s) => !policy.mayWrite(s));
@@ -73,7 +79,11 @@ export function toolPipeline(deps: PipelineDeps, p: Principal, session: McpSessi
       const ingest = await takeIngest(db, p.org, p.userId, config.rateLimits);
       if (!ingest.allowed) {
         audit.record(p.org, entry(429));
-        return toErrorResult(new ToolFailure(`${p.userName} has written ${config.rateLimits.ingestPerMinute} times this minute through MCP, the most allowed; retry in ${ingest.retryAfter} s`));
+        return toErrorResult(
+          new ToolFailure(
+            `${p.userName} has written ${config.rateLimits.ingestPerMinute} times this minute through MCP, the most allowed; retry in ${ingest.retryAfter} s`,
+          ),
+        );
       }
     }
     const args = sanitizeArguments(call.args);
@@ -108,7 +118,9 @@ function sanitizeArguments(args: unknown): unknown {
 
 /** Every scope a write's arguments name: its own, its items', its learnings'. */
 function scopesNamed(args: Record<string, unknown>): string[] {
-  const nested = [args.items, args.learnings].flatMap((list) => (Array.isArray(list) ? list : [])).map((x) => (x as Record<string, unknown> | null)?.scope);
+  const nested = [args.items, args.learnings]
+    .flatMap((list) => (Array.isArray(list) ? list : []))
+    .map((x) => (x as Record<string, unknown> | null)?.scope);
   return [args.scope, ...nested].filter((s): s is string => typeof s === 'string');
 }
 
@@ -128,7 +140,11 @@ function holdsLocalField(value: unknown): boolean {
 function strip(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(strip);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !LOCAL_FIELDS.has(k)).map(([k, v]) => [k, strip(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !LOCAL_FIELDS.has(k))
+      .map(([k, v]) => [k, strip(v)]),
+  );
 }
 
 /** What the audit row names: the engram or session the call wrote. */

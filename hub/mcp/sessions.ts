@@ -36,7 +36,15 @@ interface Row {
 
 const COLUMNS = 'id, user_id, token_id, transport, profile, client_name, holder';
 
-const fromRow = (r: Row): McpSession => ({ id: r.id, userId: r.user_id, tokenId: r.token_id, transport: r.transport, profile: r.profile, clientName: r.client_name, holder: r.holder });
+const fromRow = (r: Row): McpSession => ({
+  id: r.id,
+  userId: r.user_id,
+  tokenId: r.token_id,
+  transport: r.transport,
+  profile: r.profile,
+  clientName: r.client_name,
+  holder: r.holder,
+});
 
 /** Opens a session for the token, within its bounds of open sessions per token and per person (idle ones are closed first). */
 export async function openSession(
@@ -49,16 +57,28 @@ export async function openSession(
     `UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE user_id = $1 AND closed_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
     [p.userId, opts.limits.idleSeconds],
   );
-  const open = (await db.query<{ token: number; person: number }>(
-    `SELECT count(*) FILTER (WHERE token_id = $2)::int AS token, count(*)::int AS person FROM ${s}.mcp_sessions WHERE user_id = $1 AND closed_at IS NULL`,
-    [p.userId, p.tokenId],
-  )).rows[0]!;
+  const open = (
+    await db.query<{ token: number; person: number }>(
+      `SELECT count(*) FILTER (WHERE token_id = $2)::int AS token, count(*)::int AS person FROM ${s}.mcp_sessions WHERE user_id = $1 AND closed_at IS NULL`,
+      [p.userId, p.tokenId],
+    )
+  ).rows[0]!;
   const end = `end one (DELETE /mcp with its Mcp-Session-Id, or close its SSE stream) or let one stay idle ${opts.limits.idleSeconds} s`;
   if (Number(open.token) >= opts.limits.maxSessionsPerToken) {
-    throw new HubProblem(429, 'too-many-sessions', 'Too many MCP sessions', `this token holds ${open.token} open MCP sessions, the most it may: ${end}`);
+    throw new HubProblem(
+      429,
+      'too-many-sessions',
+      'Too many MCP sessions',
+      `this token holds ${open.token} open MCP sessions, the most it may: ${end}`,
+    );
   }
   if (Number(open.person) >= opts.limits.maxSessionsPerUser) {
-    throw new HubProblem(429, 'too-many-sessions', 'Too many MCP sessions', `${p.userName} holds ${open.person} open MCP sessions over all their tokens, the most one person may: ${end}`);
+    throw new HubProblem(
+      429,
+      'too-many-sessions',
+      'Too many MCP sessions',
+      `${p.userName} holds ${open.person} open MCP sessions over all their tokens, the most one person may: ${end}`,
+    );
   }
   const id = opts.id ?? randomUUID();
   const r = await db.query<Row>(
@@ -97,7 +117,10 @@ export async function useSession(db: Database, p: Principal, id: string, limits:
     [id, p.userId, limits.idleSeconds, Math.min(TOUCH_AFTER_S, limits.idleSeconds / 2), p.tokenId, p.grant ?? null],
   );
   const row = r.rows[0];
-  if (!row) throw notFoundProblem(`no open MCP session ${id} for this token: it ended, went idle (${limits.idleSeconds} s) or never existed; start a new one`);
+  if (!row)
+    throw notFoundProblem(
+      `no open MCP session ${id} for this token: it ended, went idle (${limits.idleSeconds} s) or never existed; start a new one`,
+    );
   if (row.stale) await db.query(`UPDATE ${s}.mcp_sessions SET last_seen_at = now() WHERE id = $1`, [id]);
   const session = fromRow(row);
   if (recent.size >= MAX_RECENT) recent.clear();
@@ -106,7 +129,8 @@ export async function useSession(db: Database, p: Principal, id: string, limits:
 }
 
 export async function recordClient(db: Database, org: Org, id: string, clientName: string | undefined): Promise<void> {
-  if (clientName) await db.query(`UPDATE ${ident(org.schema)}.mcp_sessions SET client_name = $2 WHERE id = $1`, [id, clientName.slice(0, 200)]);
+  if (clientName)
+    await db.query(`UPDATE ${ident(org.schema)}.mcp_sessions SET client_name = $2 WHERE id = $1`, [id, clientName.slice(0, 200)]);
 }
 
 export async function closeSession(db: Database, org: Org, id: string): Promise<void> {
@@ -120,7 +144,10 @@ export async function closeSession(db: Database, org: Org, id: string): Promise<
  */
 export async function liveSessions(db: Database, org: Org, ids: string[], idleSeconds: number): Promise<Set<string>> {
   const s = ident(org.schema);
-  await db.query(`UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE id = ANY($1) AND closed_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`, [ids, idleSeconds]);
+  await db.query(
+    `UPDATE ${s}.mcp_sessions SET closed_at = now() WHERE id = ANY($1) AND closed_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
+    [ids, idleSeconds],
+  );
   const r = await db.query<{ id: string }>(`SELECT id FROM ${s}.mcp_sessions WHERE id = ANY($1) AND closed_at IS NULL`, [ids]);
   return new Set(r.rows.map((x) => x.id));
 }

@@ -62,7 +62,8 @@ export class SseRelay {
         [ids],
       );
       // In the order they were relayed.
-      for (const row of rows.rows.sort((a, b) => Number(a.id) - Number(b.id))) await this.streams.get(row.session_id)?.transport.send(row.message);
+      for (const row of rows.rows.sort((a, b) => Number(a.id) - Number(b.id)))
+        await this.streams.get(row.session_id)?.transport.send(row.message);
     }
   }
 
@@ -113,7 +114,12 @@ export class SseRelay {
     const local = this.streams.get(session.id);
     if (local) return local.transport.send(message);
     const s = ident(org.schema);
-    const row = (await this.db.query<{ id: string }>(`INSERT INTO ${s}.mcp_relay (session_id, message) VALUES ($1, $2::jsonb) RETURNING id`, [session.id, JSON.stringify(message)])).rows[0]!;
+    const row = (
+      await this.db.query<{ id: string }>(`INSERT INTO ${s}.mcp_relay (session_id, message) VALUES ($1, $2::jsonb) RETURNING id`, [
+        session.id,
+        JSON.stringify(message),
+      ])
+    ).rows[0]!;
     await this.db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ holder: session.holder, org: org.id, id: row.id })]);
   }
 
@@ -122,7 +128,12 @@ export class SseRelay {
     if (note.holder !== PROCESS_ID || !note.org || !note.id) return;
     const org = await orgById(this.db, note.org);
     if (!org) return;
-    const row = (await this.db.query<{ session_id: string; message: JSONRPCMessage }>(`DELETE FROM ${ident(org.schema)}.mcp_relay WHERE id = $1 RETURNING session_id, message`, [note.id])).rows[0];
+    const row = (
+      await this.db.query<{ session_id: string; message: JSONRPCMessage }>(
+        `DELETE FROM ${ident(org.schema)}.mcp_relay WHERE id = $1 RETURNING session_id, message`,
+        [note.id],
+      )
+    ).rows[0];
     if (row) await this.streams.get(row.session_id)?.transport.send(row.message);
   }
 

@@ -31,7 +31,8 @@ const cache = new Map<string, { epoch: number; policy: ToolPolicy }>();
 export async function toolPolicy(db: Database, org: Org, epoch: number): Promise<ToolPolicy> {
   const hit = cache.get(org.id);
   if (hit && hit.epoch === epoch) return hit.policy;
-  const row = (await db.query<{ allow: string[] | null; deny: string[] }>(`SELECT allow, deny FROM ${ident(org.schema)}.mcp_tool_policy`)).rows[0];
+  const row = (await db.query<{ allow: string[] | null; deny: string[] }>(`SELECT allow, deny FROM ${ident(org.schema)}.mcp_tool_policy`))
+    .rows[0];
   const policy = row ? { allow: row.allow, deny: row.deny } : OPEN;
   cache.set(org.id, { epoch, policy });
   return policy;
@@ -61,6 +62,7 @@ export function registerToolPolicyRoutes(router: Router<HubState>): void {
 }
 
 async function describe(db: Database, org: Org): Promise<{ allow: string[] | null; deny: string[]; local_only: string[] }> {
-  const row = (await db.query<{ allow: string[] | null; deny: string[] }>(`SELECT allow, deny FROM ${ident(org.schema)}.mcp_tool_policy`)).rows[0];
+  const row = (await db.query<{ allow: string[] | null; deny: string[] }>(`SELECT allow, deny FROM ${ident(org.schema)}.mcp_tool_policy`))
+    .rows[0];
   return { allow: row?.allow ?? null, deny: row?.deny ?? [], local_only: ALL_TOOLS.filter((t) => t.machineLocal).map((t) => t.name) };
 }

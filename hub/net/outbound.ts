@@ -88,7 +88,8 @@ export async function checkUrl(raw: string, policy: OutboundPolicy): Promise<{ u
   } catch {
     throw new RefusedUrl(`"${raw.slice(0, 200)}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && !(policy.allowPrivate && url.protocol === 'http:')) throw new RefusedUrl(`only https URLs are fetched (got ${url.protocol.replace(':', '')})`);
+  if (url.protocol !== 'https:' && !(policy.allowPrivate && url.protocol === 'http:'))
+    throw new RefusedUrl(`only https URLs are fetched (got ${url.protocol.replace(':', '')})`);
   if (url.username || url.password) throw new RefusedUrl('URLs with credentials in them are not fetched');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: Array<{ address: string; family: number }>;
@@ -100,7 +101,8 @@ export async function checkUrl(raw: string, policy: OutboundPolicy): Promise<{ u
   if (addresses.length === 0) throw new UpstreamFailed(`${host} does not resolve`);
   if (!policy.allowPrivate) {
     const inside = addresses.find((a) => isPrivateAddress(a.address));
-    if (inside) throw new RefusedUrl(`${host} is a private, loopback or link-local address (${inside.address}); this hub fetches only public ones`);
+    if (inside)
+      throw new RefusedUrl(`${host} is a private, loopback or link-local address (${inside.address}); this hub fetches only public ones`);
   }
   return { url, ...addresses[0]! };
 }
@@ -118,10 +120,15 @@ export async function postOutbound(raw: string, body: string, headers: Record<st
 }
 
 /** Any request under the policy (sign-in providers' endpoints): the answer whatever its status but a redirect. */
-export async function requestOutbound(raw: string, init: { method: string; headers: Record<string, string>; body?: string | Buffer }, policy: OutboundPolicy): Promise<Sent> {
+export async function requestOutbound(
+  raw: string,
+  init: { method: string; headers: Record<string, string>; body?: string | Buffer },
+  policy: OutboundPolicy,
+): Promise<Sent> {
   const headers = { ...init.headers };
   // A length rather than chunks: some token endpoints take nothing else.
-  if (init.body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length')) headers['content-length'] = String(Buffer.byteLength(init.body));
+  if (init.body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length'))
+    headers['content-length'] = String(Buffer.byteLength(init.body));
   return send(raw, init.method, headers, init.body, policy);
 }
 
@@ -133,16 +140,26 @@ export interface Sent {
   headers: IncomingMessage['headers'];
 }
 
-async function send(raw: string, method: string, headers: Record<string, string>, payload: string | Buffer | undefined, policy: OutboundPolicy): Promise<Sent> {
+async function send(
+  raw: string,
+  method: string,
+  headers: Record<string, string>,
+  payload: string | Buffer | undefined,
+  policy: OutboundPolicy,
+): Promise<Sent> {
   const { url, address, family } = await checkUrl(raw, policy);
   // Connect to the checked address whatever the resolver would say now.
   const pinned: LookupFunction = (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all) (cb as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
+    if ((opts as { all?: boolean }).all)
+      (cb as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
     else cb(null, address, family);
   };
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const deadline = setTimeout(() => req.destroy(new UpstreamFailed(`${url.host} did not answer within ${policy.timeoutMs} ms`)), policy.timeoutMs);
+    const deadline = setTimeout(
+      () => req.destroy(new UpstreamFailed(`${url.host} did not answer within ${policy.timeoutMs} ms`)),
+      policy.timeoutMs,
+    );
     const fail = (err: Error) => {
       clearTimeout(deadline);
       reject(err instanceof UpstreamFailed || err instanceof RefusedUrl ? err : new UpstreamFailed(`${url.host}: ${err.message}`));
@@ -168,7 +185,13 @@ async function send(raw: string, method: string, headers: Record<string, string>
       res.on('error', fail);
       res.on('end', () => {
         clearTimeout(deadline);
-        resolve({ host: url.host, status, body: Buffer.concat(chunks), contentType: String(res.headers['content-type'] ?? ''), headers: res.headers });
+        resolve({
+          host: url.host,
+          status,
+          body: Buffer.concat(chunks),
+          contentType: String(res.headers['content-type'] ?? ''),
+          headers: res.headers,
+        });
       });
     });
     req.on('error', fail);

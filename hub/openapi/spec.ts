@@ -70,12 +70,21 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
   const lines = new Set<string>();
   for (const e of errors ?? []) {
     if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
-    const path = e.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+    const path = e.instancePath
+      .replace(/^\//, '')
+      .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
+      .replace(/\//g, '.');
     const at = path || 'body';
-    if (e.keyword === 'additionalProperties') lines.add(`${at === 'body' ? '' : at + '.'}${(e.params as { additionalProperty: string }).additionalProperty}: unknown field`);
-    else if (e.keyword === 'required') lines.add(`${at === 'body' ? '' : at + '.'}${(e.params as { missingProperty: string }).missingProperty}: is required`);
-    else if (e.keyword === 'enum') lines.add(`${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((x) => JSON.stringify(x)).join(', ')}`);
-    else if (e.keyword === 'pattern' && e.params && (e.params as { pattern: string }).pattern === '\\S') lines.add(`${at}: must not be blank`);
+    if (e.keyword === 'additionalProperties')
+      lines.add(`${at === 'body' ? '' : at + '.'}${(e.params as { additionalProperty: string }).additionalProperty}: unknown field`);
+    else if (e.keyword === 'required')
+      lines.add(`${at === 'body' ? '' : at + '.'}${(e.params as { missingProperty: string }).missingProperty}: is required`);
+    else if (e.keyword === 'enum')
+      lines.add(
+        `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((x) => JSON.stringify(x)).join(', ')}`,
+      );
+    else if (e.keyword === 'pattern' && e.params && (e.params as { pattern: string }).pattern === '\\S')
+      lines.add(`${at}: must not be blank`);
     else lines.add(`${at}: ${e.message}`);
   }
   return [...lines];
@@ -93,14 +102,21 @@ export async function validBody<T>(schema: string, body: unknown): Promise<T> {
 }
 
 /** For tests: does a response match what the description says for this route and status? */
-export async function responseErrors(method: string, pathTemplate: string, status: number, contentType: string, body: unknown): Promise<string[]> {
+export async function responseErrors(
+  method: string,
+  pathTemplate: string,
+  status: number,
+  contentType: string,
+  body: unknown,
+): Promise<string[]> {
   const { doc, ajv } = await load();
   const op = doc.paths[pathTemplate]?.[method.toLowerCase()];
   if (!op) return [`${method} ${pathTemplate} is not described`];
   let response = op.responses?.[String(status)] ?? op.responses?.default;
   if (!response) return [`${method} ${pathTemplate} has no response ${status}`];
   if (response.$ref) response = doc.components.responses[response.$ref.split('/').pop()!] as typeof response;
-  if (status === 204 && !response.content) return body === undefined || body === '' || body === null ? [] : [`${method} ${pathTemplate} 204 has a body`];
+  if (status === 204 && !response.content)
+    return body === undefined || body === '' || body === null ? [] : [`${method} ${pathTemplate} 204 has a body`];
   const media = contentType.split(';')[0]!.trim();
   const schema = response.content?.[media]?.schema;
   if (!schema) return [`${method} ${pathTemplate} ${status}: no schema for ${media}`];

@@ -67,7 +67,10 @@ export class PgBackend implements OrgBackend {
   async findByHash(hash: string): Promise<EngramDoc[]> {
     const params: unknown[] = [hash];
     const where = scopeClause(this.view, 'scope', params);
-    const r = await this.db.query<{ doc: EngramDoc }>(`SELECT doc FROM ${this.s}.engrams WHERE content_hash = $1${where} ORDER BY seq`, params);
+    const r = await this.db.query<{ doc: EngramDoc }>(
+      `SELECT doc FROM ${this.s}.engrams WHERE content_hash = $1${where} ORDER BY seq`,
+      params,
+    );
     return r.rows.map((x) => x.doc);
   }
 

@@ -27,11 +27,16 @@ export async function appendEpisodes(view: OrgView, episodes: Episode[]): Promis
 /** An episode goes where its author writes, and names only a session and engrams its author reads. */
 async function checkEpisode(view: OrgView, policy: AccessPolicy, e: Episode): Promise<void> {
   policy.episodeWrite(e.scope!);
-  if (e.session && !(await getSession(view, e.session))) throw invalid(`session: no session ${e.session}`, [`session: no session ${e.session}`]);
+  if (e.session && !(await getSession(view, e.session)))
+    throw invalid(`session: no session ${e.session}`, [`session: no session ${e.session}`]);
   const ids = e.engram_ids ?? [];
   const readable = new Set(await readableIds(view, ids));
   const unknown = ids.filter((id) => !readable.has(id));
-  if (unknown.length) throw invalid(`engram_ids: no engram ${unknown.join(', ')}`, unknown.map((id) => `engram_ids: no engram ${id}`));
+  if (unknown.length)
+    throw invalid(
+      `engram_ids: no engram ${unknown.join(', ')}`,
+      unknown.map((id) => `engram_ids: no engram ${id}`),
+    );
 }
 
 /** An episode or session as its reader may see it: only the engram ids it may read. */
@@ -47,7 +52,12 @@ export async function queryEpisodes(view: OrgView, f: TimelineFilter): Promise<E
     const terms = queryTerms(f.query);
     if (terms.length === 0) return [];
     // PostgreSQL's English stemming over the summaries, any of the query's terms.
-    const tsq = `websearch_to_tsquery('english', ${w.param(terms.map((t) => t.replace(/[^\p{L}\p{N}\s]/gu, ' ').trim()).filter(Boolean).join(' or '))})`;
+    const tsq = `websearch_to_tsquery('english', ${w.param(
+      terms
+        .map((t) => t.replace(/[^\p{L}\p{N}\s]/gu, ' ').trim())
+        .filter(Boolean)
+        .join(' or '),
+    )})`;
     w.raw(`to_tsvector('english', summary) @@ ${tsq}`);
     rank = `ts_rank(to_tsvector('english', summary), ${tsq}) DESC, `;
   }
@@ -72,7 +82,8 @@ export async function getEpisode(view: OrgView, id: string): Promise<Episode | n
 }
 
 export async function putSession(view: OrgView, session: Session): Promise<void> {
-  const stored = (await view.db.query<{ doc: Session }>(`SELECT doc FROM ${view.s}.sessions WHERE id = $1`, [session.id])).rows[0]?.doc ?? null;
+  const stored =
+    (await view.db.query<{ doc: Session }>(`SELECT doc FROM ${view.s}.sessions WHERE id = $1`, [session.id])).rows[0]?.doc ?? null;
   // A new session is the caller's; a stored one keeps its owner (and only that owner changes it).
   const owner = stored ? stored.owner : (view.owner ?? session.owner);
   // A reader sees only the engram ids it may read: keep the stored ones it could not see.
@@ -110,7 +121,11 @@ export async function sessionsOf(view: OrgView, owner: string, limit: number): P
 
 export async function appendEvents(view: OrgView, events: EngramEvent[]): Promise<void> {
   // An injection receipt holds the caller's task: it is theirs (see Policy.eventVisible).
-  await insertEvents(view.db, view.s, view.owner ? events.map((e) => (e.action === 'injected' ? { ...e, owner: view.owner! } : e)) : events);
+  await insertEvents(
+    view.db,
+    view.s,
+    view.owner ? events.map((e) => (e.action === 'injected' ? { ...e, owner: view.owner! } : e)) : events,
+  );
 }
 
 export async function listEvents(view: OrgView, f: EventFilter): Promise<EngramEvent[]> {

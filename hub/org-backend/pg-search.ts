@@ -30,7 +30,11 @@ export async function searchText(view: OrgView, query: string, limit: number, mo
   const docs = cached
     ? new Map(top.map((t) => [t.id, JSON.parse(cached.json(t.id)!) as EngramDoc]))
     : new Map(
-        (await view.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${view.s}.engrams WHERE id = ANY ($1::text[])`, [top.map((t) => t.id)])).rows.map((r) => [r.id, r.doc]),
+        (
+          await view.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${view.s}.engrams WHERE id = ANY ($1::text[])`, [
+            top.map((t) => t.id),
+          ])
+        ).rows.map((r) => [r.id, r.doc]),
       );
   return top.flatMap((t) => {
     const doc = docs.get(t.id);
@@ -54,7 +58,8 @@ async function postingsFromDatabase(view: OrgView, terms: string[]): Promise<Ran
   const lists = new Map<string, TermPostings>();
   for (const p of r.rows) {
     let doc = docs.get(p.engram_id);
-    if (!doc) docs.set(p.engram_id, (doc = { id: p.engram_id, ord: docs.size, group: 0, ntok: Number(p.ntok), live: p.live, seq: Number(p.seq) }));
+    if (!doc)
+      docs.set(p.engram_id, (doc = { id: p.engram_id, ord: docs.size, group: 0, ntok: Number(p.ntok), live: p.live, seq: Number(p.seq) }));
     let l = lists.get(p.term);
     if (!l) lists.set(p.term, (l = new Map([[0, new Map()]])));
     l.get(0)!.set(doc, Number(p.wtf));
@@ -111,10 +116,12 @@ export async function embedPending(view: OrgView, embedder: Embedder, onProgress
   const total = Number((await view.db.query<{ n: number }>(`SELECT count(*)::int AS n ${pendingSql}`, [embedder.model])).rows[0]?.n ?? 0);
   let done = 0;
   while (done < total) {
-    const batch = (await view.db.query<{ id: string; statement: string; content_hash: string }>(
-      `SELECT e.id, e.doc->>'statement' AS statement, e.content_hash ${pendingSql} ORDER BY e.seq LIMIT ${EMBED_BATCH}`,
-      [embedder.model],
-    )).rows;
+    const batch = (
+      await view.db.query<{ id: string; statement: string; content_hash: string }>(
+        `SELECT e.id, e.doc->>'statement' AS statement, e.content_hash ${pendingSql} ORDER BY e.seq LIMIT ${EMBED_BATCH}`,
+        [embedder.model],
+      )
+    ).rows;
     if (batch.length === 0) break;
     const vectors = await embedder.embedPassages(batch.map((b) => b.statement));
     // Only if the statement is still the one embedded: an edit meanwhile leaves it pending.

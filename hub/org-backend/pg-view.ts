@@ -22,7 +22,11 @@ export async function readableIds(view: OrgView, ids: readonly string[]): Promis
   if (ids.length === 0 || !view.readable) return [...ids];
   const params: unknown[] = [[...ids]];
   const where = scopeClause(view, 'scope', params);
-  const seen = new Set((await view.db.query<{ id: string }>(`SELECT id FROM ${view.s}.engrams WHERE id = ANY($1::text[])${where}`, params)).rows.map((r) => r.id));
+  const seen = new Set(
+    (await view.db.query<{ id: string }>(`SELECT id FROM ${view.s}.engrams WHERE id = ANY($1::text[])${where}`, params)).rows.map(
+      (r) => r.id,
+    ),
+  );
   return ids.filter((id) => seen.has(id));
 }
 

@@ -74,7 +74,9 @@ export async function writeUnit<T>(view: OrgView, fn: (tx: EngramWriter) => Prom
 async function putEngram(view: OrgView, q: Queryable, engram: EngramDoc, note: EventNote | undefined, fresh: boolean): Promise<void> {
   const check = validateEngram(engram);
   if (!check.ok) throw invalid(`engram ${engram.id} is invalid`, check.errors);
-  const prior = fresh ? undefined : (await q.query<{ doc: EngramDoc; ntok: number }>(`SELECT doc, ntok FROM ${view.s}.engrams WHERE id = $1`, [engram.id])).rows[0];
+  const prior = fresh
+    ? undefined
+    : (await q.query<{ doc: EngramDoc; ntok: number }>(`SELECT doc, ntok FROM ${view.s}.engrams WHERE id = $1`, [engram.id])).rows[0];
   const before = prior?.doc ?? null;
   view.policy?.engramWrite(before, engram);
   const { terms, ntok } = documentTerms(engram);
@@ -87,9 +89,20 @@ async function putEngram(view: OrgView, q: Queryable, engram: EngramDoc, note: E
   }
   const event = changeEvent(before, engram, note);
   const params: unknown[] = [
-    engram.id, engram.scope, engram.status, engram.type, engram.domain ?? null, hash, engram.pinned === true, ntok, JSON.stringify(engram),
-    [...terms.keys()], [...terms.values()],
-    [...stats.keys()], [...stats.values()].map((d) => d.rows), [...stats.values()].map((d) => d.tokens),
+    engram.id,
+    engram.scope,
+    engram.status,
+    engram.type,
+    engram.domain ?? null,
+    hash,
+    engram.pinned === true,
+    ntok,
+    JSON.stringify(engram),
+    [...terms.keys()],
+    [...terms.values()],
+    [...stats.keys()],
+    [...stats.values()].map((d) => d.rows),
+    [...stats.values()].map((d) => d.tokens),
     JSON.stringify(event ? [event] : []),
   ];
   const outbox = outboxSql(view.org, [{ type: lifecycleEvent(before, engram), data: engram }], params);

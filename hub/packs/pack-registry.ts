@@ -25,7 +25,9 @@ export class PgPackRegistry implements PackRegistry {
   }
 
   async get(name: string): Promise<InstalledPack | null> {
-    return (await this.db.query<{ record: InstalledPack }>(`SELECT record FROM ${this.s}.packs WHERE name = $1`, [name])).rows[0]?.record ?? null;
+    return (
+      (await this.db.query<{ record: InstalledPack }>(`SELECT record FROM ${this.s}.packs WHERE name = $1`, [name])).rows[0]?.record ?? null
+    );
   }
 
   // An installed pack is a scope everyone in the organization reads: its changes are changes

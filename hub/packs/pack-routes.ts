@@ -33,7 +33,8 @@ const PACK_PATH = /^(pack\.yaml|engrams\/[A-Za-z0-9._-]+\.yaml)$/;
 
 /** Writes one file of a pack into the folder it is installed from; its name must be a pack path. */
 function writePackFile(into: string, name: string, data: Buffer): void {
-  if (!PACK_PATH.test(name)) throw badRequest(`"${name}" is not a pack file: files are named pack.yaml or engrams/<id>.yaml`, [`${name}: not a pack file`]);
+  if (!PACK_PATH.test(name))
+    throw badRequest(`"${name}" is not a pack file: files are named pack.yaml or engrams/<id>.yaml`, [`${name}: not a pack file`]);
   mkdirSync(dirname(join(into, name)), { recursive: true });
   writeFileSync(join(into, name), data);
 }
@@ -44,14 +45,21 @@ function writePackFile(into: string, name: string, data: Buffer): void {
  * never come. Returns the number of files and a digest of what was sent (for Idempotency-Key).
  */
 async function readUpload(ctx: ParameterizedContext<HubState>, into: string): Promise<{ files: number; digest: string }> {
-  if (!ctx.is('multipart/form-data')) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'upload the pack as multipart/form-data, one part per file named by its path (pack.yaml, engrams/<id>.yaml), or send {"url": ...} as application/json');
+  if (!ctx.is('multipart/form-data'))
+    throw new HubProblem(
+      415,
+      'unsupported-media-type',
+      'Unsupported media type',
+      'upload the pack as multipart/form-data, one part per file named by its path (pack.yaml, engrams/<id>.yaml), or send {"url": ...} as application/json',
+    );
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > MAX_UPLOAD_BYTES) throw tooLarge();
   const { default: Busboy } = await import('busboy');
   const req = ctx.req;
   // A client that left while the request was still authenticated: its 'aborted' and 'close' have
   // fired already and will not again, so nothing below would ever settle.
-  if (req.destroyed || req.socket?.destroyed) throw badRequest('the client closed the connection before the whole upload arrived', ['body: incomplete']);
+  if (req.destroyed || req.socket?.destroyed)
+    throw badRequest('the client closed the connection before the whole upload arrived', ['body: incomplete']);
   return new Promise<{ files: number; digest: string }>((resolve, reject) => {
     let files = 0;
     let size = 0;
@@ -113,7 +121,14 @@ async function readUpload(ctx: ParameterizedContext<HubState>, into: string): Pr
     bb.on('error', (e: Error) => done(badRequest(`the upload is not valid multipart: ${e.message}`)));
     bb.on('close', () => {
       if (failed) return done(failed);
-      const digest = createHash('sha256').update(parts.map((p) => `${p.name}\0${p.sha}`).sort().join('\n')).digest('hex');
+      const digest = createHash('sha256')
+        .update(
+          parts
+            .map((p) => `${p.name}\0${p.sha}`)
+            .sort()
+            .join('\n'),
+        )
+        .digest('hex');
       done(undefined, { files, digest });
     });
     req.once('aborted', gone).once('close', closed).once('error', gone);
@@ -134,7 +149,13 @@ const uploads = new WeakMap<object, { dir: string; files: number }>();
  */
 export function packUpload(): Middleware<HubState> {
   return async (ctx, next) => {
-    if (ctx.method !== 'POST' || ctx.path !== '/api/v1/packs' || ctx.is('multipart/form-data') !== 'multipart/form-data' || !ctx.state.principal) return next();
+    if (
+      ctx.method !== 'POST' ||
+      ctx.path !== '/api/v1/packs' ||
+      ctx.is('multipart/form-data') !== 'multipart/form-data' ||
+      !ctx.state.principal
+    )
+      return next();
     requireAdmin(ctx.state.principal);
     allowUntrustedQuery(ctx);
     const dir = mkdtempSync(join(tmpdir(), 'svc-hub-pack-'));
@@ -152,7 +173,12 @@ export function packUpload(): Middleware<HubState> {
 /** Engine messages name the temporary folder; callers know it as "the uploaded pack". */
 function hidePath<T>(dir: string, run: () => Promise<T>): Promise<T> {
   return run().catch((err: unknown) => {
-    if (err instanceof SvcError) throw new SvcError(err.kind, err.message.split(dir).join('the uploaded pack'), err.details.map((d) => d.split(dir).join('the uploaded pack')));
+    if (err instanceof SvcError)
+      throw new SvcError(
+        err.kind,
+        err.message.split(dir).join('the uploaded pack'),
+        err.details.map((d) => d.split(dir).join('the uploaded pack')),
+      );
     throw err;
   });
 }
@@ -174,13 +200,24 @@ async function readFromUrl(url: string, into: string, policy: OutboundPolicy): P
   try {
     doc = JSON.parse(fetched.body.toString('utf8'));
   } catch {
-    throw new HubProblem(502, 'upstream-failed', 'The pack URL failed', 'the URL did not answer with JSON: publish the files POST /packs/export answers');
+    throw new HubProblem(
+      502,
+      'upstream-failed',
+      'The pack URL failed',
+      'the URL did not answer with JSON: publish the files POST /packs/export answers',
+    );
   }
   const files = (doc as { files?: unknown }).files;
   if (!Array.isArray(files) || files.some((f) => typeof f?.path !== 'string' || typeof f?.content !== 'string')) {
-    throw new HubProblem(502, 'upstream-failed', 'The pack URL failed', 'the JSON at the URL has no files: [{path, content}] (what POST /packs/export answers)');
+    throw new HubProblem(
+      502,
+      'upstream-failed',
+      'The pack URL failed',
+      'the JSON at the URL has no files: [{path, content}] (what POST /packs/export answers)',
+    );
   }
-  if (files.length > MAX_FILES) throw new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack has at most ${MAX_FILES} files`);
+  if (files.length > MAX_FILES)
+    throw new HubProblem(413, 'payload-too-large', 'Payload too large', `a pack has at most ${MAX_FILES} files`);
   for (const f of files as Array<{ path: string; content: string }>) writePackFile(into, f.path, Buffer.from(f.content));
   return files.length;
 }
@@ -219,10 +256,21 @@ export function registerPackRoutes(router: Router<HubState>, deps: { outbound: O
       const name = (await peekManifest(dir))?.name;
       // The admin's view plus the pack's own scope, so its engrams are seen as they are written.
       const backend = openOrgBackend(ctx.state.db, p.org, typeof name === 'string' ? ctx.state.policy.forPack(name) : ctx.state.policy);
-      const r = await hidePath(dir, () => installPack(backend, new PgPackRegistry(ctx.state.db, p.org, ctx.state.policy), dir, opContext(), { trust: NO_TRUSTED_KEYS, allowUntrusted }));
+      const r = await hidePath(dir, () =>
+        installPack(backend, new PgPackRegistry(ctx.state.db, p.org, ctx.state.policy), dir, opContext(), {
+          trust: NO_TRUSTED_KEYS,
+          allowUntrusted,
+        }),
+      );
       ctx.state.auditResource = `pack:${r.name}`;
       // The audit says when an admin let in a pack nobody vouches for.
-      ctx.state.auditDetails = { version: r.version, created: r.created.length, updated: r.updated.length, signature: r.signature.status, signer: r.signature.signer };
+      ctx.state.auditDetails = {
+        version: r.version,
+        created: r.created.length,
+        updated: r.updated.length,
+        signature: r.signature.status,
+        signer: r.signature.signer,
+      };
       ctx.status = r.action === 'installed' ? 201 : 200;
       const { path: _path, ...rest } = r;
       ctx.body = rest;
@@ -241,13 +289,24 @@ export function registerPackRoutes(router: Router<HubState>, deps: { outbound: O
   });
 
   router.post('/packs/export', async (ctx: Ctx) => {
-    const body = await validBody<{ name: string; scope?: string; domain?: string; tags?: string[]; type?: EngramType; description?: string; creator?: string }>('ExportPack', ctx.request.body);
+    const body = await validBody<{
+      name: string;
+      scope?: string;
+      domain?: string;
+      tags?: string[];
+      type?: EngramType;
+      description?: string;
+      creator?: string;
+    }>('ExportPack', ctx.request.body);
     if (body.scope) requireReadable(ctx.state.principal, body.scope);
     const dir = join(mkdtempSync(join(tmpdir(), 'svc-hub-export-')), body.name);
     try {
-      const r = await hidePath(dir, () => exportPack(ctx.state.backend, { ...body, creator: body.creator ?? ctx.state.principal.userName, output: dir }, opContext(), null));
+      const r = await hidePath(dir, () =>
+        exportPack(ctx.state.backend, { ...body, creator: body.creator ?? ctx.state.principal.userName, output: dir }, opContext(), null),
+      );
       const files = [{ path: 'pack.yaml', content: readFileSync(join(dir, 'pack.yaml'), 'utf8') }];
-      for (const f of readdirSync(join(dir, 'engrams')).sort()) files.push({ path: `engrams/${f}`, content: readFileSync(join(dir, 'engrams', f), 'utf8') });
+      for (const f of readdirSync(join(dir, 'engrams')).sort())
+        files.push({ path: `engrams/${f}`, content: readFileSync(join(dir, 'engrams', f), 'utf8') });
       ctx.state.auditResource = `pack:${r.name}`;
       const { path: _path, ...rest } = r;
       ctx.body = { ...rest, files };

@@ -42,7 +42,11 @@ export class ApiClient {
     this.handler ??= this.app.callback() as never;
     const { inject } = await import('light-my-request');
     // The browser's Host goes along: links the API makes (invitations, sign-in links) name the hub as the browser reached it.
-    const headers: Record<string, string> = { authorization: ctx.state.viewer.authorization, accept: 'application/json', ...(ctx.host ? { host: ctx.host } : {}) };
+    const headers: Record<string, string> = {
+      authorization: ctx.state.viewer.authorization,
+      accept: 'application/json',
+      ...(ctx.host ? { host: ctx.host } : {}),
+    };
     let payload: Buffer | string | undefined;
     if (o.raw) {
       headers['content-type'] = o.raw.contentType;
@@ -51,7 +55,13 @@ export class ApiClient {
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(o.json);
     }
-    const res = await inject(this.handler as never, { method: method as never, url: `/api/v1${path}`, headers, remoteAddress: ctx.ip, ...(payload !== undefined ? { payload } : {}) });
+    const res = await inject(this.handler as never, {
+      method: method as never,
+      url: `/api/v1${path}`,
+      headers,
+      remoteAddress: ctx.ip,
+      ...(payload !== undefined ? { payload } : {}),
+    });
     let body: unknown = null;
     if (res.payload) {
       try {
@@ -62,7 +72,12 @@ export class ApiClient {
     }
     const ok = res.statusCode < 400;
     const doc = (!ok && body && typeof body === 'object' ? body : {}) as { detail?: string; title?: string };
-    return { status: res.statusCode, ok, body: body as T, problem: ok ? null : (doc.detail ?? doc.title ?? `the hub answered ${res.statusCode}`) };
+    return {
+      status: res.statusCode,
+      ok,
+      body: body as T,
+      problem: ok ? null : (doc.detail ?? doc.title ?? `the hub answered ${res.statusCode}`),
+    };
   }
 
   /** A read the page needs: its body, or an ApiFailure the page turns into an error page. */
@@ -77,7 +92,15 @@ export class ApiClient {
  * A form's action: the REST call, then back to `back` with a notice; or, when the hub refused
  * it, a page saying why, with the way back.
  */
-export async function perform(ctx: PageCtx, api: ApiClient, method: string, path: string, o: CallOptions, back: string, code: string): Promise<void> {
+export async function perform(
+  ctx: PageCtx,
+  api: ApiClient,
+  method: string,
+  path: string,
+  o: CallOptions,
+  back: string,
+  code: string,
+): Promise<void> {
   const r = await api.call(ctx, method, path, o);
   if (r.ok) return done(ctx, back, code);
   refusedPage(ctx, r, back);

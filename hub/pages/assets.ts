@@ -94,7 +94,11 @@ interface Asset {
   etag: string;
 }
 
-const asset = (body: string, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` });
+const asset = (body: string, type: string): Asset => ({
+  body,
+  type,
+  etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"`,
+});
 const ASSETS: Record<string, Asset> = {
   '/assets/svc.css': asset(CSS, 'text/css; charset=utf-8'),
   '/assets/svc.js': asset(JS, 'text/javascript; charset=utf-8'),

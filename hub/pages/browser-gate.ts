@@ -32,7 +32,8 @@ export interface GateDeps {
 }
 
 /** The paths the pages own. */
-export const isPagePath = (path: string): boolean => path === '/admin' || path.startsWith('/admin/') || path === '/me' || path.startsWith('/me/');
+export const isPagePath = (path: string): boolean =>
+  path === '/admin' || path.startsWith('/admin/') || path === '/me' || path.startsWith('/me/');
 
 export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
   const csrfKey = createHash('sha256').update(`svc-csrf\0${config.jwt.current}`).digest();
@@ -60,7 +61,14 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
     const header = ctx.get('authorization');
     if (header) {
       const p = await gatekeeper.principal(ctx.ip, header, (k, v) => ctx.set(k, v));
-      return { name: p.userName, userId: p.userId, role: p.role, org: { id: p.org.id, slug: p.org.slug }, authorization: header, csrf: null };
+      return {
+        name: p.userName,
+        userId: p.userId,
+        role: p.role,
+        org: { id: p.org.id, slug: p.org.slug },
+        authorization: header,
+        csrf: null,
+      };
     }
     const s = await sessionFromCookie(db, ctx.cookies.get(SESSION_COOKIE));
     if (!s) return null;
@@ -73,18 +81,32 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
         ctx.cookies.set(CSRF_COOKIE, csrf, { ...cookieOptions(ctx, config, '/', 12 * 3600_000), sameSite: 'strict' });
       }
     }
-    return { name: s.userName, userId: s.userId, role: s.role, org: { id: s.org.id, slug: s.org.slug }, authorization: await tokenFor(s), csrf: csrf ?? '' };
+    return {
+      name: s.userName,
+      userId: s.userId,
+      role: s.role,
+      org: { id: s.org.id, slug: s.org.slug },
+      authorization: await tokenFor(s),
+      csrf: csrf ?? '',
+    };
   }
 
   /** A cookie-carried form must come from our pages: our origin, and the token of this session. */
   function checkCsrf(ctx: PageCtx, viewer: Viewer, form: PageForm): void {
     const origin = ctx.get('origin');
-    if (origin && origin !== hubOrigin(ctx, config)) throw new HubProblem(403, 'forbidden', 'Forbidden', `a form from ${origin} may not act on this hub; use the hub's own pages`);
-    if (ctx.get('sec-fetch-site') === 'cross-site') throw new HubProblem(403, 'forbidden', 'Forbidden', 'a form from another site may not act on this hub');
+    if (origin && origin !== hubOrigin(ctx, config))
+      throw new HubProblem(403, 'forbidden', 'Forbidden', `a form from ${origin} may not act on this hub; use the hub's own pages`);
+    if (ctx.get('sec-fetch-site') === 'cross-site')
+      throw new HubProblem(403, 'forbidden', 'Forbidden', 'a form from another site may not act on this hub');
     const sent = form.fields.get('_csrf') ?? '';
     const want = viewer.csrf ?? '';
     if (!want || !sent || sent.length !== want.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(want))) {
-      throw new HubProblem(403, 'forbidden', 'Forbidden', 'the form has no valid security token (it may be from an older page); go back, reload the page and try again');
+      throw new HubProblem(
+        403,
+        'forbidden',
+        'Forbidden',
+        'the form has no valid security token (it may be from an older page); go back, reload the page and try again',
+      );
     }
   }
 
@@ -104,7 +126,12 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
       ctx.state.viewer = viewer;
       // Who may use the path is settled before a byte of the body is read.
       if (ctx.path.startsWith('/admin/') && viewer.role !== 'admin') {
-        throw new HubProblem(403, 'forbidden', 'Admins only', `the admin pages need the admin role; ${viewer.name} is ${viewer.role === 'editor' ? 'an editor' : 'a viewer'}. Your own page is /me/.`);
+        throw new HubProblem(
+          403,
+          'forbidden',
+          'Admins only',
+          `the admin pages need the admin role; ${viewer.name} is ${viewer.role === 'editor' ? 'an editor' : 'a viewer'}. Your own page is /me/.`,
+        );
       }
       if (ctx.method === 'POST') {
         const form = await readPageForm(ctx);
@@ -118,10 +145,20 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
       if (status === 401 && ctx.method === 'GET') return ctx.redirect(`/sign-in?return_to=${encodeURIComponent(ctx.originalUrl)}`);
       const internal = status >= 500 && !(err instanceof ApiFailure);
       if (internal) log(`internal error on ${ctx.method} ${ctx.path}: ${(err as Error)?.stack ?? String(err)}`);
-      const message = internal ? 'the hub could not show this page (the error is in its log)' : err instanceof ApiFailure ? err.message : toProblem(err).message;
-      const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status === 401 ? 'Not signed in' : 'Something went wrong';
+      const message = internal
+        ? 'the hub could not show this page (the error is in its log)'
+        : err instanceof ApiFailure
+          ? err.message
+          : toProblem(err).message;
+      const title =
+        status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status === 401 ? 'Not signed in' : 'Something went wrong';
       const section = ctx.path.startsWith('/admin/') && ctx.state.viewer?.role === 'admin' ? 'admin' : 'me';
-      renderPage(ctx, { title, section, status, body: [errorBox(message), html`<p><a href="${section === 'admin' ? '/admin/' : '/me/'}">Back to the start page</a></p>`] });
+      renderPage(ctx, {
+        title,
+        section,
+        status,
+        body: [errorBox(message), html`<p><a href="${section === 'admin' ? '/admin/' : '/me/'}">Back to the start page</a></p>`],
+      });
     }
   };
 }
@@ -136,15 +173,27 @@ async function readPageForm(ctx: PageCtx): Promise<PageForm> {
     return { fields: new URLSearchParams(text), files: new Map() };
   }
   if (ctx.is('multipart/form-data')) {
-    if (!UPLOAD_PATHS.has(ctx.path)) throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', `${ctx.path} takes a URL-encoded form (application/x-www-form-urlencoded), not an upload`);
+    if (!UPLOAD_PATHS.has(ctx.path))
+      throw new HubProblem(
+        415,
+        'unsupported-media-type',
+        'Unsupported media type',
+        `${ctx.path} takes a URL-encoded form (application/x-www-form-urlencoded), not an upload`,
+      );
     return readMultipart(ctx);
   }
-  throw new HubProblem(415, 'unsupported-media-type', 'Unsupported media type', 'pages take HTML forms (application/x-www-form-urlencoded or multipart/form-data)');
+  throw new HubProblem(
+    415,
+    'unsupported-media-type',
+    'Unsupported media type',
+    'pages take HTML forms (application/x-www-form-urlencoded or multipart/form-data)',
+  );
 }
 
 /** An upload form: one file and a few small fields, at most MAX_UPLOAD_BYTES in all; settles if the client leaves. */
 async function readMultipart(ctx: PageCtx): Promise<PageForm> {
-  const tooLarge = () => new HubProblem(413, 'payload-too-large', 'Payload too large', `an upload is at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`);
+  const tooLarge = () =>
+    new HubProblem(413, 'payload-too-large', 'Payload too large', `an upload is at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`);
   if (Number(ctx.get('content-length') || 0) > MAX_UPLOAD_BYTES + MAX_FORM_BYTES) throw tooLarge();
   const { default: Busboy } = await import('busboy');
   const req = ctx.req;
@@ -184,7 +233,9 @@ async function readMultipart(ctx: PageCtx): Promise<PageForm> {
       stream.on('end', () => form.files.set(name, { filename: info.filename ?? name, data: Buffer.concat(chunks) }));
     });
     bb.on('filesLimit', () => (failed ??= new HubProblem(413, 'payload-too-large', 'Payload too large', 'this form takes one file')));
-    bb.on('error', (e: Error) => done(new HubProblem(400, 'bad-request', 'Bad request', `the upload is not valid multipart: ${e.message}`)));
+    bb.on('error', (e: Error) =>
+      done(new HubProblem(400, 'bad-request', 'Bad request', `the upload is not valid multipart: ${e.message}`)),
+    );
     bb.on('close', () => done(failed));
     req.once('aborted', gone).once('close', closed).once('error', gone);
     req.pipe(bb);

@@ -138,7 +138,12 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
   });
   router.post('/admin/users', async (ctx: Ctx) => {
     const body = await validBody<{ name: string; email?: string; role: Role; kind?: UserKind }>('CreateUser', ctx.request.body);
-    const user = await createUser(ctx.state.db, ctx.state.principal.org, { name: body.name, email: body.email, role: body.role ?? 'editor', kind: body.kind });
+    const user = await createUser(ctx.state.db, ctx.state.principal.org, {
+      name: body.name,
+      email: body.email,
+      role: body.role ?? 'editor',
+      kind: body.kind,
+    });
     ctx.state.auditResource = `user:${user.id}`;
     ctx.status = 201;
     ctx.body = user;
@@ -206,7 +211,9 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     const owner = await getUser(ctx.state.db, p.org, body.user_id);
     if (!owner) throw badRequest(`user_id: no user ${body.user_id} in this organization`, [`user_id: no user ${body.user_id}`]);
     if (owner.id !== p.userId && owner.kind !== 'service') {
-      throw forbidden(`a key acts as its owner, and ${owner.name} is a person: they create their own keys, or redeem an invitation (POST /api/v1/admin/invitations) for their first one; machines get service accounts`);
+      throw forbidden(
+        `a key acts as its owner, and ${owner.name} is a person: they create their own keys, or redeem an invitation (POST /api/v1/admin/invitations) for their first one; machines get service accounts`,
+      );
     }
     const { key, info } = await issueApiKey(ctx.state.db, p.org, owner.id, body.name ?? 'api key');
     ctx.state.auditResource = `api_key:${info.id}`;
@@ -228,20 +235,56 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
   // An invitation for a person named by id or name (user_id), or by e-mail address (created when
   // nobody holds it): e-mailed when the hub has SMTP and the person an address, else in this answer.
   router.post('/admin/invitations', async (ctx: Ctx) => {
-    const body = await validBody<{ user_id?: string; email?: string; name?: string; role?: Role; group?: string; expires_in_hours?: number }>('CreateInvitation', ctx.request.body);
+    const body = await validBody<{
+      user_id?: string;
+      email?: string;
+      name?: string;
+      role?: Role;
+      group?: string;
+      expires_in_hours?: number;
+    }>('CreateInvitation', ctx.request.body);
     const p = ctx.state.principal;
-    const input: InviteInput = { user: body.user_id, email: body.email, name: body.name, role: body.role, group: body.group, hours: body.expires_in_hours };
+    const input: InviteInput = {
+      user: body.user_id,
+      email: body.email,
+      name: body.name,
+      role: body.role,
+      group: body.group,
+      hours: body.expires_in_hours,
+    };
     const r = await invitePerson(ctx.state.db, p.org, input, p.userName);
     const path = `/invite/${r.token}`;
     const emailed = Boolean(config.mail && r.user.email);
     if (emailed) {
-      await mailOrFail(config, invitationMessage({ org: p.org.slug, name: r.user.name, address: r.user.email!, url: hubOrigin(ctx, config) + path, by: p.userName, expiresAt: r.invitation.expires_at }));
+      await mailOrFail(
+        config,
+        invitationMessage({
+          org: p.org.slug,
+          name: r.user.name,
+          address: r.user.email!,
+          url: hubOrigin(ctx, config) + path,
+          by: p.userName,
+          expiresAt: r.invitation.expires_at,
+        }),
+      );
     }
     ctx.state.auditResource = `invitation:${r.invitation.id}`;
-    ctx.state.auditDetails = { user_id: r.user.id, user: r.user.name, created: r.created, group: r.group, emailed, expires_at: r.invitation.expires_at };
+    ctx.state.auditDetails = {
+      user_id: r.user.id,
+      user: r.user.name,
+      created: r.created,
+      group: r.group,
+      emailed,
+      expires_at: r.invitation.expires_at,
+    };
     ctx.status = 201;
     // E-mailed: the link went to the person only.
-    ctx.body = { ...r.invitation, user: { id: r.user.id, name: r.user.name, email: r.user.email, created: r.created }, emailed, ...(emailed ? { sent_to: r.user.email } : { token: r.token, path, url: hubOrigin(ctx, config) + path }) };
+    ctx.body = {
+      ...r.invitation,
+      user: { id: r.user.id, name: r.user.name, email: r.user.email, created: r.created },
+      emailed,
+      ...(emailed ? { sent_to: r.user.email } : { token: r.token, path, url: hubOrigin(ctx, config) + path }),
+    };
   });
 
   // Whether the hub sends e-mail (the people page says where an invitation goes).
@@ -264,11 +307,21 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
         `a sign-in link acts as ${link.user.name}, who has signed in before: it goes only to their own e-mail address${config.mail ? ` (give ${link.user.name} one)` : ' (configure SVC_HUB_SMTP_URL and SVC_HUB_MAIL_FROM)'}, or the operator runs svc hub login-link on the hub's machine`,
       );
     }
-    if (mail) await mailOrFail(config, signInLinkMessage({ org: p.org.slug, name: link.user.name, address: link.user.email!, url, minutes: LINK_MINUTES }));
+    if (mail)
+      await mailOrFail(
+        config,
+        signInLinkMessage({ org: p.org.slug, name: link.user.name, address: link.user.email!, url, minutes: LINK_MINUTES }),
+      );
     ctx.state.auditResource = `user:${link.user.id}`;
     ctx.state.auditDetails = { link_id: link.id, user: link.user.name, emailed: mail, expires_at: link.expiresAt };
     ctx.status = 201;
-    ctx.body = { id: link.id, user: { id: link.user.id, name: link.user.name }, expires_at: link.expiresAt, emailed: mail, ...(mail ? { sent_to: link.user.email } : { path: linkPath(link.token), url }) };
+    ctx.body = {
+      id: link.id,
+      user: { id: link.user.id, name: link.user.name },
+      expires_at: link.expiresAt,
+      emailed: mail,
+      ...(mail ? { sent_to: link.user.email } : { path: linkPath(link.token), url }),
+    };
   });
 
   router.get('/admin/audit', async (ctx: Ctx) => {
@@ -338,6 +391,11 @@ export function registerInvitationRoutes(router: Router, deps: { db: Database; f
       throw badRequest('this invitation is unknown, already used or expired; ask an admin for a new one', ['token: invalid']);
     }
     ctx.status = 201;
-    ctx.body = { ...redeemed.info, key: redeemed.key, user: { id: redeemed.user.id, name: redeemed.user.name }, org: { id: redeemed.org.id, slug: redeemed.org.slug } };
+    ctx.body = {
+      ...redeemed.info,
+      key: redeemed.key,
+      user: { id: redeemed.user.id, name: redeemed.user.name },
+      org: { id: redeemed.org.id, slug: redeemed.org.slug },
+    };
   });
 }

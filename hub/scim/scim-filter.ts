@@ -65,14 +65,16 @@ function check(f: Filter): void {
     case 'co':
     case 'sw':
     case 'ew':
-      if (typeof (f as { compValue: unknown }).compValue !== 'string') throw scimInvalid('invalidFilter', `"${f.op}" compares strings only`);
+      if (typeof (f as { compValue: unknown }).compValue !== 'string')
+        throw scimInvalid('invalidFilter', `"${f.op}" compares strings only`);
       return;
     case 'gt':
     case 'ge':
     case 'lt':
     case 'le': {
       const v = (f as { compValue: unknown }).compValue;
-      if (typeof v === 'boolean' || v === null) throw scimInvalid('invalidFilter', `"${f.op}" cannot order ${String(v)}: booleans and null have no order`);
+      if (typeof v === 'boolean' || v === null)
+        throw scimInvalid('invalidFilter', `"${f.op}" cannot order ${String(v)}: booleans and null have no order`);
       return;
     }
     case 'eq':
@@ -105,7 +107,8 @@ function compare(op: string, actual: unknown, expected: unknown, exact: boolean,
   }
   if (typeof expected === 'number' && typeof actual === 'number') return order(op, actual - expected);
   if (typeof expected !== 'string' || typeof actual !== 'string') return op === 'eq' ? actual === expected : false;
-  if (date && !Number.isNaN(Date.parse(actual)) && !Number.isNaN(Date.parse(expected))) return order(op, Date.parse(actual) - Date.parse(expected));
+  if (date && !Number.isNaN(Date.parse(actual)) && !Number.isNaN(Date.parse(expected)))
+    return order(op, Date.parse(actual) - Date.parse(expected));
   const a = exact ? actual : actual.toLowerCase();
   const e = exact ? expected : expected.toLowerCase();
   switch (op) {
@@ -151,7 +154,9 @@ export function matches(kind: ResourceKind, f: Filter, root: Record<string, unkn
       const { ext, attr } = splitPath(kind, attrPath);
       const top = field(ext ? field(root, ext) : root, attr);
       const items = Array.isArray(top) ? top : top === undefined ? [] : [top];
-      return items.some((item) => item && typeof item === 'object' && matches(kind, valFilter, item as Record<string, unknown>, { ext, attr }));
+      return items.some(
+        (item) => item && typeof item === 'object' && matches(kind, valFilter, item as Record<string, unknown>, { ext, attr }),
+      );
     }
   }
   const { attrPath, compValue } = f as { attrPath: string; compValue?: unknown };

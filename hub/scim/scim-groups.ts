@@ -50,7 +50,12 @@ function toResource(g: GroupRow, list: Obj[], base: string): Obj {
     displayName: typeof attrs.displayName === 'string' ? attrs.displayName : g.path,
     ...(typeof attrs.externalId === 'string' ? { externalId: attrs.externalId } : {}),
     members: list,
-    meta: { resourceType: 'Group', created: iso(g.created_at), lastModified: iso(g.scim_modified_at ?? g.created_at), location: `${base}/Groups/${g.id}` },
+    meta: {
+      resourceType: 'Group',
+      created: iso(g.created_at),
+      lastModified: iso(g.scim_modified_at ?? g.created_at),
+      location: `${base}/Groups/${g.id}`,
+    },
   };
 }
 
@@ -82,11 +87,14 @@ function clean(body: unknown, requireSchemas: boolean): CleanGroup {
   if (!isObj(body)) throw scimInvalid('invalidSyntax', 'the body must be a Group JSON object');
   const get = (name: string) => body[keyOf(body, name) ?? name];
   const schemas = get('schemas');
-  if (requireSchemas && (!Array.isArray(schemas) || !schemas.includes(GROUP_SCHEMA))) throw scimInvalid('invalidSyntax', `schemas must contain "${GROUP_SCHEMA}"`);
+  if (requireSchemas && (!Array.isArray(schemas) || !schemas.includes(GROUP_SCHEMA)))
+    throw scimInvalid('invalidSyntax', `schemas must contain "${GROUP_SCHEMA}"`);
   const displayName = get('displayName');
-  if (typeof displayName !== 'string' || displayName.trim() === '' || displayName.length > 256) throw scimInvalid('invalidValue', 'displayName is required: a string of 1 to 256 characters');
+  if (typeof displayName !== 'string' || displayName.trim() === '' || displayName.length > 256)
+    throw scimInvalid('invalidValue', 'displayName is required: a string of 1 to 256 characters');
   const externalId = get('externalId');
-  if (externalId !== undefined && externalId !== null && typeof externalId !== 'string') throw scimInvalid('invalidValue', 'externalId must be a string');
+  if (externalId !== undefined && externalId !== null && typeof externalId !== 'string')
+    throw scimInvalid('invalidValue', 'externalId must be a string');
   const list = get('members') ?? [];
   if (!Array.isArray(list)) throw scimInvalid('invalidValue', 'members must be an array');
   const memberIds = list.map((m, i) => {
@@ -107,7 +115,12 @@ async function groupPath(q: Queryable, org: Org, displayName: string): Promise<s
       .slice(0, 56)
       .replace(/-+$/, '') || 'group';
   const taken = new Set(
-    (await q.query<{ path: string }>(`SELECT path FROM ${ident(org.schema)}.groups WHERE path = $1 OR path LIKE $2`, [base, `${base.replace(/[\\%_]/g, '\\$&')}-%`])).rows.map((r) => r.path),
+    (
+      await q.query<{ path: string }>(`SELECT path FROM ${ident(org.schema)}.groups WHERE path = $1 OR path LIKE $2`, [
+        base,
+        `${base.replace(/[\\%_]/g, '\\$&')}-%`,
+      ])
+    ).rows.map((r) => r.path),
   );
   if (!taken.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
@@ -117,11 +130,18 @@ async function groupPath(q: Queryable, org: Org, displayName: string): Promise<s
 async function setMembers(q: Queryable, org: Org, groupId: string, userIds: string[]): Promise<void> {
   const s = ident(org.schema);
   const known = new Set(
-    (await q.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE id = ANY($1::text[]) AND kind = 'person' AND deleted_at IS NULL`, [userIds])).rows.map((r) => r.id),
+    (
+      await q.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE id = ANY($1::text[]) AND kind = 'person' AND deleted_at IS NULL`, [
+        userIds,
+      ])
+    ).rows.map((r) => r.id),
   );
   const unknown = userIds.find((id) => !known.has(id));
   if (unknown) throw scimInvalid('invalidValue', `members: no User ${unknown} (members are Users of this organization)`);
-  const removed = await q.query(`DELETE FROM ${s}.memberships WHERE group_id = $1 AND NOT (user_id = ANY($2::text[])) RETURNING user_id`, [groupId, userIds]);
+  const removed = await q.query(`DELETE FROM ${s}.memberships WHERE group_id = $1 AND NOT (user_id = ANY($2::text[])) RETURNING user_id`, [
+    groupId,
+    userIds,
+  ]);
   const added = await q.query(
     `INSERT INTO ${s}.memberships (group_id, user_id, read_only) SELECT $1, u, false FROM unnest($2::text[]) AS u ON CONFLICT (group_id, user_id) DO NOTHING RETURNING user_id`,
     [groupId, userIds],

@@ -1,6 +1,15 @@
 import { matches, parseFilter, terms, type Filter } from './scim-filter.js';
 import { scimInvalid } from './scim-errors.js';
-import { canonicalName, extensionOf, isMultiValued, isReadOnly, keyOf, PATCH_SCHEMA, stripCoreUrn, type ResourceKind } from './scim-schema.js';
+import {
+  canonicalName,
+  extensionOf,
+  isMultiValued,
+  isReadOnly,
+  keyOf,
+  PATCH_SCHEMA,
+  stripCoreUrn,
+  type ResourceKind,
+} from './scim-schema.js';
 
 // PATCH (RFC 7644 §3.5.2) applied to a resource as the server returns it; the caller stores
 // the result as it stores a PUT. Accepts what Entra ID and Okta send beside the RFC: ops in any
@@ -24,7 +33,11 @@ class Budget {
   private used = 0;
   spend(n: number): void {
     this.used += n;
-    if (this.used > MAX_WORK) throw scimInvalid('tooMany', `this PATCH would visit more than ${MAX_WORK} attribute values (operations × values × filter terms); send fewer operations or simpler filters`);
+    if (this.used > MAX_WORK)
+      throw scimInvalid(
+        'tooMany',
+        `this PATCH would visit more than ${MAX_WORK} attribute values (operations × values × filter terms); send fewer operations or simpler filters`,
+      );
   }
 }
 
@@ -43,17 +56,21 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 export function patchOps(body: unknown): PatchOp[] {
   if (!isObj(body)) throw scimInvalid('invalidSyntax', 'the body must be a PatchOp JSON object');
   const schemas = body[keyOf(body, 'schemas') ?? 'schemas'];
-  if (!Array.isArray(schemas) || !schemas.includes(PATCH_SCHEMA)) throw scimInvalid('invalidSyntax', `schemas must contain "${PATCH_SCHEMA}"`);
+  if (!Array.isArray(schemas) || !schemas.includes(PATCH_SCHEMA))
+    throw scimInvalid('invalidSyntax', `schemas must contain "${PATCH_SCHEMA}"`);
   const ops = body[keyOf(body, 'Operations') ?? 'Operations'];
   if (!Array.isArray(ops) || ops.length === 0) throw scimInvalid('invalidSyntax', 'Operations must be a non-empty array');
-  if (ops.length > MAX_OPS) throw scimInvalid('tooMany', `this PATCH has ${ops.length} operations; at most ${MAX_OPS} are allowed in one request`);
+  if (ops.length > MAX_OPS)
+    throw scimInvalid('tooMany', `this PATCH has ${ops.length} operations; at most ${MAX_OPS} are allowed in one request`);
   return ops.map((o, i) => {
     if (!isObj(o)) throw scimInvalid('invalidSyntax', `Operations[${i}] must be an object`);
     const op = String(o[keyOf(o, 'op') ?? 'op'] ?? '').toLowerCase();
-    if (op !== 'add' && op !== 'replace' && op !== 'remove') throw scimInvalid('invalidSyntax', `Operations[${i}].op must be "add", "replace" or "remove" (got ${JSON.stringify(o.op)})`);
+    if (op !== 'add' && op !== 'replace' && op !== 'remove')
+      throw scimInvalid('invalidSyntax', `Operations[${i}].op must be "add", "replace" or "remove" (got ${JSON.stringify(o.op)})`);
     const pathKey = keyOf(o, 'path');
     const path = pathKey ? o[pathKey] : undefined;
-    if (path !== undefined && (typeof path !== 'string' || path.trim() === '')) throw scimInvalid('invalidPath', `Operations[${i}].path must be a non-empty string`);
+    if (path !== undefined && (typeof path !== 'string' || path.trim() === ''))
+      throw scimInvalid('invalidPath', `Operations[${i}].path must be a non-empty string`);
     const valueKey = keyOf(o, 'value');
     return { op, ...(path !== undefined ? { path: path.trim() } : {}), ...(valueKey ? { value: o[valueKey] } : {}) };
   });
@@ -79,7 +96,11 @@ export function parsePath(kind: ResourceKind, path: string): Target {
       throw scimInvalid('invalidPath', `path "${path.slice(0, 200)}": ${(err as Error).message}`);
     }
     const n = terms(filter);
-    if (n > MAX_PATH_TERMS) throw scimInvalid('tooMany', `the filter of path "${path.slice(0, 200)}" has ${n} terms; at most ${MAX_PATH_TERMS} are allowed in a PATCH path`);
+    if (n > MAX_PATH_TERMS)
+      throw scimInvalid(
+        'tooMany',
+        `the filter of path "${path.slice(0, 200)}" has ${n} terms; at most ${MAX_PATH_TERMS} are allowed in a PATCH path`,
+      );
   }
   const attr = canonicalName(kind, ext, rawAttr);
   return { ext, attr, ...(filter ? { filter } : {}), ...(rawSub ? { sub: canonicalName(kind, ext, attr, rawSub) } : {}) };
@@ -170,7 +191,15 @@ function setSub(item: Obj, sub: string, op: PatchOp['op'], value: unknown): void
   else item[key] = value;
 }
 
-function applyFiltered(kind: ResourceKind, container: Obj, key: string, op: PatchOp['op'], t: Target, value: unknown, budget: Budget): void {
+function applyFiltered(
+  kind: ResourceKind,
+  container: Obj,
+  key: string,
+  op: PatchOp['op'],
+  t: Target,
+  value: unknown,
+  budget: Budget,
+): void {
   const current = container[key];
   const items = Array.isArray(current) ? current : [];
   // Each element is tested once or twice below, each test costing the filter's terms.

@@ -9,7 +9,17 @@ import { isWrite } from '../http/api-gate.js';
 import { errorBody, ScimError, scimInvalid, toScimError } from './scim-errors.js';
 import { matches, parseFilter } from './scim-filter.js';
 import { patchOps } from './scim-patch.js';
-import { attributeList, CONTENT_TYPE, LIST_SCHEMA, MAX_COUNT, project, resourceTypes, schemas, serviceProviderConfig, type ResourceKind } from './scim-schema.js';
+import {
+  attributeList,
+  CONTENT_TYPE,
+  LIST_SCHEMA,
+  MAX_COUNT,
+  project,
+  resourceTypes,
+  schemas,
+  serviceProviderConfig,
+  type ResourceKind,
+} from './scim-schema.js';
 import { scimCaller, type ScimCaller } from './scim-tokens.js';
 import { createScimUser, deleteScimUser, getUser, listUsers, patchScimUser, replaceScimUser } from './scim-users.js';
 import { createScimGroup, deleteScimGroup, getGroup, listGroups, patchScimGroup, replaceScimGroup } from './scim-groups.js';
@@ -61,7 +71,13 @@ function listResponse(ctx: ScimCtx, kind: ResourceKind, all: Record<string, unkn
   const startIndex = Math.max(1, whole(ctx, 'startIndex') ?? 1);
   const count = Math.min(MAX_COUNT, Math.max(0, whole(ctx, 'count') ?? MAX_COUNT));
   const page = hits.slice(startIndex - 1, startIndex - 1 + count);
-  return { schemas: [LIST_SCHEMA], totalResults: hits.length, startIndex, itemsPerPage: page.length, Resources: page.map((r) => project(kind, r, only, excluded)) };
+  return {
+    schemas: [LIST_SCHEMA],
+    totalResults: hits.length,
+    startIndex,
+    itemsPerPage: page.length,
+    Resources: page.map((r) => project(kind, r, only, excluded)),
+  };
 }
 
 function projected(ctx: ScimCtx, kind: ResourceKind, r: Record<string, unknown>): Record<string, unknown> {
@@ -101,8 +117,28 @@ function routes(): ReturnType<Router<ScimState>['routes']> {
   // ever changes. A PATCH answers 200 with the resource (the RFC allows 204; Entra and Okta
   // read neither).
   const RESOURCES = [
-    { path: '/Users', kind: 'User', tag: 'user', list: listUsers, get: getUser, create: createScimUser, replace: replaceScimUser, patch: patchScimUser, remove: deleteScimUser },
-    { path: '/Groups', kind: 'Group', tag: 'group', list: listGroups, get: getGroup, create: createScimGroup, replace: replaceScimGroup, patch: patchScimGroup, remove: deleteScimGroup },
+    {
+      path: '/Users',
+      kind: 'User',
+      tag: 'user',
+      list: listUsers,
+      get: getUser,
+      create: createScimUser,
+      replace: replaceScimUser,
+      patch: patchScimUser,
+      remove: deleteScimUser,
+    },
+    {
+      path: '/Groups',
+      kind: 'Group',
+      tag: 'group',
+      list: listGroups,
+      get: getGroup,
+      create: createScimGroup,
+      replace: replaceScimGroup,
+      patch: patchScimGroup,
+      remove: deleteScimGroup,
+    },
   ] as const;
   for (const x of RESOURCES) {
     const kind = x.kind as ResourceKind;
@@ -127,7 +163,11 @@ function routes(): ReturnType<Router<ScimState>['routes']> {
     });
     r.patch(`${x.path}/:id`, async (ctx) => {
       mark(ctx, `scim.${x.tag}.patch`, `${x.tag}:${ctx.params.id}`);
-      send(ctx, 200, projected(ctx, kind, await x.patch(ctx.state.q, org(ctx), ctx.params.id!, patchOps(ctx.request.body), ctx.state.base)));
+      send(
+        ctx,
+        200,
+        projected(ctx, kind, await x.patch(ctx.state.q, org(ctx), ctx.params.id!, patchOps(ctx.request.body), ctx.state.base)),
+      );
     });
     r.delete(`${x.path}/:id`, async (ctx) => {
       mark(ctx, `scim.${x.tag}.delete`, `${x.tag}:${ctx.params.id}`);
@@ -138,9 +178,14 @@ function routes(): ReturnType<Router<ScimState>['routes']> {
   return r.routes();
 }
 
-const UNAUTHORIZED = new ScimError(401, 'a SCIM token is required: Authorization: Bearer svc_scim_… (API keys and hub tokens are not accepted here)', undefined, {
-  'WWW-Authenticate': 'Bearer realm="svc-scim", error="invalid_token"',
-});
+const UNAUTHORIZED = new ScimError(
+  401,
+  'a SCIM token is required: Authorization: Bearer svc_scim_… (API keys and hub tokens are not accepted here)',
+  undefined,
+  {
+    'WWW-Authenticate': 'Bearer realm="svc-scim", error="invalid_token"',
+  },
+);
 
 export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
   const { db, config, audit, failedAuth, log } = gate.deps;
@@ -167,12 +212,21 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
     const write = isWrite(ctx.method, ctx.path);
     const decision = await gate.admitKey(who.org, `scim:${who.tokenId}`, write, (k, v) => ctx.set(k, v));
     if (!decision.allowed) {
-      audit.record(who.org, { at: new Date().toISOString(), actor: `scim:${who.tokenName}`, token_id: who.tokenId, action: 'scim.request', resource: null, outcome: 429, details: { method: ctx.method, path: ctx.path } });
+      audit.record(who.org, {
+        at: new Date().toISOString(),
+        actor: `scim:${who.tokenName}`,
+        token_id: who.tokenId,
+        action: 'scim.request',
+        resource: null,
+        outcome: 429,
+        details: { method: ctx.method, path: ctx.path },
+      });
       const { perMinute, writesPerMinute } = config.rateLimits;
       throw tooMany(decision, `this SCIM token may make ${perMinute} requests and ${writesPerMinute} writes per minute`);
     }
     // SCIM bodies are application/scim+json: read them as the JSON they are.
-    if (ctx.is('application/scim+json')) ctx.req.headers['content-type'] = ctx.get('content-type').replace(/application\/scim\+json/i, 'application/json');
+    if (ctx.is('application/scim+json'))
+      ctx.req.headers['content-type'] = ctx.get('content-type').replace(/application\/scim\+json/i, 'application/json');
     const run = () => body(ctx as unknown as Context, () => router(ctx, notFound(ctx)));
     const entry = (outcome: number): AuditEntry => ({
       at: new Date().toISOString(),

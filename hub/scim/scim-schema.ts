@@ -32,7 +32,11 @@ const typed = [s('value'), s('display'), s('type'), { name: 'primary', type: 'bo
 
 const USER_ATTRS: AttrDef[] = [
   s('userName', { required: true, uniqueness: 'server' }),
-  { name: 'name', type: 'complex', subAttributes: ['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix'].map((n) => s(n)) },
+  {
+    name: 'name',
+    type: 'complex',
+    subAttributes: ['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix'].map((n) => s(n)),
+  },
   s('displayName'),
   s('nickName'),
   s('profileUrl'),
@@ -47,7 +51,10 @@ const USER_ATTRS: AttrDef[] = [
   multi('phoneNumbers', typed),
   multi('ims', typed),
   multi('photos', typed),
-  multi('addresses', [...['formatted', 'streetAddress', 'locality', 'region', 'postalCode', 'country', 'type'].map((n) => s(n)), { name: 'primary', type: 'boolean' }]),
+  multi('addresses', [
+    ...['formatted', 'streetAddress', 'locality', 'region', 'postalCode', 'country', 'type'].map((n) => s(n)),
+    { name: 'primary', type: 'boolean' },
+  ]),
   { ...multi('groups', [s('value'), s('$ref'), s('display'), s('type')]), mutability: 'readOnly' },
   multi('entitlements', typed),
   multi('roles', typed),
@@ -63,13 +70,27 @@ const ENTERPRISE_ATTRS: AttrDef[] = [
   { name: 'manager', type: 'complex', subAttributes: [s('value'), s('$ref'), s('displayName', { mutability: 'readOnly' })] },
 ];
 
-const GROUP_ATTRS: AttrDef[] = [s('displayName', { required: true }), multi('members', [s('value', { mutability: 'immutable' }), s('$ref'), s('display'), s('type')])];
+const GROUP_ATTRS: AttrDef[] = [
+  s('displayName', { required: true }),
+  multi('members', [s('value', { mutability: 'immutable' }), s('$ref'), s('display'), s('type')]),
+];
 
 /** Attributes every resource has (RFC 7643 §3.1); id and externalId compare case-exactly. */
 const COMMON_ATTRS: AttrDef[] = [
   s('id', { mutability: 'readOnly', returned: 'always', caseExact: true, uniqueness: 'server' }),
   s('externalId', { caseExact: true }),
-  { name: 'meta', type: 'complex', mutability: 'readOnly', subAttributes: [s('resourceType'), { name: 'created', type: 'dateTime' }, { name: 'lastModified', type: 'dateTime' }, s('location'), s('version')] },
+  {
+    name: 'meta',
+    type: 'complex',
+    mutability: 'readOnly',
+    subAttributes: [
+      s('resourceType'),
+      { name: 'created', type: 'dateTime' },
+      { name: 'lastModified', type: 'dateTime' },
+      s('location'),
+      s('version'),
+    ],
+  },
 ];
 
 export type ResourceKind = 'User' | 'Group';
@@ -100,12 +121,14 @@ export function attributeDef(kind: ResourceKind, ext: string | undefined, attr: 
 
 /** The schema's spelling of a name, or the name as sent when the schema does not know it. */
 export function canonicalName(kind: ResourceKind, ext: string | undefined, attr: string, sub?: string): string {
-  return attributeDef(kind, ext, attr, sub)?.name ?? (sub ?? attr);
+  return attributeDef(kind, ext, attr, sub)?.name ?? sub ?? attr;
 }
 
-export const isMultiValued = (kind: ResourceKind, ext: string | undefined, attr: string): boolean => attributeDef(kind, ext, attr)?.multiValued === true;
+export const isMultiValued = (kind: ResourceKind, ext: string | undefined, attr: string): boolean =>
+  attributeDef(kind, ext, attr)?.multiValued === true;
 
-export const isCaseExact = (kind: ResourceKind, ext: string | undefined, attr: string, sub?: string): boolean => attributeDef(kind, ext, attr, sub)?.caseExact === true;
+export const isCaseExact = (kind: ResourceKind, ext: string | undefined, attr: string, sub?: string): boolean =>
+  attributeDef(kind, ext, attr, sub)?.caseExact === true;
 
 /** Attributes a client may not set (RFC 7643 mutability readOnly). */
 export const isReadOnly = (kind: ResourceKind, attr: string): boolean => attributeDef(kind, undefined, attr)?.mutability === 'readOnly';
@@ -120,8 +143,12 @@ export function keyOf(obj: Record<string, unknown>, name: string): string | unde
 /** Parses the attributes / excludedAttributes query parameters: comma-separated attribute paths. */
 export function attributeList(raw: string | undefined): string[] | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
-  const list = raw.split(',').map((a) => a.trim()).filter(Boolean);
-  if (list.some((a) => !/^[A-Za-z0-9:._$-]{1,200}$/.test(a))) throw scimInvalid('invalidValue', `attributes must be a comma-separated list of attribute names (got "${raw.slice(0, 100)}")`);
+  const list = raw
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (list.some((a) => !/^[A-Za-z0-9:._$-]{1,200}$/.test(a)))
+    throw scimInvalid('invalidValue', `attributes must be a comma-separated list of attribute names (got "${raw.slice(0, 100)}")`);
   return list;
 }
 
@@ -167,7 +194,7 @@ function pick(kind: ResourceKind, resource: Obj, paths: string[]): Obj {
     }
     const key = keyOf(from, attr);
     if (!key) continue;
-    const to = ext ? (asObj(out[ext]) ?? (out[ext] = {})) as Obj : out;
+    const to = ext ? ((asObj(out[ext]) ?? (out[ext] = {})) as Obj) : out;
     to[key] = sub ? pickSub(from[key], sub, to[key]) : from[key];
   }
   return out;
@@ -186,11 +213,12 @@ function omit(kind: ResourceKind, resource: Obj, paths: string[]): Obj {
     const key = keyOf(from, attr);
     if (!key || (!ext && (key === 'id' || key === 'schemas'))) continue;
     if (!sub) delete from[key];
-    else for (const item of Array.isArray(from[key]) ? (from[key] as unknown[]) : [from[key]]) {
-      const o = asObj(item);
-      const k = o && keyOf(o, sub);
-      if (k) delete o[k];
-    }
+    else
+      for (const item of Array.isArray(from[key]) ? (from[key] as unknown[]) : [from[key]]) {
+        const o = asObj(item);
+        const k = o && keyOf(o, sub);
+        if (k) delete o[k];
+      }
   }
   return out;
 }
@@ -219,7 +247,12 @@ export function serviceProviderConfig(base: string): Record<string, unknown> {
     sort: { supported: false },
     etag: { supported: false },
     authenticationSchemes: [
-      { type: 'oauthbearertoken', name: 'SCIM bearer token', description: 'A SCIM token (svc_scim_…) an admin creates with POST /api/v1/admin/scim-tokens', primary: true },
+      {
+        type: 'oauthbearertoken',
+        name: 'SCIM bearer token',
+        description: 'A SCIM token (svc_scim_…) an admin creates with POST /api/v1/admin/scim-tokens',
+        primary: true,
+      },
     ],
     meta: { resourceType: 'ServiceProviderConfig', location: `${base}/ServiceProviderConfig` },
   };
@@ -276,5 +309,9 @@ export function schemas(base: string): Record<string, unknown>[] {
     attributes: attrs.map(describe),
     meta: { resourceType: 'Schema', location: `${base}/Schemas/${id}` },
   });
-  return [doc(USER_SCHEMA, 'User', USER_ATTRS), doc(GROUP_SCHEMA, 'Group', GROUP_ATTRS), doc(ENTERPRISE_SCHEMA, 'EnterpriseUser', ENTERPRISE_ATTRS)];
+  return [
+    doc(USER_SCHEMA, 'User', USER_ATTRS),
+    doc(GROUP_SCHEMA, 'Group', GROUP_ATTRS),
+    doc(ENTERPRISE_SCHEMA, 'EnterpriseUser', ENTERPRISE_ATTRS),
+  ];
 }

@@ -32,9 +32,19 @@ export interface ScimCaller {
 }
 
 const COLUMNS = 'id, name, prefix, created_by, created_at, last_used_at, revoked_at';
-const toInfo = (t: ScimTokenInfo): ScimTokenInfo => ({ ...t, created_at: iso(t.created_at)!, last_used_at: iso(t.last_used_at), revoked_at: iso(t.revoked_at) });
+const toInfo = (t: ScimTokenInfo): ScimTokenInfo => ({
+  ...t,
+  created_at: iso(t.created_at)!,
+  last_used_at: iso(t.last_used_at),
+  revoked_at: iso(t.revoked_at),
+});
 
-export async function createScimToken(db: Queryable, org: Org, name: string, createdBy: string): Promise<{ token: string; info: ScimTokenInfo }> {
+export async function createScimToken(
+  db: Queryable,
+  org: Org,
+  name: string,
+  createdBy: string,
+): Promise<{ token: string; info: ScimTokenInfo }> {
   const token = SCIM_TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const hash = hashKey(token);
   await db.query(`INSERT INTO ${CONTROL_SCHEMA}.scim_token_index (secret_hash, org_id) VALUES ($1, $2)`, [hash, org.id]);
@@ -67,7 +77,8 @@ export async function revokeScimToken(db: Queryable, org: Org, id: string): Prom
 export async function scimCaller(db: Database, token: string): Promise<ScimCaller | null> {
   if (!TOKEN.test(token)) return null;
   const hash = hashKey(token);
-  const idx = (await db.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.scim_token_index WHERE secret_hash = $1`, [hash])).rows[0];
+  const idx = (await db.query<{ org_id: string }>(`SELECT org_id FROM ${CONTROL_SCHEMA}.scim_token_index WHERE secret_hash = $1`, [hash]))
+    .rows[0];
   const org = idx ? await orgById(db, idx.org_id) : null;
   if (!org) return null;
   const row = (

@@ -91,13 +91,20 @@ async function groupsOf(q: Queryable, org: Org, base: string, userId?: string): 
 
 /** Every SCIM user of the organization, oldest first (filters are evaluated over these in memory). */
 export async function listUsers(q: Queryable, org: Org, base: string): Promise<Obj[]> {
-  const rows = (await q.query<UserRow>(`SELECT ${COLUMNS} FROM ${ident(org.schema)}.users WHERE kind = 'person' AND deleted_at IS NULL ORDER BY created_at, id`)).rows;
+  const rows = (
+    await q.query<UserRow>(
+      `SELECT ${COLUMNS} FROM ${ident(org.schema)}.users WHERE kind = 'person' AND deleted_at IS NULL ORDER BY created_at, id`,
+    )
+  ).rows;
   const groups = await groupsOf(q, org, base);
   return rows.map((u) => toResource(u, groups.get(u.id) ?? [], base));
 }
 
 async function row(q: Queryable, org: Org, id: string): Promise<UserRow> {
-  const r = await q.query<UserRow>(`SELECT ${COLUMNS} FROM ${ident(org.schema)}.users WHERE id = $1 AND kind = 'person' AND deleted_at IS NULL`, [id]);
+  const r = await q.query<UserRow>(
+    `SELECT ${COLUMNS} FROM ${ident(org.schema)}.users WHERE id = $1 AND kind = 'person' AND deleted_at IS NULL`,
+    [id],
+  );
   if (!r.rows[0]) throw scimNotFound(`no User ${id}`);
   return r.rows[0];
 }
@@ -143,12 +150,15 @@ function clean(body: unknown, requireSchemas: boolean): CleanUser {
     else if (!NOT_STORED.has(key) && value !== null) attrs[key] = checked(key, value);
   }
   const userName = attrs.userName;
-  if (typeof userName !== 'string' || userName.trim() === '' || userName.length > 256) throw scimInvalid('invalidValue', 'userName is required: a string of 1 to 256 characters');
-  if (attrs.externalId !== undefined && typeof attrs.externalId !== 'string') throw scimInvalid('invalidValue', 'externalId must be a string');
+  if (typeof userName !== 'string' || userName.trim() === '' || userName.length > 256)
+    throw scimInvalid('invalidValue', 'userName is required: a string of 1 to 256 characters');
+  if (attrs.externalId !== undefined && typeof attrs.externalId !== 'string')
+    throw scimInvalid('invalidValue', 'externalId must be a string');
   attrs.userName = userName.trim();
   // What is kept of a User is read back by every list: a fixed size, whatever the body limit.
   const size = Buffer.byteLength(JSON.stringify(attrs));
-  if (size > MAX_USER_BYTES) throw scimInvalid('invalidValue', `this User is ${size} bytes as JSON; a User may be at most ${MAX_USER_BYTES} bytes`);
+  if (size > MAX_USER_BYTES)
+    throw scimInvalid('invalidValue', `this User is ${size} bytes as JSON; a User may be at most ${MAX_USER_BYTES} bytes`);
   return { userName: userName.trim(), active, attrs, email: primaryEmail(attrs.emails) };
 }
 
@@ -157,7 +167,8 @@ function checked(key: string, value: unknown): unknown {
   if (!def) return value;
   if (def.multiValued) {
     if (!Array.isArray(value) || !value.every(isObj)) throw scimInvalid('invalidValue', `${key} must be an array of objects`);
-    if (value.length > MAX_VALUES) throw scimInvalid('invalidValue', `${key} holds ${value.length} values; a User may have at most ${MAX_VALUES}`);
+    if (value.length > MAX_VALUES)
+      throw scimInvalid('invalidValue', `${key} holds ${value.length} values; a User may have at most ${MAX_VALUES}`);
     return value.map((item) => {
       const out = Object.fromEntries(Object.entries(item).map(([k, v]) => [canonicalName('User', undefined, key, k), v]));
       if (out.primary !== undefined) out.primary = asBoolean(out.primary, `${key}.primary`);
@@ -188,13 +199,16 @@ async function assertFree(q: Queryable, org: Org, userName: string, self: string
 export async function createScimUser(q: Queryable, org: Org, body: unknown, base: string): Promise<Obj> {
   const u = clean(body, true);
   await assertFree(q, org, u.userName, null);
-  const created = await createUser(q, org, { name: await freeUserName(q, org, u.userName), role: 'viewer', email: u.email, kind: 'person' });
-  await q.query(`UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, active = $4, scim_modified_at = now(), provisioned_by = 'scim' WHERE id = $1`, [
-    created.id,
-    JSON.stringify(u.attrs),
-    u.userName,
-    u.active ?? true,
-  ]);
+  const created = await createUser(q, org, {
+    name: await freeUserName(q, org, u.userName),
+    role: 'viewer',
+    email: u.email,
+    kind: 'person',
+  });
+  await q.query(
+    `UPDATE ${ident(org.schema)}.users SET scim = $2::jsonb, scim_user_name = $3, active = $4, scim_modified_at = now(), provisioned_by = 'scim' WHERE id = $1`,
+    [created.id, JSON.stringify(u.attrs), u.userName, u.active ?? true],
+  );
   await authChanged(q, org);
   return getUser(q, org, created.id, base);
 }

@@ -75,12 +75,21 @@ export interface AttemptOutcome {
 }
 
 /** Sends one delivery, once. */
-export async function attempt(url: string, secret: string, event: { id: string; type: string }, body: string, sentAt: Date, policy: OutboundPolicy): Promise<AttemptOutcome> {
+export async function attempt(
+  url: string,
+  secret: string,
+  event: { id: string; type: string },
+  body: string,
+  sentAt: Date,
+  policy: OutboundPolicy,
+): Promise<AttemptOutcome> {
   const started = performance.now();
   try {
     const status = await postOutbound(url, body, deliveryHeaders(secret, event, body, sentAt), policy);
     const latencyMs = Math.round(performance.now() - started);
-    return status >= 200 && status < 300 ? { ok: true, status, latencyMs, error: null } : { ok: false, status, latencyMs, error: `the receiver answered ${status}` };
+    return status >= 200 && status < 300
+      ? { ok: true, status, latencyMs, error: null }
+      : { ok: false, status, latencyMs, error: `the receiver answered ${status}` };
   } catch (err) {
     return { ok: false, status: null, latencyMs: Math.round(performance.now() - started), error: (err as Error).message.slice(0, 500) };
   }
@@ -101,7 +110,12 @@ interface Claimed {
 
 /** The policy of a webhook's creator as of now; null when that person's access has ended. */
 async function creatorPolicy(db: Database, org: Org, name: string): Promise<Policy | null> {
-  const user = (await db.query<{ id: string; name: string; role: Role; active: boolean }>(`SELECT id, name, role, active FROM ${ident(org.schema)}.users WHERE name = $1`, [name])).rows[0];
+  const user = (
+    await db.query<{ id: string; name: string; role: Role; active: boolean }>(
+      `SELECT id, name, role, active FROM ${ident(org.schema)}.users WHERE name = $1`,
+      [name],
+    )
+  ).rows[0];
   if (!user?.active) return null;
   const scopes = await resolveScopes(db, org, user);
   return new Policy({ userName: user.name, role: user.role, ...scopes });
@@ -151,7 +165,11 @@ export class DeliveryWorker {
 
   async start(): Promise<void> {
     // After a lost connection, what was notified meanwhile is read from the table: every organization is looked at.
-    this.unlisten = await this.deps.db.listen(WEBHOOK_CHANNEL, (schema) => this.wake(schema), () => this.wake(null));
+    this.unlisten = await this.deps.db.listen(
+      WEBHOOK_CHANNEL,
+      (schema) => this.wake(schema),
+      () => this.wake(null),
+    );
     this.timer = setInterval(() => this.wake(null), this.deps.settings.pollMs);
     this.timer.unref();
     this.wake(null);
@@ -250,7 +268,10 @@ export class DeliveryWorker {
   /** A delivery its webhook's creator may not read now: never sent, marked so in the deliveries view. */
   private async withhold(org: Org, d: Claimed, why: string): Promise<void> {
     const now = new Date(this.clock());
-    await this.deps.db.query(`UPDATE ${ident(org.schema)}.webhook_deliveries SET locked_until = NULL, failed_at = $2, last_error = $3 WHERE id = $1`, [d.id, now, `withheld: ${why}`]);
+    await this.deps.db.query(
+      `UPDATE ${ident(org.schema)}.webhook_deliveries SET locked_until = NULL, failed_at = $2, last_error = $3 WHERE id = $1`,
+      [d.id, now, `withheld: ${why}`],
+    );
   }
 
   /**
@@ -286,7 +307,11 @@ export class DeliveryWorker {
     const { db, settings } = this.deps;
     const s = ident(org.schema);
     // The signed send time is the wall clock's: receivers hold it against theirs.
-    const out = await attempt(d.url, d.secret, { id: d.event_id, type: d.event }, d.body, new Date(), { ...this.deps.outbound, timeoutMs: settings.timeoutMs, maxBytes: RECEIVER_ANSWER_BYTES });
+    const out = await attempt(d.url, d.secret, { id: d.event_id, type: d.event }, d.body, new Date(), {
+      ...this.deps.outbound,
+      timeoutMs: settings.timeoutMs,
+      maxBytes: RECEIVER_ANSWER_BYTES,
+    });
     const now = new Date(this.clock());
     const result = [d.id, out.status, out.error, out.latencyMs];
     if (out.ok) {
@@ -299,7 +324,10 @@ export class DeliveryWorker {
     }
     if (d.attempts < settings.maxAttempts) {
       const next = new Date(this.clock() + retryDelay(d.attempts, settings));
-      await db.query(`UPDATE ${s}.webhook_deliveries SET next_at = $5, locked_until = NULL, last_status = $2, last_error = $3, latency_ms = $4 WHERE id = $1`, [...result, next]);
+      await db.query(
+        `UPDATE ${s}.webhook_deliveries SET next_at = $5, locked_until = NULL, last_status = $2, last_error = $3, latency_ms = $4 WHERE id = $1`,
+        [...result, next],
+      );
       return;
     }
     await this.exhausted(org, d, out, now);
@@ -309,7 +337,12 @@ export class DeliveryWorker {
   private async exhausted(org: Org, d: Claimed, out: AttemptOutcome, now: Date): Promise<void> {
     const s = ident(org.schema);
     await this.deps.db.transaction(async (q) => {
-      const hook = (await q.query<{ state: string; last_success_at: Date | null }>(`SELECT state, last_success_at FROM ${s}.webhooks WHERE id = $1 FOR UPDATE`, [d.webhook_id])).rows[0];
+      const hook = (
+        await q.query<{ state: string; last_success_at: Date | null }>(
+          `SELECT state, last_success_at FROM ${s}.webhooks WHERE id = $1 FOR UPDATE`,
+          [d.webhook_id],
+        )
+      ).rows[0];
       const down = hook !== undefined && (hook.last_success_at === null || new Date(hook.last_success_at) < new Date(d.created_at));
       await q.query(
         `UPDATE ${s}.webhook_deliveries SET locked_until = NULL, last_status = $2, last_error = $3, latency_ms = $4, next_at = $5, failed_at = $6 WHERE id = $1`,
@@ -319,7 +352,15 @@ export class DeliveryWorker {
       const reason = `${d.attempts} attempts to deliver ${d.event} ${d.event_id} failed since ${new Date(d.created_at).toISOString()} and nothing was delivered since; last: ${out.error}`;
       await q.query(`UPDATE ${s}.webhooks SET state = 'disabled', disabled_reason = $2 WHERE id = $1`, [d.webhook_id, reason]);
       await appendAudit(q, org, this.deps.auditKey, [
-        { at: now.toISOString(), actor: 'svc-hub', token_id: null, action: 'webhook.disabled', resource: `webhook:${d.webhook_id}`, outcome: 0, details: { reason } },
+        {
+          at: now.toISOString(),
+          actor: 'svc-hub',
+          token_id: null,
+          action: 'webhook.disabled',
+          resource: `webhook:${d.webhook_id}`,
+          outcome: 0,
+          details: { reason },
+        },
       ]);
       this.deps.log(`webhook ${d.webhook_id} of ${org.slug} disabled: ${reason}`);
     });

@@ -7,7 +7,14 @@ import { ident } from '../data/sql.js';
 // change's events nor create events for a change that rolled back. A NOTIFY, delivered at
 // commit, wakes the delivery workers of every hub process (delivery-worker.ts).
 
-export const WEBHOOK_EVENTS = ['engram.created', 'engram.updated', 'engram.retired', 'pack.installed', 'session.ended', 'audit.entry'] as const;
+export const WEBHOOK_EVENTS = [
+  'engram.created',
+  'engram.updated',
+  'engram.retired',
+  'pack.installed',
+  'session.ended',
+  'audit.entry',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /** What POST /admin/webhooks/{id}/test sends; no webhook subscribes to it. */
 export const TEST_EVENT = 'webhook.test';

@@ -34,7 +34,6 @@ interface WebhookRow {
   pending: number;
 }
 
-
 /** A webhook as the API answers it (the admin pages read this shape too). */
 export interface WebhookView extends Omit<WebhookRow, 'created_at' | 'last_success_at'> {
   created_at: string;
@@ -90,13 +89,10 @@ export function registerWebhookRoutes(router: Router<HubState>, deps: WebhookRou
     const url = await destination(body.url, deps.outbound);
     const id = `WH-${randomBytes(6).toString('hex')}`;
     const secret = newWebhookSecret();
-    await ctx.state.db.query(`INSERT INTO ${ident(p.org.schema)}.webhooks (id, url, events, secret, created_by) VALUES ($1, $2, $3, $4, $5)`, [
-      id,
-      url,
-      [...new Set(body.events)],
-      secret,
-      p.userName,
-    ]);
+    await ctx.state.db.query(
+      `INSERT INTO ${ident(p.org.schema)}.webhooks (id, url, events, secret, created_by) VALUES ($1, $2, $3, $4, $5)`,
+      [id, url, [...new Set(body.events)], secret, p.userName],
+    );
     ctx.state.auditResource = `webhook:${id}`;
     ctx.state.auditDetails = { url, events: body.events };
     ctx.status = 201;
@@ -133,7 +129,10 @@ export function registerWebhookRoutes(router: Router<HubState>, deps: WebhookRou
   router.patch('/admin/webhooks/:id', async (ctx: Ctx) => {
     const p = ctx.state.principal;
     requireAdmin(p);
-    const body = await validBody<{ url?: string; events?: WebhookEvent[]; state?: 'active' | 'disabled' }>('WebhookChange', ctx.request.body);
+    const body = await validBody<{ url?: string; events?: WebhookEvent[]; state?: 'active' | 'disabled' }>(
+      'WebhookChange',
+      ctx.request.body,
+    );
     const s = ident(p.org.schema);
     const newUrl = body.url === undefined ? undefined : await destination(body.url, deps.outbound);
     const hook = await findWebhook(ctx.state.db, p.org, ctx.params.id!);
@@ -141,9 +140,18 @@ export function registerWebhookRoutes(router: Router<HubState>, deps: WebhookRou
     const events = body.events === undefined ? hook.events : [...new Set(body.events)];
     const state = body.state ?? hook.state;
     const reason = state === 'disabled' ? (hook.state === 'disabled' ? hook.disabled_reason : `disabled by ${p.userName}`) : null;
-    await ctx.state.db.query(`UPDATE ${s}.webhooks SET url = $2, events = $3, state = $4, disabled_reason = $5 WHERE id = $1`, [hook.id, url, events, state, reason]);
+    await ctx.state.db.query(`UPDATE ${s}.webhooks SET url = $2, events = $3, state = $4, disabled_reason = $5 WHERE id = $1`, [
+      hook.id,
+      url,
+      events,
+      state,
+      reason,
+    ]);
     if (hook.state === 'disabled' && state === 'active') {
-      await ctx.state.db.query(`UPDATE ${s}.webhook_deliveries SET attempts = 0, next_at = now(), locked_until = NULL WHERE webhook_id = $1 AND delivered_at IS NULL AND failed_at IS NULL`, [hook.id]);
+      await ctx.state.db.query(
+        `UPDATE ${s}.webhook_deliveries SET attempts = 0, next_at = now(), locked_until = NULL WHERE webhook_id = $1 AND delivered_at IS NULL AND failed_at IS NULL`,
+        [hook.id],
+      );
     }
     ctx.state.auditResource = `webhook:${hook.id}`;
     ctx.state.auditDetails = { ...body };
@@ -168,15 +176,28 @@ export function registerWebhookRoutes(router: Router<HubState>, deps: WebhookRou
     const hook = await findWebhook(deps.db, p.org, ctx.params.id!);
     const secret = (await deps.db.query<{ secret: string }>(`SELECT secret FROM ${s}.webhooks WHERE id = $1`, [hook.id])).rows[0]!.secret;
     const event = eventBody(p.org, { type: TEST_EVENT, data: { webhook_id: hook.id, sent_by: p.userName } });
-    const out = await attempt(hook.url, secret, { id: event.id, type: TEST_EVENT }, event.body, new Date(), { ...deps.outbound, timeoutMs: deps.settings.timeoutMs, maxBytes: RECEIVER_ANSWER_BYTES });
+    const out = await attempt(hook.url, secret, { id: event.id, type: TEST_EVENT }, event.body, new Date(), {
+      ...deps.outbound,
+      timeoutMs: deps.settings.timeoutMs,
+      maxBytes: RECEIVER_ANSWER_BYTES,
+    });
     await ctx.state.db.query(
       `INSERT INTO ${s}.webhook_deliveries (webhook_id, event_id, event, body, attempts, delivered_at, failed_at, last_status, last_error, latency_ms)
        VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9)`,
-      [hook.id, event.id, TEST_EVENT, event.body, out.ok ? new Date() : null, out.ok ? null : new Date(), out.status, out.error, out.latencyMs],
+      [
+        hook.id,
+        event.id,
+        TEST_EVENT,
+        event.body,
+        out.ok ? new Date() : null,
+        out.ok ? null : new Date(),
+        out.status,
+        out.error,
+        out.latencyMs,
+      ],
     );
     ctx.state.auditResource = `webhook:${hook.id}`;
     ctx.state.auditDetails = { delivered: out.ok, status: out.status };
     ctx.body = { event_id: event.id, delivered: out.ok, status: out.status, latency_ms: out.latencyMs, error: out.error };
   });
 }
-
