@@ -27,6 +27,7 @@ const TOP_FOLDERS = ['bin', 'engine', 'tui', 'hooks', 'hub', 'scripts'];
 // beside the routes that use it). A file cannot be put above its folder: such files are EXCEPTIONS.
 const HUB_LAYERS = [
   ['contracts.ts'], // types shared by everything
+  ['observe'], // the logger, request ids and the access line
   ['net', 'mail', 'http/problem.ts', 'pages/html.ts'], // leaf adapters: outbound HTTP, mail, problem documents, HTML escaping
   ['openapi', 'http/request-input.ts', 'pages/page-kit.ts'],
   ['data'], // the database: pools, transactions, migrations, SQL helpers, organizations, the BM25 index
