@@ -5,6 +5,7 @@ import type { EmbedderProvider } from '../engine/backend.js';
 import { AuditWriter } from './audit/audit-log.js';
 import { Checkpointer, CheckpointWriter, refuseCutChains } from './audit/checkpoints.js';
 import { listOrgs } from './data/organizations.js';
+import { NO_SECRET_KEY_WARNING } from './data/secret-box.js';
 import { enablePostingsCache } from './data/postings-cache.js';
 import { openApiText } from './openapi/spec.js';
 import { loadConfig, type ConfigOptions, type HubConfig } from './config.js';
@@ -89,6 +90,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
         : 'the audit checkpoint signing key is kept in the database (set SVC_HUB_CHECKPOINT_KEY): whoever can read the database can sign checkpoints',
     );
   }
+  if (!config.secrets.keyId) log(NO_SECRET_KEY_WARNING);
   let checkpointWriter: CheckpointWriter | undefined;
   if (config.checkpointDir) {
     // A chain cut below its newest checkpoint is not appended to: new rows would bury the cut.

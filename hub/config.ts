@@ -9,10 +9,12 @@ import { DEFAULT_RATE_LIMITS, type RateLimits } from './limits/rate-limit.js';
 import type { OutboundPolicy } from './net/outbound.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/delivery-worker.js';
 import { mailSettings, type MailSettings } from './mail/mailer.js';
+import { secretBoxFromEnv, type SecretBox } from './data/secret-box.js';
 
 // A deployment's settings: options first, then the environment, then defaults. Secrets not given
 // are generated once and kept in the control schema, so every hub process on the database signs
-// and verifies with the same ones; the hub warns about the audit keys kept that way.
+// and verifies with the same ones; the hub warns about the audit keys kept that way. Kept there,
+// they are sealed under SVC_HUB_SECRET_KEY when it is set (data/secret-box.ts).
 
 export interface HubConfig {
   docsUrl: string;
@@ -29,6 +31,8 @@ export interface HubConfig {
   checkpointEveryRows: number;
   /** Audit keys that live in the database (and so in the hands of whoever holds it). */
   keysInDatabase: Array<'audit' | 'checkpoint'>;
+  /** Seals and opens the secrets kept in the database (SVC_HUB_SECRET_KEY; without it, stored as given). */
+  secrets: SecretBox;
   /** Largest JSON body accepted. */
   bodyLimitBytes: number;
   /** Where the hub may send requests on a user's behalf (packs by URL, webhooks). */
@@ -92,9 +96,16 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: 
   return n;
 }
 
-async function storedSecret(db: Database, name: string, make: () => string = () => randomBytes(32).toString('base64url')): Promise<string> {
-  await db.query(`INSERT INTO ${CONTROL_SCHEMA}.secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [name, make()]);
-  return (await db.query<{ value: string }>(`SELECT value FROM ${CONTROL_SCHEMA}.secrets WHERE name = $1`, [name])).rows[0]!.value;
+async function storedSecret(
+  db: Database,
+  box: SecretBox,
+  name: string,
+  make: () => string = () => randomBytes(32).toString('base64url'),
+): Promise<string> {
+  const sealed = box.seal(make());
+  await db.query(`INSERT INTO ${CONTROL_SCHEMA}.secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [name, sealed]);
+  const stored = await db.query<{ value: string }>(`SELECT value FROM ${CONTROL_SCHEMA}.secrets WHERE name = $1`, [name]);
+  return box.open(stored.rows[0]!.value);
 }
 
 const newEd25519Pem = (): string => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
@@ -104,17 +115,18 @@ const pemFrom = (v: string): string => (v.includes('-----BEGIN') ? v : readFileS
 
 export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promise<HubConfig> {
   const env = opts.env ?? process.env;
-  const current = opts.jwt?.current ?? env.SVC_HUB_JWT_SECRET ?? (await storedSecret(db, 'jwt_secret'));
+  const secrets = secretBoxFromEnv(env);
+  const current = opts.jwt?.current ?? env.SVC_HUB_JWT_SECRET ?? (await storedSecret(db, secrets, 'jwt_secret'));
   const previous = opts.jwt ? opts.jwt.previous : env.SVC_HUB_JWT_PREVIOUS_SECRET || undefined;
   const keysInDatabase: HubConfig['keysInDatabase'] = [];
   let auditKey = opts.auditKey ?? env.SVC_HUB_AUDIT_KEY;
   if (!auditKey) {
-    auditKey = await storedSecret(db, 'audit_key');
+    auditKey = await storedSecret(db, secrets, 'audit_key');
     keysInDatabase.push('audit');
   }
   let pem = opts.checkpointKey ?? (env.SVC_HUB_CHECKPOINT_KEY ? pemFrom(env.SVC_HUB_CHECKPOINT_KEY) : undefined);
   if (!pem) {
-    pem = await storedSecret(db, 'checkpoint_key', newEd25519Pem);
+    pem = await storedSecret(db, secrets, 'checkpoint_key', newEd25519Pem);
     keysInDatabase.push('checkpoint');
   }
   const publicUrl = opts.publicUrl ?? (env.SVC_HUB_PUBLIC_URL || undefined);
@@ -156,6 +168,7 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
         positive(env, 'SVC_HUB_WEBHOOK_RETRY_BASE', DEFAULT_WEBHOOK_SETTINGS.retryBaseMs / 1000, 'seconds') * 1000,
       retryCapMs: opts.webhooks?.retryCapMs ?? DEFAULT_WEBHOOK_SETTINGS.retryCapMs,
       pollMs: opts.webhooks?.pollMs ?? DEFAULT_WEBHOOK_SETTINGS.pollMs,
+      secrets,
     },
     cacheEngrams: opts.cacheEngrams ?? positive(env, 'SVC_HUB_CACHE_ENGRAMS', DEFAULT_CACHE_ENGRAMS, 'engrams', 0),
     jwt: { current, ...(previous ? { previous } : {}) },
@@ -165,6 +178,7 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     checkpointIntervalMs: opts.checkpointIntervalMs ?? positive(env, 'SVC_HUB_CHECKPOINT_INTERVAL', 60, 'seconds') * 1000,
     checkpointEveryRows: opts.checkpointEveryRows ?? positive(env, 'SVC_HUB_CHECKPOINT_ROWS', 100, 'rows'),
     keysInDatabase,
+    secrets,
     bodyLimitBytes: 1024 * 1024,
     outbound: {
       allowPrivate: opts.allowPrivateUrls ?? env.SVC_HUB_ALLOW_PRIVATE_URLS === '1',

@@ -2,11 +2,13 @@ import { createPublicKey, randomUUID } from 'node:crypto';
 import { conflict, invalid, notFound } from '../../engine/errors.js';
 import type { Org, Queryable, Role } from '../contracts.js';
 import { ident } from '../data/sql.js';
+import type { SecretBox } from '../data/secret-box.js';
 import { authChanged } from '../access/epoch.js';
 import { checkUrl as checkOutbound, RefusedUrl, type OutboundPolicy } from '../net/outbound.js';
 
 // An organization's identity providers: where its people sign in. Admins configure them through
-// /api/v1/admin/identity-providers; the client secret is stored and never shown again. A SAML
+// /api/v1/admin/identity-providers; the client secret is stored (sealed under SVC_HUB_SECRET_KEY
+// when it is set, data/secret-box.ts), opened only where sign-in uses it, never shown again. A SAML
 // IdP is given by its metadata, or by its entity ID, SSO URL and signing certificate. The URL the
 // hub itself fetches (an OAuth or OIDC issuer) must pass the outbound policy when it is saved, as
 // it must again at each fetch (a name may resolve elsewhere later). A provider whose issuer, or
@@ -146,7 +148,13 @@ const toProvider = (r: IdentityProvider): IdentityProvider => ({
   updated_at: new Date(r.updated_at).toISOString(),
 });
 
-export async function createProvider(db: Queryable, org: Org, input: ProviderInput, outbound: OutboundPolicy): Promise<IdentityProvider> {
+export async function createProvider(
+  db: Queryable,
+  org: Org,
+  input: ProviderInput,
+  outbound: OutboundPolicy,
+  box: SecretBox,
+): Promise<IdentityProvider> {
   checkInput(input, true, input.kind!);
   let fields: { issuer?: string; sso_url?: string; idp_cert?: string };
   if (input.kind === 'saml') {
@@ -167,7 +175,7 @@ export async function createProvider(db: Queryable, org: Org, input: ProviderInp
       input.kind,
       fields.issuer,
       input.client_id ?? null,
-      input.client_secret ?? null,
+      input.client_secret === undefined ? null : box.seal(input.client_secret),
       fields.sso_url ?? null,
       fields.idp_cert ?? null,
       input.allowed_domains ?? [],
@@ -190,12 +198,14 @@ export async function getProvider(db: Queryable, org: Org, id: string): Promise<
   return r.rows[0] ? toProvider(r.rows[0]) : null;
 }
 
-export async function providerByName(db: Queryable, org: Org, name: string): Promise<ProviderWithSecret | null> {
+/** A provider for signing in through it, its client secret opened. */
+export async function providerByName(db: Queryable, org: Org, name: string, box: SecretBox): Promise<ProviderWithSecret | null> {
   const r = await db.query<ProviderWithSecret>(
     `SELECT ${COLUMNS}, client_secret FROM ${ident(org.schema)}.identity_providers WHERE name = $1`,
     [name],
   );
-  return r.rows[0] ? { ...toProvider(r.rows[0]), client_secret: r.rows[0].client_secret } : null;
+  const row = r.rows[0];
+  return row ? { ...toProvider(row), client_secret: row.client_secret === null ? null : box.open(row.client_secret) } : null;
 }
 
 export async function updateProvider(
@@ -204,6 +214,7 @@ export async function updateProvider(
   id: string,
   input: ProviderInput,
   outbound: OutboundPolicy,
+  box: SecretBox,
 ): Promise<IdentityProvider> {
   if (input.kind !== undefined) throw invalid('kind cannot change: delete the provider and create another');
   const current = await getProvider(db, org, id);
@@ -223,7 +234,7 @@ export async function updateProvider(
     if (saml.idp_cert !== undefined) set('idp_cert', saml.idp_cert);
   } else if (input.issuer !== undefined) set('issuer', await fetchable(checkUrl(input.issuer, 'issuer'), outbound));
   if (input.client_id !== undefined) set('client_id', input.client_id);
-  if (input.client_secret !== undefined) set('client_secret', input.client_secret);
+  if (input.client_secret !== undefined) set('client_secret', box.seal(input.client_secret));
   if (input.allowed_domains !== undefined) set('allowed_domains', input.allowed_domains);
   if (input.create_users !== undefined) set('create_users', input.create_users);
   if (input.default_role !== undefined) set('default_role', input.default_role);

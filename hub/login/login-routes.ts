@@ -130,9 +130,9 @@ const samlEndpoints = (ctx: AnyCtx, config: HubConfig, org: Org, name: string): 
   return { entityId: `${base}/metadata`, acs: `${base}/acs` };
 };
 
-async function orgAndProvider(db: Database, slug: string, name: string) {
+async function orgAndProvider(db: Database, config: HubConfig, slug: string, name: string) {
   const org = await findOrg(db, slug).catch(() => null);
-  const provider = org ? await providerByName(db, org, name) : null;
+  const provider = org ? await providerByName(db, org, name, config.secrets) : null;
   if (!org || !provider) throw notFoundProblem(`no identity provider "${name}" in organization "${slug}"`);
   return { org, provider };
 }
@@ -156,7 +156,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     '/auth/:org/:provider/login',
     forBrowsers(async (ctx) => {
       const returnTo = checkReturnTo(typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined);
-      const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
+      const { org, provider } = await orgAndProvider(db, config, ctx.params.org!, ctx.params.provider!);
       await takeSignInStart(db, ctx.ip);
       const s = ident(org.schema);
       // Abandoned sign-ins leave their attempt behind: each new one clears the expired.
@@ -224,7 +224,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     ) => Promise<{ who: ExternalIdentity; returnTo: string }>,
   ): Promise<void> {
     deps.failedAuth.check(ctx.ip, false);
-    const { org, provider } = await orgAndProvider(db, slug, name);
+    const { org, provider } = await orgAndProvider(db, config, slug, name);
     const refuse = async (reason: string): Promise<never> => {
       deps.audit.record(org, {
         at: new Date().toISOString(),
@@ -344,7 +344,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   );
 
   router.get('/auth/:org/:provider/metadata', async (ctx) => {
-    const { org, provider } = await orgAndProvider(db, ctx.params.org!, ctx.params.provider!);
+    const { org, provider } = await orgAndProvider(db, config, ctx.params.org!, ctx.params.provider!);
     if (provider.kind !== 'saml') throw notFoundProblem(`${provider.name} is not a SAML provider: it has no SP metadata`);
     ctx.type = 'application/samlmetadata+xml';
     ctx.body = samlMetadata(provider, samlEndpoints(ctx, config, org, provider.name));
@@ -574,7 +574,7 @@ export function registerProviderAdminRoutes(router: Router<HubState>, deps: { co
     requireAdmin(ctx.state.principal);
     const body = await validBody<ProviderInput>('IdentityProviderNew', ctx.request.body);
     ctx.status = 201;
-    ctx.body = view(ctx, await createProvider(ctx.state.db, ctx.state.principal.org, body, deps.config.outbound));
+    ctx.body = view(ctx, await createProvider(ctx.state.db, ctx.state.principal.org, body, deps.config.outbound, deps.config.secrets));
   });
   router.get('/admin/identity-providers/:id', async (ctx: Ctx) => {
     requireAdmin(ctx.state.principal);
@@ -585,7 +585,10 @@ export function registerProviderAdminRoutes(router: Router<HubState>, deps: { co
   router.patch('/admin/identity-providers/:id', async (ctx: Ctx) => {
     requireAdmin(ctx.state.principal);
     const body = await validBody<ProviderInput>('IdentityProviderChange', ctx.request.body);
-    ctx.body = view(ctx, await updateProvider(ctx.state.db, ctx.state.principal.org, ctx.params.id!, body, deps.config.outbound));
+    ctx.body = view(
+      ctx,
+      await updateProvider(ctx.state.db, ctx.state.principal.org, ctx.params.id!, body, deps.config.outbound, deps.config.secrets),
+    );
   });
   router.delete('/admin/identity-providers/:id', async (ctx: Ctx) => {
     requireAdmin(ctx.state.principal);

@@ -3,6 +3,7 @@ import { Policy } from '../access/policy.js';
 import { resolveScopes } from '../access/scopes.js';
 import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/sql.js';
+import { PLAIN_BOX, type SecretBox } from '../data/secret-box.js';
 import { listOrgs } from '../data/organizations.js';
 import { postOutbound, type OutboundPolicy } from '../net/outbound.js';
 import { WEBHOOK_CHANNEL } from './webhook-outbox.js';
@@ -38,6 +39,8 @@ export interface WebhookSettings {
   retryCapMs: number;
   /** How often due retries are looked for. */
   pollMs: number;
+  /** Opens the webhooks' secrets, sealed at rest under SVC_HUB_SECRET_KEY (absent: stored as given). */
+  secrets?: SecretBox;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
@@ -306,8 +309,9 @@ export class DeliveryWorker {
   private async send(org: Org, d: Claimed): Promise<void> {
     const { db, settings } = this.deps;
     const s = ident(org.schema);
-    // The signed send time is the wall clock's: receivers hold it against theirs.
-    const out = await attempt(d.url, d.secret, { id: d.event_id, type: d.event }, d.body, new Date(), {
+    // The secret is opened where it signs. The signed send time is the wall clock's: receivers hold it against theirs.
+    const secret = (settings.secrets ?? PLAIN_BOX).open(d.secret);
+    const out = await attempt(d.url, secret, { id: d.event_id, type: d.event }, d.body, new Date(), {
       ...this.deps.outbound,
       timeoutMs: settings.timeoutMs,
       maxBytes: RECEIVER_ANSWER_BYTES,

@@ -9,8 +9,10 @@ import { requireAdmin, type Ctx } from '../http/route-kit.js';
 import { attempt, RECEIVER_ANSWER_BYTES, type WebhookSettings } from './delivery-worker.js';
 import { eventBody, TEST_EVENT, type WebhookEvent } from './webhook-outbox.js';
 import { newWebhookSecret } from './signature.js';
+import { PLAIN_BOX } from '../data/secret-box.js';
 
-// Webhooks under /api/v1/admin/webhooks, for admins: register (the secret is answered once),
+// Webhooks under /api/v1/admin/webhooks, for admins: register (the secret is answered once, and
+// stored sealed under SVC_HUB_SECRET_KEY when it is set),
 // list, read one with its recent deliveries, change its URL or events, disable or re-enable it,
 // remove it, and send it a test event. Re-enabling sends what was waiting when it was disabled,
 // from a fresh count of attempts.
@@ -91,7 +93,7 @@ export function registerWebhookRoutes(router: Router<HubState>, deps: WebhookRou
     const secret = newWebhookSecret();
     await ctx.state.db.query(
       `INSERT INTO ${ident(p.org.schema)}.webhooks (id, url, events, secret, created_by) VALUES ($1, $2, $3, $4, $5)`,
-      [id, url, [...new Set(body.events)], secret, p.userName],
+      [id, url, [...new Set(body.events)], (deps.settings.secrets ?? PLAIN_BOX).seal(secret), p.userName],
     );
     ctx.state.auditResource = `webhook:${id}`;
     ctx.state.auditDetails = { url, events: body.events };
@@ -174,7 +176,8 @@ export function registerWebhookRoutes(router: Router<HubState>, deps: WebhookRou
     requireAdmin(p);
     const s = ident(p.org.schema);
     const hook = await findWebhook(deps.db, p.org, ctx.params.id!);
-    const secret = (await deps.db.query<{ secret: string }>(`SELECT secret FROM ${s}.webhooks WHERE id = $1`, [hook.id])).rows[0]!.secret;
+    const stored = (await deps.db.query<{ secret: string }>(`SELECT secret FROM ${s}.webhooks WHERE id = $1`, [hook.id])).rows[0]!.secret;
+    const secret = (deps.settings.secrets ?? PLAIN_BOX).open(stored);
     const event = eventBody(p.org, { type: TEST_EVENT, data: { webhook_id: hook.id, sent_by: p.userName } });
     const out = await attempt(hook.url, secret, { id: event.id, type: TEST_EVENT }, event.body, new Date(), {
       ...deps.outbound,
