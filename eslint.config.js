@@ -37,6 +37,7 @@ const HUB_LAYERS = [
   ['audit'],
   ['limits'],
   ['webhooks/delivery-worker.ts', 'webhooks/signature.ts'],
+  ['monitor'], // metrics and readiness: read the pool, the audit writer, the limits, the webhook worker
   ['config.ts'], // the hub's settings: reads the defaults of every service above
   ['http'], // the shared HTTP layer: authentication, gates, route kit, idempotency
   ['login'],
