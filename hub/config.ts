@@ -187,3 +187,311 @@ export async function loadConfig(db: Database, opts: ConfigOptions = {}): Promis
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// One view of the configuration (`svc hub config`): every setting the hub reads, its effective
+// value and where it came from, secrets redacted; and the check a start runs first, which names
+// every wrong or contradictory setting, one line each, instead of the first one it trips on.
+
+/** Where an effective setting came from. */
+export type SettingSource = 'default' | 'environment' | 'flag' | 'database';
+
+export interface EffectiveSetting {
+  /** The environment variable (or --flag) that sets it. */
+  name: string;
+  /** What it governs. */
+  about: string;
+  /** The value in effect, as text; a secret's is never shown ("(set)", "(generated, kept in the database)"). */
+  value: string;
+  source: SettingSource;
+  secret?: boolean;
+}
+
+/** The flags of `svc hub` that are settings too. */
+export interface StartFlags {
+  port?: number;
+  host?: string;
+  data?: string;
+}
+
+type Check = (raw: string, env: NodeJS.ProcessEnv) => string | undefined;
+
+interface SettingSpec {
+  name: string;
+  about: string;
+  /** The default as shown. */
+  fallback: string;
+  secret?: boolean;
+  /** Secrets not given are generated once into the control schema. */
+  generated?: boolean;
+  /** A value shown redacted another way (a URL's password). */
+  show?: (raw: string) => string;
+  check?: Check;
+}
+
+const wholeNumber =
+  (min: number, unit: string): Check =>
+  (raw) => {
+    const n = Number(raw);
+    return Number.isInteger(n) && n >= min
+      ? undefined
+      : `must be ${min === 1 ? 'a positive whole number' : `a whole number, ${min} or more,`} of ${unit} (got "${raw}")`;
+  };
+const seconds0 = wholeNumber(0, 'seconds, 0 for none');
+
+/** A URL with its password (and any query) replaced: postgres://hub:***@db/hub. */
+function withoutPassword(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = '***';
+    if (u.search) u.search = '?***';
+    return u.toString();
+  } catch {
+    return '(set, not a URL)';
+  }
+}
+
+const origin: Check = (raw) =>
+  /^https?:\/\/[^/?#\s]+\/?$/.test(raw) ? undefined : `must be an origin such as https://hub.example.com (got "${raw}")`;
+
+/** Every setting the hub reads from its environment, in the order `svc hub config` lists them. */
+export const SETTINGS: readonly SettingSpec[] = [
+  {
+    name: 'DATABASE_URL',
+    about: 'the PostgreSQL server (else PGlite in --data)',
+    fallback: 'PGlite in --data',
+    show: withoutPassword,
+    check: (raw) => (/^postgres(ql)?:\/\//.test(raw) ? undefined : 'must be a postgres:// or postgresql:// URL'),
+  },
+  { name: 'SVC_HUB_DATABASE_WAIT', about: 'seconds a start waits for an unreachable PostgreSQL', fallback: '60', check: seconds0 },
+  { name: 'SVC_HUB_STATEMENT_TIMEOUT', about: 'seconds a database statement may run', fallback: '30', check: seconds0 },
+  {
+    name: 'SVC_HUB_IDLE_TRANSACTION_TIMEOUT',
+    about: 'seconds a transaction may sit idle before it is rolled back',
+    fallback: '60',
+    check: seconds0,
+  },
+  {
+    name: 'SVC_HUB_PUBLIC_URL',
+    about: "the hub's address in browsers (sign-in redirects, links)",
+    fallback: "the request's origin",
+    check: origin,
+  },
+  {
+    name: 'SVC_HUB_DOCS_URL',
+    about: 'where problem documents point',
+    fallback: DEFAULT_DOCS_URL,
+    check: (raw) => (/^https?:\/\/\S+$/.test(raw) ? undefined : `must be an http(s) URL (got "${raw}")`),
+  },
+  {
+    name: 'SVC_HUB_RATE_LIMIT',
+    about: 'requests per minute per token',
+    fallback: String(DEFAULT_RATE_LIMITS.perMinute),
+    check: wholeNumber(1, 'requests per minute'),
+  },
+  {
+    name: 'SVC_HUB_WRITE_RATE_LIMIT',
+    about: 'writes per minute per token',
+    fallback: String(DEFAULT_RATE_LIMITS.writesPerMinute),
+    check: wholeNumber(1, 'writes per minute'),
+  },
+  {
+    name: 'SVC_HUB_AUTH_FAILURE_LIMIT',
+    about: 'failed authentications per minute per address',
+    fallback: String(DEFAULT_RATE_LIMITS.authFailuresPerMinute),
+    check: wholeNumber(1, 'failed authentications per minute'),
+  },
+  {
+    name: 'SVC_HUB_MCP_MESSAGE_LIMIT',
+    about: 'MCP messages per minute per token',
+    fallback: String(DEFAULT_RATE_LIMITS.mcpMessagesPerMinute),
+    check: wholeNumber(1, 'MCP messages per minute'),
+  },
+  {
+    name: 'SVC_HUB_INGEST_LIMIT',
+    about: 'writes per minute per user through MCP',
+    fallback: String(DEFAULT_RATE_LIMITS.ingestPerMinute),
+    check: wholeNumber(1, 'writes per minute'),
+  },
+  { name: 'SVC_HUB_MCP_SESSIONS_PER_TOKEN', about: 'open MCP sessions per token', fallback: '16', check: wholeNumber(1, 'sessions') },
+  { name: 'SVC_HUB_MCP_SESSIONS_PER_USER', about: 'open MCP sessions per person', fallback: '32', check: wholeNumber(1, 'sessions') },
+  { name: 'SVC_HUB_MCP_MAX_BATCH', about: 'messages in one JSON-RPC batch', fallback: '20', check: wholeNumber(1, 'messages') },
+  {
+    name: 'SVC_HUB_MCP_IDLE_SECONDS',
+    about: 'seconds before an unused MCP session closes',
+    fallback: '1800',
+    check: wholeNumber(1, 'seconds'),
+  },
+  {
+    name: 'SVC_HUB_MCP_MAX_MESSAGE_BYTES',
+    about: 'largest JSON-RPC message',
+    fallback: String(1024 * 1024),
+    check: wholeNumber(1, 'bytes'),
+  },
+  {
+    name: 'SVC_HUB_WEBHOOK_TIMEOUT',
+    about: 'seconds a webhook receiver has to answer',
+    fallback: String(DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000),
+    check: wholeNumber(1, 'seconds'),
+  },
+  {
+    name: 'SVC_HUB_WEBHOOK_RETRY_BASE',
+    about: 'seconds before the first retry (doubling up to an hour)',
+    fallback: String(DEFAULT_WEBHOOK_SETTINGS.retryBaseMs / 1000),
+    check: wholeNumber(1, 'seconds'),
+  },
+  {
+    name: 'SVC_HUB_WEBHOOK_ATTEMPTS',
+    about: 'attempts per delivery before giving up',
+    fallback: String(DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
+    check: wholeNumber(1, 'attempts'),
+  },
+  {
+    name: 'SVC_HUB_ALLOW_PRIVATE_URLS',
+    about: 'packs by URL and webhooks may reach private addresses and http',
+    fallback: '0',
+    check: (raw) => (raw === '0' || raw === '1' ? undefined : `must be 1 or 0 (got "${raw}")`),
+  },
+  {
+    name: 'SVC_HUB_CACHE_ENGRAMS',
+    about: 'engrams whose postings this process holds in memory (0: none)',
+    fallback: String(DEFAULT_CACHE_ENGRAMS),
+    check: wholeNumber(0, 'engrams'),
+  },
+  { name: 'SVC_HUB_DRAIN_SECONDS', about: 'on SIGTERM, how long queued audit rows may take', fallback: '10', check: seconds0 },
+  { name: 'SVC_HUB_AUDIT_KEY', about: "the audit chain's HMAC key", fallback: '', secret: true, generated: true },
+  {
+    name: 'SVC_HUB_CHECKPOINT_KEY',
+    about: 'Ed25519 key (PEM, or a file holding it) that signs audit checkpoints',
+    fallback: '',
+    secret: true,
+    generated: true,
+    check: (raw) => {
+      try {
+        checkpointKey(pemFrom(raw));
+        return undefined;
+      } catch (err) {
+        return raw.includes('-----BEGIN')
+          ? 'is not an Ed25519 private key in PKCS#8 PEM'
+          : `names no readable Ed25519 PEM file (${(err as Error).message.split('\n')[0]})`;
+      }
+    },
+  },
+  { name: 'SVC_HUB_CHECKPOINT_DIR', about: 'where signed audit checkpoints are written', fallback: 'none (only on demand)' },
+  {
+    name: 'SVC_HUB_CHECKPOINT_INTERVAL',
+    about: 'seconds between checkpoints of a grown chain',
+    fallback: '60',
+    check: wholeNumber(1, 'seconds'),
+  },
+  {
+    name: 'SVC_HUB_CHECKPOINT_ROWS',
+    about: 'rows after which a chain is checkpointed at once',
+    fallback: '100',
+    check: wholeNumber(1, 'rows'),
+  },
+  { name: 'SVC_HUB_JWT_SECRET', about: 'signs session and OAuth tokens', fallback: '', secret: true, generated: true },
+  { name: 'SVC_HUB_JWT_PREVIOUS_SECRET', about: 'the one before it, still accepted (rotation)', fallback: 'none', secret: true },
+  {
+    name: 'SVC_HUB_SMTP_URL',
+    about: 'SMTP server for invitations and sign-in links',
+    fallback: 'none (links shown to copy)',
+    show: withoutPassword,
+  },
+  { name: 'SVC_HUB_MAIL_FROM', about: 'their sender', fallback: 'none' },
+];
+
+const GENERATED = '(generated, kept in the database)';
+
+/** Each setting in effect and where it came from; a secret's value is never in it. */
+export function effectiveSettings(
+  env: NodeJS.ProcessEnv = process.env,
+  flags: StartFlags = {},
+  dataDefault = '<store>/hub',
+): EffectiveSetting[] {
+  const rows: EffectiveSetting[] = [
+    flagRow('--port', 'port the hub listens on', flags.port, '8080'),
+    flagRow('--host', 'address the hub binds', flags.host, '127.0.0.1'),
+    flagRow('--data', 'PGlite data folder (and where models are kept)', flags.data, dataDefault),
+  ];
+  for (const s of SETTINGS) {
+    const raw = env[s.name];
+    const set = raw !== undefined && raw !== '';
+    const row: EffectiveSetting = {
+      name: s.name,
+      about: s.about,
+      value: set ? (s.secret ? '(set)' : s.show ? s.show(raw) : raw) : s.generated ? GENERATED : s.fallback,
+      source: set ? 'environment' : s.generated ? 'database' : 'default',
+    };
+    if (s.secret) row.secret = true;
+    rows.push(row);
+  }
+  return rows;
+}
+
+function flagRow(name: string, about: string, given: string | number | undefined, fallback: string): EffectiveSetting {
+  return given === undefined ? { name, about, value: fallback, source: 'default' } : { name, about, value: String(given), source: 'flag' };
+}
+
+/**
+ * Every wrong or contradictory setting, one line each (empty: the hub may start). A start runs
+ * this before it opens the database, so an operator sees all of them at once.
+ */
+export function settingProblems(env: NodeJS.ProcessEnv = process.env, flags: StartFlags = {}): string[] {
+  const problems: string[] = [];
+  const value = (name: string): string | undefined => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  for (const s of SETTINGS) {
+    const raw = value(s.name);
+    if (raw === undefined || !s.check) continue;
+    const why = s.check(raw, env);
+    if (why) problems.push(`${s.name} ${why}`);
+  }
+  const bad = new Set(problems.map((p) => p.split(' ')[0]));
+  const num = (name: string, fallback: number): number => (value(name) === undefined || bad.has(name) ? fallback : Number(value(name)));
+
+  if (flags.port !== undefined && (!Number.isInteger(flags.port) || flags.port < 0 || flags.port > 65535))
+    problems.push(`--port must be a port number, 0 to 65535 (got ${flags.port})`);
+  try {
+    mailSettings(env);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  const jwt = value('SVC_HUB_JWT_SECRET');
+  if (jwt && jwt === value('SVC_HUB_JWT_PREVIOUS_SECRET'))
+    problems.push(
+      'SVC_HUB_JWT_PREVIOUS_SECRET equals SVC_HUB_JWT_SECRET: on a rotation the new secret goes in SVC_HUB_JWT_SECRET, the old one in PREVIOUS',
+    );
+  if (!value('SVC_HUB_CHECKPOINT_DIR'))
+    for (const name of ['SVC_HUB_CHECKPOINT_INTERVAL', 'SVC_HUB_CHECKPOINT_ROWS'])
+      if (value(name) !== undefined)
+        problems.push(
+          `${name} is set but SVC_HUB_CHECKPOINT_DIR is not: checkpoints are written only to a folder; set SVC_HUB_CHECKPOINT_DIR, or unset ${name}`,
+        );
+  const perToken = num('SVC_HUB_MCP_SESSIONS_PER_TOKEN', 16);
+  const perUser = num('SVC_HUB_MCP_SESSIONS_PER_USER', 32);
+  if (perToken > perUser)
+    problems.push(
+      `SVC_HUB_MCP_SESSIONS_PER_TOKEN (${perToken}) is above SVC_HUB_MCP_SESSIONS_PER_USER (${perUser}): one person's token can never hold more than the person may`,
+    );
+  const retryBase = num('SVC_HUB_WEBHOOK_RETRY_BASE', DEFAULT_WEBHOOK_SETTINGS.retryBaseMs / 1000);
+  if (retryBase * 1000 > DEFAULT_WEBHOOK_SETTINGS.retryCapMs)
+    problems.push(
+      `SVC_HUB_WEBHOOK_RETRY_BASE (${retryBase} s) is above the longest wait between retries (${DEFAULT_WEBHOOK_SETTINGS.retryCapMs / 1000} s)`,
+    );
+  const writes = num('SVC_HUB_WRITE_RATE_LIMIT', DEFAULT_RATE_LIMITS.writesPerMinute);
+  const all = num('SVC_HUB_RATE_LIMIT', DEFAULT_RATE_LIMITS.perMinute);
+  if (value('SVC_HUB_WRITE_RATE_LIMIT') !== undefined && writes > all)
+    problems.push(
+      `SVC_HUB_WRITE_RATE_LIMIT (${writes}) is above SVC_HUB_RATE_LIMIT (${all}): a write is a request too, so it could never be reached`,
+    );
+  const publicUrl = value('SVC_HUB_PUBLIC_URL');
+  if (publicUrl && !bad.has('SVC_HUB_PUBLIC_URL')) {
+    const u = new URL(publicUrl);
+    const loopback = u.hostname === 'localhost' || u.hostname === '[::1]' || /^127\./.test(u.hostname);
+    if (u.protocol === 'http:' && !loopback)
+      problems.push(
+        `SVC_HUB_PUBLIC_URL is plain http on ${u.hostname}: sign-in cookies and API keys would cross the network in clear; put the hub behind https and name that origin`,
+      );
+  }
+  return problems;
+}

@@ -31,6 +31,9 @@ const HELP = `
     svc hub audit verify --org <slug> [--checkpoints <dir>] [--trust-key <key id>]
     svc hub audit checkpoint --org <slug> --out <dir>
     svc hub migrate
+    svc hub backup --data <dir> --out <file> [--force]
+    svc hub restore <file> --data <dir> [--force]
+    svc hub config [--port <n>] [--host <addr>] [--data <dir>]
 
   The team server: REST /api/v1 (OpenAPI at /api/v1/openapi.yaml). With DATABASE_URL it uses
   that PostgreSQL server; without it, PGlite in --data (default <store>/hub). PGlite allows one
@@ -56,7 +59,14 @@ const HELP = `
     --checkpoints <dir>  also hold the chain against the signed checkpoints in dir: proves that
                     nothing up to the newest one was removed, edited or re-signed
     --trust-key <id>  a checkpoint key id to trust besides the hub's own (an earlier key)
-    --out <dir>     where audit checkpoint writes its file
+    --out <dir>     where audit checkpoint writes its file; backup: the archive to write
+    --force         backup: replace an existing --out; restore: replace the database in a non-empty --data
+                    (its models/ stay)
+
+  backup copies the PGlite folder (stop the hub first: it refuses beside a running one) into one
+  checked archive; restore checks it whole, then rebuilds --data from it. On PostgreSQL use
+  pg_dump / pg_restore (README: Backups). config lists every setting in effect, where it came
+  from and what a start would refuse; secrets are never printed.
 
   Environment
     DATABASE_URL                 postgres://... (instead of PGlite)
@@ -100,6 +110,7 @@ const FLAGS = {
   name: { type: 'string' },
   role: { type: 'string' },
   group: { type: 'string' },
+  force: { type: 'boolean' },
 } as const;
 
 /** The running command, as a lock on the PGlite folder names its holder. */
@@ -151,6 +162,9 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
   return db!;
 }
 
+/** The PGlite folder the subcommands use: --data, else <store>/hub. */
+const dataFolder = (flags: { data?: string; path?: string }): string => flags.data ?? join(resolveStoreRoot(flags.path), 'hub');
+
 /** SVC_HUB_DATABASE_WAIT: how long `svc hub` waits for an unreachable PostgreSQL at start (default 60 s; 0: not at all). */
 function databaseWaitSeconds(): number {
   const raw = process.env.SVC_HUB_DATABASE_WAIT;
@@ -174,6 +188,10 @@ export async function run(argv: string[]): Promise<number> {
   if (sub === 'invite' && rest.length === 0) return invite(cli.flags, out);
   if (sub === 'audit' && rest[0] === 'verify') return auditVerify(cli.flags, out);
   if (sub === 'audit' && rest[0] === 'checkpoint') return auditCheckpoint(cli.flags, out);
+  if (sub === 'backup' && rest.length === 0)
+    return (await import('./backup-command.js')).backup({ ...cli.flags, data: dataFolder(cli.flags) }, out);
+  if (sub === 'restore') return (await import('./backup-command.js')).restore(rest, { ...cli.flags, data: dataFolder(cli.flags) }, out);
+  if (sub === 'config' && rest.length === 0) return (await import('./config-command.js')).showConfig(cli.flags, dataFolder(cli.flags), out);
   if (sub === 'migrate') {
     const db = await open(cli.flags);
     await db.close();
@@ -184,6 +202,8 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 async function serve(flags: { port?: number; host?: string; data?: string; path?: string }, out: Output): Promise<number> {
+  const refused = (await import('./config-command.js')).refuseBadSettings(flags, out);
+  if (refused !== undefined) return refused;
   const port = flags.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be a port number, 0 to 65535 (got ${flags.port})`);
   const db = await open(flags, true);
