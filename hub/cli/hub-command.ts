@@ -18,6 +18,7 @@ import type { Database } from '../contracts.js';
 //   svc hub audit verify --org <slug> [--checkpoints DIR] walk the audit chain; exit 1 on a break
 //   svc hub audit checkpoint --org <slug> --out DIR    sign the chain's head into DIR
 //   svc hub migrate                                     apply pending migrations and exit
+//   svc hub secrets rotate                              re-seal every stored secret under SVC_HUB_SECRET_KEY
 // Every subcommand opens the same database: DATABASE_URL when set, else PGlite in --data.
 
 const HELP = `
@@ -31,6 +32,7 @@ const HELP = `
     svc hub audit verify --org <slug> [--checkpoints <dir>] [--trust-key <key id>]
     svc hub audit checkpoint --org <slug> --out <dir>
     svc hub migrate
+    svc hub secrets rotate
     svc hub backup --data <dir> --out <file> [--force]
     svc hub restore <file> --data <dir> [--force]
     svc hub config [--port <n>] [--host <addr>] [--data <dir>]
@@ -90,6 +92,8 @@ const HELP = `
     SVC_HUB_WEBHOOK_ATTEMPTS     attempts per delivery before giving up or disabling (default 12)
     SVC_HUB_ALLOW_PRIVATE_URLS   1: packs by URL and webhooks may reach private addresses and http
     SVC_HUB_PUBLIC_URL           the hub's address in browsers (sign-in redirects), e.g. https://hub.example.com
+    SVC_HUB_SECRET_KEY           32 random bytes (base64 or hex) sealing the secrets kept in the database (else in clear)
+    SVC_HUB_SECRET_KEY_OLD       earlier keys, comma-separated, still opening what they sealed (see secrets rotate)
     SVC_HUB_SMTP_URL             smtp://user:pass@host:587 or smtps://...: invitations and sign-in links by e-mail
     SVC_HUB_MAIL_FROM            their sender, e.g. "svc hub <hub@example.com>" (needed with SVC_HUB_SMTP_URL)
     SVC_HUB_JWT_SECRET, SVC_HUB_JWT_PREVIOUS_SECRET, SVC_HUB_DOCS_URL`;
@@ -192,6 +196,8 @@ export async function run(argv: string[]): Promise<number> {
     return (await import('./backup-command.js')).backup({ ...cli.flags, data: dataFolder(cli.flags) }, out);
   if (sub === 'restore') return (await import('./backup-command.js')).restore(rest, { ...cli.flags, data: dataFolder(cli.flags) }, out);
   if (sub === 'config' && rest.length === 0) return (await import('./config-command.js')).showConfig(cli.flags, dataFolder(cli.flags), out);
+  if (sub === 'secrets' && rest[0] === 'rotate' && rest.length === 1)
+    return (await import('./secrets-command.js')).rotate(cli.flags, out, open);
   if (sub === 'migrate') {
     const db = await open(cli.flags);
     await db.close();
