@@ -35,8 +35,11 @@ import { registerScimTokenRoutes } from './scim/scim-token-routes.js';
 import { pageSurface } from './pages/page-routes.js';
 import { registerSignInPage } from './pages/sign-in-page.js';
 import { registerAssetRoutes } from './pages/assets.js';
+import { createLogger, errorFields, type HubLogger } from './observe/logger.js';
+import { requestIdOf, requestLog } from './observe/request-log.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
+//   the request's id and its access line (hub/observe/request-log.ts);
 //   problem documents for every error (and for unknown routes), with no internals shown;
 //   the gate of /api/v1 but its public routes (api-gate.ts): authentication, rate limits, the
 //   write transaction and the audit row of every call;
@@ -54,8 +57,10 @@ export interface HubOptions extends ConfigOptions {
   embedder?: EmbedderProvider;
   /** The cross-encoder recall and inject rerank with, when the deployment enables one (SVC_RERANKER). */
   reranker?: RerankSetting;
-  /** Operator messages (audit retries, internal errors). */
-  log?: (message: string) => void;
+  /** The hub's logger (svc hub makes one); default: JSON lines on stderr at SVC_HUB_LOG_LEVEL (hub/observe/logger.ts). */
+  logger?: HubLogger;
+  /** Without `logger`: each log line (JSON) goes here instead of stderr; tests capture the log with it. */
+  log?: (line: string) => void;
   /** The time webhook retries are scheduled by (tests move it). */
   clock?: () => number;
 }
@@ -63,6 +68,7 @@ export interface HubOptions extends ConfigOptions {
 export interface Hub {
   app: Koa<HubState>;
   config: HubConfig;
+  log: HubLogger;
   audit: AuditWriter;
   checkpoints: Checkpointer;
   webhooks: DeliveryWorker;
@@ -79,18 +85,19 @@ const BM25_ONLY: EmbedderProvider = {
 export async function createHub(opts: HubOptions): Promise<Hub> {
   const { db } = opts;
   const config = await loadConfig(db, opts);
-  const log = opts.log ?? ((m: string) => process.stderr.write(`svc hub: ${m}\n`));
+  const log = opts.logger ?? createLogger(opts.log ? { sink: opts.log } : {});
   enablePostingsCache(db, config.cacheEngrams);
   const audit = new AuditWriter(db, config.auditKey, { log });
   const checkpoints = new Checkpointer(db, config.auditKey, config.checkpointKey);
   for (const which of config.keysInDatabase) {
-    log(
+    log.warn(
+      { event: 'config.key_in_database', key: which },
       which === 'audit'
         ? 'the audit HMAC key is kept in the database (set SVC_HUB_AUDIT_KEY): whoever can write the database can re-sign the audit chain; keep signed checkpoints outside it (SVC_HUB_CHECKPOINT_DIR) to catch that'
         : 'the audit checkpoint signing key is kept in the database (set SVC_HUB_CHECKPOINT_KEY): whoever can read the database can sign checkpoints',
     );
   }
-  if (!config.secrets.keyId) log(NO_SECRET_KEY_WARNING);
+  if (!config.secrets.keyId) log.warn({ event: 'config.no_secret_key' }, NO_SECRET_KEY_WARNING);
   let checkpointWriter: CheckpointWriter | undefined;
   if (config.checkpointDir) {
     // A chain cut below its newest checkpoint is not appended to: new rows would bury the cut.
@@ -108,6 +115,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   app.proxy = false;
   app.silent = true;
 
+  app.use(requestLog(log));
   // Answers of the API, the OAuth server and SCIM carry secrets or private data: no cache keeps them.
   app.use((ctx, next) => {
     if (/^\/(api\/v1|oauth|scim)(\/|$)/.test(ctx.path)) ctx.set('cache-control', 'no-store');
@@ -131,11 +139,15 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
         throw new HubProblem(501, 'not-implemented', 'Not implemented', `${ctx.method} is not a method this API uses`);
     } catch (err) {
       const problem = toProblem(fromKoaError(err));
-      if (problem.status >= 500) log(`internal error on ${ctx.method} ${ctx.path}: ${(err as Error)?.stack ?? String(err)}`);
+      if (problem.status >= 500) {
+        const route = ctx._matchedRoute ?? 'unmatched';
+        const fields = { event: 'internal_error', request_id: requestIdOf(ctx), method: ctx.method, route, ...errorFields(err, true) };
+        log.error(fields, `internal error on ${ctx.method} ${route}`);
+      }
       ctx.status = problem.status;
       for (const [k, v] of Object.entries(problem.headers ?? {})) ctx.set(k, v);
       ctx.type = PROBLEM_CONTENT_TYPE;
-      ctx.body = JSON.stringify(problemDocument(problem, config.docsUrl, ctx.path));
+      ctx.body = JSON.stringify(problemDocument(problem, config.docsUrl, ctx.path, requestIdOf(ctx)));
     }
   });
 
@@ -221,6 +233,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   return {
     app,
     config,
+    log,
     audit,
     checkpoints,
     webhooks,

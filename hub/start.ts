@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
 import { preloadOpenApi } from './openapi/spec.js';
+import { packageVersion } from '../engine/package-info.js';
 
 // Listening: one HTTP server on one port; close() stops accepting, closes the audit writer
 // within its drain window, and leaves the database to its owner.
@@ -39,16 +40,23 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
   preloadOpenApi();
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
+  hub.log.info(
+    { event: 'start', url: `http://${host}:${port}`, database: opts.db.kind, version: packageVersion(), node: process.version },
+    `svc hub listening on http://${host}:${port}`,
+  );
   return {
     url: `http://${host}:${port}`,
     port,
     hub,
     async close(drainMs?: number) {
+      const stopping = performance.now();
+      hub.log.info({ event: 'drain', drain_ms: drainMs ?? null }, 'stopping: no new connections; draining');
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
       await hub.close(drainMs);
+      hub.log.info({ event: 'stopped', took_ms: Math.round(performance.now() - stopping) }, 'stopped');
     },
   };
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Database, Org, Queryable } from '../contracts.js';
 import { canonicalJson } from '../../engine/canonical-json.js';
 import { CONTROL_SCHEMA, ident } from '../data/sql.js';
+import { asLogger, errorFields, type HubLogger, type LogOption } from '../observe/logger.js';
 import { SqlWhere } from '../data/sql-where.js';
 import { outboxSql } from '../webhooks/webhook-outbox.js';
 
@@ -265,7 +266,8 @@ const rowIsTheProblem = (err: unknown): boolean => /^(22|23|54)/.test(String((er
 export interface AuditWriterOptions {
   /** Most rows waiting across organizations; past it rows are dropped and counted in a gap marker. */
   maxQueue?: number;
-  log?: (message: string) => void;
+  /** The hub's logger, or a function given each message (tests). */
+  log?: LogOption;
 }
 
 interface OrgQueue {
@@ -290,7 +292,7 @@ export class AuditWriter {
   readonly id = randomUUID();
   private readonly queues = new Map<string, OrgQueue>();
   private readonly maxQueue: number;
-  private readonly log: (message: string) => void;
+  private readonly log: HubLogger;
   private queued = 0;
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -303,7 +305,7 @@ export class AuditWriter {
     opts: AuditWriterOptions = {},
   ) {
     this.maxQueue = opts.maxQueue ?? 10_000;
-    this.log = opts.log ?? ((m) => process.stderr.write(`svc hub: ${m}\n`));
+    this.log = asLogger(opts.log);
   }
 
   record(org: Org, entry: AuditEntry): void {
@@ -387,7 +389,11 @@ export class AuditWriter {
         if (this.closed) return;
         if (!(await this.rowByRow(q, taken, err))) {
           this.failures++;
-          if (this.failures === 1 || this.failures % 20 === 0) this.log(`audit write failed (${(err as Error).message}); retrying`);
+          if (this.failures === 1 || this.failures % 20 === 0)
+            this.log.warn(
+              { event: 'audit.retry', org: q.org.slug, failures: this.failures, queued: this.queued, ...errorFields(err) },
+              `audit write failed (${(err as Error).message.split('\n')[0]}); retrying`,
+            );
           return;
         }
       }
@@ -416,7 +422,10 @@ export class AuditWriter {
         if (!rowIsTheProblem(err)) return false;
         q.lost.n++;
         q.lost.reasons.add(`a ${entry.action} row could not be stored: ${(err as Error).message.split('\n')[0]}`);
-        this.log(`audit row for ${entry.action} could not be stored; a gap marker records it`);
+        this.log.error(
+          { event: 'audit.gap', org: q.org.slug, action: entry.action, ...errorFields(err) },
+          `audit row for ${entry.action} could not be stored; a gap marker records it`,
+        );
       }
       q.entries.shift();
       this.queued--;
@@ -463,7 +472,10 @@ export class AuditWriter {
     // Stopping waits only for rows still to write: say which, and for how long at most.
     if (!this.idle) {
       const what = this.queued ? `${this.queued} queued audit row${this.queued === 1 ? '' : 's'}` : 'the audit write in progress';
-      this.log(`stopping: writing ${what} first (at most ${timeoutMs / 1000} s)`);
+      this.log.info(
+        { event: 'audit.drain', queued: this.queued, timeout_ms: timeoutMs },
+        `stopping: writing ${what} first (at most ${timeoutMs / 1000} s)`,
+      );
     }
     const drained = await this.drain(timeoutMs);
     const unwritten = this.queued;
@@ -482,7 +494,11 @@ export class AuditWriter {
           left,
         );
       }
-    } else this.log(`audit writer closed with ${unwritten} rows unwritten (the database did not take them within ${timeoutMs} ms)`);
+    } else
+      this.log.error(
+        { event: 'audit.closed', unwritten, timeout_ms: timeoutMs },
+        `audit writer closed with ${unwritten} rows unwritten (the database did not take them within ${timeoutMs} ms)`,
+      );
     return { drained, unwritten };
   }
 }

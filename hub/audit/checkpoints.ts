@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Database, Org, Queryable } from '../contracts.js';
 import { canonicalJson } from '../../engine/canonical-json.js';
 import { ident } from '../data/sql.js';
+import { errorFields, type HubLogger } from '../observe/logger.js';
 import { SvcError } from '../../engine/errors.js';
 import { GENESIS, onAuditAppend, verifyAudit, type VerifyResult } from './audit-log.js';
 
@@ -243,7 +244,7 @@ export class CheckpointWriter {
     private readonly dir: string,
     schedule: CheckpointSchedule,
     private readonly allOrgs: () => Promise<Org[]>,
-    private readonly log: (message: string) => void,
+    private readonly log: HubLogger,
   ) {
     this.unsubscribe = onAuditAppend((org, rows) => {
       const g = this.grown.get(org.id) ?? { org, rows: 0 };
@@ -266,9 +267,11 @@ export class CheckpointWriter {
         const list = orgs ? all.filter((o) => orgs.some((x) => x.id === o.id)) : all;
         for (const org of list) this.grown.delete(org.id);
         const r = await this.checkpointer.writeAll(this.dir, list);
-        for (const f of r.failed) this.log(`audit checkpoint not written: ${f}`);
+        for (const f of r.failed) this.log.error({ event: 'audit.checkpoint_failed', reason: f }, `audit checkpoint not written: ${f}`);
       })
-      .catch((err: Error) => this.log(`audit checkpoints failed: ${err.message}`));
+      .catch((err: Error) =>
+        this.log.error({ event: 'audit.checkpoint_failed', ...errorFields(err) }, `audit checkpoints failed: ${err.message}`),
+      );
     return this.queue;
   }
 

@@ -119,6 +119,8 @@ const FLAGS = {
 
 /** The running command, as a lock on the PGlite folder names its holder. */
 let command = 'svc hub';
+/** What the last open() migrated: the migrations applied to the control schema and to each organization's. */
+let migrated: { control: number; orgs: Record<string, number> } | undefined;
 
 async function open(flags: { data?: string; path?: string }, serving = false): Promise<Database> {
   const { openDatabase, DataFolderInUse } = await import('../data/database.js');
@@ -162,7 +164,7 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
       throw new SvcError('storage', `cannot open ${where}: ${reason}${waited}`);
     }
   }
-  await migrateHub(db!);
+  migrated = await migrateHub(db!);
   return db!;
 }
 
@@ -212,7 +214,14 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   if (refused !== undefined) return refused;
   const port = flags.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be a port number, 0 to 65535 (got ${flags.port})`);
+  // The log: JSON lines on stderr (readable ones on a terminal) at SVC_HUB_LOG_LEVEL, checked before anything opens.
+  const logger = (await import('../observe/logger.js')).createLogger();
   const db = await open(flags, true);
+  const applied = Object.values(migrated?.orgs ?? {}).reduce((a, b) => a + b, migrated?.control ?? 0);
+  logger.info(
+    { event: 'migrations', applied, control: migrated?.control ?? 0, organizations: Object.keys(migrated?.orgs ?? {}).length },
+    applied ? `applied ${applied} database migrations` : 'the database is at the newest migration',
+  );
   const [{ startHub }, { localEmbedderProvider }, { rerankerSetting }] = await Promise.all([
     import('../start.js'),
     import('../../engine/mcp/embedder-provider.js'),
@@ -220,7 +229,7 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   ]);
   // Ranking runs here: the embedding model (and SVC_RERANKER's cross-encoder) load from <data or store>/models on first use.
   const modelsRoot = flags.data ?? resolveStoreRoot(flags.path);
-  const embedder = localEmbedderProvider(modelsRoot, { log: (m) => out.warn(m) });
+  const embedder = localEmbedderProvider(modelsRoot, { log: (m) => logger.warn({ event: 'embedder' }, m) });
   let running;
   try {
     running = await startHub({
@@ -229,7 +238,7 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
       host: flags.host ?? '127.0.0.1',
       embedder,
       reranker: rerankerSetting(modelsRoot),
-      log: (m) => out.warn(m),
+      logger,
     });
   } catch (err) {
     await db.close();

@@ -7,6 +7,7 @@ import { RequestDatabase } from '../data/request-database.js';
 import type { HubConfig } from '../config.js';
 import { authenticate, checkAudience, type Target } from './auth.js';
 import { HubProblem } from './problem.js';
+import { errorFields, type HubLogger } from '../observe/logger.js';
 
 // What every authenticated surface (REST under /api/v1, MCP over HTTP) does with a caller, in
 // order: an address that failed authentication too often is refused before a new token is looked
@@ -23,7 +24,7 @@ export interface GateDeps {
   failedAuth: FailedAuthGuard;
   config: HubConfig;
   audit: AuditWriter;
-  log: (message: string) => void;
+  log: HubLogger;
 }
 
 const MAX_CACHED = 10_000;
@@ -165,7 +166,10 @@ export class Gatekeeper {
       .transaction((q) => appendAudit(q, org, config.auditKey, [row]))
       .then(() => true)
       .catch((err: Error) => {
-        log(`the audit row of ${row.action} could not be written with it (${err.message.split('\n')[0]}); queued instead`);
+        log.warn(
+          { event: 'audit.queued_instead', org: org.slug, action: row.action, ...errorFields(err) },
+          `the audit row of ${row.action} could not be written with it (${err.message.split('\n')[0]}); queued instead`,
+        );
         return false;
       });
     try {

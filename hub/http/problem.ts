@@ -12,6 +12,8 @@ export interface ProblemDocument {
   instance: string;
   /** For validation errors: one line per broken rule, each naming the field. */
   errors?: string[];
+  /** The request's id (its X-Request-Id answer header): the key to its line in the hub's log. */
+  request_id?: string;
   [member: string]: unknown;
 }
 
@@ -81,7 +83,7 @@ export function toProblem(err: unknown): HubProblem {
   return new HubProblem(500, 'internal-error', 'Internal server error', 'the server could not complete the request; it has been logged');
 }
 
-export function problemDocument(p: HubProblem, docsUrl: string, instance: string): ProblemDocument {
+export function problemDocument(p: HubProblem, docsUrl: string, instance: string, requestId?: string): ProblemDocument {
   const doc: ProblemDocument = {
     ...p.members,
     type: `${docsUrl}/errors/${p.slug}`,
@@ -91,5 +93,6 @@ export function problemDocument(p: HubProblem, docsUrl: string, instance: string
     instance,
   };
   if (p.errors?.length) doc.errors = p.errors;
+  if (requestId) doc.request_id = requestId;
   return doc;
 }

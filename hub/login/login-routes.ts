@@ -14,6 +14,7 @@ import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { validBody } from '../openapi/spec.js';
 import { HubProblem, badRequest, notFoundProblem, unauthorized } from '../http/problem.js';
 import { requireAdmin, type Ctx } from '../http/route-kit.js';
+import { asLogger, type HubLogger } from '../observe/logger.js';
 import {
   createProvider,
   deleteProvider,
@@ -73,7 +74,7 @@ export interface LoginDeps {
   audit: AuditWriter;
   failedAuth: FailedAuthGuard;
   /** Where the detail of an unreachable provider goes (standard error by default). */
-  log?: (message: string) => void;
+  log?: HubLogger;
 }
 
 const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
@@ -140,10 +141,13 @@ async function orgAndProvider(db: Database, config: HubConfig, slug: string, nam
 export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
   const { db, config } = deps;
 
-  const log = deps.log ?? ((m: string) => process.stderr.write(`svc hub: ${m}\n`));
+  const log = asLogger(deps.log);
   /** The anonymous caller hears that the provider is unavailable; the reason goes to the log. */
   const unavailable = (org: Org, provider: ProviderWithSecret, err: unknown): HubProblem => {
-    log(`sign-in through ${org.slug}/${provider.name} failed at the provider: ${failureReason(err)}`);
+    log.warn(
+      { event: 'sign_in.provider_failed', org: org.slug, provider: provider.name, reason: failureReason(err) },
+      `sign-in through ${org.slug}/${provider.name} failed at the provider: ${failureReason(err)}`,
+    );
     return new HubProblem(
       502,
       'provider-unavailable',

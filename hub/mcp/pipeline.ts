@@ -95,7 +95,7 @@ export function toolPipeline(
       now: () => new Date(),
       project: { scope: `user:${p.userName}` },
       agent: session.clientName ?? call.client.name ?? p.userName,
-      log,
+      log: (m: string) => log.warn({ event: 'mcp.tool_warning' }, m),
       authorize,
       failed: (err) => {
         failure = err instanceof ToolFailure ? 400 : toProblem(err).status;

@@ -6,6 +6,7 @@ import type { Database, Org } from '../contracts.js';
 import { ident } from '../data/sql.js';
 import { orgById } from '../data/organizations.js';
 import { liveSessions, type McpSession } from './sessions.js';
+import { errorFields, type HubLogger } from '../observe/logger.js';
 
 // The SSE transport keeps one stream open on one hub process, while the session's messages may
 // reach any process behind the load balancer. Whichever process gets a message runs it, then
@@ -37,14 +38,20 @@ export class SseRelay {
 
   constructor(
     private readonly db: Database,
-    private readonly log: (message: string) => void,
+    private readonly log: HubLogger,
   ) {}
 
   async start(): Promise<void> {
     this.stop = await this.db.listen(
       CHANNEL,
-      (payload) => void this.pickUp(payload).catch((err: Error) => this.log(`MCP relay: ${err.message}`)),
-      () => void this.catchUp().catch((err: Error) => this.log(`MCP relay: ${err.message}`)),
+      (payload) =>
+        void this.pickUp(payload).catch((err: Error) =>
+          this.log.warn({ event: 'mcp.relay_failed', ...errorFields(err) }, `MCP relay: ${err.message}`),
+        ),
+      () =>
+        void this.catchUp().catch((err: Error) =>
+          this.log.warn({ event: 'mcp.relay_failed', ...errorFields(err) }, `MCP relay: ${err.message}`),
+        ),
     );
   }
 
@@ -71,7 +78,13 @@ export class SseRelay {
     this.streams.set(sessionId, { transport, org, idleSeconds });
     const every = Math.min(SWEEP_MAX_MS, (idleSeconds * 1000) / 2);
     if (!this.sweeper) {
-      this.sweeper = setInterval(() => void this.sweep().catch((err: Error) => this.log(`MCP streams: ${err.message}`)), every);
+      this.sweeper = setInterval(
+        () =>
+          void this.sweep().catch((err: Error) =>
+            this.log.warn({ event: 'mcp.sweep_failed', ...errorFields(err) }, `MCP streams: ${err.message}`),
+          ),
+        every,
+      );
       this.sweeper.unref();
     }
   }

@@ -4,6 +4,7 @@ import type { AuditWriter } from '../audit/audit-log.js';
 import type { Database } from '../contracts.js';
 import type { HubConfig } from '../config.js';
 import type { Gatekeeper } from '../http/gatekeeper.js';
+import type { HubLogger } from '../observe/logger.js';
 import { ApiClient } from './api-call.js';
 import { registerAuditPages } from './admin-audit.js';
 import { registerCredentialPages } from './admin-credentials.js';
@@ -23,7 +24,7 @@ export interface PageDeps {
   config: HubConfig;
   gatekeeper: Gatekeeper;
   audit: AuditWriter;
-  log: (message: string) => void;
+  log: HubLogger;
 }
 
 export function pageSurface(deps: PageDeps): Middleware {

@@ -24,6 +24,8 @@ import { scimCaller, type ScimCaller } from './scim-tokens.js';
 import { createScimUser, deleteScimUser, getUser, listUsers, patchScimUser, replaceScimUser } from './scim-users.js';
 import { createScimGroup, deleteScimGroup, getGroup, listGroups, patchScimGroup, replaceScimGroup } from './scim-groups.js';
 import { hubOrigin } from '../http/hub-origin.js';
+import { errorFields } from '../observe/logger.js';
+import { requestIdOf } from '../observe/request-log.js';
 
 // The SCIM 2.0 surface, /scim/v2 (RFC 7644), outside the /api/v1 gate: it takes SCIM tokens
 // only, and answers SCIM error bodies, never problem documents. Like REST, it refuses an address
@@ -44,8 +46,6 @@ interface ScimState {
   resource?: string;
 }
 
-  /** What the call changed beyond its request, for its audit row (a delete's erasure counts). */
-  auditDetails?: Record<string, unknown>;
 type ScimCtx = RouterContext<ScimState> & ParameterizedContext<ScimState>;
 
 function send(ctx: Context | ScimCtx, status: number, body: unknown): void {
@@ -173,8 +173,7 @@ function routes(): ReturnType<Router<ScimState>['routes']> {
     });
     r.delete(`${x.path}/:id`, async (ctx) => {
       mark(ctx, `scim.${x.tag}.delete`, `${x.tag}:${ctx.params.id}`);
-      const ended = await x.remove(ctx.state.q, org(ctx), ctx.params.id!);
-      if (ended) ctx.state.auditDetails = ended;
+      await x.remove(ctx.state.q, org(ctx), ctx.params.id!);
       ctx.status = 204;
     });
   }
@@ -238,7 +237,7 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
       action: ctx.state.action ?? 'scim.request',
       resource: ctx.state.resource ?? null,
       outcome,
-      details: { method: ctx.method, path: ctx.path, ...ctx.state.auditDetails },
+      details: { method: ctx.method, path: ctx.path },
     });
     await gate.runAudited(who.org, {
       write,
@@ -261,7 +260,17 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
       await serve(scim);
     } catch (err) {
       const e = toScimError(err);
-      if (e.status >= 500) log(`internal error on ${ctx.method} ${ctx.path}: ${(err as Error)?.stack ?? String(err)}`);
+      if (e.status >= 500)
+        log.error(
+          {
+            event: 'internal_error',
+            request_id: requestIdOf(ctx),
+            method: ctx.method,
+            route: ctx._matchedRoute ?? 'unmatched',
+            ...errorFields(err, true),
+          },
+          `internal error on ${ctx.method} ${ctx._matchedRoute ?? 'SCIM'}`,
+        );
       for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
       send(ctx, e.status, errorBody(e));
     }

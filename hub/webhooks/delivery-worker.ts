@@ -3,6 +3,7 @@ import { Policy } from '../access/policy.js';
 import { resolveScopes } from '../access/scopes.js';
 import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/sql.js';
+import { errorFields, type HubLogger } from '../observe/logger.js';
 import { PLAIN_BOX, type SecretBox } from '../data/secret-box.js';
 import { listOrgs } from '../data/organizations.js';
 import { postOutbound, type OutboundPolicy } from '../net/outbound.js';
@@ -143,7 +144,7 @@ export interface WorkerDeps {
   outbound: OutboundPolicy;
   settings: WebhookSettings;
   auditKey: string;
-  log: (message: string) => void;
+  log: HubLogger;
   clock?: () => number;
 }
 
@@ -219,7 +220,10 @@ export class DeliveryWorker {
         }
       } catch (err) {
         // The database went away for a moment, say: the next poll tries again.
-        this.deps.log(`webhook deliveries: ${(err as Error).message.split('\n')[0]}`);
+        this.deps.log.warn(
+          { event: 'webhook.poll_failed', ...errorFields(err) },
+          `webhook deliveries: ${(err as Error).message.split('\n')[0]}`,
+        );
       }
     }
   }
@@ -257,7 +261,12 @@ export class DeliveryWorker {
       const why = withheld(d, await readerOf(d.created_by));
       await (why ? this.withhold(org, d, why) : this.send(org, d));
     })()
-      .catch((err: Error) => this.deps.log(`webhook delivery ${d.id} of ${org.slug}: ${err.message.split('\n')[0]}`))
+      .catch((err: Error) =>
+        this.deps.log.warn(
+          { event: 'webhook.delivery_failed', org: org.slug, webhook: d.webhook_id, delivery: d.id, ...errorFields(err) },
+          `webhook delivery ${d.id} of ${org.slug}: ${err.message.split('\n')[0]}`,
+        ),
+      )
       .finally(() => {
         const left = (this.inFlight.get(key) ?? 1) - 1;
         if (left > 0) this.inFlight.set(key, left);
@@ -332,6 +341,16 @@ export class DeliveryWorker {
         `UPDATE ${s}.webhook_deliveries SET next_at = $5, locked_until = NULL, last_status = $2, last_error = $3, latency_ms = $4 WHERE id = $1`,
         [...result, next],
       );
+      this.deps.log.info({
+        event: 'webhook.retry',
+        org: org.slug,
+        webhook: d.webhook_id,
+        delivery: d.id,
+        attempt: d.attempts,
+        status: out.status,
+        error: out.error,
+        next_at: next.toISOString(),
+      });
       return;
     }
     await this.exhausted(org, d, out, now);
@@ -366,7 +385,10 @@ export class DeliveryWorker {
           details: { reason },
         },
       ]);
-      this.deps.log(`webhook ${d.webhook_id} of ${org.slug} disabled: ${reason}`);
+      this.deps.log.warn(
+        { event: 'webhook.disabled', org: org.slug, webhook: d.webhook_id, attempts: d.attempts, reason },
+        `webhook ${d.webhook_id} of ${org.slug} disabled: ${reason}`,
+      );
     });
   }
 
