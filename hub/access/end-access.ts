@@ -2,10 +2,11 @@ import { conflict, notFound } from '../../engine/errors.js';
 import type { Org, Queryable } from '../contracts.js';
 import { CONTROL_SCHEMA, ident } from '../data/sql.js';
 import { authChanged } from './epoch.js';
+import { erasePersonalData, type Erased } from './erase-personal.js';
 
 // The one way a person's access ends, whichever surface asks (REST PATCH or DELETE of a user,
 // the admin UI through REST, SCIM PATCH, PUT or DELETE). In the caller's transaction: the user
-// is marked inactive (and, for a delete, hidden and unlinked), and every credential they hold
+// is marked inactive (and, for a delete, hidden, unlinked and their own data erased: erase-personal.ts), and every credential they hold
 // stops at once: API keys, browser sessions, OAuth grants (login_sessions rows with a client_id;
 // their refresh token is the row's secret), unredeemed OAuth codes, hub tokens (token_version),
 // MCP sessions and pending invitations. The organization's authorization epoch moves, so every
@@ -21,6 +22,8 @@ export interface Ended {
   oauth_grants: number;
   mcp_sessions: number;
   invitations: number;
+  /** A delete also erases the person's own data (erase-personal.ts). */
+  erased?: Erased;
 }
 
 /**
@@ -56,7 +59,9 @@ export async function assertNotLastAdmin(q: Queryable, org: Org, userId: string,
 export async function endAccess(q: Queryable, org: Org, userId: string, opts: { mode: EndMode }): Promise<Ended> {
   const s = ident(org.schema);
   await assertNotLastAdmin(q, org, userId, opts.mode);
-  const found = (await q.query<{ id: string }>(`SELECT id FROM ${s}.users WHERE id = $1 AND deleted_at IS NULL`, [userId])).rows[0];
+  const found = (
+    await q.query<{ id: string; name: string }>(`SELECT id, name FROM ${s}.users WHERE id = $1 AND deleted_at IS NULL`, [userId])
+  ).rows[0];
   if (!found) throw notFound(`no user ${userId}`);
   await q.query(`UPDATE ${s}.users SET active = false, token_version = token_version + 1 WHERE id = $1`, [userId]);
   if (opts.mode === 'delete') {
@@ -66,6 +71,7 @@ export async function endAccess(q: Queryable, org: Org, userId: string, opts: { 
     await q.query(`DELETE FROM ${s}.memberships WHERE user_id = $1`, [userId]);
     await q.query(`DELETE FROM ${s}.external_identities WHERE user_id = $1`, [userId]);
   }
+  const erased = opts.mode === 'delete' ? await erasePersonalData(q, org, userId, found.name) : undefined;
   const keys = await q.query<{ secret_hash: string }>(
     `UPDATE ${s}.api_keys SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING secret_hash`,
     [userId],
@@ -100,5 +106,6 @@ export async function endAccess(q: Queryable, org: Org, userId: string, opts: { 
     oauth_grants: grants,
     mcp_sessions: mcp.rows.length,
     invitations: invitations.rows.length,
+    ...(erased ? { erased } : {}),
   };
 }

@@ -71,8 +71,23 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
           ),
           'No scopes: ask an admin to add you to a group.',
         ),
+        html`<h2>My data</h2>
+          <p>
+            <a href="/me/export.json" download>Download everything the hub holds about me</a>
+            <span class="muted"
+              >(one JSON file: my account, my personal scope's engrams, my sessions and episodes, my keys and grants)</span
+            >
+          </p>`,
       ],
     });
+  });
+
+  // The export of GET /api/v1/me/export, as a file the browser saves.
+  router.get('/me/export.json', async (ctx) => {
+    const data = await api.get<Record<string, unknown>>(ctx, '/me/export');
+    ctx.set('content-disposition', `attachment; filename="svc-${ctx.state.viewer.org.slug}-${ctx.state.viewer.name}.json"`);
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(data, null, 2);
   });
 
   router.get('/me/api-keys', async (ctx) => {

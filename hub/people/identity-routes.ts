@@ -1,5 +1,6 @@
 import { revokeGrant } from '../login/grant-routes.js';
 import type Router from '@koa/router';
+import { exportPerson } from './export-person.js';
 import { ident } from '../data/sql.js';
 import type { Database, HubState, Principal, Role } from '../contracts.js';
 import {
@@ -93,6 +94,13 @@ export function registerIdentityRoutes(router: Router<HubState>, deps: { checkpo
     );
     const byScope = new Map(counts.rows.map((r) => [r.scope, Number(r.n)]));
     ctx.body = { items: p.readable.map((scope) => ({ scope, writable: p.writable.includes(scope), engrams: byScope.get(scope) ?? 0 })) };
+  });
+
+  // Everything the hub holds about the caller, as one JSON document to keep (export-person.ts).
+  router.get('/me/export', async (ctx: Ctx) => {
+    const p = ctx.state.principal;
+    ctx.set('content-disposition', `attachment; filename="svc-${p.org.slug}-${p.userName}.json"`);
+    ctx.body = await exportPerson(ctx.state.db, p);
   });
 
   router.get('/me/api-keys', async (ctx: Ctx) => {

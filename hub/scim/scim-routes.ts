@@ -46,6 +46,8 @@ interface ScimState {
   resource?: string;
 }
 
+  /** What the call changed beyond its request, for its audit row (a delete's erasure counts). */
+  auditDetails?: Record<string, unknown>;
 type ScimCtx = RouterContext<ScimState> & ParameterizedContext<ScimState>;
 
 function send(ctx: Context | ScimCtx, status: number, body: unknown): void {
@@ -173,7 +175,8 @@ function routes(): ReturnType<Router<ScimState>['routes']> {
     });
     r.delete(`${x.path}/:id`, async (ctx) => {
       mark(ctx, `scim.${x.tag}.delete`, `${x.tag}:${ctx.params.id}`);
-      await x.remove(ctx.state.q, org(ctx), ctx.params.id!);
+      const ended = await x.remove(ctx.state.q, org(ctx), ctx.params.id!);
+      if (ended) ctx.state.auditDetails = ended;
       ctx.status = 204;
     });
   }
@@ -237,7 +240,7 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
       action: ctx.state.action ?? 'scim.request',
       resource: ctx.state.resource ?? null,
       outcome,
-      details: { method: ctx.method, path: ctx.path },
+      details: { method: ctx.method, path: ctx.path, ...ctx.state.auditDetails },
     });
     await gate.runAudited(who.org, {
       write,

@@ -3,7 +3,7 @@ import type { Org, Queryable } from '../contracts.js';
 import { ident, iso } from '../data/sql.js';
 import { assertEmailFree, createUser, freeUserName } from '../access/identity.js';
 import { authChanged } from '../access/epoch.js';
-import { endAccess, lockPeople, type EndMode } from '../access/end-access.js';
+import { endAccess, lockPeople, type Ended, type EndMode } from '../access/end-access.js';
 import { scimInvalid, scimNotFound, ScimError } from './scim-errors.js';
 import { applyPatch, type PatchOp } from './scim-patch.js';
 import { attributeDef, canonicalName, ENTERPRISE_SCHEMA, extensionOf, keyOf, USER_SCHEMA } from './scim-schema.js';
@@ -223,9 +223,9 @@ async function managed(q: Queryable, org: Org, id: string): Promise<UserRow> {
 }
 
 /** Ends the user's access (end-access.ts); the last active admin is a 409 in SCIM's shape. */
-async function end(q: Queryable, org: Org, id: string, mode: EndMode): Promise<void> {
+async function end(q: Queryable, org: Org, id: string, mode: EndMode): Promise<Ended> {
   try {
-    await endAccess(q, org, id, { mode });
+    return await endAccess(q, org, id, { mode });
   } catch (err) {
     if (err instanceof SvcError && err.kind === 'conflict') throw new ScimError(409, err.message);
     throw err;
@@ -264,8 +264,10 @@ export async function patchScimUser(q: Queryable, org: Org, id: string, ops: Pat
   return store(q, org, id, clean(patched, false), base);
 }
 
-export async function deleteScimUser(q: Queryable, org: Org, id: string): Promise<void> {
+/** Deletes a provisioned user: access ended, own data erased; answers what ended (for the audit row). */
+export async function deleteScimUser(q: Queryable, org: Org, id: string): Promise<Record<string, unknown>> {
   await managed(q, org, id);
   // Its email and sign-in links go too: a person provisioned again later signs in as the new user.
-  await end(q, org, id, 'delete');
+  const { user_id: _id, ...ended } = await end(q, org, id, 'delete');
+  return ended;
 }

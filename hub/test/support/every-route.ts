@@ -21,7 +21,7 @@ export const EVERY_ROUTE: Array<[method: string, path: string, body?: unknown]> 
   ['GET', '/admin/scim-tokens'], ['POST', '/admin/scim-tokens', { name: 'entra' }], ['DELETE', '/admin/scim-tokens/x'],
   ['GET', '/admin/groups/g/members'], ['DELETE', '/admin/groups/g/members/x'], ['GET', '/admin/audit/verify'],
   ['GET', '/engrams/ENG-X-2026-0101-001/history'], ['GET', '/sessions'],
-  ['GET', '/me/grants'], ['DELETE', '/me/grants/x'], ['GET', '/admin/grants'], ['DELETE', '/admin/grants/x'], ['DELETE', '/admin/users/x'],
+  ['GET', '/me/grants'], ['GET', '/me/export'], ['DELETE', '/me/grants/x'], ['GET', '/admin/grants'], ['DELETE', '/admin/grants/x'], ['DELETE', '/admin/users/x'],
   // Last: it ends the token it is called with.
   ['DELETE', '/me/token'],
 ];
