@@ -44,10 +44,10 @@ interface ScimState {
   base: string;
   action?: string;
   resource?: string;
-}
-
   /** What the call changed beyond its request, for its audit row (a delete's erasure counts). */
   auditDetails?: Record<string, unknown>;
+}
+
 type ScimCtx = RouterContext<ScimState> & ParameterizedContext<ScimState>;
 
 function send(ctx: Context | ScimCtx, status: number, body: unknown): void {
