@@ -10,6 +10,7 @@ import type { OutboundPolicy } from './net/outbound.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/delivery-worker.js';
 import { mailSettings, type MailSettings } from './mail/mailer.js';
 import { secretBoxFromEnv, type SecretBox } from './data/secret-box.js';
+import { logLevelFrom } from './observe/logger.js';
 
 // A deployment's settings: options first, then the environment, then defaults. Secrets not given
 // are generated once and kept in the control schema, so every hub process on the database signs
@@ -251,6 +252,18 @@ function withoutPassword(raw: string): string {
   }
 }
 
+/** A check by the function that reads the setting: its refusal, one line. */
+function thrown(read: (env: NodeJS.ProcessEnv) => unknown): Check {
+  return (_raw, env) => {
+    try {
+      read(env);
+      return undefined;
+    } catch (err) {
+      return (err as Error).message.split('\n')[0];
+    }
+  };
+}
+
 const origin: Check = (raw) =>
   /^https?:\/\/[^/?#\s]+\/?$/.test(raw) ? undefined : `must be an origin such as https://hub.example.com (got "${raw}")`;
 
@@ -399,6 +412,23 @@ export const SETTINGS: readonly SettingSpec[] = [
     show: withoutPassword,
   },
   { name: 'SVC_HUB_MAIL_FROM', about: 'their sender', fallback: 'none' },
+  {
+    name: 'SVC_HUB_SECRET_KEY',
+    about: 'seals the secrets kept in the database (AES-256-GCM)',
+    fallback: 'none (stored in clear)',
+    secret: true,
+    check: thrown(secretBoxFromEnv),
+  },
+  {
+    name: 'SVC_HUB_SECRET_KEY_OLD',
+    about: 'earlier keys that still open what they sealed',
+    fallback: 'none',
+    secret: true,
+    check: thrown(secretBoxFromEnv),
+  },
+  { name: 'SVC_HUB_LOG_LEVEL', about: 'the least level logged', fallback: 'info', check: thrown(logLevelFrom) },
+  { name: 'SVC_HUB_METRICS_TOKEN', about: 'the bearer token /metrics asks for', fallback: 'none (/metrics off)', secret: true },
+  { name: 'SVC_HUB_UNREADY_SECONDS', about: 'how long a stopping hub serves on while /ready answers 503', fallback: '0' },
 ];
 
 const GENERATED = '(generated, kept in the database)';
@@ -444,7 +474,7 @@ export function settingProblems(env: NodeJS.ProcessEnv = process.env, flags: Sta
     const raw = value(s.name);
     if (raw === undefined || !s.check) continue;
     const why = s.check(raw, env);
-    if (why) problems.push(`${s.name} ${why}`);
+    if (why && !problems.includes(why)) problems.push(why.startsWith('SVC_HUB_') ? why : `${s.name} ${why}`);
   }
   const bad = new Set(problems.map((p) => p.split(' ')[0]));
   const num = (name: string, fallback: number): number => (value(name) === undefined || bad.has(name) ? fallback : Number(value(name)));
@@ -484,14 +514,20 @@ export function settingProblems(env: NodeJS.ProcessEnv = process.env, flags: Sta
     problems.push(
       `SVC_HUB_WRITE_RATE_LIMIT (${writes}) is above SVC_HUB_RATE_LIMIT (${all}): a write is a request too, so it could never be reached`,
     );
-  const publicUrl = value('SVC_HUB_PUBLIC_URL');
-  if (publicUrl && !bad.has('SVC_HUB_PUBLIC_URL')) {
+  return problems;
+}
+
+/** Settings that are allowed but unsafe: the start warns about each, `svc hub config` lists them. */
+export function settingWarnings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const warnings: string[] = [];
+  const publicUrl = env.SVC_HUB_PUBLIC_URL;
+  if (publicUrl && !origin(publicUrl, env)) {
     const u = new URL(publicUrl);
     const loopback = u.hostname === 'localhost' || u.hostname === '[::1]' || /^127\./.test(u.hostname);
     if (u.protocol === 'http:' && !loopback)
-      problems.push(
-        `SVC_HUB_PUBLIC_URL is plain http on ${u.hostname}: sign-in cookies and API keys would cross the network in clear; put the hub behind https and name that origin`,
+      warnings.push(
+        `SVC_HUB_PUBLIC_URL is plain http on ${u.hostname}: sign-in cookies and API keys cross the network in clear; put the hub behind https and name that origin`,
       );
   }
-  return problems;
+  return warnings;
 }
