@@ -35,6 +35,8 @@ import { registerScimTokenRoutes } from './scim/scim-token-routes.js';
 import { pageSurface } from './pages/page-routes.js';
 import { registerSignInPage } from './pages/sign-in-page.js';
 import { registerAssetRoutes } from './pages/assets.js';
+import { HubMetrics, metricsToken } from './monitor/metrics.js';
+import { Readiness } from './monitor/ready.js';
 import { createLogger, errorFields, type HubLogger } from './observe/logger.js';
 import { requestIdOf, requestLog } from './observe/request-log.js';
 
@@ -72,6 +74,9 @@ export interface Hub {
   audit: AuditWriter;
   checkpoints: Checkpointer;
   webhooks: DeliveryWorker;
+  /** Prometheus metrics (GET /metrics, hub/monitor/metrics.ts) and readiness (GET /ready, hub/monitor/ready.ts). */
+  metrics: HubMetrics;
+  readiness: Readiness;
   /** Stops the checkpoint timer and the webhook worker (after its sends in flight), then closes the audit writer within its drain window. */
   close(drainMs?: number): Promise<void>;
 }
@@ -114,6 +119,11 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
   const app = new Koa<HubState>();
   app.proxy = false;
   app.silent = true;
+
+  // Every request counted by its route template (first, so its time includes everything below).
+  const metrics = new HubMetrics({ db, audit, mcpIdleSeconds: config.mcp.idleSeconds }, { token: metricsToken(opts.env ?? process.env) });
+  const readiness = new Readiness({ db, audit });
+  app.use(metrics.middleware);
 
   app.use(requestLog(log));
   // Answers of the API, the OAuth server and SCIM carry secrets or private data: no cache keeps them.
@@ -190,6 +200,8 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     ctx.type = 'application/yaml';
     ctx.body = await openApiText();
   });
+  metrics.register(publicRouter, failedAuth);
+  readiness.register(publicRouter, config.docsUrl);
   publicRouter.get('/health', (ctx) => {
     ctx.body = { ok: true };
   });
@@ -230,6 +242,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     ...(opts.clock ? { clock: opts.clock } : {}),
   });
   await webhooks.start();
+  metrics.attach({ webhooks, sseStreams: () => relay.open });
   return {
     app,
     config,
@@ -237,12 +250,17 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     audit,
     checkpoints,
     webhooks,
+    metrics,
+    readiness,
     async close(drainMs = 10_000) {
+      // First: /ready answers 503 from now on.
+      readiness.drain();
       await relay.close();
       await webhooks.close();
       await audit.close(drainMs);
       // Last: the rows the audit writer's close added are pinned too.
       await checkpointWriter?.close();
+      metrics.close();
     },
   };
 }

@@ -2,10 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
 import { preloadOpenApi } from './openapi/spec.js';
+import { answerStarting, unreadySeconds } from './monitor/ready.js';
 import { packageVersion } from '../engine/package-info.js';
 
-// Listening: one HTTP server on one port; close() stops accepting, closes the audit writer
-// within its drain window, and leaves the database to its owner.
+// Listening: one HTTP server on one port; close() turns /ready to 503, serves on for
+// SVC_HUB_UNREADY_SECONDS (a load balancer sees it and stops sending), stops accepting, closes
+// the audit writer within its drain window, and leaves the database to its owner.
 
 export interface RunningHub {
   url: string;
@@ -15,13 +17,18 @@ export interface RunningHub {
   close(drainMs?: number): Promise<void>;
 }
 
-export async function startHub(opts: HubOptions & { port?: number; host?: string }): Promise<RunningHub> {
+export async function startHub(opts: HubOptions & { port?: number; host?: string; unreadyMs?: number }): Promise<RunningHub> {
+  // How long close() serves on while /ready says 503 (default SVC_HUB_UNREADY_SECONDS, else 0).
+  const unreadyMs = opts.unreadyMs ?? unreadySeconds(opts.env ?? process.env) * 1000;
   // The port first: a busy one is the only thing said (no hub built, no warnings, nothing to
   // stop). A request that comes before the hub is built waits for it.
   let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let built: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (built = resolve));
-  const server: Server = createServer((req, res) => (handle ? handle(req, res) : void ready.then(() => handle!(req, res))));
+  // Until then /ready says so at once (a balancer must not wait on it).
+  const server: Server = createServer((req, res) =>
+    handle ? handle(req, res) : req.url === '/ready' ? answerStarting(res) : void ready.then(() => handle!(req, res)),
+  );
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -51,6 +58,8 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
     async close(drainMs?: number) {
       const stopping = performance.now();
       hub.log.info({ event: 'drain', drain_ms: drainMs ?? null }, 'stopping: no new connections; draining');
+      hub.readiness.drain();
+      if (unreadyMs > 0) await new Promise((resolve) => setTimeout(resolve, unreadyMs));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

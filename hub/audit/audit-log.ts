@@ -298,6 +298,10 @@ export class AuditWriter {
   private timer: NodeJS.Timeout | null = null;
   private failures = 0;
   private closed = false;
+  /** Batch writes that failed (each retried). */
+  private failedWrites = 0;
+  /** Rows lost: queue full, unstorable, or unwritten at stop (each recorded in a gap marker where it can be). */
+  private lostRows = 0;
 
   constructor(
     private readonly db: Database,
@@ -312,6 +316,7 @@ export class AuditWriter {
     const q = this.queue(org);
     if (this.closed || this.queued >= this.maxQueue) {
       q.lost.n++;
+      this.lostRows++;
       q.lost.reasons.add(this.closed ? 'recorded after the audit writer closed' : `the audit queue was full (${this.maxQueue} rows)`);
       if (this.closed) return;
     } else {
@@ -324,6 +329,18 @@ export class AuditWriter {
   /** Rows waiting to be written. */
   get pending(): number {
     return this.queued;
+  }
+
+  /** What metrics and readiness read. */
+  stats(): { pending: number; maxQueue: number; lostRows: number; failedWrites: number; failing: boolean; closed: boolean } {
+    return {
+      pending: this.queued,
+      maxQueue: this.maxQueue,
+      lostRows: this.lostRows,
+      failedWrites: this.failedWrites,
+      failing: this.failures > 0,
+      closed: this.closed,
+    };
   }
 
   private queue(org: Org): OrgQueue {
@@ -387,6 +404,7 @@ export class AuditWriter {
         this.failures = 0;
       } catch (err) {
         if (this.closed) return;
+        this.failedWrites++;
         if (!(await this.rowByRow(q, taken, err))) {
           this.failures++;
           if (this.failures === 1 || this.failures % 20 === 0)
@@ -421,6 +439,7 @@ export class AuditWriter {
       } catch (err) {
         if (!rowIsTheProblem(err)) return false;
         q.lost.n++;
+        this.lostRows++;
         q.lost.reasons.add(`a ${entry.action} row could not be stored: ${(err as Error).message.split('\n')[0]}`);
         this.log.error(
           { event: 'audit.gap', org: q.org.slug, action: entry.action, ...errorFields(err) },
@@ -479,6 +498,7 @@ export class AuditWriter {
     }
     const drained = await this.drain(timeoutMs);
     const unwritten = this.queued;
+    this.lostRows += unwritten;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;

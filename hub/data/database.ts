@@ -93,7 +93,7 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
     };
   };
   const probe = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'vector'");
-  return {
+  const db: Database = {
     kind: 'postgres',
     hasVector: (probe.rows[0]?.n ?? 0) > 0,
     query: async (sql, params) => ({ rows: (await pool.query(sql, params as unknown[])).rows }),
@@ -162,6 +162,8 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
     },
     close: () => pool.end(),
   };
+  pools.set(db, () => ({ size: max, open: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }));
+  return db;
 }
 
 async function openPglite(dataDir: string | undefined, idleMs: number, holder: string): Promise<Database> {
@@ -174,17 +176,29 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
     unlock();
     throw err;
   }
-  return {
+  // PGlite is one connection: a call in flight holds it, the others wait (what the pool gauges show).
+  let inFlight = 0;
+  const held = async <T>(work: () => Promise<T>): Promise<T> => {
+    inFlight++;
+    try {
+      return await work();
+    } finally {
+      inFlight--;
+    }
+  };
+  const handle: Database = {
     kind: 'pglite',
     hasVector: true,
-    query: async (sql, params) => ({ rows: (await db.query(sql, params as unknown[])).rows as never[] }),
-    exec: async (sql) => void (await db.exec(sql)),
+    query: (sql, params) => held(async () => ({ rows: (await db.query(sql, params as unknown[])).rows as never[] })),
+    exec: (sql) => held(async () => void (await db.exec(sql))),
     transaction: (fn) =>
-      db.transaction(async (tx) =>
-        fn({
-          query: async (sql, params) => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] }),
-          exec: async (sql) => void (await tx.exec(sql)),
-        }),
+      held(() =>
+        db.transaction(async (tx) =>
+          fn({
+            query: async (sql, params) => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] }),
+            exec: async (sql) => void (await tx.exec(sql)),
+          }),
+        ),
       ),
     // PGlite's transactions are callbacks: this one waits inside its callback until the caller
     // commits or rolls back. PGlite is one connection, so everything else waits meanwhile; a
@@ -192,6 +206,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
     // idle_in_transaction_session_timeout would, so one abandoned request cannot freeze the hub.
     begin: () =>
       new Promise<OpenTransaction>((opened, failed) => {
+        inFlight++;
         let finish!: (commit: boolean) => void;
         const ended = new Promise<boolean>((r) => (finish = r));
         let settled: Promise<unknown> | undefined;
@@ -237,7 +252,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
           if (!commit) throw ROLLED_BACK;
         });
         settled = run;
-        run.catch((err) => (err === ROLLED_BACK ? undefined : failed(err)));
+        run.catch((err) => (err === ROLLED_BACK ? undefined : failed(err))).finally(() => inFlight--);
       }),
     // PGlite runs in this process: its subscription cannot be lost.
     async listen(channel, onPayload) {
@@ -252,6 +267,23 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
       }
     },
   };
+  pools.set(handle, () => ({ size: 1, open: 1, inUse: Math.min(1, inFlight), waiting: Math.max(0, inFlight - 1) }));
+  return handle;
+}
+
+/** A database handle's connections: how many it may open, has open, has in use, and callers waiting for one. */
+export interface PoolStats {
+  size: number;
+  open: number;
+  inUse: number;
+  waiting: number;
+}
+
+const pools = new WeakMap<Database, () => PoolStats>();
+
+/** The connections of a handle openDatabase made (undefined for any other Database). */
+export function poolStats(db: Database): PoolStats | undefined {
+  return pools.get(db)?.();
 }
 
 /** Another process has the PGlite folder open. */

@@ -134,6 +134,8 @@ class PostingsCache {
   /** Least recently used first. */
   private readonly orgs = new Map<string, OrgPostings>();
   private readonly catchingUp = new Map<string, Promise<void>>();
+  /** Uses since start: answered from memory as held, after reading what changed, or from the database (too large). */
+  private counts = { hits: 0, misses: 0, bypassed: 0 };
 
   constructor(
     private readonly db: Database,
@@ -150,12 +152,15 @@ class PostingsCache {
     ).rows[0]!;
     if (Number(head.rows ?? 0) > this.maxEngrams) {
       this.orgs.delete(schema);
+      this.counts.bypassed++;
       return null;
     }
     let org = this.orgs.get(schema);
     if (org) this.orgs.delete(schema);
     else org = new OrgPostings();
     this.orgs.set(schema, org);
+    if (org.rev < Number(head.rev ?? 0)) this.counts.misses++;
+    else this.counts.hits++;
     // A catch-up already running may have read before the head moved: then one more.
     for (let i = 0; i < 2 && org.rev < Number(head.rev ?? 0); i++) await this.catchUp(schema, org);
     // Rows are never deleted but by erasing a person's data (access/erase-personal.ts), which no
@@ -204,6 +209,13 @@ class PostingsCache {
       this.orgs.delete(schema);
       held -= o.size;
     }
+  }
+
+  /** What the metrics read: engrams and organizations held, the bound, and the uses since start. */
+  stats(): { engrams: number; orgs: number; maxEngrams: number; hits: number; misses: number; bypassed: number } {
+    let engrams = 0;
+    for (const o of this.orgs.values()) engrams += o.size;
+    return { engrams, orgs: this.orgs.size, maxEngrams: this.maxEngrams, ...this.counts };
   }
 
   /** Organizations held now, least recently used first (for tests and diagnostics). */

@@ -1,6 +1,7 @@
 import type { Database } from '../contracts.js';
 import { HubProblem } from '../http/problem.js';
 import { countAuthFailure, limitField, policyField, type RateDecision, type RateLimits } from './rate-limit.js';
+import { noteRefusal } from './refusals.js';
 
 // Failed authentication, limited per client address: bad tokens, bad invitations. Counted in
 // PostgreSQL (every process shares the count); an address over its limit is remembered by each
@@ -17,6 +18,7 @@ export class FailedAuthGuard {
   ) {}
 
   private problem(detail: string, retryAfter: number, d?: RateDecision): HubProblem {
+    noteRefusal(this.db, ['auth-failures']);
     return new HubProblem(429, 'rate-limited', 'Too many requests', `${detail}; retry in ${retryAfter} s`, {
       headers: {
         'Retry-After': String(retryAfter),

@@ -1,5 +1,6 @@
 import type { Database } from '../contracts.js';
 import { CONTROL_SCHEMA } from '../data/sql.js';
+import { noteRefusal } from './refusals.js';
 
 // Request limits, counted in PostgreSQL so that every hub process on the database shares one
 // count. Policies (per minute): "requests" for every call of a token, "writes" for its writes
@@ -173,7 +174,9 @@ export async function takeIngest(
   limits: RateLimits,
   now = Date.now(),
 ): Promise<RateDecision> {
-  return decide(await count(db, `${org.id}:user:${userId}`, ['ingest'], org.id, now), limits, now);
+  const decision = decide(await count(db, `${org.id}:user:${userId}`, ['ingest'], org.id, now), limits, now);
+  if (!decision.allowed) noteRefusal(db, ['ingest']);
+  return decision;
 }
 
 /** Counts one failed authentication from a client address. */

@@ -11,6 +11,7 @@ import {
   type RateDecision,
   type RateLimits,
 } from './rate-limit.js';
+import { noteRefusal } from './refusals.js';
 
 // A token's requests counted in blocks reserved in PostgreSQL before they are used: a process
 // adds a block (a twentieth of the quota while the count is under half of it, else one) to the
@@ -81,11 +82,17 @@ export class ReservingCounter {
     }
     const epoch = rows[0]?.epoch ?? (await this.epoch(org));
     const all = names.map((n) => rows.find((r) => r.bucket === n) ?? { bucket: n, ...h!.seen.get(n)!, epoch });
-    return decide(
+    const decision = decide(
       all.map((r) => ({ ...r, epoch })),
       limits,
       now,
     );
+    if (!decision.allowed)
+      noteRefusal(
+        this.db,
+        decision.policies.filter((p) => !p.allowed).map((p) => p.name),
+      );
+    return decision;
   }
 
   private async epoch(org: { id: string }): Promise<number> {

@@ -3,6 +3,7 @@ import type { Database } from '../contracts.js';
 import { CONTROL_SCHEMA } from '../data/sql.js';
 import { HubProblem } from '../http/problem.js';
 import { WINDOW_S, windowStart } from './rate-limit.js';
+import { noteRefusal } from './refusals.js';
 
 // Anonymous sign-in starts, limited per client address: each one stores an attempt (and for SAML
 // an AuthnRequest ID) until it expires, so a client must not be able to start them without end.
@@ -47,6 +48,7 @@ export async function takeSignInStart(
   if (estimate <= perMinute) return;
   // At the latest when this minute ends the previous one's weight is gone; this one's stays, so
   // a client that kept sending waits a little longer in proportion.
+  noteRefusal(db, [BUCKET]);
   const retryAfter = Math.max(
     1,
     Math.ceil(start + WINDOW_S - now / 1000 + (Number(hits) > perMinute ? WINDOW_S * (1 - perMinute / Number(hits)) : 0)),

@@ -3,6 +3,7 @@ import type { Database, Org, Principal } from '../contracts.js';
 import { ident } from '../data/sql.js';
 import type { McpLimits } from '../config.js';
 import { HubProblem, notFoundProblem } from '../http/problem.js';
+import { noteRefusal } from '../limits/refusals.js';
 
 // MCP sessions (migrations org/011, org/020): opened by one token and usable only by it (another
 // token's call, of the same user or not, gets a 404, like any hidden resource; an OAuth token
@@ -64,6 +65,8 @@ export async function openSession(
     )
   ).rows[0]!;
   const end = `end one (DELETE /mcp with its Mcp-Session-Id, or close its SSE stream) or let one stay idle ${opts.limits.idleSeconds} s`;
+  if (Number(open.token) >= opts.limits.maxSessionsPerToken || Number(open.person) >= opts.limits.maxSessionsPerUser)
+    noteRefusal(db, ['mcp-sessions']);
   if (Number(open.token) >= opts.limits.maxSessionsPerToken) {
     throw new HubProblem(
       429,

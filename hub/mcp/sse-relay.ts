@@ -89,6 +89,11 @@ export class SseRelay {
     }
   }
 
+  /** SSE streams this process holds open. */
+  get open(): number {
+    return this.streams.size;
+  }
+
   release(sessionId: string): void {
     this.streams.delete(sessionId);
     if (this.streams.size === 0 && this.sweeper) {

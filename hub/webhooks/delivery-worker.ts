@@ -148,7 +148,12 @@ export interface WorkerDeps {
   clock?: () => number;
 }
 
+/** What the worker tells the metrics: a delivery made (lag: from its event to its delivery), an attempt failed, a webhook disabled. */
+export type DeliveryEvent = { kind: 'delivered'; lagMs: number; latencyMs: number } | { kind: 'failed-attempt' } | { kind: 'disabled' };
+
 export class DeliveryWorker {
+  /** Told of each delivery outcome in this process (the metrics set it). */
+  observer: ((e: DeliveryEvent) => void) | undefined;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -253,6 +258,11 @@ export class DeliveryWorker {
     return this.sending.size;
   }
 
+  /** Sends in flight in this process. */
+  get inFlightCount(): number {
+    return this.sending.size;
+  }
+
   /** Sends one delivery on its own; when it ends, its slot frees and the worker looks again. */
   private launch(org: Org, d: Claimed, readerOf: (name: string) => Promise<Policy | null>): void {
     const key = `${org.schema} ${d.webhook_id}`;
@@ -333,8 +343,14 @@ export class DeliveryWorker {
          UPDATE ${s}.webhooks SET last_success_at = $5 WHERE id IN (SELECT webhook_id FROM done)`,
         [...result, now],
       );
+      this.observer?.({
+        kind: 'delivered',
+        lagMs: Math.max(0, now.getTime() - new Date(d.created_at).getTime()),
+        latencyMs: out.latencyMs,
+      });
       return;
     }
+    this.observer?.({ kind: 'failed-attempt' });
     if (d.attempts < settings.maxAttempts) {
       const next = new Date(this.clock() + retryDelay(d.attempts, settings));
       await db.query(
@@ -389,6 +405,7 @@ export class DeliveryWorker {
         { event: 'webhook.disabled', org: org.slug, webhook: d.webhook_id, attempts: d.attempts, reason },
         `webhook ${d.webhook_id} of ${org.slug} disabled: ${reason}`,
       );
+      this.observer?.({ kind: 'disabled' });
     });
   }
 
