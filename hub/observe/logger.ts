@@ -65,7 +65,8 @@ export function createLogger(o: LoggerOptions = {}): HubLogger {
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: [...REDACT, ...REDACT.map((k) => `*.${k}`)], censor: '[redacted]' },
+      // Top-level names only: the fields are flat, and a wildcard path costs ~15 µs a line.
+      redact: { paths: REDACT, censor: '[redacted]' },
     },
     destination,
   ) as unknown as HubLogger;
