@@ -11,6 +11,8 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/deliv
 import { mailSettings, type MailSettings } from './mail/mailer.js';
 import { secretBoxFromEnv, type SecretBox } from './data/secret-box.js';
 import { logLevelFrom } from './observe/logger.js';
+import { metricsToken } from './monitor/metrics.js';
+import { unreadySeconds } from './monitor/ready.js';
 
 // A deployment's settings: options first, then the environment, then defaults. Secrets not given
 // are generated once and kept in the control schema, so every hub process on the database signs
@@ -427,8 +429,19 @@ export const SETTINGS: readonly SettingSpec[] = [
     check: thrown(secretBoxFromEnv),
   },
   { name: 'SVC_HUB_LOG_LEVEL', about: 'the least level logged', fallback: 'info', check: thrown(logLevelFrom) },
-  { name: 'SVC_HUB_METRICS_TOKEN', about: 'the bearer token /metrics asks for', fallback: 'none (/metrics off)', secret: true },
-  { name: 'SVC_HUB_UNREADY_SECONDS', about: 'how long a stopping hub serves on while /ready answers 503', fallback: '0' },
+  {
+    name: 'SVC_HUB_METRICS_TOKEN',
+    about: 'the bearer token /metrics asks for',
+    fallback: 'none (/metrics off)',
+    secret: true,
+    check: thrown(metricsToken),
+  },
+  {
+    name: 'SVC_HUB_UNREADY_SECONDS',
+    about: 'how long a stopping hub serves on while /ready answers 503',
+    fallback: '0',
+    check: thrown(unreadySeconds),
+  },
 ];
 
 const GENERATED = '(generated, kept in the database)';

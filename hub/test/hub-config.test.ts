@@ -103,6 +103,8 @@ describe('svc hub config', () => {
       SVC_HUB_ALLOW_PRIVATE_URLS: 'yes',
       SVC_HUB_PUBLIC_URL: 'hub.example.com',
       SVC_HUB_LOG_LEVEL: 'loud',
+      SVC_HUB_METRICS_TOKEN: 'short',
+      SVC_HUB_UNREADY_SECONDS: '7200',
       SVC_HUB_SECRET_KEY_OLD: randomBytes(32).toString('hex'),
       DATABASE_URL: 'mysql://db/hub',
     });
@@ -114,6 +116,8 @@ describe('svc hub config', () => {
       'SVC_HUB_ALLOW_PRIVATE_URLS must be 1 or 0 (got "yes")',
       'SVC_HUB_SECRET_KEY_OLD is set without SVC_HUB_SECRET_KEY: set the key secrets are sealed under now',
       'SVC_HUB_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent (got "loud")',
+      'SVC_HUB_METRICS_TOKEN must be at least 16 characters without spaces (e.g. openssl rand -hex 32)',
+      'SVC_HUB_UNREADY_SECONDS must be a whole number of seconds from 0 to 3600 (got "7200")',
       'SVC_HUB_MAIL_FROM is set but SVC_HUB_SMTP_URL is not: set both to send e-mail, or neither',
       'SVC_HUB_JWT_PREVIOUS_SECRET equals SVC_HUB_JWT_SECRET: on a rotation the new secret goes in SVC_HUB_JWT_SECRET, the old one in PREVIOUS',
       'SVC_HUB_CHECKPOINT_ROWS is set but SVC_HUB_CHECKPOINT_DIR is not: checkpoints are written only to a folder; set SVC_HUB_CHECKPOINT_DIR, or unset SVC_HUB_CHECKPOINT_ROWS',
@@ -126,7 +130,7 @@ describe('svc hub config', () => {
     expect(existsSync(data)).toBe(false);
 
     const asJson = await svc(['hub', '--port', '0', '--data', data, '--json'], { env });
-    expect(JSON.parse(asJson.stderr)).toEqual({ error: { kind: 'invalid', message: '12 setting(s) refuse the start', details: expected } });
+    expect(JSON.parse(asJson.stderr)).toEqual({ error: { kind: 'invalid', message: '14 setting(s) refuse the start', details: expected } });
     expect(asJson.code).toBe(1);
 
     const config = await svc(['hub', 'config', '--json'], { env });
