@@ -223,7 +223,7 @@ const CREATING_COMMANDS = new Set([
  * entry point is not what runs (a command called in-process): then the store is created as before.
  */
 export function invokedCommand(argv: readonly string[] = process.argv): string | undefined {
-  if (!/(^|[\\/])(cli\.js|svc)$/.test(argv[1] ?? '')) return undefined;
+  if (!/(^|[\\/])svc(\.js)?$/.test(argv[1] ?? '')) return undefined;
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--path') i++;

@@ -146,7 +146,7 @@ export function expandHomeVariable(text: string, home = homedir()): string {
 
 const SHIM_WORD = /(^|[\s/'"])svc-hook(?=$|[\s'"])/;
 // Older installs called svc itself: `svc hook-inject`, `npx svc hook-inject`, `node …/dist/bin/svc.js hook-inject`.
-const LEGACY = [/(^|[\s/'"])svc(\.js|\.cmd)?['"]?\s+hook-[a-z-]+/, /dist\/tui\/cli\.js['"]?\s+hook-[a-z-]+/];
+const LEGACY = [/(^|[\s/'"])svc(\.js|\.cmd)?['"]?\s+hook-[a-z-]+/, /dist\/(tui\/cli|bin\/svc)\.js['"]?\s+hook-[a-z-]+/];
 
 /** Whether a hook command is one svc installed (this install or an older one). */
 export function isSvcHookCommand(command: unknown): boolean {
