@@ -193,7 +193,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
 
   // A pack upload is read before the Idempotency-Key claim opens its transaction.
   app.use(packUpload());
-  app.use(idempotency(isWrite));
+  app.use(idempotency(isWrite, config.secrets));
 
   const publicRouter = new Router();
   publicRouter.get('/api/v1/openapi.yaml', async (ctx) => {

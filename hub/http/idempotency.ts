@@ -3,20 +3,23 @@ import type { Middleware } from 'koa';
 import type { HubState } from '../contracts.js';
 import { canonicalJson } from '../../engine/canonical-json.js';
 import { ident } from '../data/sql.js';
+import type { SecretBox } from '../data/secret-box.js';
 import { badRequest, HubProblem } from './problem.js';
 
 // Idempotency-Key on writes (after the IETF httpapi draft "The Idempotency-Key HTTP Header
 // Field"): the key is claimed in the write's own transaction, so of two requests with one key
 // the second waits on the first's row and then replays its answer; a request whose write fails
 // rolls its claim back with it, so it may be retried. The same key with another request (method,
-// path or body) is a 422. Keys belong to their user and are kept 24 hours.
+// path or body) is a 422. Keys belong to their user and are kept 24 hours. A kept answer may hold
+// a secret shown once (a new key, a webhook's secret): it is sealed like every stored secret
+// (data/secret-box.ts, under SVC_HUB_SECRET_KEY).
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 const KEEP_HOURS = 24;
 /** Answer headers a replay repeats. */
 const KEPT_HEADERS = ['location', 'svc-learn-action'];
 
-export function idempotency(isWrite: (method: string, path: string) => boolean): Middleware<HubState> {
+export function idempotency(isWrite: (method: string, path: string) => boolean, box: SecretBox): Middleware<HubState> {
   return async (ctx, next) => {
     const key = ctx.get('idempotency-key');
     if (!key || !ctx.state.principal || !isWrite(ctx.method, ctx.path)) return next();
@@ -54,7 +57,7 @@ export function idempotency(isWrite: (method: string, path: string) => boolean):
       ctx.status = Number(prior.status);
       for (const [k, v] of Object.entries(prior.headers)) ctx.set(k, v);
       ctx.set('Idempotent-Replayed', 'true');
-      ctx.body = prior.response ?? undefined;
+      ctx.body = unseal(box, prior.response) ?? undefined;
       ctx.state.auditDetails = { idempotent_replay: key };
       return;
     }
@@ -64,9 +67,23 @@ export function idempotency(isWrite: (method: string, path: string) => boolean):
     const response = ctx.body === undefined || ctx.body === null ? null : typeof ctx.body === 'string' ? jsonOrText(ctx.body) : ctx.body;
     await db.query(
       `UPDATE ${s}.idempotency_keys SET status = $3, response = $4::jsonb, headers = $5::jsonb WHERE user_id = $1 AND key = $2`,
-      [p.userId, key, ctx.status, JSON.stringify(response), JSON.stringify(headers)],
+      [
+        p.userId,
+        key,
+        ctx.status,
+        JSON.stringify(box.keyId && response !== null ? { sealed: box.seal(JSON.stringify(response)) } : response),
+        JSON.stringify(headers),
+      ],
     );
   };
+}
+
+/** A kept answer as it was sent: opened when it was sealed. */
+function unseal(box: SecretBox, kept: unknown): unknown {
+  const sealed = (kept as { sealed?: unknown } | null)?.sealed;
+  return kept && typeof kept === 'object' && Object.keys(kept).length === 1 && typeof sealed === 'string'
+    ? JSON.parse(box.open(sealed))
+    : kept;
 }
 
 function jsonOrText(text: string): unknown {

@@ -91,10 +91,10 @@ describe.each(DATABASES)('secrets at rest (%s)', (kind) => {
     // The next hub listens on this port: the client first sees the closed keep-alive connections as closed.
     await new Promise((done) => setTimeout(done, 100));
   }
-  const api = async (method: string, path: string, body?: unknown) => {
+  const api = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
     const res = await fetch(`${url()}/api/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...extra },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -182,9 +182,12 @@ describe.each(DATABASES)('secrets at rest (%s)', (kind) => {
   it('with a key set, stores every secret sealed: no table holds one in clear, and deliveries and sign-in still work', async () => {
     const running = await start({ SVC_HUB_SECRET_KEY: keyA });
     expect(logs.some((m) => m.includes(NO_SECRET_KEY_WARNING))).toBe(false);
-    const hook = await api('POST', '/admin/webhooks', { url: receiver.url, events: ['engram.created'] });
+    // Sent with an Idempotency-Key: the answer kept for a replay holds the secret, sealed too.
+    const hook = await api('POST', '/admin/webhooks', { url: receiver.url, events: ['engram.created'] }, { 'idempotency-key': 'hook-1' });
     expect(hook.status, hook.text).toBe(201);
     webhookSecret = hook.body.secret as string;
+    const replay = await api('POST', '/admin/webhooks', { url: receiver.url, events: ['engram.created'] }, { 'idempotency-key': 'hook-1' });
+    expect(replay.body.secret).toBe(webhookSecret);
     receiver.secret = webhookSecret;
     const provider = await api('POST', '/admin/identity-providers', {
       name: 'corp',
