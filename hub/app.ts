@@ -38,7 +38,7 @@ import { registerAssetRoutes } from './pages/assets.js';
 import { HubMetrics, metricsToken } from './monitor/metrics.js';
 import { Readiness } from './monitor/ready.js';
 import { createLogger, errorFields, type HubLogger } from './observe/logger.js';
-import { requestIdOf, requestLog } from './observe/request-log.js';
+import { requestIdOf, requestLog, routeLabel } from './observe/request-log.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
 //   the request's id and its access line (hub/observe/request-log.ts);
@@ -150,7 +150,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
     } catch (err) {
       const problem = toProblem(fromKoaError(err));
       if (problem.status >= 500) {
-        const route = ctx._matchedRoute ?? 'unmatched';
+        const route = routeLabel(ctx);
         const fields = { event: 'internal_error', request_id: requestIdOf(ctx), method: ctx.method, route, ...errorFields(err, true) };
         log.error(fields, `internal error on ${ctx.method} ${route}`);
       }

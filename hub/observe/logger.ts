@@ -46,6 +46,8 @@ export interface LoggerOptions {
   sink?: (line: string) => void;
   /** Readable lines instead of JSON; default: when stderr is a terminal (and no sink is given). */
   pretty?: boolean;
+  /** The file descriptor JSON lines go to (default 2, stderr). */
+  fd?: number;
 }
 
 // Field names that must never carry a value into the log, whatever a caller passes: a second line of defence.
@@ -53,12 +55,12 @@ const REDACT = ['token', 'secret', 'password', 'authorization', 'cookie', 'api_k
 
 export function createLogger(o: LoggerOptions = {}): HubLogger {
   const level = o.level ?? logLevelFrom();
-  const pretty = o.pretty ?? (!o.sink && process.stderr.isTTY === true);
+  const pretty = o.pretty ?? (!o.sink && o.fd === undefined && process.stderr.isTTY === true);
   const destination = o.sink
     ? lineStream(o.sink)
     : pretty
       ? lineStream((line) => process.stderr.write(`${readable(line)}\n`))
-      : pino.destination({ dest: 2, sync: true });
+      : pino.destination({ dest: o.fd ?? 2, sync: true });
   return pino(
     {
       level,

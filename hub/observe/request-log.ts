@@ -9,7 +9,8 @@ import type { HubLogger } from './logger.js';
 // else the trace-id of a valid W3C traceparent, else a new UUID. It goes back in X-Request-Id on every
 // answer, into every problem document (requestIdOf) and onto the access line. The line names the
 // route template the router matched (`/api/v1/engrams/:id`), never the raw path (which holds ids and
-// query text); a request no route matched (refused before routing, unknown path) is `unmatched`.
+// query text); a request no route matched (refused before routing, an unknown path) is labelled by
+// its surface (`/api/v1/*`, `/scim/v2/*`, `/admin/*`, ..., else `(other)`), as the metrics label it.
 
 const REQUEST_ID = /^[A-Za-z0-9._:/+=@-]{1,128}$/;
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
@@ -30,6 +31,19 @@ export function traceIdOf(header: string | undefined): string | undefined {
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   if (/^0+$/.test(traceId!) || /^0+$/.test(parentId!)) return undefined;
   return traceId;
+}
+
+/** The route template a router matched, else the surface the path belongs to: never the path itself. */
+export function routeLabel(ctx: { _matchedRoute?: string | RegExp; path: string }): string {
+  if (typeof ctx._matchedRoute === 'string') return ctx._matchedRoute;
+  const path = ctx.path;
+  if (path === '/api/v1' || path.startsWith('/api/v1/')) return '/api/v1/*';
+  if (path.startsWith('/scim/')) return '/scim/v2/*';
+  if (path === '/mcp' || path === '/sse' || path === '/messages') return path;
+  if (path.startsWith('/admin')) return '/admin/*';
+  if (path.startsWith('/me')) return '/me/*';
+  if (path.startsWith('/oauth')) return '/oauth/*';
+  return '(other)';
 }
 
 /** Who made a call, whichever surface admitted it: the API and MCP (principal), the pages (viewer), SCIM (caller). */
@@ -63,7 +77,7 @@ export function requestLog(log: HubLogger): Middleware {
           ...(traceId && traceId !== id ? { trace_id: traceId } : {}),
           ...actorOf(ctx.state as Record<string, unknown>),
           method: ctx.method,
-          route: typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched',
+          route: routeLabel(ctx),
           status,
           latency_ms: Math.round((performance.now() - started) * 10) / 10,
           bytes: ctx.response.length ?? null,

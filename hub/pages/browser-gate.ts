@@ -7,7 +7,7 @@ import { hubOrigin } from '../http/hub-origin.js';
 import { HubProblem, toProblem } from '../http/problem.js';
 import { readLimited } from '../http/request-input.js';
 import { errorFields, type HubLogger } from '../observe/logger.js';
-import { requestIdOf } from '../observe/request-log.js';
+import { requestIdOf, routeLabel } from '../observe/request-log.js';
 import { cookieOptions } from '../login/browser-kit.js';
 import { mintToken, sessionFromCookie, SESSION_COOKIE, type BrowserSession } from '../login/login-sessions.js';
 import { ApiFailure } from './api-call.js';
@@ -152,10 +152,10 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
             event: 'internal_error',
             request_id: requestIdOf(ctx),
             method: ctx.method,
-            route: ctx._matchedRoute ?? 'unmatched',
+            route: routeLabel(ctx),
             ...errorFields(err, true),
           },
-          `internal error on ${ctx.method} ${ctx._matchedRoute ?? 'a page'}`,
+          `internal error on ${ctx.method} ${routeLabel(ctx)}`,
         );
       const message = internal
         ? 'the hub could not show this page (the error is in its log)'

@@ -25,7 +25,7 @@ import { createScimUser, deleteScimUser, getUser, listUsers, patchScimUser, repl
 import { createScimGroup, deleteScimGroup, getGroup, listGroups, patchScimGroup, replaceScimGroup } from './scim-groups.js';
 import { hubOrigin } from '../http/hub-origin.js';
 import { errorFields } from '../observe/logger.js';
-import { requestIdOf } from '../observe/request-log.js';
+import { requestIdOf, routeLabel } from '../observe/request-log.js';
 
 // The SCIM 2.0 surface, /scim/v2 (RFC 7644), outside the /api/v1 gate: it takes SCIM tokens
 // only, and answers SCIM error bodies, never problem documents. Like REST, it refuses an address
@@ -269,10 +269,10 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
             event: 'internal_error',
             request_id: requestIdOf(ctx),
             method: ctx.method,
-            route: ctx._matchedRoute ?? 'unmatched',
+            route: routeLabel(ctx),
             ...errorFields(err, true),
           },
-          `internal error on ${ctx.method} ${ctx._matchedRoute ?? 'SCIM'}`,
+          `internal error on ${ctx.method} ${routeLabel(ctx)}`,
         );
       for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
       send(ctx, e.status, errorBody(e));

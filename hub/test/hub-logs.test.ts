@@ -140,7 +140,7 @@ describe('the hub log (pglite)', () => {
       expect(access(p.id)).toHaveLength(1);
       expect(access(p.id)[0]!.status).toBe(p.status);
     }
-    expect(access(problems[0]!.id)[0]!.route).toBe('unmatched');
+    expect(access(problems[0]!.id)[0]!.route).toBe('/api/v1/*');
     expect(access(problems[1]!.id)[0]).not.toHaveProperty('actor');
   });
 
