@@ -217,11 +217,6 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   // The log: JSON lines on stderr (readable ones on a terminal) at SVC_HUB_LOG_LEVEL, checked before anything opens.
   const logger = (await import('../observe/logger.js')).createLogger();
   const db = await open(flags, true);
-  const applied = Object.values(migrated?.orgs ?? {}).reduce((a, b) => a + b, migrated?.control ?? 0);
-  logger.info(
-    { event: 'migrations', applied, control: migrated?.control ?? 0, organizations: Object.keys(migrated?.orgs ?? {}).length },
-    applied ? `applied ${applied} database migrations` : 'the database is at the newest migration',
-  );
   const [{ startHub }, { localEmbedderProvider }, { rerankerSetting }] = await Promise.all([
     import('../start.js'),
     import('../../engine/mcp/embedder-provider.js'),
@@ -246,6 +241,12 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
     if (code === 'EADDRINUSE') throw invalid(`port ${port} is in use; pick another with --port`);
     throw err;
   }
+  // Said once the port is ours: a busy port is the one line a failed start says.
+  const applied = Object.values(migrated?.orgs ?? {}).reduce((a, b) => a + b, migrated?.control ?? 0);
+  logger.info(
+    { event: 'migrations', applied, control: migrated?.control ?? 0, organizations: Object.keys(migrated?.orgs ?? {}).length },
+    applied ? `applied ${applied} database migrations` : 'the database is at the newest migration',
+  );
   // The URL goes to stdout in both modes: scripts wait for it.
   out.result(
     { url: running.url, database: db.kind },
