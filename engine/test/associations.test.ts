@@ -61,11 +61,13 @@ describe('associations form on writes', () => {
       [b!, 'temporal', 0.5],
       [c!, 'temporal', 0.25],
     ]);
-    expect(await links(c!)).toEqual([
-      [a!, 'temporal', 0.25],
-      [b!, 'temporal', 0.5],
-      [d!, 'temporal', 0.5],
-    ].sort());
+    expect(await links(c!)).toEqual(
+      [
+        [a!, 'temporal', 0.25],
+        [b!, 'temporal', 0.5],
+        [d!, 'temporal', 0.5],
+      ].sort(),
+    );
     const e = (await store.get(a!)) as EngramDoc;
     expect(e.associations![0]!.target_type).toBe('engram');
     expect(e.associations![0]!.updated_at).toBe(new Date(T0).toISOString());
@@ -104,11 +106,26 @@ describe('associations form on writes', () => {
     const a = await add('The billing service runs on port 8080');
     const b = await add('Its health check lives at /healthz');
     const c = await add('Deploys happen on Tuesdays');
-    await feedback(store, [{ id: a, signal: 'positive' }, { id: b, signal: 'positive' }, { id: c, signal: 'negative' }], ctx);
+    await feedback(
+      store,
+      [
+        { id: a, signal: 'positive' },
+        { id: b, signal: 'positive' },
+        { id: c, signal: 'negative' },
+      ],
+      ctx,
+    );
     expect(await links(a)).toEqual([[b, 'co_accessed', 0.15]]);
     expect(await links(b)).toEqual([[a, 'co_accessed', 0.15]]);
     expect(await links(c)).toEqual([]);
-    await feedback(store, [{ id: b, signal: 'positive' }, { id: a, signal: 'positive' }], ctx);
+    await feedback(
+      store,
+      [
+        { id: b, signal: 'positive' },
+        { id: a, signal: 'positive' },
+      ],
+      ctx,
+    );
     expect(await links(a)).toEqual([[b, 'co_accessed', 0.3]]);
   });
 
@@ -116,9 +133,31 @@ describe('associations form on writes', () => {
     const hub = await add('The hub engram');
     const ids: string[] = [];
     for (let i = 0; i < MAX_ASSOCIATIONS + 3; i++) ids.push(await add(`Satellite engram number ${i}`));
-    await feedback(store, [{ id: hub, signal: 'positive' }, { id: ids[0]!, signal: 'positive' }], ctx);
-    await feedback(store, [{ id: hub, signal: 'positive' }, { id: ids[0]!, signal: 'positive' }], ctx);
-    for (const id of ids.slice(1)) await feedback(store, [{ id: hub, signal: 'positive' }, { id, signal: 'positive' }], ctx);
+    await feedback(
+      store,
+      [
+        { id: hub, signal: 'positive' },
+        { id: ids[0]!, signal: 'positive' },
+      ],
+      ctx,
+    );
+    await feedback(
+      store,
+      [
+        { id: hub, signal: 'positive' },
+        { id: ids[0]!, signal: 'positive' },
+      ],
+      ctx,
+    );
+    for (const id of ids.slice(1))
+      await feedback(
+        store,
+        [
+          { id: hub, signal: 'positive' },
+          { id, signal: 'positive' },
+        ],
+        ctx,
+      );
     const kept = await links(hub);
     expect(kept).toHaveLength(MAX_ASSOCIATIONS);
     expect(kept).toContainEqual([ids[0]!, 'co_accessed', 0.3]);
@@ -129,10 +168,7 @@ describe('recall spreads activation along associations', () => {
   beforeEach(() => filler());
 
   it('brings in an associate no ranking found, says via which hit, and ranks it below that hit', async () => {
-    const [source, associate] = await inSession(
-      'The staging database is rebuilt from backups every night',
-      'Ask Dana before touching it',
-    );
+    const [source, associate] = await inSession('The staging database is rebuilt from backups every night', 'Ask Dana before touching it');
     const r = await recall(store, 'staging database', { fast: true });
     const ids = r.hits.map((h) => h.engram.id);
     expect(ids[0]).toBe(source);

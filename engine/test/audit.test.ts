@@ -95,7 +95,12 @@ describe('snapshots', () => {
   });
 
   it('leaves lasting rules alone', () => {
-    for (const t of ['Never deploy on Fridays.', 'Use the latest Node LTS for new services.', 'Indent with 2 spaces.', 'Run npm test before pushing.']) {
+    for (const t of [
+      'Never deploy on Fridays.',
+      'Use the latest Node LTS for new services.',
+      'Indent with 2 spaces.',
+      'Run npm test before pushing.',
+    ]) {
       expect(snapshotReason(t), t).toBeNull();
     }
   });
@@ -110,10 +115,14 @@ describe('conflicts', () => {
   });
 
   it('sees a swapped preference, opposite polarity, and one swapped choice', () => {
-    expect(conflictReason('Use npm for installing dependencies.', engram('Use pnpm, not npm, for installing dependencies'))).toMatch(/prescribes npm, which .* rejects in favour of pnpm/);
+    expect(conflictReason('Use npm for installing dependencies.', engram('Use pnpm, not npm, for installing dependencies'))).toMatch(
+      /prescribes npm, which .* rejects in favour of pnpm/,
+    );
     expect(conflictReason('Use pnpm, not npm.', engram('Use npm, not pnpm.'))).toMatch(/prefers pnpm over npm/);
     expect(conflictReason('Use yarn instead of npm.', engram('Never use yarn.'))).toMatch(/prescribes yarn, which .* forbids/);
-    expect(conflictReason('Never commit directly to main.', engram('Always commit directly to main.'))).toMatch(/forbids what .* prescribes/);
+    expect(conflictReason('Never commit directly to main.', engram('Always commit directly to main.'))).toMatch(
+      /forbids what .* prescribes/,
+    );
     expect(conflictReason('Indent with 4 spaces.', engram('Indent with 2 spaces'))).toMatch(/different choice: 4 here, 2 in/);
   });
 
@@ -184,7 +193,9 @@ describe("Claude Code's memory files", () => {
     const config = join(base, 'cfg');
     mkdirSync(config);
     writeFileSync(join(config, 'CLAUDE.md'), '- from the config dir\n');
-    expect(loadHostMemory({ cwd: project, home, env: { CLAUDE_CONFIG_DIR: config } }).entries.map((e) => e.text)).toEqual(['from the config dir']);
+    expect(loadHostMemory({ cwd: project, home, env: { CLAUDE_CONFIG_DIR: config } }).entries.map((e) => e.text)).toEqual([
+      'from the config dir',
+    ]);
     expect(claudeProjectKey('/home/me/my.project_x')).toBe('-home-me-my-project-x');
     expect(projectRootOf(join(project, 'pkg'))).toBe(project);
   });
@@ -192,7 +203,10 @@ describe("Claude Code's memory files", () => {
   it('needs --from-json for the other hosts, and reads its forms', () => {
     expect(() => loadHostMemory({ source: 'cursor', cwd: project, home })).toThrow(/--source cursor .* --from-json <path>/);
     const file = join(base, 'm.json');
-    writeFileSync(file, JSON.stringify({ memories: ['one memory here', { id: 7, text: 'two  memory\nhere' }, { content: 'three memory here' }, '  '] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ memories: ['one memory here', { id: 7, text: 'two  memory\nhere' }, { content: 'three memory here' }, '  '] }),
+    );
     const m = loadHostMemory({ source: 'claude-desktop', fromJson: file, cwd: project, home });
     expect(m.entries).toEqual([{ text: 'one memory here' }, { text: 'two memory here', id: '7' }, { text: 'three memory here' }]);
     writeFileSync(file, '{"a": 1}');
@@ -202,7 +216,10 @@ describe("Claude Code's memory files", () => {
       loadHostMemory({ fromJson: file });
       expect.unreachable();
     } catch (err) {
-      expect((err as { details: string[] }).details).toEqual(['[0]: must be a string or an object with a string "text"', '[1]: must be a string or an object with a string "text"']);
+      expect((err as { details: string[] }).details).toEqual([
+        '[0]: must be a string or an object with a string "text"',
+        '[1]: must be a string or an object with a string "text"',
+      ]);
     }
     expect(() => loadHostMemory({ fromJson: join(base, 'nope.json') })).toThrow(/cannot read --from-json .*: ENOENT/);
   });
@@ -251,12 +268,25 @@ describe('audit', () => {
       ]),
       { fast: true },
     );
-    expect(r.findings.map((f) => f.class)).toEqual(['conflict', 'duplicate', 'duplicate', 'snapshot', 'durable', 'orphan', 'durable', 'durable']);
+    expect(r.findings.map((f) => f.class)).toEqual([
+      'conflict',
+      'duplicate',
+      'duplicate',
+      'snapshot',
+      'durable',
+      'orphan',
+      'durable',
+      'durable',
+    ]);
     expect(r.counts).toEqual({ conflict: 1, duplicate: 2, snapshot: 1, orphan: 1, durable: 3 });
     expect(r.search).toBe('bm25');
 
     const [conflict, exact, near, snap, ok, orphan, userLevel, durable] = r.findings as [any, any, any, any, any, any, any, any]; // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(conflict).toMatchObject({ engram: { id: pnpm }, command: `svc learn "Use npm for installing dependencies." --supersedes ${pnpm}`, action: 'supersede or delete' });
+    expect(conflict).toMatchObject({
+      engram: { id: pnpm },
+      command: `svc learn "Use npm for installing dependencies." --supersedes ${pnpm}`,
+      action: 'supersede or delete',
+    });
     expect(conflict.suggestion).toContain(`svc forget ${pnpm}`);
     expect(exact).toMatchObject({ engram: { id: lint }, reason: `already stored as ${lint} (the same statement)` });
     expect(near.reason).toMatch(new RegExp(`already stored as ${lint} \\(word overlap 0\\.\\d+\\)`));
@@ -267,7 +297,10 @@ describe('audit', () => {
     expect(durable).toMatchObject({ action: 'learn', command: 'svc learn "Never log secrets or tokens."' });
     expect(r.findings.every((f) => f.related.length <= 5)).toBe(true);
 
-    const limited = await audit(store, memory([{ text: 'Always run the linter before committing anything', level: 'project' }]), { fast: true, limit: 1 });
+    const limited = await audit(store, memory([{ text: 'Always run the linter before committing anything', level: 'project' }]), {
+      fast: true,
+      limit: 1,
+    });
     expect(limited.findings[0]!.related).toHaveLength(1);
     await expect(audit(store, memory([]), { limit: 0 })).rejects.toThrow(/--limit/);
   });

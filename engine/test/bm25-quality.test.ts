@@ -43,7 +43,8 @@ beforeAll(async () => {
   await add('answer', { statement: 'Caroline researched adoption agencies in the spring' });
 
   // Rare names: many engrams about the team meeting, one about Zoltan.
-  for (let i = 0; i < 12; i++) await add(`meeting-${i}`, { statement: `The team meeting number ${i} covered the roadmap and meeting notes` });
+  for (let i = 0; i < 12; i++)
+    await add(`meeting-${i}`, { statement: `The team meeting number ${i} covered the roadmap and meeting notes` });
   await add('zoltan', { statement: 'Zoltan prefers short meetings with a written agenda' });
 
   // Scripts.
@@ -67,7 +68,7 @@ describe('BM25 through the store', () => {
   it('finds engrams by porter-stemmed words', async () => {
     expect(await bm25('deployment')).toEqual(['deploy']);
     expect(await bm25('friday deploying')).toEqual(['deploy']);
-    expect((await bm25('running'))).toEqual(expect.arrayContaining(['deploy', 'tests']));
+    expect(await bm25('running')).toEqual(expect.arrayContaining(['deploy', 'tests']));
   });
 
   it('weighs the statement above tags and domain, and those above the rationale', async () => {

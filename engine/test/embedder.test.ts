@@ -55,7 +55,12 @@ describe('model selection and presence', () => {
 
 describe('loading the tiny model', () => {
   it('embeds with unit 384-d vectors, synonyms close, passages in order', async () => {
-    writeTinyModel(modelFolder(root, BGE), { synonyms: [['car', 'automobile'], ['fast', 'quick']] });
+    writeTinyModel(modelFolder(root, BGE), {
+      synonyms: [
+        ['car', 'automobile'],
+        ['fast', 'quick'],
+      ],
+    });
     const embedder = ready(await loadEmbedder(root, { download: false, progress: false, env }));
     expect(embedder.model).toBe(BGE);
     expect(embedder.dimensions).toBe(384);
@@ -165,7 +170,10 @@ describe('absent model', () => {
     const other = await loadEmbedder(root, { download: true, progress: false, env }); // bge: tries (and fails offline)
     expect(other.state === 'unavailable' && other.reason).toMatch(/^model bge-small-en-v1\.5 did not arrive: /);
 
-    writeFileSync(marker, JSON.stringify({ model: 'all-MiniLM-L6-v2', at: new Date(Date.now() - 2 * 3600_000).toISOString(), error: 'boom' }));
+    writeFileSync(
+      marker,
+      JSON.stringify({ model: 'all-MiniLM-L6-v2', at: new Date(Date.now() - 2 * 3600_000).toISOString(), error: 'boom' }),
+    );
     const retried = await loadEmbedder(root, { download: true, progress: false, env: mini });
     expect(retried.state === 'unavailable' && retried.reason).toMatch(/^model all-MiniLM-L6-v2 did not arrive: /);
   });

@@ -25,8 +25,7 @@ import { applyEngramDefaults, validateEngram } from '../model/validate-engram.js
 type Obj = Record<string, unknown>;
 
 // `undefined` in a patch means "leave the key out", so one table covers missing fields too.
-const merge = (base: Obj, patch: Obj): Obj =>
-  Object.fromEntries(Object.entries({ ...base, ...patch }).filter(([, v]) => v !== undefined));
+const merge = (base: Obj, patch: Obj): Obj => Object.fromEntries(Object.entries({ ...base, ...patch }).filter(([, v]) => v !== undefined));
 
 const MINIMAL = {
   id: 'ENG-2026-0101-001',
@@ -100,7 +99,14 @@ const countRule = (path: string) => rule(path, [0, 3, undefined], [NEGATIVE, NOT
 const unitRule = (path: string, extra: Bad[] = []) =>
   rule(path, [0, 0.5, 1], [[-0.01, 'must be at least 0 (minimum)'], [1.01, 'must be at most 1 (maximum)'], ...extra]);
 const stringsRule = (path: string) =>
-  rule(path, [[], ['a', 'b']], [['a', 'must be an array'], [[1], 'must be a string', `${path}[0]`]]);
+  rule(
+    path,
+    [[], ['a', 'b']],
+    [
+      ['a', 'must be an array'],
+      [[1], 'must be a string', `${path}[0]`],
+    ],
+  );
 const objectRule = (path: string) => rule(path, [undefined], [['x', 'must be an object']]);
 
 const FIELD_RULES: FieldRule[] = [
@@ -133,12 +139,18 @@ const FIELD_RULES: FieldRule[] = [
   rule(
     'abstract',
     [null, 'ABS-2026-0101-001', undefined],
-    [['ENG-1', 'must be an abstraction id like ABS-2026-0101-001 (pattern)'], [5, 'must be a string or null']],
+    [
+      ['ENG-1', 'must be an abstraction id like ABS-2026-0101-001 (pattern)'],
+      [5, 'must be a string or null'],
+    ],
   ),
   rule(
     'derived_from',
     [null, 'ENG-1', 'META-1', undefined],
-    [['parent', 'must be an engram id like ENG-2026-0101-001 (pattern)'], [5, 'must be a string or null']],
+    [
+      ['parent', 'must be an engram id like ENG-2026-0101-001 (pattern)'],
+      [5, 'must be a string or null'],
+    ],
   ),
 
   objectRule('knowledge_type'),
@@ -154,12 +166,7 @@ const FIELD_RULES: FieldRule[] = [
   rule(
     'activation.last_accessed',
     ['', '2026-01-02', '2026-01-02T03:04', '2026-01-02T03:04:05Z', '2026-01-02T03:04:05.123+02:00'],
-    [
-      REQUIRED,
-      ['yesterday', 'must be empty, a date YYYY-MM-DD or an ISO 8601 timestamp (pattern)'],
-      ['2026-1-2', '(pattern)'],
-      NOT_STRING,
-    ],
+    [REQUIRED, ['yesterday', 'must be empty, a date YYYY-MM-DD or an ISO 8601 timestamp (pattern)'], ['2026-1-2', '(pattern)'], NOT_STRING],
   ),
 
   objectRule('relations'),
@@ -167,11 +174,21 @@ const FIELD_RULES: FieldRule[] = [
     rule(
       `relations.${kind}`,
       [[], ['ENG-1', 'ABS-2', 'META-3'], undefined],
-      [['ENG-1', 'must be an array'], [['nope'], '(pattern)', `relations.${kind}[0]`]],
+      [
+        ['ENG-1', 'must be an array'],
+        [['nope'], '(pattern)', `relations.${kind}[0]`],
+      ],
     ),
   ),
 
-  rule('associations', [[], undefined], [['x', 'must be an array'], [['x'], 'must be an object', 'associations[0]']]),
+  rule(
+    'associations',
+    [[], undefined],
+    [
+      ['x', 'must be an array'],
+      [['x'], 'must be an object', 'associations[0]'],
+    ],
+  ),
   enumRule('associations[0].target_type', ASSOCIATION_TARGET_TYPES, [REQUIRED]),
   rule('associations[0].target', ['ENG-2', 'docs/a.md'], [REQUIRED, ['', '(minLength)'], NOT_STRING]),
   rule(
@@ -185,11 +202,7 @@ const FIELD_RULES: FieldRule[] = [
   rule('knowledge_anchors', [[], undefined], [['x', 'must be an array']]),
   rule('knowledge_anchors[0].path', ['src/a.ts'], [REQUIRED, ['', '(minLength)'], NOT_STRING]),
   enumRule('knowledge_anchors[0].relevance', ANCHOR_RELEVANCES),
-  rule(
-    'knowledge_anchors[0].snippet',
-    ['', 'a'.repeat(200)],
-    [['a'.repeat(201), 'must be at most 200 characters (maxLength)']],
-  ),
+  rule('knowledge_anchors[0].snippet', ['', 'a'.repeat(200)], [['a'.repeat(201), 'must be at most 200 characters (maxLength)']]),
   stringRule('knowledge_anchors[0].snippet_extracted_at'),
 
   objectRule('dual_coding'),
@@ -233,7 +246,11 @@ const FIELD_RULES: FieldRule[] = [
     rule(
       `episodic.${key}`,
       [1, 5, 10, undefined],
-      [[0, 'must be at least 1 (minimum)'], [11, 'must be at most 10 (maximum)'], [5.5, 'must be an integer']],
+      [
+        [0, 'must be at least 1 (minimum)'],
+        [11, 'must be at most 10 (maximum)'],
+        [5.5, 'must be an integer'],
+      ],
     ),
   ),
   stringRule('episodic.trigger_context'),
@@ -248,7 +265,10 @@ const FIELD_RULES: FieldRule[] = [
   rule(
     'structured_data',
     [{}, { any: { nested: [1, null] }, 'key with spaces': true }],
-    [['x', 'must be an object'], [[], 'must be an object']],
+    [
+      ['x', 'must be an object'],
+      [[], 'must be an object'],
+    ],
   ),
 
   objectRule('insight'),
@@ -309,9 +329,7 @@ describe('closed nested objects', () => {
   });
 
   it('relations rejects unknown keys and takes all six arrays at once', () => {
-    expect(errorsOf({ relations: { cousins: [] } })).toContain(
-      'relations: unknown key "cousins" (no other keys allowed)',
-    );
+    expect(errorsOf({ relations: { cousins: [] } })).toContain('relations: unknown key "cousins" (no other keys allowed)');
     const all = Object.fromEntries(RELATION_KINDS.map((kind) => [kind, ['ENG-9']]));
     expect(errorsOf({ relations: all })).toEqual([]);
   });
@@ -408,9 +426,7 @@ const FULL: Engram = {
     supersedes: ['ENG-5'],
     superseded_by: [],
   },
-  associations: [
-    { target_type: 'document', target: 'docs/setup.md', strength: 0.4, type: 'causal', updated_at: '2026-01-02' },
-  ],
+  associations: [{ target_type: 'document', target: 'docs/setup.md', strength: 0.4, type: 'causal', updated_at: '2026-01-02' }],
   knowledge_anchors: [
     {
       path: 'package.json',

@@ -72,7 +72,9 @@ describe('terms', () => {
     expect(ftsQuery('What does Zoltan think about tabs?', 'any')).toBe('"zoltan" OR "zoltan" OR "think" OR "tabs"');
     expect(ftsQuery('What does Zoltan think about tabs?', 'all')).toBe('"zoltan" AND "think" AND "tabs"');
     // The first word of a sentence is capitalized anyway: not a name.
-    expect(ftsQuery('Deployments run on Fridays. Rollbacks too', 'any')).toBe('"deployments" OR "run" OR "fridays" OR "fridays" OR "rollbacks"');
+    expect(ftsQuery('Deployments run on Fridays. Rollbacks too', 'any')).toBe(
+      '"deployments" OR "run" OR "fridays" OR "fridays" OR "rollbacks"',
+    );
   });
 
   it('asks for hyphenated compounds split and joined', () => {
@@ -151,11 +153,66 @@ describe('FTS5 syntax in user text', () => {
   it('never yields a query FTS5 rejects (fuzz over random strings)', () => {
     const pieces = [
       ...'"\'*:^()[]{}-+.,;!?/\\|&%$#@~`<>=_ \t\n\u0000',
-      'AND', 'OR', 'NOT', 'NEAR', 'NEAR(', 'and', 'or', 'near/3', 'col:', '"x"', '**',
-      'the', 'what', 'did', 'Will', 'US', 'cache', 'Deploy', 'friday', 'self-care', 'e-mail', 'a-',
-      '数', '据库', 'データ', 'ベース', 'を', '한국어', '데이터', 'ฐาน', 'ข้อ', 'ມູນ', 'ខ្មែរ', 'မြန်', 'ー', '々', '。',
-      'Crème', 'brûlée', 'ß', 'Ёлка', 'λόγος', 'ΑΘΗΝΑ', 'नमस्ते', 'مرحبا', 'שלום', 'ＡＢＣ', 'ﬁ', '①', '𝐀',
-      '\u0301', '\u0e49', '\u200b', '\u200d', '\ufeff', '\ud83d\ude00', '\ud800', '\udfff', '\ue000', '\u00ad',
+      'AND',
+      'OR',
+      'NOT',
+      'NEAR',
+      'NEAR(',
+      'and',
+      'or',
+      'near/3',
+      'col:',
+      '"x"',
+      '**',
+      'the',
+      'what',
+      'did',
+      'Will',
+      'US',
+      'cache',
+      'Deploy',
+      'friday',
+      'self-care',
+      'e-mail',
+      'a-',
+      '数',
+      '据库',
+      'データ',
+      'ベース',
+      'を',
+      '한국어',
+      '데이터',
+      'ฐาน',
+      'ข้อ',
+      'ມູນ',
+      'ខ្មែរ',
+      'မြန်',
+      'ー',
+      '々',
+      '。',
+      'Crème',
+      'brûlée',
+      'ß',
+      'Ёлка',
+      'λόγος',
+      'ΑΘΗΝΑ',
+      'नमस्ते',
+      'مرحبا',
+      'שלום',
+      'ＡＢＣ',
+      'ﬁ',
+      '①',
+      '𝐀',
+      '\u0301',
+      '\u0e49',
+      '\u200b',
+      '\u200d',
+      '\ufeff',
+      '\ud83d\ude00',
+      '\ud800',
+      '\udfff',
+      '\ue000',
+      '\u00ad',
     ];
     let seed = 12345;
     const rand = (): number => {
@@ -246,7 +303,11 @@ describe('the ASCII patterns', () => {
       const ch = String.fromCharCode(c);
       for (const k of keys) {
         const [a, u] = [ASCII_PATTERNS[k], unicode[k]];
-        expect([k, ch, new RegExp(a.source, a.flags.replace('g', '')).test(ch)]).toEqual([k, ch, new RegExp(u.source, u.flags.replace('g', '')).test(ch)]);
+        expect([k, ch, new RegExp(a.source, a.flags.replace('g', '')).test(ch)]).toEqual([
+          k,
+          ch,
+          new RegExp(u.source, u.flags.replace('g', '')).test(ch),
+        ]);
       }
     }
   });
@@ -258,7 +319,9 @@ describe('the ASCII patterns', () => {
       let text = '';
       for (let i = Math.floor(random() * 40); i > 0; i--) text += alphabet[Math.floor(random() * alphabet.length)];
       for (const k of ['word', 'compound', 'chunk'] as const) {
-        expect([...text.matchAll(ASCII_PATTERNS[k])].map((m) => [m.index, m[0]])).toEqual([...text.matchAll(unicode[k])].map((m) => [m.index, m[0]]));
+        expect([...text.matchAll(ASCII_PATTERNS[k])].map((m) => [m.index, m[0]])).toEqual(
+          [...text.matchAll(unicode[k])].map((m) => [m.index, m[0]]),
+        );
       }
     }
   });

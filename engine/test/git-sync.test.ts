@@ -216,7 +216,10 @@ describe('git sync between two machines', () => {
     await sync(machineA, url);
     await sync(machineB, url);
     // Each machine rewrites the statement and votes for it.
-    for (const [root, statement] of [[machineA, 'Releases are cut from release branches'], [machineB, 'Releases are cut from tags on main']] as const) {
+    for (const [root, statement] of [
+      [machineA, 'Releases are cut from release branches'],
+      [machineB, 'Releases are cut from tags on main'],
+    ] as const) {
       await withStore(root, async (s) => {
         await editEngram(s, e.id, { statement }, systemContext);
         await feedback(s, [{ id: e.id, signal: 'positive' }], systemContext);
@@ -225,7 +228,12 @@ describe('git sync between two machines', () => {
     await sync(machineA);
     const b = await sync(machineB);
     expect(b.conflicts).toEqual([
-      expect.objectContaining({ engram_id: e.id, kind: 'edited-on-both', fields: ['statement'], record: expect.stringMatching(/^conflicts\//) }),
+      expect.objectContaining({
+        engram_id: e.id,
+        kind: 'edited-on-both',
+        fields: ['statement'],
+        record: expect.stringMatching(/^conflicts\//),
+      }),
     ]);
     const a = await sync(machineA);
     // Both machines see the conflict: the record travelled with the sync.
@@ -239,7 +247,11 @@ describe('git sync between two machines', () => {
         expect(kept.feedback_signals?.positive).toBe(2);
       });
       const [record] = readConflicts(root).conflicts;
-      expect(record).toMatchObject({ engram_id: e.id, other: { statement: 'Releases are cut from release branches' }, kept: { statement: 'Releases are cut from tags on main' } });
+      expect(record).toMatchObject({
+        engram_id: e.id,
+        other: { statement: 'Releases are cut from release branches' },
+        kept: { statement: 'Releases are cut from tags on main' },
+      });
       for (const text of yamlTexts(root)) expect(text).not.toMatch(MARKERS);
     }
     // Machine A takes its own statement back; the choice syncs to B and the record goes away.
@@ -251,7 +263,9 @@ describe('git sync between two machines', () => {
     const last = await sync(machineB);
     expect(last.open_conflicts).toEqual([]);
     for (const root of [machineA, machineB]) {
-      await withStore(root, async (s) => expect(await s.get(e.id)).toMatchObject({ statement: 'Releases are cut from release branches', feedback_signals: { positive: 2 } }));
+      await withStore(root, async (s) =>
+        expect(await s.get(e.id)).toMatchObject({ statement: 'Releases are cut from release branches', feedback_signals: { positive: 2 } }),
+      );
       expect(readConflicts(root).conflicts).toEqual([]);
     }
   });
@@ -272,7 +286,9 @@ describe('git sync between two machines', () => {
     for (const root of [machineA, machineB]) {
       const ids = await withStore(root, async (s) => (await timeline(s, { limit: 10 })).map((e) => e.id));
       expect(ids).toEqual(expect.arrayContaining([epA.id, epB.id]));
-      const lines = readFileSync(join(root, 'episodes', '2026-03-04.jsonl'), 'utf8').trim().split('\n');
+      const lines = readFileSync(join(root, 'episodes', '2026-03-04.jsonl'), 'utf8')
+        .trim()
+        .split('\n');
       expect(lines).toHaveLength(2);
     }
     expect(gitBare('show', 'main:episodes/2026-03-04.jsonl').trim().split('\n')).toHaveLength(2);
@@ -281,7 +297,9 @@ describe('git sync between two machines', () => {
 
   it('sync status: remote, ahead, uncommitted changes; a bare sync without a remote says how to set one', async () => {
     await expect(syncStores(machineA)).rejects.toThrow(/no remote is set .* run svc sync <address>/);
-    await expect(setRemote(machineA, 'ftp://example.com/x')).rejects.toThrow(/is not a git remote: use an https:\/\/ address, an SSH address/);
+    await expect(setRemote(machineA, 'ftp://example.com/x')).rejects.toThrow(
+      /is not a git remote: use an https:\/\/ address, an SSH address/,
+    );
     await sync(machineA, url);
     await learnAt(machineA, 'Uncommitted: logs rotate daily');
     await learnAt(machineA, 'Uncommitted and local', { scope: 'local' });
@@ -320,7 +338,9 @@ describe('git sync between two machines', () => {
     const other = server.createRepo(`other${n}`);
     const r = await sync(machineA, other.url);
     expect(r).toMatchObject({ remote_set: 'changed', pushed: true });
-    await expect(syncStores(machineA, { remote: 'http://127.0.0.1:9/none.git' })).rejects.toThrow(/cannot fetch from http:\/\/127\.0\.0\.1:9\/none\.git/);
+    await expect(syncStores(machineA, { remote: 'http://127.0.0.1:9/none.git' })).rejects.toThrow(
+      /cannot fetch from http:\/\/127\.0\.0\.1:9\/none\.git/,
+    );
   });
 
   it('syncs with a remote whose HEAD names another branch, empty or not', async () => {
@@ -344,12 +364,16 @@ describe('git sync between two machines', () => {
     expect((await sync(machineB)).pushed).toBe(true);
     expect(treeFiles().filter((f) => f.startsWith('engrams/'))).toHaveLength(2);
     // An SSH address goes to the system git, which fails here with its own words, not a hang.
-    await expect(syncStores(machineA, { remote: 'git@127.0.0.1:nobody/none.git' })).rejects.toThrow(/cannot fetch from git@127\.0\.0\.1:nobody\/none\.git: /);
+    await expect(syncStores(machineA, { remote: 'git@127.0.0.1:nobody/none.git' })).rejects.toThrow(
+      /cannot fetch from git@127\.0\.0\.1:nobody\/none\.git: /,
+    );
     // Without git installed, SSH and path remotes say so.
     const path = process.env.PATH;
     process.env.PATH = '/nonexistent';
     try {
-      await expect(syncStores(machineA, { remote: bare })).rejects.toThrow(/need the git command, which is not installed here: install git, or use an https:\/\/ remote/);
+      await expect(syncStores(machineA, { remote: bare })).rejects.toThrow(
+        /need the git command, which is not installed here: install git, or use an https:\/\/ remote/,
+      );
     } finally {
       process.env.PATH = path;
     }

@@ -25,7 +25,9 @@ afterEach(() => {
 
 describe('batches', () => {
   it('a large file imports quickly, in one transaction per 500 rows', async () => {
-    const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ statement: `Check ${i}: validate input ${i} at the boundary`, tags: ['bulk'] }));
+    const lines = Array.from({ length: 2000 }, (_, i) =>
+      JSON.stringify({ statement: `Check ${i}: validate input ${i} at the boundary`, tags: ['bulk'] }),
+    );
     const file = join(dir, 'bulk.jsonl');
     writeFileSync(file, lines.join('\n'));
     const r = await importFile(store, { from: 'generic', path: file }, systemContext);

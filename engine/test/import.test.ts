@@ -63,7 +63,16 @@ async function rejects(p: Promise<unknown>, message: RegExp): Promise<SvcError> 
 describe('generic JSONL', () => {
   it('imports good rows, skips in-file duplicates, demotes secrets and names every bad row', async () => {
     const r = await run({ from: 'generic', path: data('notes.jsonl') });
-    expect(r).toMatchObject({ from: 'generic', format: 'jsonl', dry_run: false, total: 11, imported: 5, skipped: 1, conflict: 0, error: 5 });
+    expect(r).toMatchObject({
+      from: 'generic',
+      format: 'jsonl',
+      dry_run: false,
+      total: 11,
+      imported: 5,
+      skipped: 1,
+      conflict: 0,
+      error: 5,
+    });
     expect(r.rows.map((x) => [x.at, x.status])).toEqual([
       ['line 5 (id n-4)', 'skipped'],
       ['line 7 (id n-6)', 'error'],
@@ -72,7 +81,11 @@ describe('generic JSONL', () => {
       ['line 10', 'error'],
       ['line 11 (id n-10)', 'error'],
     ]);
-    expect(rowAt(r, 'line 5')).toMatchObject({ row: 5, id: 'n-4', reason: 'duplicate of an earlier row of this file (same statement, scope global)' });
+    expect(rowAt(r, 'line 5')).toMatchObject({
+      row: 5,
+      id: 'n-4',
+      reason: 'duplicate of an earlier row of this file (same statement, scope global)',
+    });
     expect(rowAt(r, 'line 7')!.reason).toBe('statement: missing or empty');
     expect(rowAt(r, 'line 8')!.reason).toBe('type: "opinion" is not one of behavioral, terminological, procedural, architectural');
     expect(rowAt(r, 'line 9')!.reason).toBe('scope: must not contain whitespace (got "project shop")');
@@ -98,11 +111,14 @@ describe('generic JSONL', () => {
     expect(await byStatement('The payment webhook secret')).toMatchObject({ scope: 'local', visibility: 'private' });
   });
 
-  it('records the import in each created engram\'s history', async () => {
+  it("records the import in each created engram's history", async () => {
     await run({ from: 'generic', path: data('notes.jsonl') });
     const id = (await byStatement('Staging deploys'))!.id;
     const events = await store.listEvents({ engram_id: id } as never);
-    expect(events[0]).toMatchObject({ action: 'created', details: { via: 'import', from: 'generic', file: 'notes.jsonl', at: 'line 3 (id n-3)', source_id: 'n-3' } });
+    expect(events[0]).toMatchObject({
+      action: 'created',
+      details: { via: 'import', from: 'generic', file: 'notes.jsonl', at: 'line 3 (id n-3)', source_id: 'n-3' },
+    });
   });
 
   it('importing the same file again skips every row and changes nothing', async () => {
@@ -125,7 +141,11 @@ describe('generic JSONL', () => {
 
     const other = await LocalStore.open(join(dir, 'other'));
     try {
-      await importFile(other, { from: 'generic', path: data('notes.jsonl'), project: { scope: 'project:team', domain: 'team' } }, systemContext);
+      await importFile(
+        other,
+        { from: 'generic', path: data('notes.jsonl'), project: { scope: 'project:team', domain: 'team' } },
+        systemContext,
+      );
       const list = await other.list({ limit: 100 });
       expect(list.find((e) => e.statement.startsWith('Feature flags'))).toMatchObject({ scope: 'project:shop', domain: 'team' });
       expect(list.find((e) => e.statement.startsWith('Never commit'))).toMatchObject({ scope: 'project:team', domain: 'team' });
@@ -139,13 +159,19 @@ describe('conflicts', () => {
   it('a statement retired at the scope, or stored there with another type, is a conflict: nothing written', async () => {
     const retired = await learn(store, { statement: 'Never commit .env files' }, systemContext);
     await forget(store, { target: retired.engram.id }, systemContext);
-    const typed = await learn(store, { statement: 'Feature flags live in config/flags.yaml', type: 'behavioral', scope: 'project:shop' }, systemContext);
+    const typed = await learn(
+      store,
+      { statement: 'Feature flags live in config/flags.yaml', type: 'behavioral', scope: 'project:shop' },
+      systemContext,
+    );
     const r = await run({ from: 'generic', path: data('notes.jsonl') });
     expect(r).toMatchObject({ imported: 3, conflict: 3 });
     expect(rowAt(r, 'line 2')).toMatchObject({ status: 'conflict', engram: retired.engram.id });
     expect(rowAt(r, 'line 2')!.reason).toBe(`the same statement was retired at scope global (${retired.engram.id}); not revived`);
     expect(rowAt(r, 'line 6')).toMatchObject({ status: 'conflict', engram: typed.engram.id });
-    expect(rowAt(r, 'line 6')!.reason).toBe(`the same statement is stored at scope project:shop as ${typed.engram.id} with type behavioral, not terminological`);
+    expect(rowAt(r, 'line 6')!.reason).toBe(
+      `the same statement is stored at scope project:shop as ${typed.engram.id} with type behavioral, not terminological`,
+    );
     // n-4 (same words as the retired n-2, no type) is a conflict too, not a revival.
     expect(rowAt(r, 'line 5')).toMatchObject({ status: 'conflict' });
     expect((await store.get(retired.engram.id))!.status).toBe('retired');
@@ -168,7 +194,12 @@ describe('dry run', () => {
     expect(dry.dry_run).toBe(true);
     expect(dry.demoted[0]).not.toHaveProperty('engram');
     const real = await run({ from: 'generic', path: data('notes.jsonl') });
-    const shape = (r: ImportReport) => ({ ...r, dry_run: undefined, elapsed_ms: undefined, demoted: r.demoted.map((d) => ({ ...d, engram: undefined })) });
+    const shape = (r: ImportReport) => ({
+      ...r,
+      dry_run: undefined,
+      elapsed_ms: undefined,
+      demoted: r.demoted.map((d) => ({ ...d, engram: undefined })),
+    });
     expect(shape(dry)).toEqual(shape(real));
     expect(fileCount()).toBe(5);
   });
@@ -205,7 +236,10 @@ describe('generic CSV with a mapping', () => {
   });
 
   it('a CSV with no statement column fails as a whole and names the columns', async () => {
-    await rejects(run({ from: 'generic', path: data('notes.csv') }), /no statement column in the header \(looked for "statement", "content", "text", "memory"; the header has "Note", "Kind"/);
+    await rejects(
+      run({ from: 'generic', path: data('notes.csv') }),
+      /no statement column in the header \(looked for "statement", "content", "text", "memory"; the header has "Note", "Kind"/,
+    );
     expect(fileCount()).toBe(0);
   });
 
@@ -221,7 +255,11 @@ describe('generic CSV with a mapping', () => {
   });
 
   it('an inline mapping object works the same, and null stops a field being read', async () => {
-    const r = await run({ from: 'generic', path: data('notes.jsonl'), mapping: { fields: { type: null, scope: null, id: null }, defaults: { type: 'procedural' } } });
+    const r = await run({
+      from: 'generic',
+      path: data('notes.jsonl'),
+      mapping: { fields: { type: null, scope: null, id: null }, defaults: { type: 'procedural' } },
+    });
     // n-7's bad type and n-8's bad scope are no longer read; n-4 is now a same-type duplicate of n-2.
     expect(r).toMatchObject({ imported: 7, skipped: 1, error: 3 });
     expect(new Set((await all()).map((e) => e.type))).toEqual(new Set(['procedural']));
@@ -240,8 +278,14 @@ describe('generic CSV with a mapping', () => {
     ]);
     writeFileSync(bad, '{"fields": ');
     await rejects(run({ from: 'generic', path: data('notes.csv'), mapping: bad }), /the mapping file .* is not valid JSON/);
-    await rejects(run({ from: 'generic', path: data('notes.csv'), mapping: join(dir, 'none.json') }), /cannot read the mapping file .*ENOENT/);
-    await rejects(run({ from: 'mem0-json', path: data('mem0-export.json'), mapping: data('notes-mapping.json') }), /--mapping applies only to --from generic/);
+    await rejects(
+      run({ from: 'generic', path: data('notes.csv'), mapping: join(dir, 'none.json') }),
+      /cannot read the mapping file .*ENOENT/,
+    );
+    await rejects(
+      run({ from: 'mem0-json', path: data('mem0-export.json'), mapping: data('notes-mapping.json') }),
+      /--mapping applies only to --from generic/,
+    );
   });
 });
 
@@ -271,14 +315,22 @@ describe('malformed input files: one clear error, nothing written', () => {
 
   it.each([
     ['broken.json', '[{"statement": "a"}, ', /^broken\.json is not valid JSON: /],
-    ['object.json', '{"name": "not a list"}', /^object\.json holds no list of records: expected a JSON array, or an object with one of "items"/],
+    [
+      'object.json',
+      '{"name": "not a list"}',
+      /^object\.json holds no list of records: expected a JSON array, or an object with one of "items"/,
+    ],
     ['garbage.jsonl', 'hello\nworld\n', /^garbage\.jsonl is not JSON Lines: line 1: not valid JSON/],
     ['quote.csv', 'statement,type\n"unclosed,rule\n', /^quote\.csv is not valid CSV: Quote Not Closed/],
     ['dupe.csv', 'statement,statement\na,b\n', /the header \(line 1\) names column "statement" twice/],
     ['prose.txt', 'Meeting notes\nWe talked about the release.\n', /^prose\.txt: no statement column in the header/],
     ['empty.jsonl', '', /^empty\.jsonl is empty: nothing to import$/],
     ['blank.csv', '\n  \n', /^blank\.csv is empty: nothing to import$/],
-    ['program.bin', '\u007fELF\u0002\u0001\u0001\u0000\u0000statement,"x', /^program\.bin is not a text file \(binary data\): import reads JSON, JSONL or CSV text$/],
+    [
+      'program.bin',
+      '\u007fELF\u0002\u0001\u0001\u0000\u0000statement,"x',
+      /^program\.bin is not a text file \(binary data\): import reads JSON, JSONL or CSV text$/,
+    ],
   ])('%s', async (name, text, message) => {
     await rejects(run({ from: 'generic', path: write(name, text) }), message);
     expect(fileCount()).toBe(0);
@@ -287,7 +339,10 @@ describe('malformed input files: one clear error, nothing written', () => {
   it('a missing file, a folder and an unknown source', async () => {
     await rejects(run({ from: 'generic', path: join(dir, 'missing.jsonl') }), /^the input file .*missing\.jsonl does not exist$/);
     await rejects(run({ from: 'generic', path: dir }), /is a folder, not a file/);
-    await rejects(run({ from: 'mem1', path: data('notes.jsonl') }), /^--from must be one of generic, mem0-json, mem0-sqlite \(got "mem1"\)$/);
+    await rejects(
+      run({ from: 'mem1', path: data('notes.jsonl') }),
+      /^--from must be one of generic, mem0-json, mem0-sqlite \(got "mem1"\)$/,
+    );
   });
 
   it('mem0 sources: a text file as SQLite, a database without history, a JSON that is not an export', async () => {
@@ -296,14 +351,26 @@ describe('malformed input files: one clear error, nothing written', () => {
     const db = new Database(other);
     db.exec('CREATE TABLE notes (id TEXT)');
     db.close();
-    await rejects(run({ from: 'mem0-sqlite', path: other }), /other\.db is not a mem0 history database: it has no "history" \(or "memory_history"\) table \(tables: notes\)/);
+    await rejects(
+      run({ from: 'mem0-sqlite', path: other }),
+      /other\.db is not a mem0 history database: it has no "history" \(or "memory_history"\) table \(tables: notes\)/,
+    );
     await rejects(run({ from: 'mem0-json', path: data('notes.csv') }), /notes\.csv is not valid JSON/);
-    await rejects(run({ from: 'mem0-json', path: data('tasks-export.json') }), /tasks-export\.json is not a mem0 export: none of its 4 entries has a "memory"/);
-    await rejects(run({ from: 'mem0-json', path: write('conf.json', '{"version": 2}') }), /conf\.json holds no list of records: expected a JSON array, or an object with one of "results", "memories", "items"/);
+    await rejects(
+      run({ from: 'mem0-json', path: data('tasks-export.json') }),
+      /tasks-export\.json is not a mem0 export: none of its 4 entries has a "memory"/,
+    );
+    await rejects(
+      run({ from: 'mem0-json', path: write('conf.json', '{"version": 2}') }),
+      /conf\.json holds no list of records: expected a JSON array, or an object with one of "results", "memories", "items"/,
+    );
     await rejects(run({ from: 'mem0-json', path: write('x.json', '{') }), /x\.json is not valid JSON/);
     const latin1 = join(dir, 'latin1.json');
     writeFileSync(latin1, Buffer.from([0x5b, 0x22, 0xe9, 0x22, 0x5d])); // ["é"] in Latin-1: not UTF-8
-    await rejects(run({ from: 'mem0-json', path: latin1 }), /^latin1\.json is not UTF-8 text: import reads JSON, JSONL or CSV encoded in UTF-8$/);
+    await rejects(
+      run({ from: 'mem0-json', path: latin1 }),
+      /^latin1\.json is not UTF-8 text: import reads JSON, JSONL or CSV encoded in UTF-8$/,
+    );
   });
 });
 
@@ -312,8 +379,20 @@ describe('mem0', () => {
     const r = await run({ from: 'mem0-json', path: data('mem0-export.json') });
     expect(r).toMatchObject({ from: 'mem0-json', total: 5, imported: 3, skipped: 1, error: 1 });
     expect(r.rows).toEqual([
-      { row: 4, at: 'memory 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7', id: '3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7', status: 'error', reason: 'no "memory" text' },
-      { row: 5, at: 'memory 9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a', id: '9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a', status: 'skipped', reason: 'deleted in mem0' },
+      {
+        row: 4,
+        at: 'memory 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7',
+        id: '3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7',
+        status: 'error',
+        reason: 'no "memory" text',
+      },
+      {
+        row: 5,
+        at: 'memory 9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a',
+        id: '9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a',
+        status: 'skipped',
+        reason: 'deleted in mem0',
+      },
     ]);
     const ts = await byStatement('Prefers TypeScript');
     expect(ts).toMatchObject({ type: 'behavioral', source: 'mem0:8c1e5f0a-6b1d-4a5e-9a61-3f2d8f7c9b01', tags: [] });
@@ -332,7 +411,14 @@ describe('mem0', () => {
       history,
       JSON.stringify([
         { id: 'h1', memory_id: 'm-1', old_memory: null, new_memory: 'Likes tea', event: 'ADD', created_at: '2024-01-01T00:00:00Z' },
-        { id: 'h2', memory_id: 'm-1', old_memory: 'Likes tea', new_memory: 'Likes green tea', event: 'UPDATE', created_at: '2024-01-01T00:00:00Z' },
+        {
+          id: 'h2',
+          memory_id: 'm-1',
+          old_memory: 'Likes tea',
+          new_memory: 'Likes green tea',
+          event: 'UPDATE',
+          created_at: '2024-01-01T00:00:00Z',
+        },
         { id: 'h3', memory_id: 'm-2', old_memory: null, new_memory: 'Lives in Oslo', event: 'ADD', created_at: '2024-01-02T00:00:00Z' },
         { id: 'h4', memory_id: 'm-2', old_memory: 'Lives in Oslo', new_memory: null, event: 'DELETE', is_deleted: true },
       ]),
@@ -400,7 +486,7 @@ describe('batches', () => {
 });
 
 describe('MCP tools svc_ingest and svc_import', () => {
-  it('run ingest and import on the server\'s backend, or import into another store', async () => {
+  it("run ingest and import on the server's backend, or import into another store", async () => {
     const { invokeTool } = await import('../mcp/dispatch.js');
     const { ingestTool, importTool } = await import('../mcp/ingest-tools.js');
     const ctx = {
@@ -410,7 +496,10 @@ describe('MCP tools svc_ingest and svc_import', () => {
       local: store,
       project: { scope: 'project:mcp' },
     } as never;
-    const extracted = (await invokeTool(ingestTool, ctx, { content: 'Never deploy on Fridays. Is it raining?', extract_only: true })) as Json;
+    const extracted = (await invokeTool(ingestTool, ctx, {
+      content: 'Never deploy on Fridays. Is it raining?',
+      extract_only: true,
+    })) as Json;
     expect(extracted).toMatchObject({ count: 1, created: 0 });
     const saved = (await invokeTool(ingestTool, ctx, { content: 'Never deploy on Fridays.', domain: 'ops' })) as Json;
     expect(saved.candidates[0]).toMatchObject({ action: 'created', scope: 'project:mcp', domain: 'ops' });
@@ -420,7 +509,12 @@ describe('MCP tools svc_ingest and svc_import', () => {
     expect((await all()).filter((e) => e.scope === 'project:mcp')).toHaveLength(4);
 
     const elsewhere = join(dir, 'elsewhere');
-    const other = (await invokeTool(importTool, ctx, { from: 'mem0-json', path: data('mem0-export.json'), store: elsewhere, dry_run: true })) as Json;
+    const other = (await invokeTool(importTool, ctx, {
+      from: 'mem0-json',
+      path: data('mem0-export.json'),
+      store: elsewhere,
+      dry_run: true,
+    })) as Json;
     expect(other).toMatchObject({ store: elsewhere, dry_run: true, imported: 3 });
     expect(existsSync(elsewhere)).toBe(false);
     await expect(invokeTool(importTool, ctx, { from: 'generic' })).rejects.toThrow(/invalid arguments for svc_import: path/);

@@ -46,7 +46,11 @@ describe('extraction from a CONTRIBUTING.md', () => {
       context: 'Contributing to Tidepool > Coding style',
     });
     expect(find(candidates, 'Never use `any`')).toMatchObject({ kind: 'prohibition', polarity: 'dont', section: 'coding-style' });
-    expect(find(candidates, 'Do not commit a `package-lock.json`')).toMatchObject({ kind: 'prohibition', line: 23, section: 'development-workflow' });
+    expect(find(candidates, 'Do not commit a `package-lock.json`')).toMatchObject({
+      kind: 'prohibition',
+      line: 23,
+      section: 'development-workflow',
+    });
     expect(find(candidates, 'Force-pushing to `main` is not allowed')).toMatchObject({ kind: 'prohibition', section: 'pull-requests' });
     expect(find(candidates, 'Avoid adding runtime dependencies')).toMatchObject({ kind: 'prohibition' });
     for (const rule of [
@@ -88,9 +92,17 @@ describe('extraction from a CONTRIBUTING.md', () => {
   });
 
   it('extracts decisions as architectural and glossary entries as terminological', () => {
-    expect(find(candidates, 'We decided to ship ESM only')).toMatchObject({ kind: 'decision', type: 'architectural', section: 'architecture-decisions' });
+    expect(find(candidates, 'We decided to ship ESM only')).toMatchObject({
+      kind: 'decision',
+      type: 'architectural',
+      section: 'architecture-decisions',
+    });
     expect(find(candidates, 'We chose Vitest over Jest')).toMatchObject({ kind: 'decision', type: 'architectural' });
-    expect(find(candidates, 'Pool:')).toMatchObject({ statement: 'Pool: a set of workers that share one task queue.', kind: 'definition', type: 'terminological' });
+    expect(find(candidates, 'Pool:')).toMatchObject({
+      statement: 'Pool: a set of workers that share one task queue.',
+      kind: 'definition',
+      type: 'terminological',
+    });
     expect(find(candidates, 'Tide:')).toMatchObject({ statement: 'Tide: one scheduling cycle of the pool.', kind: 'definition' });
     expect(find(candidates, 'A "drain" means')).toMatchObject({ kind: 'definition', section: 'glossary' });
   });
@@ -129,7 +141,7 @@ describe('extraction from a CONTRIBUTING.md', () => {
 describe('extraction from a chat transcript', () => {
   const { format, candidates } = extractCandidates(TRANSCRIPT);
 
-  it('reads it as a chat and takes only the user\'s durable statements', () => {
+  it("reads it as a chat and takes only the user's durable statements", () => {
     expect(format).toBe('chat');
     expect(candidates.map((c) => [c.kind, c.statement])).toEqual([
       ['rule', 'Use pnpm.'],
@@ -145,7 +157,18 @@ describe('extraction from a chat transcript', () => {
 
   it('never extracts from the assistant, nor questions, requests, hedges or chit-chat', () => {
     const all = statements(candidates).join('\n').toLowerCase();
-    for (const absent of ['p-retry', 'always pin versions', 'never mind', 'can you add a retry', 'fix the flaky upload test', 'status of the docs', 'axios', "don't worry", 'thanks', 'yes']) {
+    for (const absent of [
+      'p-retry',
+      'always pin versions',
+      'never mind',
+      'can you add a retry',
+      'fix the flaky upload test',
+      'status of the docs',
+      'axios',
+      "don't worry",
+      'thanks',
+      'yes',
+    ]) {
       expect(all, absent).not.toContain(absent);
     }
   });
@@ -155,12 +178,19 @@ describe('extraction from a chat transcript', () => {
       'Human: Please refactor the parser.\nIt is too slow.\nAssistant: I will always use regexes.\nHuman: No. From now on, write a benchmark before optimizing anything.\nAlso never touch the generated files in gen/.\n',
     );
     expect(human.format).toBe('chat');
-    expect(human.candidates.map((c) => c.statement)).toEqual(['Write a benchmark before optimizing anything.', 'Never touch the generated files in gen/.']);
+    expect(human.candidates.map((c) => c.statement)).toEqual([
+      'Write a benchmark before optimizing anything.',
+      'Never touch the generated files in gen/.',
+    ]);
 
-    const bullets = extractCandidates('user: two rules for this repo:\n- never edit CHANGELOG.md by hand\n- always add a changeset\nassistant: noted\n');
+    const bullets = extractCandidates(
+      'user: two rules for this repo:\n- never edit CHANGELOG.md by hand\n- always add a changeset\nassistant: noted\n',
+    );
     expect(bullets.candidates.map((c) => c.statement)).toEqual(['Never edit CHANGELOG.md by hand.', 'Always add a changeset.']);
 
-    const slack = extractCandidates('alice: morning!\nbob: hey\nalice: reminder: we always squash-merge feature branches\nbob: ok\nalice: can someone review #42?\n');
+    const slack = extractCandidates(
+      'alice: morning!\nbob: hey\nalice: reminder: we always squash-merge feature branches\nbob: ok\nalice: can someone review #42?\n',
+    );
     expect(slack.format).toBe('chat');
     expect(slack.candidates.map((c) => [c.speaker, c.statement])).toEqual([['alice', 'We always squash-merge feature branches.']]);
   });
@@ -250,7 +280,11 @@ describe('ingest into a store', () => {
   });
 
   it('saves each candidate as an engram of its type, polarity, scope, domain, tags and source', async () => {
-    const r = await ingest(store, { content: CONTRIBUTING, scope: 'project:tidepool', domain: 'tidepool', source: 'CONTRIBUTING.md' }, systemContext);
+    const r = await ingest(
+      store,
+      { content: CONTRIBUTING, scope: 'project:tidepool', domain: 'tidepool', source: 'CONTRIBUTING.md' },
+      systemContext,
+    );
     expect(r).toMatchObject({ format: 'document', count: 22, created: 22, duplicate: 0, conflict: 0, error: 0 });
     const all = await store.list({ limit: 100 });
     expect(all).toHaveLength(22);
@@ -297,7 +331,11 @@ describe('ingest into a store', () => {
   });
 
   it('applies the secret guard: a credential aimed at a shared scope lands in local', async () => {
-    const r = await ingest(store, { content: 'Never share the deploy token ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5 outside the team.', scope: 'project:x' }, systemContext);
+    const r = await ingest(
+      store,
+      { content: 'Never share the deploy token ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5 outside the team.', scope: 'project:x' },
+      systemContext,
+    );
     expect(r.created).toBe(1);
     expect(r.candidates[0]).toMatchObject({ scope: 'local' });
     expect(r.warnings[0]).toMatch(/^line 1: content looks like it holds a secret/);

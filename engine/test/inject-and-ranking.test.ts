@@ -59,7 +59,8 @@ describe('inject', () => {
       await add('Use pnpm to install packages in the deploy repository');
       await add('Deploy repository releases are tagged with semantic versions');
       await add('Run the database migrations before each deploy');
-      for (let i = 0; i < 60; i++) await add(`Deploy note ${i}: the deploy pipeline step ${i} writes logs to bucket number ${i} in region ${i % 7}`);
+      for (let i = 0; i < 60; i++)
+        await add(`Deploy note ${i}: the deploy pipeline step ${i} writes logs to bucket number ${i} in region ${i % 7}`);
       // Unrelated engrams, so that BM25's IDF sees the deploy words as rare, as in a real store.
       for (let i = 0; i < 150; i++) await add(`Office fact ${i}: meeting room ${i} seats ${i % 9} people on floor ${i % 5}`);
       await add('The office coffee machine is descaled on Mondays');
@@ -111,14 +112,20 @@ describe('inject', () => {
     const old = (await store.list({})).find((e) => e.statement.startsWith('Use pnpm'))!;
     const successor = await add('Use bun to install packages in the deploy repository', { supersedes: [old.id] });
     const r = await inject(store, 'install packages in the deploy repository', { fast: true });
-    const ids = Object.values(r.blocks).flat().map((e) => e.id);
+    const ids = Object.values(r.blocks)
+      .flat()
+      .map((e) => e.id);
     expect(ids).toContain(successor);
     expect(ids).not.toContain(old.id);
 
     const doc = (await store.get(successor))!;
     await store.write(async (tx) => tx.put({ ...doc, temporal: { ...doc.temporal!, valid_until: '2020-01-01T00:00:00Z' } }));
     const later = await inject(store, 'install packages in the deploy repository', { fast: true });
-    expect(Object.values(later.blocks).flat().map((e) => e.id)).not.toContain(successor);
+    expect(
+      Object.values(later.blocks)
+        .flat()
+        .map((e) => e.id),
+    ).not.toContain(successor);
   });
 
   it('leaves out retired and candidate engrams', async () => {
@@ -126,7 +133,9 @@ describe('inject', () => {
     const gone = (await store.list({})).find((e) => e.statement.startsWith('Never force-push'))!;
     await forget(store, { target: gone.id }, at(T0));
     const r = await inject(store, 'push to the deploy repository with reviewers', { fast: true });
-    const ids = Object.values(r.blocks).flat().map((e) => e.id);
+    const ids = Object.values(r.blocks)
+      .flat()
+      .map((e) => e.id);
     expect(ids).not.toContain(c);
     expect(ids).not.toContain(gone.id);
   });
@@ -136,12 +145,21 @@ describe('feedback, decay and pinning shape the order', () => {
   it('positive feedback lifts and negative feedback lowers an equally relevant engram', async () => {
     const a = await add('Cache invalidation uses versioned keys in service alpha');
     const b = await add('Cache invalidation uses versioned keys in service omega');
-    const first = async () => (await recall(store, 'cache invalidation versioned keys', { fast: true, now: new Date(T0) })).hits[0]!.engram.id;
+    const first = async () =>
+      (await recall(store, 'cache invalidation versioned keys', { fast: true, now: new Date(T0) })).hits[0]!.engram.id;
     const initial = await first();
     const other = initial === a ? b : a;
     await feedback(store, [{ id: other, signal: 'positive' }], at(T0));
     expect(await first()).toBe(other);
-    await feedback(store, [{ id: other, signal: 'negative' }, { id: other, signal: 'negative' }, { id: other, signal: 'negative' }], at(T0));
+    await feedback(
+      store,
+      [
+        { id: other, signal: 'negative' },
+        { id: other, signal: 'negative' },
+        { id: other, signal: 'negative' },
+      ],
+      at(T0),
+    );
     expect(await first()).toBe(initial);
   });
 
@@ -149,7 +167,8 @@ describe('feedback, decay and pinning shape the order', () => {
     const old = await add('Feature flags are removed after two releases', {}, T0);
     const fresh = await add('Feature flags are removed after two sprints', {}, T0 + 200 * DAY);
     const now = T0 + 200 * DAY;
-    const ranked = async () => (await recall(store, 'feature flags removed', { fast: true, now: new Date(now) })).hits.map((h) => h.engram.id);
+    const ranked = async () =>
+      (await recall(store, 'feature flags removed', { fast: true, now: new Date(now) })).hits.map((h) => h.engram.id);
     expect((await ranked())[0]).toBe(fresh);
     const report = await batchDecay(store, {}, at(now));
     expect(report.processed).toBe(2);

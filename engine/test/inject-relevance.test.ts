@@ -32,7 +32,11 @@ describe('scores', () => {
     const pnpm = await add('Use pnpm to install packages, never npm');
     await add('Packages are published from the release branch');
     await pin(store, pnpm, true);
-    await feedback(store, [1, 2, 3, 4].map(() => ({ id: pnpm, signal: 'positive' as const })), systemContext);
+    await feedback(
+      store,
+      [1, 2, 3, 4].map(() => ({ id: pnpm, signal: 'positive' as const })),
+      systemContext,
+    );
     const { hits } = await recall(store, 'install packages', { fast: true });
     expect(hits[0]!.engram.id).toBe(pnpm);
     expect(hits[0]!.score).toBe(1);
@@ -75,7 +79,11 @@ describe('inject', () => {
       url: 'http://hub.invalid',
       search: async () => ({
         state: 'ok',
-        hits: [hubHit(1, 'Deploy windows are announced in the team channel', 0.22), hubHit(2, 'Deploy from the release pipeline, with its migrations', 0.45), hubHit(3, 'Deploy migrations need a rollback script', 0.3)],
+        hits: [
+          hubHit(1, 'Deploy windows are announced in the team channel', 0.22),
+          hubHit(2, 'Deploy from the release pipeline, with its migrations', 0.45),
+          hubHit(3, 'Deploy migrations need a rollback script', 0.3),
+        ],
       }),
     };
     const r = await inject(store, 'deploy the migrations', { fast: true, team });

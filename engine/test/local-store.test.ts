@@ -84,7 +84,11 @@ describe('ids', () => {
 describe('dedup, recurrence and secrets', () => {
   it('a same-scope rewrite bumps reference_count and appends a source, keeping one file', async () => {
     const a = await learn(store, { statement: 'Run the linter before every commit.', scope: 'project:web' }, systemContext);
-    const b = await learn(store, { statement: 'run the  linter before every commit', scope: 'project:web' }, { ...systemContext, sessionId: 's-42' });
+    const b = await learn(
+      store,
+      { statement: 'run the  linter before every commit', scope: 'project:web' },
+      { ...systemContext, sessionId: 's-42' },
+    );
     expect(b.action).toBe('deduplicated');
     expect(b.engram.id).toBe(a.engram.id);
     const doc = readYaml(a.engram.id);
@@ -150,7 +154,14 @@ describe('lifecycle', () => {
     const a = await learn(store, { statement: 'Document every public function' }, systemContext);
     const before = readFileSync(fileOf(a.engram.id), 'utf8');
     await expect(
-      feedback(store, [{ id: a.engram.id, signal: 'positive' }, { id: 'ENG-NOPE-2026-0101-001', signal: 'negative' }], systemContext),
+      feedback(
+        store,
+        [
+          { id: a.engram.id, signal: 'positive' },
+          { id: 'ENG-NOPE-2026-0101-001', signal: 'negative' },
+        ],
+        systemContext,
+      ),
     ).rejects.toThrow(/no engram ENG-NOPE/);
     expect(readFileSync(fileOf(a.engram.id), 'utf8')).toBe(before);
     await feedback(store, [{ id: a.engram.id, signal: 'positive' }], systemContext);
@@ -201,7 +212,9 @@ describe('the YAML is the source of truth', () => {
     store.close();
     const check = new Database(join(root, 'index.db'), { readonly: true });
     // Without it, reconciling n changed files (a pull, a clone) read the whole table n times.
-    const plan = check.prepare('EXPLAIN QUERY PLAN SELECT mtime, size FROM engrams WHERE file = ?').all('x.yaml') as Array<{ detail: string }>;
+    const plan = check.prepare('EXPLAIN QUERY PLAN SELECT mtime, size FROM engrams WHERE file = ?').all('x.yaml') as Array<{
+      detail: string;
+    }>;
     check.close();
     expect(plan.map((p) => p.detail).join(' ')).toMatch(/USING INDEX engrams_file/);
     await reopen();
@@ -209,14 +222,25 @@ describe('the YAML is the source of truth', () => {
 
   it('the fast path notices files added or removed behind its back', async () => {
     await learn(store, { statement: 'Seed engram' }, systemContext);
-    const added = { id: 'ENG-2026-0202-001', version: 2, status: 'active', type: 'behavioral', scope: 'global', statement: 'Vendored dependencies are forbidden' };
+    const added = {
+      id: 'ENG-2026-0202-001',
+      version: 2,
+      status: 'active',
+      type: 'behavioral',
+      scope: 'global',
+      statement: 'Vendored dependencies are forbidden',
+    };
     writeFileSync(fileOf(added.id), stringify(added));
     await reopen('fast');
     expect((await recall(store, 'vendored')).hits).toHaveLength(1);
   });
 
   it('quarantines a file cut short that still parses, instead of reading it as whole and rewriting it', async () => {
-    const cut = await learn(store, { statement: 'corrupted files must never be rewritten as if whole', rationale: 'found by pulling the disk' }, systemContext);
+    const cut = await learn(
+      store,
+      { statement: 'corrupted files must never be rewritten as if whole', rationale: 'found by pulling the disk' },
+      systemContext,
+    );
     const kept = await learn(store, { statement: 'Hand edits stay welcome' }, systemContext);
     // `truncate -s 120`: valid YAML and a valid engram, `statement: corru...`
     writeFileSync(fileOf(cut.engram.id), readFileSync(fileOf(cut.engram.id)).subarray(0, 120));
@@ -226,25 +250,41 @@ describe('the YAML is the source of truth', () => {
     doc.statement = 'Hand edits of a statement stay welcome';
     writeFileSync(fileOf(kept.engram.id), stringify(doc));
     await reopen('full');
-    expect(store.warnings.join('\n')).toMatch(new RegExp(`quarantined ${cut.engram.id}\\.yaml: it lost .*content_hash, which its previous version had: the file was cut short or damaged`));
+    expect(store.warnings.join('\n')).toMatch(
+      new RegExp(
+        `quarantined ${cut.engram.id}\\.yaml: it lost .*content_hash, which its previous version had: the file was cut short or damaged`,
+      ),
+    );
     expect(await store.get(cut.engram.id)).toBeNull();
     await expect(feedback(store, [{ id: cut.engram.id, signal: 'positive' }], systemContext)).rejects.toThrow(/no engram/);
     const q = store.quarantined().find((x) => x.file.includes(cut.engram.id))!;
     expect(readFileSync(q.file)).toHaveLength(120);
-    expect(await store.get(kept.engram.id)).toMatchObject({ statement: 'Hand edits of a statement stay welcome', content_hash: expect.stringMatching(/^sha256:/) });
+    expect(await store.get(kept.engram.id)).toMatchObject({
+      statement: 'Hand edits of a statement stay welcome',
+      content_hash: expect.stringMatching(/^sha256:/),
+    });
     expect((await store.get(kept.engram.id))!.content_hash).not.toBe(kept.engram.content_hash);
   });
 
   it('leaves nothing behind when a write fails after its files were written: a single learn and a whole import batch', async () => {
     const kept = await learn(store, { statement: 'Existing rule stays' }, systemContext);
     const before = readdirSync(join(root, 'engrams')).sort();
-    const eventsBefore = readdirSync(join(root, 'events')).map((f) => readFileSync(join(root, 'events', f), 'utf8')).join('');
+    const eventsBefore = readdirSync(join(root, 'events'))
+      .map((f) => readFileSync(join(root, 'events', f), 'utf8'))
+      .join('');
     // The history cannot be appended (a file where its folder should be): the write fails late.
     rmSync(join(root, 'events'), { recursive: true });
     writeFileSync(join(root, 'events'), 'in the way');
     await expect(learn(store, { statement: 'Never half-written', rationale: 'x' }, systemContext)).rejects.toThrow();
     const { learnBatch } = await import('../ops/import/batch-learn.js');
-    await expect(learnBatch(store, Array.from({ length: 40 }, (_, i) => ({ input: { statement: `Imported rule ${i}` } })), systemContext, { onDuplicate: 'skip' })).rejects.toThrow();
+    await expect(
+      learnBatch(
+        store,
+        Array.from({ length: 40 }, (_, i) => ({ input: { statement: `Imported rule ${i}` } })),
+        systemContext,
+        { onDuplicate: 'skip' },
+      ),
+    ).rejects.toThrow();
     expect(readdirSync(join(root, 'engrams')).sort()).toEqual(before);
     expect((await store.list({})).map((e) => e.id)).toEqual([kept.engram.id]);
     rmSync(join(root, 'events'));
@@ -260,8 +300,20 @@ describe('the YAML is the source of truth', () => {
     const bad = {
       'ENG-2026-0101-001.yaml': 'id: ENG-2026-0101-001\nstatement: [unclosed\n',
       'ENG-2026-0101-002.yaml': '',
-      'ENG-2026-0101-003.yaml': stringify({ id: 'ENG-2026-0101-003', status: 'zombie', type: 'behavioral', scope: 'global', statement: 'retries everywhere' }),
-      'ENG-2026-0101-004.yaml': stringify({ id: 'ENG-2026-0101-999', status: 'active', type: 'behavioral', scope: 'global', statement: 'wrong name' }),
+      'ENG-2026-0101-003.yaml': stringify({
+        id: 'ENG-2026-0101-003',
+        status: 'zombie',
+        type: 'behavioral',
+        scope: 'global',
+        statement: 'retries everywhere',
+      }),
+      'ENG-2026-0101-004.yaml': stringify({
+        id: 'ENG-2026-0101-999',
+        status: 'active',
+        type: 'behavioral',
+        scope: 'global',
+        statement: 'wrong name',
+      }),
     };
     for (const [name, text] of Object.entries(bad)) writeFileSync(join(root, 'engrams', name), text);
     await reopen();

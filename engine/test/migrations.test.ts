@@ -61,7 +61,10 @@ function writeOldStore(files: Record<string, string> = FILES): void {
 }
 
 /** Every file under `dir` (relative path -> contents), skipping the given top-level entries. */
-function snapshot(dir: string, skip = new Set(['backups', 'index.db', 'index.db-wal', 'index.db-shm', '.git', 'quarantine'])): Record<string, string> {
+function snapshot(
+  dir: string,
+  skip = new Set(['backups', 'index.db', 'index.db-wal', 'index.db-shm', '.git', 'quarantine']),
+): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (d: string): void => {
     for (const entry of readdirSync(d, { withFileTypes: true })) {
@@ -133,7 +136,10 @@ describe('an old store written by hand', () => {
     expect(e1).toEqual({ ...dataBefore[ID1], content_hash: contentHash('Run the tests before every push'), version: 2 });
     expect(readFileSync(join(root, `engrams/${ID1}.yaml`), 'utf8')).toMatch(/^# kept by hand\n/);
     expect(readFileSync(join(root, `engrams/${ID1}.yaml`), 'utf8')).toContain('tags: [ ci, git ]');
-    expect(data(`engrams/${ID2}.yaml`)).toEqual({ ...dataBefore[ID2], content_hash: contentHash('Prefer pnpm over npm in this repository') });
+    expect(data(`engrams/${ID2}.yaml`)).toEqual({
+      ...dataBefore[ID2],
+      content_hash: contentHash('Prefer pnpm over npm in this repository'),
+    });
     const after = snapshot(root);
     for (const rel of Object.keys(before)) {
       if (![`engrams/${ID1}.yaml`, `engrams/${ID2}.yaml`, 'config.yaml'].includes(rel)) expect(after[rel], rel).toBe(before[rel]);
@@ -144,7 +150,11 @@ describe('an old store written by hand', () => {
     const { ['local.yaml']: _machine, ...tracked } = before;
     expect(Object.keys(backup).sort()).toEqual([...Object.keys(tracked), 'backup.json'].sort());
     for (const [rel, text] of Object.entries(tracked)) expect(backup[rel], rel).toBe(text);
-    expect(JSON.parse(backup['backup.json']!)).toMatchObject({ reason: 'migrate up 1 -> 2', store_version: 1, files: Object.keys(tracked).length });
+    expect(JSON.parse(backup['backup.json']!)).toMatchObject({
+      reason: 'migrate up 1 -> 2',
+      store_version: 1,
+      files: Object.keys(tracked).length,
+    });
     expect(readFileSync(join(root, 'backups', '.gitignore'), 'utf8')).toMatch(/^\*$/m);
 
     // The store reads the migrated files, and the index agrees with them.

@@ -51,7 +51,9 @@ describe('pulling a model from the Hub', () => {
     expect(modelPresent(root, BGE)).toBe(true);
     const provenance = JSON.parse(readFileSync(join(modelFolder(root, BGE), PROVENANCE_FILE), 'utf8'));
     expect(provenance).toMatchObject({ model: BGE, source: 'huggingface', from: `${hub.url}/${SOURCE.repo}`, revision: SOURCE.revision });
-    expect(provenance.files.map((f: { name: string }) => f.name).sort()).toEqual([LAYOUT[BGE].onnx, 'config.json', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'].sort());
+    expect(provenance.files.map((f: { name: string }) => f.name).sort()).toEqual(
+      [LAYOUT[BGE].onnx, 'config.json', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'].sort(),
+    );
     expect(leftovers()).toEqual([LAYOUT[BGE].folder]); // no staging, no lock
     expect(hub.requests.some((r) => r.path === `/api/models/${SOURCE.repo}/tree/${SOURCE.revision}`)).toBe(true);
 
@@ -71,7 +73,11 @@ describe('pulling a model from the Hub', () => {
     expect(state.state).toBe('unavailable');
     const reason = state.state === 'unavailable' ? state.reason : '';
     expect(reason).not.toContain('\n');
-    expect(reason).toMatch(new RegExp(`^model ${BGE} did not arrive: 127\\.0\\.0\\.1:\\d+ answered 403 for ${SOURCE.repo} ${LAYOUT[BGE].onnx} \\(a token in HF_TOKEN, or a mirror\\?\\); then 127\\.0\\.0\\.1:\\d+ answered 404 for fast-bge-small-en-v1\\.5\\.tar\\.gz\\. svc models pull tries again`));
+    expect(reason).toMatch(
+      new RegExp(
+        `^model ${BGE} did not arrive: 127\\.0\\.0\\.1:\\d+ answered 403 for ${SOURCE.repo} ${LAYOUT[BGE].onnx} \\(a token in HF_TOKEN, or a mirror\\?\\); then 127\\.0\\.0\\.1:\\d+ answered 404 for fast-bge-small-en-v1\\.5\\.tar\\.gz\\. svc models pull tries again`,
+      ),
+    );
     expect(modelPresent(root, BGE)).toBe(false);
     expect(existsSync(modelFolder(root, BGE))).toBe(false);
     expect(downloadFailure(root, BGE)).toMatchObject({ error: expect.stringMatching(/answered 403 for /), retryAt: expect.any(String) });
@@ -94,9 +100,11 @@ describe('pulling a model from the Hub', () => {
     expect(modelPresent(root, BGE)).toBe(true);
   });
 
-  it('a file that does not match the Hub\'s sha256 is deleted and never installed', async () => {
+  it("a file that does not match the Hub's sha256 is deleted and never installed", async () => {
     hub.faults.set(LAYOUT[BGE].onnx, 'corrupt');
-    await expect(pullModel(root, BGE, probe, { env })).rejects.toThrow(new RegExp(`${LAYOUT[BGE].onnx} from 127\\.0\\.0\\.1:\\d+ does not match the sha256 the Hub states for it: deleted`));
+    await expect(pullModel(root, BGE, probe, { env })).rejects.toThrow(
+      new RegExp(`${LAYOUT[BGE].onnx} from 127\\.0\\.0\\.1:\\d+ does not match the sha256 the Hub states for it: deleted`),
+    );
     expect(existsSync(modelFolder(root, BGE))).toBe(false);
     expect(existsSync(join(modelsDir(root), `.partial-${LAYOUT[BGE].folder}`, `${LAYOUT[BGE].onnx}.part`))).toBe(false);
   });
@@ -104,7 +112,9 @@ describe('pulling a model from the Hub', () => {
   it('a server that stalls is given up after the stall time, saying so', async () => {
     hub.faults.set(LAYOUT[BGE].onnx, 'stall');
     const started = Date.now();
-    await expect(pullModel(root, BGE, probe, { env, stallMs: 400 })).rejects.toThrow(/stopped sending model_optimized\.onnx at 0 of \d+ bytes/);
+    await expect(pullModel(root, BGE, probe, { env, stallMs: 400 })).rejects.toThrow(
+      /stopped sending model_optimized\.onnx at 0 of \d+ bytes/,
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(existsSync(modelFolder(root, BGE))).toBe(false);
   });
@@ -130,7 +140,9 @@ describe('pulling a model from the Hub', () => {
     // An HTML page where the archive should be is not an archive.
     removeModel(root, BGE);
     hub.archives.clear();
-    await expect(pullModel(root, BGE, probe, { env: { ...env, SVC_MODEL_BASE_URL: 'http://127.0.0.1:9' } })).rejects.toThrow(/could not be reached for fast-bge-small-en-v1\.5\.tar\.gz.*check SVC_MODEL_BASE_URL/);
+    await expect(pullModel(root, BGE, probe, { env: { ...env, SVC_MODEL_BASE_URL: 'http://127.0.0.1:9' } })).rejects.toThrow(
+      /could not be reached for fast-bge-small-en-v1\.5\.tar\.gz.*check SVC_MODEL_BASE_URL/,
+    );
   });
 
   it('derives special_tokens_map.json when the repository leaves it out', async () => {
@@ -148,7 +160,9 @@ describe('importing and removing by hand', () => {
     const p = await importModel(root, BGE, join(dir, 'copy'), probe);
     expect(p).toMatchObject({ source: 'import', from: join(dir, 'copy') });
     expect(modelPresent(root, BGE)).toBe(true);
-    await expect(importModel(root, BGE, join(dir, 'copy'), probe)).rejects.toThrow(/is already there: svc models remove bge-small-en-v1\.5 first/);
+    await expect(importModel(root, BGE, join(dir, 'copy'), probe)).rejects.toThrow(
+      /is already there: svc models remove bge-small-en-v1\.5 first/,
+    );
     expect(removeModel(root, BGE)).toBe(true);
     expect(existsSync(modelFolder(root, BGE))).toBe(false);
 
@@ -157,9 +171,13 @@ describe('importing and removing by hand', () => {
     removeModel(root, BGE);
 
     mkdirSync(join(dir, 'empty'));
-    await expect(importModel(root, BGE, join(dir, 'empty'), probe)).rejects.toThrow(/no model_optimized\.onnx with a tokenizer\.json in .*empty: is it bge-small-en-v1\.5\?/);
+    await expect(importModel(root, BGE, join(dir, 'empty'), probe)).rejects.toThrow(
+      /no model_optimized\.onnx with a tokenizer\.json in .*empty: is it bge-small-en-v1\.5\?/,
+    );
     writeFileSync(join(dir, 'garbage.tar.gz'), 'not an archive');
-    await expect(importModel(root, BGE, join(dir, 'garbage.tar.gz'), probe)).rejects.toThrow(/garbage\.tar\.gz is not a readable \.tar\.gz archive/);
+    await expect(importModel(root, BGE, join(dir, 'garbage.tar.gz'), probe)).rejects.toThrow(
+      /garbage\.tar\.gz is not a readable \.tar\.gz archive/,
+    );
     writeTinyModel(join(dir, 'broken'));
     writeFileSync(join(dir, 'broken', LAYOUT[BGE].onnx), 'not onnx');
     await expect(importModel(root, BGE, join(dir, 'broken'), probe)).rejects.toThrow(/does not load/);

@@ -20,7 +20,10 @@ let primaryRoot: string;
 let webRoot: string;
 let teamRoot: string;
 
-const files = (root: string): string[] => readdirSync(join(root, 'engrams')).filter((f) => f.endsWith('.yaml')).sort();
+const files = (root: string): string[] =>
+  readdirSync(join(root, 'engrams'))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 const prefixOf = (root: string): string => /^id_prefix:\s*(\S+)/m.exec(readFileSync(join(root, 'local.yaml'), 'utf8'))![1]!;
 
 /** Snapshot of every engram file of a store: name -> mtime and content. */
@@ -50,7 +53,7 @@ afterEach(() => {
 });
 
 describe('registry', () => {
-  it('lives in the primary store\'s machine-local local.yaml (gitignored), next to the id prefix', async () => {
+  it("lives in the primary store's machine-local local.yaml (gitignored), next to the id prefix", async () => {
     const text = readFileSync(join(primaryRoot, 'local.yaml'), 'utf8');
     expect(text).toMatch(/^id_prefix: [A-Z][A-Z0-9]+$/m);
     expect(text).toMatch(/^# This machine's copy of the store\./m); // the comment survives the edit
@@ -80,14 +83,18 @@ describe('registry', () => {
   });
 
   it('refuses a scope another store serves, the primary itself, and a folder that is not a store', async () => {
-    await expect(addStore(primaryRoot, { path: join(base, 'web2'), scope: 'project:web' })).rejects.toThrow(/already served by the store at/);
+    await expect(addStore(primaryRoot, { path: join(base, 'web2'), scope: 'project:web' })).rejects.toThrow(
+      /already served by the store at/,
+    );
     expect(existsSync(join(base, 'web2'))).toBe(false); // nothing created for a refused add
     await expect(addStore(primaryRoot, { path: primaryRoot, scope: 'project:x' })).rejects.toThrow(/primary store itself/);
     const junk = join(base, 'junk');
     mkdirSync(junk);
     writeFileSync(join(junk, 'notes.txt'), 'hello');
     await expect(addStore(primaryRoot, { path: junk, scope: 'project:junk' })).rejects.toThrow(/neither empty nor an svc store/);
-    await expect(addStore(primaryRoot, { path: join(base, 'nope'), scope: 'project:nope', readonly: true })).rejects.toThrow(/must be an existing store/);
+    await expect(addStore(primaryRoot, { path: join(base, 'nope'), scope: 'project:nope', readonly: true })).rejects.toThrow(
+      /must be an existing store/,
+    );
     await expect(addToRegistry(primaryRoot, { path: join(base, 'x'), scope: 'bad scope' })).rejects.toThrow(/whitespace/);
   });
 
@@ -127,8 +134,12 @@ describe('a multi-store', () => {
   });
   afterEach(() => multi.close());
 
-  it('writes an engram learned with an added store\'s scope there, with that store\'s id prefix; others go to the primary', async () => {
-    const web = await learn(multi, { statement: 'Web app: use the design tokens, never raw hex colours', scope: 'project:web' }, systemContext);
+  it("writes an engram learned with an added store's scope there, with that store's id prefix; others go to the primary", async () => {
+    const web = await learn(
+      multi,
+      { statement: 'Web app: use the design tokens, never raw hex colours', scope: 'project:web' },
+      systemContext,
+    );
     const glob = await learn(multi, { statement: 'Prefer small pull requests', scope: 'global' }, systemContext);
     const other = await learn(multi, { statement: 'API project: version every endpoint', scope: 'project:api' }, systemContext);
     expect(parseId(web.engram.id)?.prefix).toBe(prefixOf(webRoot));
@@ -136,11 +147,18 @@ describe('a multi-store', () => {
     expect(parseId(other.engram.id)?.prefix).toBe(prefixOf(primaryRoot));
     expect(files(webRoot)).toEqual([`${web.engram.id}.yaml`]);
     expect(files(primaryRoot)).toEqual([`${glob.engram.id}.yaml`, `${other.engram.id}.yaml`].sort());
-    expect(parse(readFileSync(join(webRoot, 'engrams', `${web.engram.id}.yaml`), 'utf8'))).toMatchObject({ id: web.engram.id, scope: 'project:web' });
+    expect(parse(readFileSync(join(webRoot, 'engrams', `${web.engram.id}.yaml`), 'utf8'))).toMatchObject({
+      id: web.engram.id,
+      scope: 'project:web',
+    });
     // Its history is kept by the store that holds it, and found through the composite.
     expect((await history(multi, web.engram.id)).map((e) => e.action)).toEqual(['created']);
     // Learning it again deduplicates in place.
-    const again = await learn(multi, { statement: 'Web app: use the design tokens, never raw hex colours', scope: 'project:web' }, systemContext);
+    const again = await learn(
+      multi,
+      { statement: 'Web app: use the design tokens, never raw hex colours', scope: 'project:web' },
+      systemContext,
+    );
     expect(again).toMatchObject({ action: 'deduplicated', engram: { id: web.engram.id, reference_count: 2 } });
     expect(files(webRoot)).toHaveLength(1);
   });
@@ -160,8 +178,16 @@ describe('a multi-store', () => {
   });
 
   it('recall, list and inject see every store; search hits are merged by score, lists by learned_at', async () => {
-    await learn(multi, { statement: 'Every deploy of the web app runs the smoke tests', scope: 'project:web' }, { now: () => new Date('2026-01-02T00:00:00Z') });
-    await learn(multi, { statement: 'A deploy on Friday needs a second reviewer', scope: 'global' }, { now: () => new Date('2026-01-03T00:00:00Z') });
+    await learn(
+      multi,
+      { statement: 'Every deploy of the web app runs the smoke tests', scope: 'project:web' },
+      { now: () => new Date('2026-01-02T00:00:00Z') },
+    );
+    await learn(
+      multi,
+      { statement: 'A deploy on Friday needs a second reviewer', scope: 'global' },
+      { now: () => new Date('2026-01-03T00:00:00Z') },
+    );
     const found = await recall(multi, 'deploy', { fast: true });
     const statements = found.hits.map((h) => h.engram.statement);
     expect(statements).toEqual(
@@ -213,7 +239,11 @@ describe('a multi-store', () => {
     const [teamEngram] = await multi.list({ scope: 'group:platform', limit: 1 });
     const r = await learn(multi, { statement: teamEngram!.statement, scope: 'global' }, systemContext);
     expect(r).toMatchObject({ action: 'created', recurrences: [teamEngram!.id] });
-    const s = await learn(multi, { statement: 'My own rule replacing the team one', scope: 'project:web', supersedes: [teamEngram!.id] }, systemContext);
+    const s = await learn(
+      multi,
+      { statement: 'My own rule replacing the team one', scope: 'project:web', supersedes: [teamEngram!.id] },
+      systemContext,
+    );
     expect(s.engram.relations?.supersedes).toEqual([teamEngram!.id]);
     expect(snapshot(teamRoot)).toEqual(before);
     expect(files(primaryRoot)).toEqual([`${r.engram.id}.yaml`]);
@@ -261,7 +291,9 @@ describe('MCP tools svc_stores_add, svc_stores_list, svc_sync, svc_sync_status',
       expect(await invokeTool(syncStatusTool, ctx, {})).toMatchObject({ remote: null, ahead: 0, behind: 0, outbox: 0 });
       expect(await invokeTool(syncTool, ctx, { full: true })).toMatchObject({ rebuilt: true, engrams: 3 });
       await expect(invokeTool(syncTool, ctx, {})).rejects.toThrow(/no remote is set/);
-      await expect(invokeTool(storesListTool, { ...(ctx as object), local: undefined } as never, {})).rejects.toThrow(/works on a local store; this server has none/);
+      await expect(invokeTool(storesListTool, { ...(ctx as object), local: undefined } as never, {})).rejects.toThrow(
+        /works on a local store; this server has none/,
+      );
     } finally {
       multi.close();
     }

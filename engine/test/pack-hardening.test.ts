@@ -45,12 +45,14 @@ afterEach(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const pub = async (store: LocalStore, statement: string): Promise<string> => (await learn(store, { statement, visibility: 'public' }, systemContext)).engram.id;
+const pub = async (store: LocalStore, statement: string): Promise<string> =>
+  (await learn(store, { statement, visibility: 'public' }, systemContext)).engram.id;
 
 const exportFrom = async (store: LocalStore, name: string, keys = new FilePackKeys(store.root)) =>
   exportPack(store, { name, output: join(tmp, 'out', name), creator: 'alice' }, systemContext, await keys.signer());
 
-const install = (dir: string, allowUntrusted = false) => installPack(target, targetPacks, dir, systemContext, { trust: targetKeys, allowUntrusted });
+const install = (dir: string, allowUntrusted = false) =>
+  installPack(target, targetPacks, dir, systemContext, { trust: targetKeys, allowUntrusted });
 
 async function refusal(p: Promise<unknown>): Promise<SvcError> {
   const err = await p.then(
@@ -68,7 +70,19 @@ const said = (err: SvcError): string => [err.message, ...err.details].join('\n')
 function writePack(dir: string, name: string, docs: Array<Record<string, unknown>>): string {
   mkdirSync(join(dir, 'engrams'), { recursive: true });
   for (const d of docs) writeFileSync(join(dir, 'engrams', `${d.id}.yaml`), stringify(d));
-  writeFileSync(join(dir, 'pack.yaml'), stringify({ format: 'svc-pack/1', name, version: 1, description: '', creator: 'test', created_at: '2026-01-01T00:00:00Z', engram_count: 0, integrity: `sha256-${'0'.repeat(64)}` }));
+  writeFileSync(
+    join(dir, 'pack.yaml'),
+    stringify({
+      format: 'svc-pack/1',
+      name,
+      version: 1,
+      description: '',
+      creator: 'test',
+      created_at: '2026-01-01T00:00:00Z',
+      engram_count: 0,
+      integrity: `sha256-${'0'.repeat(64)}`,
+    }),
+  );
   reseal(dir);
   return dir;
 }
@@ -82,14 +96,26 @@ function reseal(dir: string, change: Record<string, unknown> = {}): void {
   writeFileSync(join(dir, 'pack.yaml'), stringify({ ...manifest, engram_count: files.length, integrity: hash.digest(), ...change }));
 }
 
-const doc = (id: string, statement: string) => ({ id, status: 'active', type: 'behavioral', scope: 'global', visibility: 'public', statement });
+const doc = (id: string, statement: string) => ({
+  id,
+  status: 'active',
+  type: 'behavioral',
+  scope: 'global',
+  visibility: 'public',
+  statement,
+});
 
 // ------------------------------------------------------------------------------- 1. links
 
 describe('links in a pack are never followed', () => {
   const tool = async (store: LocalStore, name: string, args: Record<string, unknown>) => {
     const none = { state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'not needed' } as never;
-    const ctx: ToolContext = { backend: store, local: store, now: () => new Date(), embedder: { load: async () => none, peek: () => undefined, probe: async () => none } };
+    const ctx: ToolContext = {
+      backend: store,
+      local: store,
+      now: () => new Date(),
+      embedder: { load: async () => none, peek: () => undefined, probe: async () => none },
+    };
     return callTool(new Map(PACK_TOOLS.map((t) => [t.name, t])), ctx, name, args);
   };
 
@@ -97,10 +123,15 @@ describe('links in a pack are never followed', () => {
     const dir = join(tmp, 'evil');
     mkdirSync(dir);
     symlinkSync('/etc', join(dir, 'engrams'));
-    writeFileSync(join(dir, 'pack.yaml'), stringify({ format: 'svc-pack/1', name: 'evil', version: 1, engram_count: 1, integrity: `sha256-${'0'.repeat(64)}` }));
+    writeFileSync(
+      join(dir, 'pack.yaml'),
+      stringify({ format: 'svc-pack/1', name: 'evil', version: 1, engram_count: 1, integrity: `sha256-${'0'.repeat(64)}` }),
+    );
     for (const attempt of [previewPack(target, targetPacks, dir, targetKeys), install(dir, true)]) {
       const err = await refusal(attempt);
-      expect(err.message).toBe(`${dir} was refused: engrams/ is a symbolic link, and packs never follow links (copy the real files into the pack)`);
+      expect(err.message).toBe(
+        `${dir} was refused: engrams/ is a symbolic link, and packs never follow links (copy the real files into the pack)`,
+      );
       expect(err.details).toEqual([]);
       expect(said(err)).not.toMatch(/\/etc|profile|passwd|hosts/);
     }
@@ -113,13 +144,15 @@ describe('links in a pack are never followed', () => {
     expect(await target.stats()).toMatchObject({ engrams: 0, packs: 0 });
   });
 
-  it('refuses a linked engram file (another store\'s engram), a linked pack.yaml and a linked pack folder', async () => {
+  it("refuses a linked engram file (another store's engram), a linked pack.yaml and a linked pack folder", async () => {
     const theirs = await pub(source, 'An engram of another store');
     const dir = writePack(join(tmp, 'borrow'), 'borrow', [doc('ENG-AAAA-2026-0101-001', 'An honest rule')]);
     symlinkSync(join(source.root, 'engrams', `${theirs}.yaml`), join(dir, 'engrams', `${theirs}.yaml`));
     reseal(dir); // the link's target hashes fine: only refusing links stops it
     const err = await refusal(install(dir, true));
-    expect(err.message).toBe(`${dir} was refused: engrams/${theirs}.yaml is a symbolic link, and packs never follow links (copy the real files into the pack)`);
+    expect(err.message).toBe(
+      `${dir} was refused: engrams/${theirs}.yaml is a symbolic link, and packs never follow links (copy the real files into the pack)`,
+    );
     expect(said(err)).not.toContain(source.root);
     expect(await target.stats()).toMatchObject({ engrams: 0 });
 
@@ -175,7 +208,8 @@ describe('terminal control characters', () => {
       expect(found[0]!.sample).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     }
     expect(findControl('\u001b[2J')[0]!.sample).toBe('\\u001B[2J');
-    for (const text of ['Tabs\tare fine', 'Newlines\nare fine', 'Plain rule: use pnpm, never npm', 'Ünïcödé and emoji 🚀 are fine']) expect(findControl(text), text).toEqual([]);
+    for (const text of ['Tabs\tare fine', 'Newlines\nare fine', 'Plain rule: use pnpm, never npm', 'Ünïcödé and emoji 🚀 are fine'])
+      expect(findControl(text), text).toEqual([]);
     const found = scanEngram({ ...doc('ENG-X-2026-0101-001', 'fine'), rationale: 'see \u001b]0;title\u0007' } as never);
     expect(found).toEqual([expect.objectContaining({ kind: 'control', rule: 'terminal escape sequence', field: 'rationale' })]);
   });
@@ -209,7 +243,7 @@ describe('installed copies never displace their originals', () => {
   });
   afterAll(async () => server?.close());
 
-  it('store B installs A\'s pack and both sync through one remote: A keeps its own engram, and gets B\'s copy beside it', async () => {
+  it("store B installs A's pack and both sync through one remote: A keeps its own engram, and gets B's copy beside it", async () => {
     const { url, dir: bare } = server.createRepo('shared');
     const original = await pub(source, 'Run the integration tests before every release');
     const originalText = readFileSync(join(source.root, 'engrams', `${original}.yaml`), 'utf8');
@@ -223,7 +257,11 @@ describe('installed copies never displace their originals', () => {
     const copy = r.id_map[original]!;
     expect(copy).not.toBe(original);
     expect(copy.split('-')[1]).toBe(target.idPrefix());
-    expect(await target.get(copy)).toMatchObject({ scope: 'pack:testing', pack: 'testing', provenance: { origin: 'pack testing by alice', chain: [original] } });
+    expect(await target.get(copy)).toMatchObject({
+      scope: 'pack:testing',
+      pack: 'testing',
+      provenance: { origin: 'pack testing by alice', chain: [original] },
+    });
     target.close();
     expect((await syncStores(target.root, { remote: url })).primary).toMatchObject({ pushed: true });
     await syncStores(source.root);
@@ -245,7 +283,7 @@ describe('installed copies never displace their originals', () => {
     expect(again).toMatchObject({ action: 'updated', created: [], unchanged: [copy], id_map: { [original]: copy } });
   }, 60_000);
 
-  it('maps relations between the pack\'s own engrams to the ids they get here', async () => {
+  it("maps relations between the pack's own engrams to the ids they get here", async () => {
     const a = await pub(source, 'Prefer small pull requests');
     const b = await pub(source, 'Split pull requests over 400 lines');
     await source.write(async (tx) => {
@@ -281,11 +319,15 @@ describe('signed packs', () => {
     const r = await exportFrom(source, 'deps');
     const p = await previewPack(target, targetPacks, r.path, targetKeys);
     expect(p.signature).toEqual({ status: 'untrusted', signer: r.signer, signer_label: null, problems: [] });
-    expect(p.warnings).toContain(`the pack is signed by ${r.signer}, a key you do not trust: check it with its creator, then svc packs trust ${r.signer} (or install with --allow-untrusted)`);
+    expect(p.warnings).toContain(
+      `the pack is signed by ${r.signer}, a key you do not trust: check it with its creator, then svc packs trust ${r.signer} (or install with --allow-untrusted)`,
+    );
 
     const err = await refusal(install(r.path));
     expect(err.kind).toBe('conflict');
-    expect(err.message).toMatch(/^pack "deps" at .* is signed by ed25519:\S+…, a key you do not trust; it was not installed: check the key with its creator and run svc packs trust ed25519:\S+, or allow it/);
+    expect(err.message).toMatch(
+      /^pack "deps" at .* is signed by ed25519:\S+…, a key you do not trust; it was not installed: check the key with its creator and run svc packs trust ed25519:\S+, or allow it/,
+    );
     expect(await target.stats()).toMatchObject({ engrams: 0, packs: 0 });
 
     const allowed = await install(r.path, true);
@@ -304,7 +346,9 @@ describe('signed packs', () => {
   it('installs an unsigned pack only when allowed', async () => {
     const dir = writePack(join(tmp, 'plain'), 'plain', [doc('ENG-AAAA-2026-0101-001', 'Unsigned rule')]);
     expect((await previewPack(target, targetPacks, dir, targetKeys)).signature).toMatchObject({ status: 'unsigned', signer: null });
-    expect((await refusal(install(dir))).message).toMatch(/^pack "plain" at .* is not signed, so nothing says who made it; it was not installed/);
+    expect((await refusal(install(dir))).message).toMatch(
+      /^pack "plain" at .* is not signed, so nothing says who made it; it was not installed/,
+    );
     const r = await install(dir, true);
     expect(r.created).toHaveLength(1);
     expect(r.warnings[0]).toBe('installed an unsigned pack (allowed for this install): nothing says who made it');

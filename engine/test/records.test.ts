@@ -93,12 +93,20 @@ describe('episodes', () => {
 describe('sessions', () => {
   it('start injects for the task; end learns, suggests and closes', async () => {
     const known = await learn(store, { statement: 'Never edit generated protobuf files' }, ctx);
-    const started = await startSession(store, { task: 'update the protobuf definitions', agent: 'claude', scope: 'project:api', fast: true }, ctx);
+    const started = await startSession(
+      store,
+      { task: 'update the protobuf definitions', agent: 'claude', scope: 'project:api', fast: true },
+      ctx,
+    );
     expect(started.session).toMatchObject({ status: 'open', agent: 'claude', scope: 'project:api', engram_ids: [known.engram.id] });
     expect(started.injection.blocks.constraints.map((e) => e.id)).toEqual([known.engram.id]);
     expect(started.writable_scopes).toEqual(['project:api', 'global', 'local']);
 
-    await capture(store, { summary: 'User: no, regenerate with buf instead of protoc', channel: 'correction', session: started.session.id }, ctx);
+    await capture(
+      store,
+      { summary: 'User: no, regenerate with buf instead of protoc', channel: 'correction', session: started.session.id },
+      ctx,
+    );
     const ended = await endSession(
       store,
       started.session.id,

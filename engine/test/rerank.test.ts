@@ -90,7 +90,9 @@ describe('the tiny cross-encoder through the real loading code', () => {
     expect(rerankerPresent(root, TINY)).toBe(false);
     const missing = await loadReranker(root, QUALITY);
     expect(missing.state).toBe('unavailable');
-    expect(missing.state === 'unavailable' && missing.reason).toMatch(/not installed: place model\.onnx and tokenizer\.json in .*models\/reranker-bge-reranker-v2-m3 \(an ONNX export of BAAI\/bge-reranker-v2-m3/);
+    expect(missing.state === 'unavailable' && missing.reason).toMatch(
+      /not installed: place model\.onnx and tokenizer\.json in .*models\/reranker-bge-reranker-v2-m3 \(an ONNX export of BAAI\/bge-reranker-v2-m3/,
+    );
 
     writeTinyReranker(rerankerFolder(root, TINY));
     expect(rerankerPresent(root, TINY)).toBe(true);
@@ -141,7 +143,7 @@ describe('SVC_RERANKER and rerank(hits, query)', () => {
       const ids = await fillStore(store, 5);
       const { target } = groupStatements(1);
       const query = synthesizeProbe(target, documentFrequencies(ids.keys()))!;
-      expect(query.split(" ")).toEqual(WORDS.slice(6, 11));
+      expect(query.split(' ')).toEqual(WORDS.slice(6, 11));
       const base = await recall(store, query, { limit: 20 });
       expect(base.hits[0]!.engram.id).not.toBe(ids.get(target)); // BM25 prefers the short ones
 
@@ -189,13 +191,22 @@ describe('SVC_RERANKER and rerank(hits, query)', () => {
 describe('probe synthesis', () => {
   it('drops stop words and keeps the rarest half of the content words, in order', () => {
     expect(contentWords('Never deploy the API server on Fridays, never!')).toEqual(['never', 'deploy', 'api', 'server', 'fridays']);
-    const df = new Map([['never', 9], ['deploy', 3], ['api', 1], ['server', 5], ['fridays', 1]]);
+    const df = new Map([
+      ['never', 9],
+      ['deploy', 3],
+      ['api', 1],
+      ['server', 5],
+      ['fridays', 1],
+    ]);
     expect(synthesizeProbe('Never deploy the API server on Fridays', df)).toBe('deploy api fridays');
     expect(synthesizeProbe('Use it', df)).toBeUndefined();
   });
 
   it('samples deterministically for a seed, differently for another', () => {
-    const engrams = Array.from({ length: 40 }, (_, i) => ({ id: `ENG-T-2026-0101-${String(i).padStart(3, '0')}`, statement: `alpha${i} beta${i} gamma` }) as EngramDoc);
+    const engrams = Array.from(
+      { length: 40 },
+      (_, i) => ({ id: `ENG-T-2026-0101-${String(i).padStart(3, '0')}`, statement: `alpha${i} beta${i} gamma` }) as EngramDoc,
+    );
     const a = sampleProbes(engrams, 10, 7);
     expect(a.probes).toHaveLength(10);
     expect(sampleProbes(engrams, 10, 7)).toEqual(a);
@@ -206,7 +217,13 @@ describe('probe synthesis', () => {
 
 describe('the gate', () => {
   it('has the documented thresholds', () => {
-    expect(EVAL_THRESHOLDS).toMatchObject({ min_probes: 20, helpful_delta_mrr: 0.02, harmful_delta_mrr: -0.02, max_age_days: 7, max_store_drift: 0.2 });
+    expect(EVAL_THRESHOLDS).toMatchObject({
+      min_probes: 20,
+      helpful_delta_mrr: 0.02,
+      harmful_delta_mrr: -0.02,
+      max_age_days: 7,
+      max_store_drift: 0.2,
+    });
     expect(verdictFor(19, 0.5).verdict).toBe('insufficient-data');
     expect(verdictFor(20, 0.021).verdict).toBe('helpful');
     expect(verdictFor(20, -0.021).verdict).toBe('harmful');
@@ -222,7 +239,16 @@ describe('the gate', () => {
       writeTinyReranker(rerankerFolder(root, QUALITY), { words: WORDS, invert: true });
 
       const good = await rerankEval(store, { storeRoot: root, reranker: TINY, sample: 60, seed: 3 });
-      expect(good).toMatchObject({ reranker: TINY, tier: 'tiny', verdict: 'helpful', mode: 'bm25', probes: 60, store_engrams: 100, cached: false, depth: 20 });
+      expect(good).toMatchObject({
+        reranker: TINY,
+        tier: 'tiny',
+        verdict: 'helpful',
+        mode: 'bm25',
+        probes: 60,
+        store_engrams: 100,
+        cached: false,
+        depth: 20,
+      });
       expect(good.reranked.mrr).toBeGreaterThan(good.baseline.mrr + 0.02);
       expect(good.reranked.hit_at_1).toBeGreaterThan(good.baseline.hit_at_1);
       expect(good.delta_mrr).toBeCloseTo(good.reranked.mrr - good.baseline.mrr, 3);
@@ -292,7 +318,9 @@ describe('the gate', () => {
   it('refuses a reranker that is not installed, naming the folder', async () => {
     const store = await LocalStore.open(root);
     try {
-      await expect(rerankEval(store, { storeRoot: root, reranker: QUALITY })).rejects.toThrow(/reranker bge-reranker-v2-m3 is not installed/);
+      await expect(rerankEval(store, { storeRoot: root, reranker: QUALITY })).rejects.toThrow(
+        /reranker bge-reranker-v2-m3 is not installed/,
+      );
       expect(existsSync(join(root, EVAL_CACHE))).toBe(false);
     } finally {
       store.close();

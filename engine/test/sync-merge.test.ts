@@ -11,11 +11,23 @@ import { otherVersion, type ConflictRecord } from '../store/sync-conflicts.js';
 // The sync merge as a plan, with no git and no disk: every rule on its own.
 
 const AT = '2026-03-01T10:00:00.000Z';
-const base = (): EngramDoc => ({ ...buildEngram({ statement: 'Releases come from main', scope: 'global', visibility: 'private', tags: ['release'] }, AT, { scope: 'global', session_id: null, stored_at: AT }), id: 'ENG-AAAA-2026-0301-001' });
+const base = (): EngramDoc => ({
+  ...buildEngram({ statement: 'Releases come from main', scope: 'global', visibility: 'private', tags: ['release'] }, AT, {
+    scope: 'global',
+    session_id: null,
+    stored_at: AT,
+  }),
+  id: 'ENG-AAAA-2026-0301-001',
+});
 const file = (e: EngramDoc | null): Buffer | null => (e ? Buffer.from(stringifyEngram(e)) : null);
 const ctx = { localIds: new Set<string>(), remoteCommit: 'abcdef0123456789', now: new Date('2026-03-02T00:00:00Z'), machine: 'AAAA' };
 const path = 'engrams/ENG-AAAA-2026-0301-001.yaml';
-const entry = (b: EngramDoc | null, l: EngramDoc | null, r: EngramDoc | null): MergeEntry => ({ path, base: file(b), local: file(l), remote: file(r) });
+const entry = (b: EngramDoc | null, l: EngramDoc | null, r: EngramDoc | null): MergeEntry => ({
+  path,
+  base: file(b),
+  local: file(l),
+  remote: file(r),
+});
 const tweak = (e: EngramDoc, f: (x: EngramDoc) => void): EngramDoc => {
   const x = structuredClone(e);
   f(x);
@@ -73,7 +85,11 @@ describe('merging two versions of an engram', () => {
 
   it('bounds the union of two sources lists as learn does', () => {
     const b = base();
-    const src = (i: number) => ({ scope: 'global', session_id: null, stored_at: `2026-03-0${1 + (i % 2)}T10:${String(i).padStart(2, '0')}:00.000Z` });
+    const src = (i: number) => ({
+      scope: 'global',
+      session_id: null,
+      stored_at: `2026-03-0${1 + (i % 2)}T10:${String(i).padStart(2, '0')}:00.000Z`,
+    });
     const l = tweak(b, (x) => (x.sources = [...x.sources!, ...Array.from({ length: 15 }, (_, i) => src(i))]));
     const r = tweak(b, (x) => (x.sources = [...x.sources!, ...Array.from({ length: 15 }, (_, i) => src(i + 20))]));
     const { doc } = mergeEngramDocs(b, l, r);
@@ -91,27 +107,55 @@ describe('the merge plan', () => {
     expect(plan.write.map((w) => w.path)).toEqual([path]);
     expect(plan.pulled).toEqual({ files: 1, engrams: 1, removed: 0 });
     expect(plan.tookRemote).toBe(true);
-    const mine = planMerge([entry(b, tweak(b, (x) => (x.domain = 'mine')), b)], ctx);
+    const mine = planMerge(
+      [
+        entry(
+          b,
+          tweak(b, (x) => (x.domain = 'mine')),
+          b,
+        ),
+      ],
+      ctx,
+    );
     expect(mine.write).toEqual([]);
     expect(mine.tookRemote).toBe(false);
   });
 
-  it('writes a conflict record that keeps the other machine\'s statement, to be synced', () => {
+  it("writes a conflict record that keeps the other machine's statement, to be synced", () => {
     const b = base();
     const l = tweak(b, (x) => changeStatement(x, 'Releases come from tags', AT));
     const r = tweak(b, (x) => changeStatement(x, 'Releases come from release branches', AT));
     const plan = planMerge([entry(b, l, r)], ctx);
-    expect(plan.conflicts).toEqual([expect.objectContaining({ kind: 'edited-on-both', fields: ['statement'], record: expect.stringMatching(/^conflicts\/ENG-AAAA-2026-0301-001-[0-9a-f]{8}\.yaml$/) })]);
+    expect(plan.conflicts).toEqual([
+      expect.objectContaining({
+        kind: 'edited-on-both',
+        fields: ['statement'],
+        record: expect.stringMatching(/^conflicts\/ENG-AAAA-2026-0301-001-[0-9a-f]{8}\.yaml$/),
+      }),
+    ]);
     const rec = plan.write.find((w) => w.path.startsWith('conflicts/'))!;
     expect(plan.stage.some((s) => s.path === rec.path)).toBe(true);
     const record = parse(rec.data.toString()) as ConflictRecord;
-    expect(record).toMatchObject({ engram_id: b.id, fields: ['statement'], other: { statement: 'Releases come from release branches' }, kept: { statement: 'Releases come from tags' }, detected_on: 'AAAA', other_commit: 'abcdef0' });
+    expect(record).toMatchObject({
+      engram_id: b.id,
+      fields: ['statement'],
+      other: { statement: 'Releases come from release branches' },
+      kept: { statement: 'Releases come from tags' },
+      detected_on: 'AAAA',
+      other_commit: 'abcdef0',
+    });
     expect(parse(otherVersion(record).toString()).statement).toBe('Releases come from release branches');
   });
 
   it('keeps a non-engram file changed on both sides, and records the other version whole', () => {
-    const plan = planMerge([{ path: 'config.yaml', base: Buffer.from('a: 1\n'), local: Buffer.from('a: 2\n'), remote: Buffer.from([0, 1, 2, 255]) }], ctx);
-    expect(plan.stage).toEqual([{ path: 'config.yaml', data: Buffer.from('a: 2\n') }, expect.objectContaining({ path: expect.stringMatching(/^conflicts\/config\.yaml-/) })]);
+    const plan = planMerge(
+      [{ path: 'config.yaml', base: Buffer.from('a: 1\n'), local: Buffer.from('a: 2\n'), remote: Buffer.from([0, 1, 2, 255]) }],
+      ctx,
+    );
+    expect(plan.stage).toEqual([
+      { path: 'config.yaml', data: Buffer.from('a: 2\n') },
+      expect.objectContaining({ path: expect.stringMatching(/^conflicts\/config\.yaml-/) }),
+    ]);
     const record = parse(plan.write[0]!.data.toString()) as ConflictRecord;
     expect(otherVersion(record)).toEqual(Buffer.from([0, 1, 2, 255]));
   });
@@ -126,13 +170,23 @@ describe('the merge plan', () => {
     const plan = planMerge(
       [
         { path: log, base: Buffer.from(line('a')), local: Buffer.from(line('a') + line('b')), remote: Buffer.from(line('a') + line('c')) },
-        entry(b, tweak(b, (x) => (x.domain = 'x')), null),
+        entry(
+          b,
+          tweak(b, (x) => (x.domain = 'x')),
+          null,
+        ),
         { path: path2, base: file(b2), local: file(local), remote: file(tweak(b2, (x) => (x.domain = 'remote'))) },
       ],
       ctx,
     );
     expect(plan.merged_logs).toEqual([log]);
-    expect(plan.write.find((w) => w.path === log)!.data.toString().trim().split('\n')).toHaveLength(3);
+    expect(
+      plan.write
+        .find((w) => w.path === log)!
+        .data.toString()
+        .trim()
+        .split('\n'),
+    ).toHaveLength(3);
     expect(plan.conflicts.map((c) => c.kind)).toEqual(['deleted-remotely']);
     // The local engram's merge (its scope here, the remote's domain) is written here but stays out of the commit.
     expect(plan.merged_engrams).toEqual([b2.id]);

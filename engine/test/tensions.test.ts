@@ -34,7 +34,11 @@ import { freePort } from './support/free-port.js';
 
 // ------------------------------------------------------------------ a chat-completions server
 
-type Handler = (body: any, req: IncomingMessage) => { status?: number; headers?: Record<string, string>; body?: unknown; raw?: string; hang?: boolean }; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Handler = (
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any,
+  req: IncomingMessage,
+) => { status?: number; headers?: Record<string, string>; body?: unknown; raw?: string; hang?: boolean };
 
 let server: Server;
 let base = '';
@@ -67,8 +71,11 @@ beforeEach(() => {
   handler = () => ({ body: completion('{}') });
 });
 
-
-const completion = (content: string) => ({ id: 'x', model: 'served-model', choices: [{ index: 0, message: { role: 'assistant', content } }] });
+const completion = (content: string) => ({
+  id: 'x',
+  model: 'served-model',
+  choices: [{ index: 0, message: { role: 'assistant', content } }],
+});
 const client = (extra: Partial<ConstructorParameters<typeof ChatClient>[0]> = {}) =>
   new ChatClient({ baseUrl: base, apiKey: 'k-1', model: 'm-1', retryBaseMs: 1, ...extra });
 
@@ -87,12 +94,24 @@ async function caught(p: Promise<unknown>): Promise<LlmError> {
 describe('ChatClient', () => {
   it('posts an OpenAI chat-completions request with the bearer key and returns the first choice', async () => {
     handler = () => ({ body: { ...completion('hello'), usage: { total_tokens: 7 } } });
-    const r = await client().complete({ messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hi' }] });
+    const r = await client().complete({
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect(r).toEqual({ content: 'hello', model: 'served-model', attempts: 1, usage: { total_tokens: 7 } });
     expect(requests).toHaveLength(1);
     expect(requests[0]!.url).toBe('/v1/chat/completions');
     expect(requests[0]!.auth).toBe('Bearer k-1');
-    expect(requests[0]!.body).toEqual({ model: 'm-1', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hi' }], temperature: 0 });
+    expect(requests[0]!.body).toEqual({
+      model: 'm-1',
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'hi' },
+      ],
+      temperature: 0,
+    });
   });
 
   it('joins the base URL and the route whatever the slashes', () => {
@@ -149,7 +168,9 @@ describe('ChatClient', () => {
 
   it('reports answers that are not chat completions', async () => {
     handler = () => ({ raw: '<html>proxy login</html>' });
-    expect((await caught(client().complete({ messages: [] }))).message).toMatch(/answered with something that is not JSON: <html>proxy login<\/html>/);
+    expect((await caught(client().complete({ messages: [] }))).message).toMatch(
+      /answered with something that is not JSON: <html>proxy login<\/html>/,
+    );
     handler = () => ({ body: { choices: [] } });
     expect((await caught(client().complete({ messages: [] }))).message).toMatch(/without choices\[0\]\.message\.content/);
   });
@@ -164,7 +185,9 @@ describe('ChatClient', () => {
 
 describe('resolveLlmSettings', () => {
   it('prefers flags, then SVC_LLM_*, then the hosted OpenAI pair', () => {
-    expect(resolveLlmSettings({ baseUrl: 'http://a/v1', apiKey: 'fk', model: 'fm' }, { SVC_LLM_BASE_URL: 'http://b/v1', SVC_LLM_API_KEY: 'sk' })).toMatchObject({
+    expect(
+      resolveLlmSettings({ baseUrl: 'http://a/v1', apiKey: 'fk', model: 'fm' }, { SVC_LLM_BASE_URL: 'http://b/v1', SVC_LLM_API_KEY: 'sk' }),
+    ).toMatchObject({
       baseUrl: 'http://a/v1',
       apiKey: 'fk',
       model: 'fm',
@@ -176,21 +199,35 @@ describe('resolveLlmSettings', () => {
       model: 'sm',
       baseFrom: 'SVC_LLM_BASE_URL',
     });
-    expect(resolveLlmSettings({}, { OPENAI_API_KEY: 'ok' })).toMatchObject({ baseUrl: OPENAI_BASE_URL, apiKey: 'ok', model: DEFAULT_LLM_MODEL, baseFrom: 'default' });
-    expect(resolveLlmSettings({}, { OPENAI_API_KEY: 'ok', OPENAI_BASE_URL: 'http://proxy/v1' })).toMatchObject({ baseUrl: 'http://proxy/v1', baseFrom: 'OPENAI_BASE_URL' });
+    expect(resolveLlmSettings({}, { OPENAI_API_KEY: 'ok' })).toMatchObject({
+      baseUrl: OPENAI_BASE_URL,
+      apiKey: 'ok',
+      model: DEFAULT_LLM_MODEL,
+      baseFrom: 'default',
+    });
+    expect(resolveLlmSettings({}, { OPENAI_API_KEY: 'ok', OPENAI_BASE_URL: 'http://proxy/v1' })).toMatchObject({
+      baseUrl: 'http://proxy/v1',
+      baseFrom: 'OPENAI_BASE_URL',
+    });
   });
 
   it('never sends OPENAI_API_KEY to a custom base URL; empty variables are unset', () => {
     expect(() => resolveLlmSettings({ baseUrl: 'http://elsewhere/v1' }, { OPENAI_API_KEY: 'ok' })).toThrow(/no API key/);
-    expect(() => resolveLlmSettings({}, { SVC_LLM_BASE_URL: 'http://elsewhere/v1', OPENAI_API_KEY: 'ok' })).toThrow(/SVC_LLM_BASE_URL\) but no API key/);
-    expect(() => resolveLlmSettings({}, { OPENAI_API_KEY: '  ' }, 'tensions --scan')).toThrow(/^tensions --scan needs an OpenAI-compatible chat-completions endpoint/);
+    expect(() => resolveLlmSettings({}, { SVC_LLM_BASE_URL: 'http://elsewhere/v1', OPENAI_API_KEY: 'ok' })).toThrow(
+      /SVC_LLM_BASE_URL\) but no API key/,
+    );
+    expect(() => resolveLlmSettings({}, { OPENAI_API_KEY: '  ' }, 'tensions --scan')).toThrow(
+      /^tensions --scan needs an OpenAI-compatible chat-completions endpoint/,
+    );
   });
 
   it('reads timeout and retries from the environment', () => {
     const s = resolveLlmSettings({}, { OPENAI_API_KEY: 'k', SVC_LLM_TIMEOUT_MS: '1500', SVC_LLM_MAX_RETRIES: '0' });
     expect(s).toMatchObject({ timeoutMs: 1500, maxRetries: 0 });
     expect(chatClientFor(s).model).toBe(DEFAULT_LLM_MODEL);
-    expect(() => resolveLlmSettings({}, { OPENAI_API_KEY: 'k', SVC_LLM_MAX_RETRIES: 'lots' })).toThrow(/SVC_LLM_MAX_RETRIES must be a whole number/);
+    expect(() => resolveLlmSettings({}, { OPENAI_API_KEY: 'k', SVC_LLM_MAX_RETRIES: 'lots' })).toThrow(
+      /SVC_LLM_MAX_RETRIES must be a whole number/,
+    );
   });
 });
 
@@ -201,7 +238,16 @@ const doc = (id: string, statement: string, extra: Partial<EngramDoc> = {}): Eng
 
 describe('candidate pairs', () => {
   it('keeps content words, folded, without stop words, with light plural stemming', () => {
-    expect([...contentTokens('Use the Packages, not the npm CLI; 2 spaces! Status: Analysis')]).toEqual(['use', 'package', 'npm', 'cli', '2', 'space', 'status', 'analysis']);
+    expect([...contentTokens('Use the Packages, not the npm CLI; 2 spaces! Status: Analysis')]).toEqual([
+      'use',
+      'package',
+      'npm',
+      'cli',
+      '2',
+      'space',
+      'status',
+      'analysis',
+    ]);
     // "Always" and "always" fold alike, whatever the stem.
     expect(contentTokens('Always')).toEqual(contentTokens('always'));
   });
@@ -237,22 +283,33 @@ describe('candidate pairs', () => {
 });
 
 describe('parseJudgements', () => {
-  const ok = (contradiction: boolean, confidence: number, explanation = ''): PairJudgement => ({ ok: true, contradiction, confidence, explanation });
+  const ok = (contradiction: boolean, confidence: number, explanation = ''): PairJudgement => ({
+    ok: true,
+    contradiction,
+    confidence,
+    explanation,
+  });
 
   it('reads the requested shape, in or out of code fences and prose', () => {
-    const json = JSON.stringify({ judgements: [{ pair: 2, contradiction: false, confidence: 0.3, explanation: 'fine' }, { pair: 1, contradiction: true, confidence: 0.9, explanation: 'no' }] });
+    const json = JSON.stringify({
+      judgements: [
+        { pair: 2, contradiction: false, confidence: 0.3, explanation: 'fine' },
+        { pair: 1, contradiction: true, confidence: 0.9, explanation: 'no' },
+      ],
+    });
     expect(parseJudgements(json, 2)).toEqual([ok(true, 0.9, 'no'), ok(false, 0.3, 'fine')]);
     expect(parseJudgements('```json\n' + json + '\n```', 2)).toEqual([ok(true, 0.9, 'no'), ok(false, 0.3, 'fine')]);
     expect(parseJudgements(`Here you go:\n${json}\nHope this helps.`, 2)).toEqual([ok(true, 0.9, 'no'), ok(false, 0.3, 'fine')]);
   });
 
   it('tolerates a bare array, other keys, strings and percentages', () => {
-    expect(parseJudgements('[{"contradiction": "true", "confidence": "85%"}, {"contradiction": "no", "confidence": 70, "reason": "x"}]', 2)).toEqual([
-      ok(true, 0.85),
-      ok(false, 0.7, 'x'),
-    ]);
+    expect(
+      parseJudgements('[{"contradiction": "true", "confidence": "85%"}, {"contradiction": "no", "confidence": 70, "reason": "x"}]', 2),
+    ).toEqual([ok(true, 0.85), ok(false, 0.7, 'x')]);
     expect(parseJudgements('{"results": [{"pair": "Pair 1", "contradiction": false, "confidence": 1}]}', 1)).toEqual([ok(false, 1)]);
-    expect(parseJudgements('{"contradiction": true, "confidence": 0.75, "explanation": "one pair, bare"}', 1)).toEqual([ok(true, 0.75, 'one pair, bare')]);
+    expect(parseJudgements('{"contradiction": true, "confidence": 0.75, "explanation": "one pair, bare"}', 1)).toEqual([
+      ok(true, 0.75, 'one pair, bare'),
+    ]);
   });
 
   it('turns what it cannot read into per-pair errors', () => {
@@ -261,14 +318,26 @@ describe('parseJudgements', () => {
       { ok: false, error: 'the judge did not answer with JSON', raw: 'I cannot help with that.' },
       { ok: false, error: 'the judge did not answer with JSON', raw: 'I cannot help with that.' },
     ]);
-    expect(parseJudgements('{"verdict": "yes"}', 1)[0]).toMatchObject({ ok: false, error: 'the judge answered JSON without a list of judgements' });
-    const partial = parseJudgements('{"judgements": [{"pair": 1, "contradiction": true, "confidence": 0.9}, {"pair": 1, "contradiction": false, "confidence": 0.1}, {"pair": 3, "contradiction": "maybe", "confidence": 0.5}, {"pair": 4, "contradiction": true, "confidence": 7}]}', 4);
+    expect(parseJudgements('{"verdict": "yes"}', 1)[0]).toMatchObject({
+      ok: false,
+      error: 'the judge answered JSON without a list of judgements',
+    });
+    const partial = parseJudgements(
+      '{"judgements": [{"pair": 1, "contradiction": true, "confidence": 0.9}, {"pair": 1, "contradiction": false, "confidence": 0.1}, {"pair": 3, "contradiction": "maybe", "confidence": 0.5}, {"pair": 4, "contradiction": true, "confidence": 7}]}',
+      4,
+    );
     expect(partial[0]).toEqual(ok(true, 0.9)); // the first judgement of a pair wins
     expect(partial[1]).toMatchObject({ ok: false, error: 'the judge gave no judgement for this pair' });
     expect(partial[2]).toMatchObject({ ok: false, error: 'the judgement has no boolean "contradiction"' });
     expect(partial[3]).toMatchObject({ ok: true, confidence: 0.07 });
-    expect(parseJudgements('{"judgements": [{"pair": 1, "contradiction": true, "confidence": 150}]}', 1)[0]).toMatchObject({ ok: false, error: expect.stringMatching(/outside 0\.\.1/) });
-    expect(parseJudgements('{"judgements": [{"pair": 1, "contradiction": true}]}', 1)[0]).toMatchObject({ ok: false, error: 'the judgement has no numeric "confidence"' });
+    expect(parseJudgements('{"judgements": [{"pair": 1, "contradiction": true, "confidence": 150}]}', 1)[0]).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/outside 0\.\.1/),
+    });
+    expect(parseJudgements('{"judgements": [{"pair": 1, "contradiction": true}]}', 1)[0]).toMatchObject({
+      ok: false,
+      error: 'the judgement has no numeric "confidence"',
+    });
   });
 
   it('prompts with numbered pairs, and the LLM judge sends one call per batch', async () => {
@@ -279,7 +348,11 @@ describe('parseJudgements', () => {
     const prompt = judgePrompt(pairs);
     expect(prompt).toContain('Pair 1\nA (ENG-1, scope global): Use tabs\nB (ENG-2, scope global): Use spaces always');
     expect(prompt).toContain('Pair 2\nA (ENG-3, scope global): Ship on Fridays');
-    handler = () => ({ body: completion('{"judgements": [{"pair": 1, "contradiction": true, "confidence": 0.8, "explanation": "tabs vs spaces"}, {"pair": 2, "contradiction": true, "confidence": 0.9, "explanation": "ship or not"}]}') });
+    handler = () => ({
+      body: completion(
+        '{"judgements": [{"pair": 1, "contradiction": true, "confidence": 0.8, "explanation": "tabs vs spaces"}, {"pair": 2, "contradiction": true, "confidence": 0.9, "explanation": "ship or not"}]}',
+      ),
+    });
     const judge = llmJudge(client());
     expect(judge.model).toBe('m-1');
     expect(await judge.judge(pairs)).toEqual([ok(true, 0.8, 'tabs vs spaces'), ok(true, 0.9, 'ship or not')]);
@@ -317,7 +390,9 @@ function fakeJudge(confidenceOf: (a: string, b: string) => number | null = () =>
       calls.push(pairs.length);
       return pairs.map(({ a, b }) => {
         const c = confidenceOf(a.statement, b.statement);
-        return c === null ? { ok: true, contradiction: false, confidence: 0.9, explanation: 'compatible' } : { ok: true, contradiction: true, confidence: c, explanation: 'clash' };
+        return c === null
+          ? { ok: true, contradiction: false, confidence: 0.9, explanation: 'compatible' }
+          : { ok: true, contradiction: true, confidence: c, explanation: 'clash' };
       });
     },
   };
@@ -346,12 +421,27 @@ describe('scanTensions', () => {
     expect(judge.calls).toEqual([1, 1]);
     expect(r).toMatchObject({ engrams: 7, candidates: 2, suppressed: 0, judged: 2, calls: 2, persisted: true, model: 'fake-judge' });
     expect(r.flagged).toHaveLength(1);
-    expect(r.flagged[0]).toMatchObject({ id: 'T-2026-0510-001', confidence: 0.9, judge_confidence: 0.9, days_apart: 210, temporal_discount: false, model: 'fake-judge' });
+    expect(r.flagged[0]).toMatchObject({
+      id: 'T-2026-0510-001',
+      confidence: 0.9,
+      judge_confidence: 0.9,
+      days_apart: 210,
+      temporal_discount: false,
+      model: 'fake-judge',
+    });
     expect(r.flagged[0]!.engrams.map((s) => s.id).sort()).toEqual([ids.deploy, ids.noDeploy].sort());
-    expect(r.below_threshold).toEqual([{ engrams: [ids.tabs, ids.spaces].sort(), confidence: 0.65, judge_confidence: 0.65, explanation: 'clash', days_apart: 0 }]);
+    expect(r.below_threshold).toEqual([
+      { engrams: [ids.tabs, ids.spaces].sort(), confidence: 0.65, judge_confidence: 0.65, explanation: 'clash', days_apart: 0 },
+    ]);
 
     const onDisk = parse(readFileSync(join(root, 'tensions', 'T-2026-0510-001.yaml'), 'utf8'));
-    expect(onDisk).toMatchObject({ id: 'T-2026-0510-001', status: 'open', detected_at: '2026-05-10T12:00:00.000Z', explanation: 'clash', overlap: 0.8 });
+    expect(onDisk).toMatchObject({
+      id: 'T-2026-0510-001',
+      status: 'open',
+      detected_at: '2026-05-10T12:00:00.000Z',
+      explanation: 'clash',
+      overlap: 0.8,
+    });
     expect(readFileSync(join(root, 'tensions', '.last-id'), 'utf8')).toBe('T-2026-0510-001\n');
 
     // The next record of the day takes the next number; a new day starts again at 001.
@@ -368,7 +458,11 @@ describe('scanTensions', () => {
     expect(r.temporal_discount).toBe(true);
     expect(r.flagged.map((t) => t.confidence)).toEqual([0.95]); // tabs/spaces, same day
     expect(r.below_threshold[0]!.confidence).toBeCloseTo(0.95 * 0.5 ** (210 / 90), 4);
-    const slow = await scanTensions(tensions, { judge: fakeJudge(() => 0.95), temporalDiscount: true, halfLifeDays: 10_000, persist: false }, NOW);
+    const slow = await scanTensions(
+      tensions,
+      { judge: fakeJudge(() => 0.95), temporalDiscount: true, halfLifeDays: 10_000, persist: false },
+      NOW,
+    );
     expect(slow.flagged).toHaveLength(2);
   });
 
@@ -395,7 +489,10 @@ describe('scanTensions', () => {
   it('records each pair once when two scans run at the same time', async () => {
     await seed();
     // Both scans pick their candidates before either records: the second sees the first's records under the lock.
-    const [a, b] = await Promise.all([scanTensions(tensions, { judge: fakeJudge() }, NOW), scanTensions(new LocalTensionStore(store, root), { judge: fakeJudge() }, NOW)]);
+    const [a, b] = await Promise.all([
+      scanTensions(tensions, { judge: fakeJudge() }, NOW),
+      scanTensions(new LocalTensionStore(store, root), { judge: fakeJudge() }, NOW),
+    ]);
     const recorded = [...a.flagged, ...b.flagged].filter((t) => t.id !== null);
     expect(a.judged + b.judged).toBe(4);
     expect(recorded).toHaveLength(2);
@@ -415,7 +512,10 @@ describe('tension lifecycle', () => {
   it('confirm links both engrams as conflicts; dismiss of a confirmed one unlinks them', async () => {
     const { ids, indent } = await twoRecords();
     const c = await confirmTension(tensions, indent, day('2026-05-11T00:00:00Z'), 'both are in the style guide');
-    expect(c).toMatchObject({ changed: true, record: { status: 'confirmed', confirmed_at: '2026-05-11T00:00:00.000Z', reason: 'both are in the style guide' } });
+    expect(c).toMatchObject({
+      changed: true,
+      record: { status: 'confirmed', confirmed_at: '2026-05-11T00:00:00.000Z', reason: 'both are in the style guide' },
+    });
     expect((await store.get(ids.tabs))!.relations!.conflicts).toEqual([ids.spaces]);
     expect((await store.get(ids.spaces))!.relations!.conflicts).toEqual([ids.tabs]);
     expect((await confirmTension(tensions, indent, NOW)).changed).toBe(false);
@@ -436,7 +536,12 @@ describe('tension lifecycle', () => {
     await expect(resolveTension(tensions, deploy, ids.tabs, NOW)).rejects.toThrow(/--winner must be one of/);
     const r = await resolveTension(tensions, deploy, ids.noDeploy, day('2026-05-12T00:00:00Z'));
     expect(r).toMatchObject({ changed: true, winner: ids.noDeploy, loser: ids.deploy, loser_action: 'retired' });
-    expect(r.record).toMatchObject({ status: 'resolved', winner: ids.noDeploy, loser: ids.deploy, resolved_at: '2026-05-12T00:00:00.000Z' });
+    expect(r.record).toMatchObject({
+      status: 'resolved',
+      winner: ids.noDeploy,
+      loser: ids.deploy,
+      resolved_at: '2026-05-12T00:00:00.000Z',
+    });
     const loser = (await store.get(ids.deploy))!;
     expect(loser.status).toBe('retired');
     expect(loser.retirement).toMatchObject({ reason: `tension ${deploy} resolved in favour of ${ids.noDeploy}` });
@@ -507,7 +612,11 @@ describe('svc_tensions and svc_tensions_purge', () => {
   const [tensionsTool, purgeTool] = TENSION_TOOLS as [(typeof TENSION_TOOLS)[number], (typeof TENSION_TOOLS)[number]];
   const ctx = (): ToolContext => ({
     backend: store,
-    embedder: { load: async () => ({ state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'test' }), peek: () => undefined, probe: async () => ({ state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'test' }) },
+    embedder: {
+      load: async () => ({ state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'test' }),
+      peek: () => undefined,
+      probe: async () => ({ state: 'unavailable', model: 'bge-small-en-v1.5', reason: 'test' }),
+    },
     now: () => new Date('2026-05-10T12:00:00Z'),
     local: { root, idPrefix: () => store.idPrefix(), quarantined: () => [], vectorStats: () => ({ vectors: 0, pending: 0 }) },
   });
@@ -517,9 +626,21 @@ describe('svc_tensions and svc_tensions_purge', () => {
     handler = (body) => {
       const prompt: string = body.messages[1].content;
       const n = [...prompt.matchAll(/^Pair (\d+)$/gm)].length;
-      return { body: completion(JSON.stringify({ judgements: Array.from({ length: n }, (_, i) => ({ pair: i + 1, contradiction: true, confidence: 0.8, explanation: 'clash' })) })) };
+      return {
+        body: completion(
+          JSON.stringify({
+            judgements: Array.from({ length: n }, (_, i) => ({ pair: i + 1, contradiction: true, confidence: 0.8, explanation: 'clash' })),
+          }),
+        ),
+      };
     };
-    const scanned = (await invokeTool(tensionsTool, ctx(), { action: 'scan', llm_base_url: base, llm_api_key: 'k-1', model: 'm-2', batch_size: 1 })) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const scanned = (await invokeTool(tensionsTool, ctx(), {
+      action: 'scan',
+      llm_base_url: base,
+      llm_api_key: 'k-1',
+      model: 'm-2',
+      batch_size: 1,
+    })) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(scanned).toMatchObject({ calls: 2, model: 'm-2', persisted: true });
     expect(scanned.flagged.map((t: any) => t.id)).toEqual(['T-2026-0510-001', 'T-2026-0510-002']); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(requests.every((r) => r.auth === 'Bearer k-1' && r.body.model === 'm-2')).toBe(true);
@@ -529,7 +650,10 @@ describe('svc_tensions and svc_tensions_purge', () => {
     expect(listed.tensions[0].engrams[0].status).toBe('active');
 
     const indent = scanned.flagged.find((t: any) => t.engrams.some((s: any) => s.id === ids.tabs)).id; // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(await invokeTool(tensionsTool, ctx(), { action: 'confirm', tension_id: indent })).toMatchObject({ action: 'confirmed', changed: true });
+    expect(await invokeTool(tensionsTool, ctx(), { action: 'confirm', tension_id: indent })).toMatchObject({
+      action: 'confirmed',
+      changed: true,
+    });
     expect(await invokeTool(tensionsTool, ctx(), { action: 'resolve', tension_id: indent, winner: ids.spaces })).toMatchObject({
       action: 'resolved',
       loser: ids.tabs,
@@ -541,8 +665,12 @@ describe('svc_tensions and svc_tensions_purge', () => {
 
   it('validate their arguments and need a local store', async () => {
     await expect(invokeTool(tensionsTool, ctx(), { action: 'confirm' })).rejects.toThrow(/tension_id: is required for action "confirm"/);
-    await expect(invokeTool(tensionsTool, ctx(), { action: 'resolve', tension_id: 'T-2026-0510-001' })).rejects.toThrow(/winner: is required/);
-    await expect(invokeTool(tensionsTool, ctx(), { action: 'scan', llm_base_url: base })).rejects.toThrow(/llm_api_key: is required with llm_base_url/);
+    await expect(invokeTool(tensionsTool, ctx(), { action: 'resolve', tension_id: 'T-2026-0510-001' })).rejects.toThrow(
+      /winner: is required/,
+    );
+    await expect(invokeTool(tensionsTool, ctx(), { action: 'scan', llm_base_url: base })).rejects.toThrow(
+      /llm_api_key: is required with llm_base_url/,
+    );
     const { local: _local, ...hub } = ctx();
     await expect(invokeTool(tensionsTool, hub, {})).rejects.toThrow(/need a local store/);
   });

@@ -12,20 +12,100 @@ import type { EngramDoc } from '../model/engram-schema.js';
 
 const AT = '2026-11-25T10:00:00.000Z';
 const engram = (statement: string, extra: Partial<EngramDoc> = {}): EngramDoc => ({
-  ...buildEngram({ statement, scope: 'project:x', visibility: 'private', tags: ['a'] }, AT, { scope: 'project:x', session_id: null, stored_at: AT }),
+  ...buildEngram({ statement, scope: 'project:x', visibility: 'private', tags: ['a'] }, AT, {
+    scope: 'project:x',
+    session_id: null,
+    stored_at: AT,
+  }),
   id: 'ENG-2026-1125-001',
   ...extra,
 });
 
 /** Strings that stress a YAML writer: indicators, quotes, escapes, numbers and words YAML types. */
 const TRICKY = [
-  'plain words', 'a: b', 'a:b', 'ends with colon:', 'has # hash', 'has#hash', '# starts with hash', '- dash', '-dash', '--- doc', '...',
-  "it's", '"quoted"', "'single'", 'back\\slash', 'tab\there', 'new\nline', 'two\n\nparagraphs', ' leading', 'trailing ', '', ' ',
-  'null', 'Null', 'NULL', '~', 'true', 'True', 'FALSE', 'yes', 'no', 'on', 'off', '1', '-1', '+1', '007', '0x1F', '0o17', '1e5', '1.5', '.5',
-  '1.', '-0', '.inf', '-.Inf', '.nan', '2026-11-25', '2026-11-25T10:00:00Z', '12:30', '1_000', '[a, b]', '{a: 1}', '&anchor', '*alias',
-  '!tag', '!!str x', '|literal', '>folded', '%directive', '@at', '`tick', '?question', ',comma', '{', '}', '[', ']',
-  'émoji 🚀 ünïcödé', '日本語のテキスト', 'zero\u0000width', 'bell\u0007', 'del\u007f', 'nel\u0085', 'ls\u2028ps\u2029', 'bom\ufeff',
-  'nbsp\u00a0here', 'cr\rhere', 'a "mixed" \'quote\' line', 'url http://example.com/a?b=c#frag', 'x: y: z', 'C:\\path\\file', '\\u0041',
+  'plain words',
+  'a: b',
+  'a:b',
+  'ends with colon:',
+  'has # hash',
+  'has#hash',
+  '# starts with hash',
+  '- dash',
+  '-dash',
+  '--- doc',
+  '...',
+  "it's",
+  '"quoted"',
+  "'single'",
+  'back\\slash',
+  'tab\there',
+  'new\nline',
+  'two\n\nparagraphs',
+  ' leading',
+  'trailing ',
+  '',
+  ' ',
+  'null',
+  'Null',
+  'NULL',
+  '~',
+  'true',
+  'True',
+  'FALSE',
+  'yes',
+  'no',
+  'on',
+  'off',
+  '1',
+  '-1',
+  '+1',
+  '007',
+  '0x1F',
+  '0o17',
+  '1e5',
+  '1.5',
+  '.5',
+  '1.',
+  '-0',
+  '.inf',
+  '-.Inf',
+  '.nan',
+  '2026-11-25',
+  '2026-11-25T10:00:00Z',
+  '12:30',
+  '1_000',
+  '[a, b]',
+  '{a: 1}',
+  '&anchor',
+  '*alias',
+  '!tag',
+  '!!str x',
+  '|literal',
+  '>folded',
+  '%directive',
+  '@at',
+  '`tick',
+  '?question',
+  ',comma',
+  '{',
+  '}',
+  '[',
+  ']',
+  'émoji 🚀 ünïcödé',
+  '日本語のテキスト',
+  'zero\u0000width',
+  'bell\u0007',
+  'del\u007f',
+  'nel\u0085',
+  'ls\u2028ps\u2029',
+  'bom\ufeff',
+  'nbsp\u00a0here',
+  'cr\rhere',
+  'a "mixed" \'quote\' line',
+  'url http://example.com/a?b=c#frag',
+  'x: y: z',
+  'C:\\path\\file',
+  '\\u0041',
 ];
 
 const sameAsYaml = (text: string): 'fast' | 'fallback' => {
@@ -47,7 +127,11 @@ const writesAsYaml = (value: Record<string, unknown>): 'fast' | 'fallback' => {
 describe('readSvcYaml', () => {
   it('reads every engram svc writes for the benchmark corpus, exactly as yaml does', () => {
     const docs = syntheticEngrams(2000, 7).map((input, i) => ({
-      ...buildEngram({ ...input, scope: input.scope ?? 'project:x', visibility: 'private' }, AT, { scope: 'project:x', session_id: null, stored_at: AT }),
+      ...buildEngram({ ...input, scope: input.scope ?? 'project:x', visibility: 'private' }, AT, {
+        scope: 'project:x',
+        session_id: null,
+        stored_at: AT,
+      }),
       id: `ENG-2026-1125-${i + 1}`,
     }));
     const ways = docs.map((d) => sameAsYaml(stringifyEngram(d)));
@@ -63,7 +147,13 @@ describe('readSvcYaml', () => {
     for (let i = 0; i < 3000; i++) {
       const parts = Array.from({ length: 1 + Math.floor(r() * 4) }, pick);
       const statement = parts.join(r() < 0.5 ? ' ' : '') || 'x';
-      cases.push(engram(statement, { tags: parts, ...(r() < 0.3 ? { [pick().replace(/[^A-Za-z_]/g, '') || 'k']: pick() } : {}), ...(r() < 0.3 ? { anchors: [{ file: pick(), line: Math.floor(r() * 100) }] } : {}) }));
+      cases.push(
+        engram(statement, {
+          tags: parts,
+          ...(r() < 0.3 ? { [pick().replace(/[^A-Za-z_]/g, '') || 'k']: pick() } : {}),
+          ...(r() < 0.3 ? { anchors: [{ file: pick(), line: Math.floor(r() * 100) }] } : {}),
+        }),
+      );
     }
     for (const c of cases) if (sameAsYaml(stringifyEngram(c)) === 'fast') fast++;
     // Most of them still take the fast path: stepping aside is for what it cannot read.
@@ -137,7 +227,11 @@ describe('readSvcYaml', () => {
 describe('writeSvcYaml', () => {
   it('writes every benchmark engram byte for byte as yaml does', () => {
     const docs = syntheticEngrams(2000, 9).map((input, i) => ({
-      ...buildEngram({ ...input, scope: input.scope ?? 'project:x', visibility: 'private' }, AT, { scope: 'project:x', session_id: null, stored_at: AT }),
+      ...buildEngram({ ...input, scope: input.scope ?? 'project:x', visibility: 'private' }, AT, {
+        scope: 'project:x',
+        session_id: null,
+        stored_at: AT,
+      }),
       id: `ENG-2026-1125-${i + 1}`,
     }));
     expect(docs.map((d) => writesAsYaml(d)).filter((w) => w === 'fast')).toHaveLength(docs.length);
@@ -153,7 +247,12 @@ describe('writeSvcYaml', () => {
     for (const s of TRICKY) values.push({ ...engram(s || 'x'), tags: [s], rationale: s });
     for (let i = 0; i < 3000; i++) {
       const parts = Array.from({ length: 1 + Math.floor(r() * 3) }, pick);
-      values.push({ ...engram(parts.join(' ') || 'x'), tags: parts, note: r() < 0.2 ? undefined : pick(), n: [0.7, 1e21, 1e-7, -5, 0, 123456789012, NaN, -0, Infinity][i % 9] });
+      values.push({
+        ...engram(parts.join(' ') || 'x'),
+        tags: parts,
+        note: r() < 0.2 ? undefined : pick(),
+        n: [0.7, 1e21, 1e-7, -5, 0, 123456789012, NaN, -0, Infinity][i % 9],
+      });
     }
     values.push(
       { a: { b: { c: [1, 'x', { d: [], e: {} }] } }, list: [{ k: 'v', n: [{ m: null }] }, 'tail'], empty: [], obj: {} },

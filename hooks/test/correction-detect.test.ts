@@ -49,7 +49,7 @@ const CORRECTIONS: string[] = [
   'You misunderstood: the cache should be per user, not global',
   "that's not what I meant, keep the old function and add a new one",
   'I asked you not to touch the tests',
-  'Didn\'t I say to keep the public API stable?',
+  "Didn't I say to keep the public API stable?",
   'no, the port is 5432',
   'This is wrong. The date should be UTC.',
   'please stop using relative imports',
@@ -134,7 +134,7 @@ const ORDINARY: string[] = [
   "Add a comment explaining why we don't retry on 4xx",
   "The build doesn't work on Windows, can you investigate?",
   "Review my PR and tell me what's wrong",
-  'Never mind, let\'s do the API first',
+  "Never mind, let's do the API first",
   'No, thanks',
   'Add a --no-verify flag to the commit command',
   // A failure report is iteration, not a lesson to keep.
@@ -153,7 +153,7 @@ const ORDINARY: string[] = [
   'No rush, but could you also look at the flaky test?',
   'I asked for a summary earlier, can you expand on point 2?',
   'The function should never return null',
-  'Write a test that checks users cannot delete other users\' posts',
+  "Write a test that checks users cannot delete other users' posts",
   'Why did the build fail?',
   'Refactor the parser, but keep the public API unchanged',
   'Summarize what you changed',
@@ -167,7 +167,13 @@ describe('detectCorrection', () => {
     const truePositives = CORRECTIONS.length - missed.length;
     const precision = truePositives / (truePositives + flagged.length);
     if (process.env.DEBUG_CORRECTIONS) {
-      console.log({ recall, precision, fpRate: flagged.length / ORDINARY.length, missed, flagged: flagged.map((p) => [p, detectCorrection(p)]) });
+      console.log({
+        recall,
+        precision,
+        fpRate: flagged.length / ORDINARY.length,
+        missed,
+        flagged: flagged.map((p) => [p, detectCorrection(p)]),
+      });
     }
     expect(CORRECTIONS.length).toBeGreaterThanOrEqual(40);
     expect(ORDINARY.length).toBeGreaterThanOrEqual(40);
@@ -184,10 +190,21 @@ describe('detectCorrection', () => {
   });
 
   it('tells "revert that" from an instruction to revert a named thing', () => {
-    for (const p of ['No no no, revert that', 'undo that change', 'revert those edits, they broke the build', 'Roll that back.', 'revert it']) {
+    for (const p of [
+      'No no no, revert that',
+      'undo that change',
+      'revert those edits, they broke the build',
+      'Roll that back.',
+      'revert it',
+    ]) {
       expect(detectCorrection(p), p).toMatchObject({ kind: 'correction' });
     }
-    for (const p of ['RUN_TOOL revert that file', 'Revert this file to what main has', 'undo this migration, we are dropping the feature', 'revert those commits on the release branch']) {
+    for (const p of [
+      'RUN_TOOL revert that file',
+      'Revert this file to what main has',
+      'undo this migration, we are dropping the feature',
+      'revert those commits on the release branch',
+    ]) {
       expect(detectCorrection(p), p).toBeNull();
     }
   });

@@ -116,7 +116,9 @@ describe('svc doctor', () => {
     expect(byName(checks, 'claude.mcp')).toMatchObject({ status: 'fail', fix: 'svc init' });
     // The hooks point at the missing shim: they run nothing, and doctor does not call them wired.
     expect(byName(checks, 'hooks.UserPromptSubmit')).toMatchObject({ status: 'fail', fix: 'svc init' });
-    expect(byName(checks, 'hooks.UserPromptSubmit').message).toBe(`hook-inject (project), hook-correction-detect (project) wired to ${s.shim}, which is missing: no hook runs`);
+    expect(byName(checks, 'hooks.UserPromptSubmit').message).toBe(
+      `hook-inject (project), hook-correction-detect (project) wired to ${s.shim}, which is missing: no hook runs`,
+    );
     const text = await s.run(['doctor', '--no-handshake', '--no-json']);
     expect(text.stdout).toMatch(/^fail {2}shim .*missing.*\n\s+fix: svc init$/m);
 
@@ -139,12 +141,18 @@ describe('svc doctor', () => {
     const s = await installed();
     const path = join(s.project, '.claude', 'settings.json');
     const settings = readJson(path);
-    settings.hooks.UserPromptSubmit[0].hooks = settings.hooks.UserPromptSubmit[0].hooks.filter((h: any) => !h.command.endsWith('hook-inject'));
+    settings.hooks.UserPromptSubmit[0].hooks = settings.hooks.UserPromptSubmit[0].hooks.filter(
+      (h: any) => !h.command.endsWith('hook-inject'),
+    );
     writeJson(path, settings);
     const { run, checks } = await s.doctor();
     expect(run.code).toBe(1);
     expect(failures(checks).map((c) => c.check)).toEqual(['hooks.UserPromptSubmit']);
-    expect(byName(checks, 'hooks.UserPromptSubmit')).toMatchObject({ status: 'fail', message: 'hook-inject is not wired', fix: 'svc init' });
+    expect(byName(checks, 'hooks.UserPromptSubmit')).toMatchObject({
+      status: 'fail',
+      message: 'hook-inject is not wired',
+      fix: 'svc init',
+    });
 
     // With no svc hooks at all, one line says so.
     writeJson(path, { hooks: {} });
@@ -162,7 +170,7 @@ describe('svc doctor', () => {
     expect(byName(checks, 'hooks.Stop').message).toMatch(/older install/);
   });
 
-  it('files that name this machine\'s paths (an older svc init) are a warning, and init rewrites them', async () => {
+  it("files that name this machine's paths (an older svc init) are a warning, and init rewrites them", async () => {
     const s = await installed();
     const settings = join(s.project, '.claude', 'settings.json');
     writeFileSync(settings, readFileSync(settings, 'utf8').replaceAll('\\"$HOME/.svc/bin/svc-hook\\"', s.shim));
@@ -178,26 +186,39 @@ describe('svc doctor', () => {
     expect(readFileSync(settings, 'utf8')).not.toContain(s.home);
   });
 
-  it('sees what Claude Code decides itself: the server\'s approval and the folder\'s trust', async () => {
+  it("sees what Claude Code decides itself: the server's approval and the folder's trust", async () => {
     const s = await installed();
     const local = join(s.project, '.claude', 'settings.local.json');
     writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: ['svc'] }));
     let r = await s.doctor();
     expect(r.run.code).toBe(1);
-    expect(byName(r.checks, 'claude.approval')).toMatchObject({ status: 'fail', message: expect.stringMatching(/was rejected/), fix: expect.stringMatching(/^svc init/) });
+    expect(byName(r.checks, 'claude.approval')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/was rejected/),
+      fix: expect.stringMatching(/^svc init/),
+    });
     writeFileSync(local, '{}');
     r = await s.doctor();
-    expect(byName(r.checks, 'claude.approval')).toMatchObject({ status: 'fail', message: expect.stringMatching(/awaits approval: Claude Code shows it as pending/) });
+    expect(byName(r.checks, 'claude.approval')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/awaits approval: Claude Code shows it as pending/),
+    });
     // Approval in the user's own settings counts too.
     mkdirSync(join(s.home, '.claude'), { recursive: true });
     writeFileSync(join(s.home, '.claude', 'settings.json'), JSON.stringify({ enabledMcpjsonServers: ['svc'] }));
     r = await s.doctor();
-    expect(byName(r.checks, 'claude.approval')).toMatchObject({ status: 'ok', message: expect.stringContaining(join(s.home, '.claude', 'settings.json')) });
+    expect(byName(r.checks, 'claude.approval')).toMatchObject({
+      status: 'ok',
+      message: expect.stringContaining(join(s.home, '.claude', 'settings.json')),
+    });
 
     writeFileSync(join(s.home, '.claude.json'), JSON.stringify({ projects: {} }));
     r = await s.doctor();
     expect(r.run.code).toBe(0); // a warning: claude -p still runs the hooks
-    expect(byName(r.checks, 'claude.trust')).toMatchObject({ status: 'warn', fix: `run claude in ${s.project} once and accept the trust dialog` });
+    expect(byName(r.checks, 'claude.trust')).toMatchObject({
+      status: 'warn',
+      fix: `run claude in ${s.project} once and accept the trust dialog`,
+    });
   });
 
   it('a removed MCP registration fails; a global install is told to use --global', async () => {
@@ -296,10 +317,17 @@ describe('svc doctor', () => {
   });
 
   it('a crash of the probe process is a failing line, not a crash of doctor', async () => {
-    const crashed = await runProbe([process.execPath, '-e', 'process.stderr.write("loader died\\n"); process.kill(process.pid, "SIGSEGV")'], 10_000);
+    const crashed = await runProbe(
+      [process.execPath, '-e', 'process.stderr.write("loader died\\n"); process.kill(process.pid, "SIGSEGV")'],
+      10_000,
+    );
     expect(crashed.signal).toBe('SIGSEGV');
     const verdict = embedderVerdict(crashed, 'bge-small-en-v1.5', '/store/models/fast-bge-small-en-v1.5');
-    expect(verdict).toMatchObject({ check: 'embedder', status: 'fail', fix: 'rm -rf /store/models/fast-bge-small-en-v1.5 && svc recall "test"' });
+    expect(verdict).toMatchObject({
+      check: 'embedder',
+      status: 'fail',
+      fix: 'rm -rf /store/models/fast-bge-small-en-v1.5 && svc recall "test"',
+    });
     expect(verdict.message).toMatch(/crashed \(SIGSEGV\): loader died/);
   });
 
@@ -358,8 +386,14 @@ describe('svc doctor', () => {
     const s = await installed({ cursor: true });
     const { run, checks } = await s.doctor([]);
     expect(run.code, JSON.stringify(checks, null, 2)).toBe(0);
-    expect(byName(checks, 'claude.handshake')).toMatchObject({ status: 'ok', message: expect.stringMatching(/^live MCP handshake: 39 tools \(full profile\), ready in \d+ ms$/) });
-    expect(byName(checks, 'cursor.handshake')).toMatchObject({ status: 'ok', message: expect.stringMatching(/ 11 tools \(lean profile\)/) });
+    expect(byName(checks, 'claude.handshake')).toMatchObject({
+      status: 'ok',
+      message: expect.stringMatching(/^live MCP handshake: 39 tools \(full profile\), ready in \d+ ms$/),
+    });
+    expect(byName(checks, 'cursor.handshake')).toMatchObject({
+      status: 'ok',
+      message: expect.stringMatching(/ 11 tools \(lean profile\)/),
+    });
 
     // A Claude Code entry whose server does not start fails its handshake, naming the command.
     const mcpPath = join(s.project, '.mcp.json');
@@ -368,15 +402,27 @@ describe('svc doctor', () => {
     writeJson(mcpPath, mcp);
     const broken = await s.doctor([]);
     expect(broken.run.code).toBe(1);
-    expect(byName(broken.checks, 'claude.handshake')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/^svc init; if it still fails, run /) });
+    expect(byName(broken.checks, 'claude.handshake')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringMatching(/^svc init; if it still fails, run /),
+    });
     expect(byName(broken.checks, 'claude.handshake').message).toMatch(/^MCP handshake with `.*process\.exit\(3\).*` failed: /);
   });
 
-  it('shows the hooks\' recent failures, which the host never sees', async () => {
+  it("shows the hooks' recent failures, which the host never sees", async () => {
     const s = await installed();
-    const event = JSON.stringify({ session_id: 's1', hook_event_name: 'UserPromptSubmit', prompt: 'when do deploys happen', cwd: s.project });
+    const event = JSON.stringify({
+      session_id: 's1',
+      hook_event_name: 'UserPromptSubmit',
+      prompt: 'when do deploys happen',
+      cwd: s.project,
+    });
     // Out of time: the hook answers nothing and exits 0, as the host needs; the failure is logged.
-    const hook = await svc(['hook-inject'], { cwd: s.project, input: event, env: { HOME: s.home, SVC_PATH: '', SVC_HOOK_TIMEOUT_MS: '1' } });
+    const hook = await svc(['hook-inject'], {
+      cwd: s.project,
+      input: event,
+      env: { HOME: s.home, SVC_PATH: '', SVC_HOOK_TIMEOUT_MS: '1' },
+    });
     expect({ code: hook.code, stdout: hook.stdout, stderr: hook.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
     const { run, checks } = await s.doctor();
     expect(run.code).toBe(0); // a warning
@@ -384,7 +430,9 @@ describe('svc doctor', () => {
     expect(f).toMatchObject({ status: 'warn', fix: expect.stringContaining(join(s.store, 'logs', 'hook-failures.jsonl')) });
     expect(f.details).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT.* hook-inject: hook-inject ran out of time$/)]);
     const text = await s.run(['doctor', '--no-handshake', '--no-json']);
-    expect(text.stdout).toMatch(/^warn {2}hooks\.failures .*not shown to the host; newest first:\n\s+\d{4}-.* hook-inject: hook-inject ran out of time\n\s+fix: the full log is /m);
+    expect(text.stdout).toMatch(
+      /^warn {2}hooks\.failures .*not shown to the host; newest first:\n\s+\d{4}-.* hook-inject: hook-inject ran out of time\n\s+fix: the full log is /m,
+    );
   });
 });
 

@@ -23,7 +23,12 @@ function loadsOf(args: string[], input: string, cwd: string, env: NodeJS.Process
 register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(`import { appendFileSync } from 'node:fs';
 export async function load(url, context, next) { if (url.startsWith('file:')) appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }`)}));\n`,
   );
-  const run = spawnSync(process.execPath, ['--import', hooks, CLI, ...args], { cwd, env: { ...process.env, ...env }, input, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', hooks, CLI, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    input,
+    encoding: 'utf8',
+  });
   expect(run.status, run.stderr).toBe(0);
   return readFileSync(log, 'utf8')
     .split('\n')
@@ -41,10 +46,26 @@ describe('what the prompt-time hook loads', () => {
 
     const input = JSON.stringify({ hook_event_name: 'UserPromptSubmit', prompt: 'when do deploys happen', session_id: 's1', cwd: project });
     const loads = loadsOf(['hook-inject'], input, project, env);
-    expect(loads.some((f) => f.endsWith('engine/ops/inject.js')), 'the hook did not reach injection').toBe(true);
-    const packages = [...new Set(loads.filter((f) => f.startsWith('node_modules/')).map((f) => f.split('/').slice(1, f.split('/')[1]!.startsWith('@') ? 3 : 2).join('/')))];
+    expect(
+      loads.some((f) => f.endsWith('engine/ops/inject.js')),
+      'the hook did not reach injection',
+    ).toBe(true);
+    const packages = [
+      ...new Set(
+        loads
+          .filter((f) => f.startsWith('node_modules/'))
+          .map((f) =>
+            f
+              .split('/')
+              .slice(1, f.split('/')[1]!.startsWith('@') ? 3 : 2)
+              .join('/'),
+          ),
+      ),
+    ];
     expect(packages).toEqual(['better-sqlite3']);
-    const heavy = loads.filter((f) => /^dist\/(engine\/(mcp|packs|importers|remote\/team-writes)|tui\/(browse|commands)|hub)\/|generated-validator/.test(f));
+    const heavy = loads.filter((f) =>
+      /^dist\/(engine\/(mcp|packs|importers|remote\/team-writes)|tui\/(browse|commands)|hub)\/|generated-validator/.test(f),
+    );
     expect(heavy).toEqual([]);
   }, 60_000);
 
@@ -55,7 +76,10 @@ describe('what the prompt-time hook loads', () => {
     expect((await svc(['learn', 'Deploys to production happen only on Tuesdays'], { cwd: project, env })).code).toBe(0);
 
     const loads = loadsOf(['learn', 'Release notes are written in the pull request', '--tags', 'release'], '', project, env);
-    expect(loads.some((f) => f.endsWith('engine/ops/learn.js')), 'learn did not run').toBe(true);
+    expect(
+      loads.some((f) => f.endsWith('engine/ops/learn.js')),
+      'learn did not run',
+    ).toBe(true);
     const packages = [...new Set(loads.filter((f) => f.startsWith('node_modules/')).map((f) => f.split('/')[1]))];
     expect(packages).toEqual(['better-sqlite3']);
   }, 60_000);

@@ -30,7 +30,8 @@ function sandbox(): Sandbox {
     SVC_EMBED_MODEL: '',
     ...extra,
   });
-  const run = (args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) => svc(args, { cwd: opts.cwd ?? project, env: env(opts.env) });
+  const run = (args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+    svc(args, { cwd: opts.cwd ?? project, env: env(opts.env) });
   return {
     home,
     project,
@@ -82,7 +83,10 @@ const EXPECTED_CLAUDE = {
 function svcHooksByEvent(settings: any): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [event, groups] of Object.entries<any[]>(settings.hooks ?? {})) {
-    const names = groups.flatMap((g) => g.hooks ?? []).filter((h: any) => /svc-hook/.test(h.command)).map((h: any) => h.command.split(' ').pop());
+    const names = groups
+      .flatMap((g) => g.hooks ?? [])
+      .filter((h: any) => /svc-hook/.test(h.command))
+      .map((h: any) => h.command.split(' ').pop());
     if (names.length) out[event] = names;
   }
   return out;
@@ -125,7 +129,13 @@ describe('svc init', () => {
     expect(existsSync(join(s.home, '.claude', 'settings.json'))).toBe(false);
     expect(existsSync(join(s.project, '.cursor'))).toBe(false);
     expect(data.written.sort()).toEqual(
-      [s.shim, join(s.project, '.claude', 'settings.json'), join(s.project, '.mcp.json'), join(s.project, '.claude', 'settings.local.json'), join(s.project, '.gitignore')].sort(),
+      [
+        s.shim,
+        join(s.project, '.claude', 'settings.json'),
+        join(s.project, '.mcp.json'),
+        join(s.project, '.claude', 'settings.local.json'),
+        join(s.project, '.gitignore'),
+      ].sort(),
     );
     // Claude Code has not been told to trust the folder yet: init says what is left to do.
     expect(data.notes).toContainEqual(expect.stringMatching(/^Claude Code has not been told to trust .*accept the trust dialog/));
@@ -137,18 +147,30 @@ describe('svc init', () => {
     expect(text.stdout).toMatch(/skipped\s+Claude Desktop: not installed/);
   });
 
-  it('--async-inject installs the spec\'s background inject; --no-approve leaves approval to Claude Code; a rejection is lifted by init', async () => {
+  it("--async-inject installs the spec's background inject; --no-approve leaves approval to Claude Code; a rejection is lifted by init", async () => {
     const s = sandbox();
     const { run, data } = await s.json(['init', '--async-inject', '--no-approve']);
     expect(run.code, run.stderr).toBe(0);
     const settings = readJson(join(s.project, '.claude', 'settings.json'));
-    expect(settings.hooks.UserPromptSubmit[0].hooks[0]).toEqual({ type: 'command', command: `${SHIM_CMD} hook-inject`, timeout: 90, async: true });
+    expect(settings.hooks.UserPromptSubmit[0].hooks[0]).toEqual({
+      type: 'command',
+      command: `${SHIM_CMD} hook-inject`,
+      timeout: 90,
+      async: true,
+    });
     expect(existsSync(join(s.project, '.claude', 'settings.local.json'))).toBe(false);
     expect(data.notes).toContainEqual(expect.stringMatching(/pending until you approve it/));
 
-    write(join(s.project, '.claude', 'settings.local.json'), JSON.stringify({ permissions: { allow: ['Bash(ls)'] }, disabledMcpjsonServers: ['svc', 'other'] }));
+    write(
+      join(s.project, '.claude', 'settings.local.json'),
+      JSON.stringify({ permissions: { allow: ['Bash(ls)'] }, disabledMcpjsonServers: ['svc', 'other'] }),
+    );
     expect((await s.run(['init'])).code).toBe(0);
-    expect(readJson(join(s.project, '.claude', 'settings.local.json'))).toEqual({ permissions: { allow: ['Bash(ls)'] }, disabledMcpjsonServers: ['other'], enabledMcpjsonServers: ['svc'] });
+    expect(readJson(join(s.project, '.claude', 'settings.local.json'))).toEqual({
+      permissions: { allow: ['Bash(ls)'] },
+      disabledMcpjsonServers: ['other'],
+      enabledMcpjsonServers: ['svc'],
+    });
     expect(readJson(join(s.project, '.claude', 'settings.json')).hooks.UserPromptSubmit[0].hooks[0].async).toBeUndefined();
   });
 
@@ -164,7 +186,9 @@ describe('svc init', () => {
     expect(again.data.written).toEqual([]);
     expect(again.data.files.every((f: any) => f.status === 'unchanged')).toBe(true);
     expect(snapshot(s.home, s.project)).toEqual(first);
-    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe('node_modules\ndist\n.claude/settings.local.json\n.cursor/rules/svc-dynamic*.mdc\n');
+    expect(readFileSync(join(s.project, '.gitignore'), 'utf8')).toBe(
+      'node_modules\ndist\n.claude/settings.local.json\n.cursor/rules/svc-dynamic*.mdc\n',
+    );
   });
 
   it('keeps every entry the user had and migrates older svc entries', async () => {
@@ -188,9 +212,15 @@ describe('svc init', () => {
       env: { FOO: '1' },
     };
     write(join(s.project, '.claude', 'settings.json'), JSON.stringify(userSettings, null, 4));
-    write(join(s.project, '.mcp.json'), JSON.stringify({ mcpServers: { github: { command: 'npx', args: ['-y', 'gh-mcp'] }, svc: { command: 'svc', args: ['mcp'] } } }));
+    write(
+      join(s.project, '.mcp.json'),
+      JSON.stringify({ mcpServers: { github: { command: 'npx', args: ['-y', 'gh-mcp'] }, svc: { command: 'svc', args: ['mcp'] } } }),
+    );
     mkdirSync(join(s.home, '.config', 'Claude'), { recursive: true });
-    write(join(s.home, '.config', 'Claude', 'claude_desktop_config.json'), JSON.stringify({ mcpServers: { files: { command: 'fs-mcp' } }, globalShortcut: 'Ctrl+Space' }));
+    write(
+      join(s.home, '.config', 'Claude', 'claude_desktop_config.json'),
+      JSON.stringify({ mcpServers: { files: { command: 'fs-mcp' } }, globalShortcut: 'Ctrl+Space' }),
+    );
 
     expect((await s.run(['init'])).code).toBe(0);
     const settings = readJson(join(s.project, '.claude', 'settings.json'));
@@ -264,7 +294,13 @@ describe('svc init', () => {
 
     // --no-cursor wins over an existing folder.
     mkdirSync(cursor);
-    write(join(cursor, 'hooks.json'), JSON.stringify({ version: 1, hooks: { afterFileEdit: [{ command: './format.sh' }], beforeShellExecution: [{ command: './guard.sh' }] } }));
+    write(
+      join(cursor, 'hooks.json'),
+      JSON.stringify({
+        version: 1,
+        hooks: { afterFileEdit: [{ command: './format.sh' }], beforeShellExecution: [{ command: './guard.sh' }] },
+      }),
+    );
     await s.run(['init', '--no-cursor', '--no-desktop']);
     expect(existsSync(join(cursor, 'mcp.json'))).toBe(false);
     expect(readJson(join(cursor, 'hooks.json')).hooks.sessionStart).toBeUndefined();
@@ -272,7 +308,11 @@ describe('svc init', () => {
     // Auto-detected.
     const { run, data } = await s.json(['init', '--no-desktop']);
     expect(run.code).toBe(0);
-    expect(readJson(join(cursor, 'mcp.json')).mcpServers.svc).toEqual({ command: 'sh', args: ['-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'], env: { SVC_TOOL_PROFILE: 'lean' } });
+    expect(readJson(join(cursor, 'mcp.json')).mcpServers.svc).toEqual({
+      command: 'sh',
+      args: ['-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'],
+      env: { SVC_TOOL_PROFILE: 'lean' },
+    });
     const hooks = readJson(join(cursor, 'hooks.json'));
     expect(hooks.version).toBe(1);
     expect(hooks.hooks.beforeShellExecution).toEqual([{ command: './guard.sh' }]);
@@ -299,7 +339,9 @@ describe('svc init', () => {
     write(path, '# team settings\nremote_url: https://hub.example\nscope: project:old\n');
     const { run } = await s.json(['init', '--no-desktop', '--scope', 'project:new', '--domain', 'lang.typescript']);
     expect(run.code, run.stderr).toBe(0);
-    expect(readFileSync(path, 'utf8')).toBe('# team settings\nremote_url: https://hub.example\nscope: project:new\ndomain: lang.typescript\n');
+    expect(readFileSync(path, 'utf8')).toBe(
+      '# team settings\nremote_url: https://hub.example\nscope: project:new\ndomain: lang.typescript\n',
+    );
 
     const bad = await s.run(['init', '--scope', 'has space']);
     expect(bad.code).toBe(1);

@@ -95,7 +95,8 @@ describe.each(DATABASES)('pack uploads whose client leaves mid-body (%s)', (kind
   it('holds no transaction, leaves no temporary folder, and the hub serves on', async () => {
     for (let i = 0; i < 10; i++) await abandon(acme.adminKey, i);
     // What the hub does with a request it was sent is asynchronous: wait until it has settled them.
-    for (let i = 0; i < 200 && ((await leftInTransaction()) > 0 || packFolders().length > 0); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && ((await leftInTransaction()) > 0 || packFolders().length > 0); i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(await leftInTransaction()).toBe(0);
     expect(packFolders()).toEqual([]);
     const res = await fetch(`${hub.url}/api/v1/engrams`, {
@@ -108,20 +109,31 @@ describe.each(DATABASES)('pack uploads whose client leaves mid-body (%s)', (kind
   }, 60_000);
 
   it('a whole upload with an Idempotency-Key is replayed only for the same files', async () => {
-    await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Packs travel as files', scope: 'org:acme', visibility: 'public', tags: ['p'] } });
+    await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'Packs travel as files', scope: 'org:acme', visibility: 'public', tags: ['p'] },
+    });
     const ex = await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'tiny', scope: 'org:acme', tags: ['p'] } });
     expect(ex.status).toBe(200);
     const send = (files: Array<{ path: string; content: string }>) => {
       const form = new FormData();
       for (const f of files) form.append(f.path, new Blob([f.content]), f.path.split('/').pop());
-      return fetch(`${hub.url}/api/v1/packs?allow_untrusted=true`, { method: 'POST', headers: { authorization: `Bearer ${acme.adminKey}`, 'idempotency-key': 'one-pack' }, body: form });
+      return fetch(`${hub.url}/api/v1/packs?allow_untrusted=true`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acme.adminKey}`, 'idempotency-key': 'one-pack' },
+        body: form,
+      });
     };
     const first = await send(ex.body.files);
     expect(first.status).toBe(201);
     const again = await send(ex.body.files);
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    const other = await send(ex.body.files.map((f: { path: string; content: string }) => (f.path === 'pack.yaml' ? { ...f, content: f.content.replace('tiny', 'other') } : f)));
+    const other = await send(
+      ex.body.files.map((f: { path: string; content: string }) =>
+        f.path === 'pack.yaml' ? { ...f, content: f.content.replace('tiny', 'other') } : f,
+      ),
+    );
     expect(other.status).toBe(422);
     expect(packFolders()).toEqual([]);
   });

@@ -28,22 +28,53 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     ]);
     expect((await hub.request('GET', '/me', { token: eve.key })).body.scopes.writable).toContain('group:eng');
 
-    const gone = await hub.request('DELETE', `/admin/groups/eng/members/${eve.id}`, { token: acme.adminKey, template: '/admin/groups/{id}/members/{user_id}' });
+    const gone = await hub.request('DELETE', `/admin/groups/eng/members/${eve.id}`, {
+      token: acme.adminKey,
+      template: '/admin/groups/{id}/members/{user_id}',
+    });
     expect(gone.status).toBe(204);
     expect((await hub.request('GET', '/me', { token: eve.key })).body.scopes.readable).not.toContain('group:eng');
     // The audit row names the group by its id (as adding a member does), though the call named it by path.
     const groups = await hub.request('GET', '/admin/groups', { token: acme.adminKey, template: '/admin/groups' });
     const eng = groups.body.items.find((g: { path: string }) => g.path === 'eng');
     await hub.running.hub.audit.drain();
-    const removal = await hub.request('GET', `/admin/audit?resource=group:${eng.id}&order=desc&limit=1`, { token: acme.adminKey, template: '/admin/audit' });
-    expect(removal.body.items[0]).toMatchObject({ action: expect.stringMatching(/^DELETE \/api\/v1\/admin\/groups\/.*members/), outcome: 204, details: { user_id: eve.id } });
-    const again = await hub.request('DELETE', `/admin/groups/eng/members/${eve.id}`, { token: acme.adminKey, template: '/admin/groups/{id}/members/{user_id}' });
+    const removal = await hub.request('GET', `/admin/audit?resource=group:${eng.id}&order=desc&limit=1`, {
+      token: acme.adminKey,
+      template: '/admin/audit',
+    });
+    expect(removal.body.items[0]).toMatchObject({
+      action: expect.stringMatching(/^DELETE \/api\/v1\/admin\/groups\/.*members/),
+      outcome: 204,
+      details: { user_id: eve.id },
+    });
+    const again = await hub.request('DELETE', `/admin/groups/eng/members/${eve.id}`, {
+      token: acme.adminKey,
+      template: '/admin/groups/{id}/members/{user_id}',
+    });
     expect(again.status).toBe(404);
     expect(again.body.detail).toMatch(/not a member of group eng/);
-    expect((await hub.request('GET', '/admin/groups/nope/members', { token: acme.adminKey, template: '/admin/groups/{id}/members' })).status).toBe(404);
-    expect((await hub.request('DELETE', `/admin/groups/nope/members/${gus.id}`, { token: acme.adminKey, template: '/admin/groups/{id}/members/{user_id}' })).status).toBe(404);
-    expect((await hub.request('GET', '/admin/groups/eng/members', { token: gus.key, template: '/admin/groups/{id}/members' })).status).toBe(403);
-    expect((await hub.request('DELETE', `/admin/groups/eng/members/${gus.id}`, { token: eve.key, template: '/admin/groups/{id}/members/{user_id}' })).status).toBe(403);
+    expect(
+      (await hub.request('GET', '/admin/groups/nope/members', { token: acme.adminKey, template: '/admin/groups/{id}/members' })).status,
+    ).toBe(404);
+    expect(
+      (
+        await hub.request('DELETE', `/admin/groups/nope/members/${gus.id}`, {
+          token: acme.adminKey,
+          template: '/admin/groups/{id}/members/{user_id}',
+        })
+      ).status,
+    ).toBe(404);
+    expect((await hub.request('GET', '/admin/groups/eng/members', { token: gus.key, template: '/admin/groups/{id}/members' })).status).toBe(
+      403,
+    );
+    expect(
+      (
+        await hub.request('DELETE', `/admin/groups/eng/members/${gus.id}`, {
+          token: eve.key,
+          template: '/admin/groups/{id}/members/{user_id}',
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('answers only the calls that changed something with changes=true, as the overview lists them', async () => {
@@ -52,14 +83,23 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     await hub.request('POST', '/recall', { token: acme.adminKey, body: { query: 'probe' } });
     const made = await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: marker, scope: 'org:acme' } });
     await hub.running.hub.audit.drain();
-    const changes = await hub.request('GET', '/admin/audit?order=desc&limit=50&changes=true', { token: acme.adminKey, template: '/admin/audit' });
+    const changes = await hub.request('GET', '/admin/audit?order=desc&limit=50&changes=true', {
+      token: acme.adminKey,
+      template: '/admin/audit',
+    });
     expect(changes.status).toBe(200);
     const actions = changes.body.items.map((r: { action: string }) => r.action);
     expect(actions).toContain('POST /api/v1/engrams');
     expect(actions.filter((a: string) => /^GET |^audit\.writer\.|^POST \/api\/v1\/recall$/.test(a))).toEqual([]);
-    expect(changes.body.items.find((r: { resource: string }) => r.resource === `engram:${made.body.id}`)).toMatchObject({ action: 'POST /api/v1/engrams', outcome: 201, actor: 'admin' });
+    expect(changes.body.items.find((r: { resource: string }) => r.resource === `engram:${made.body.id}`)).toMatchObject({
+      action: 'POST /api/v1/engrams',
+      outcome: 201,
+      actor: 'admin',
+    });
     const all = await hub.request('GET', '/admin/audit?order=desc&limit=50', { token: acme.adminKey });
-    expect(all.body.items.map((r: { action: string }) => r.action)).toEqual(expect.arrayContaining(['GET /api/v1/me', 'POST /api/v1/recall']));
+    expect(all.body.items.map((r: { action: string }) => r.action)).toEqual(
+      expect.arrayContaining(['GET /api/v1/me', 'POST /api/v1/recall']),
+    );
   });
 
   it('verifies the audit chain on demand, naming the first edited row, and pages the log newest first', async () => {
@@ -73,7 +113,10 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     const newest = await hub.request('GET', '/admin/audit?order=desc&limit=3', { token: acme.adminKey, template: '/admin/audit' });
     const seqs = newest.body.items.map((r: { seq: number }) => r.seq);
     expect(seqs).toEqual([...seqs].sort((a: number, b: number) => b - a));
-    const older = await hub.request('GET', `/admin/audit?order=desc&limit=3&cursor=${newest.body.next_cursor}`, { token: acme.adminKey, template: '/admin/audit' });
+    const older = await hub.request('GET', `/admin/audit?order=desc&limit=3&cursor=${newest.body.next_cursor}`, {
+      token: acme.adminKey,
+      template: '/admin/audit',
+    });
     expect(Math.max(...older.body.items.map((r: { seq: number }) => r.seq))).toBeLessThan(Math.min(...seqs));
     expect((await hub.request('GET', '/admin/audit?order=sideways', { token: acme.adminKey, template: '/admin/audit' })).status).toBe(400);
 
@@ -85,9 +128,15 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
   });
 
   it("answers an engram's history newest first, hidden exactly like the engram", async () => {
-    const made = await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Migrations run before the deploy, never after it', type: 'procedural', scope: 'org:acme' } });
+    const made = await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'Migrations run before the deploy, never after it', type: 'procedural', scope: 'org:acme' },
+    });
     const id = made.body.id as string;
-    await hub.request('PATCH', `/engrams/${id}`, { token: acme.adminKey, body: { rationale: 'a deploy that needs the new column fails otherwise' } });
+    await hub.request('PATCH', `/engrams/${id}`, {
+      token: acme.adminKey,
+      body: { rationale: 'a deploy that needs the new column fails otherwise' },
+    });
     await hub.request('DELETE', `/engrams/${id}`, { token: acme.adminKey });
     const history = await hub.request('GET', `/engrams/${id}/history`, { token: acme.adminKey, template: '/engrams/{id}/history' });
     expect(history.status).toBe(200);
@@ -96,11 +145,16 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     expect(actions.at(-1)).toBe('created');
     expect(actions).toHaveLength(3);
 
-    const mine = await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'My own note on naming', type: 'terminological', scope: 'user:admin' } });
+    const mine = await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'My own note on naming', type: 'terminological', scope: 'user:admin' },
+    });
     const other = await acme.user('ora', 'editor');
     const hidden = await hub.request('GET', `/engrams/${mine.body.id}/history`, { token: other.key, template: '/engrams/{id}/history' });
     expect(hidden.status).toBe(404);
-    expect((await hub.request('GET', `/engrams/ENG-NOPE-1/history`, { token: acme.adminKey, template: '/engrams/{id}/history' })).status).toBe(404);
+    expect(
+      (await hub.request('GET', `/engrams/ENG-NOPE-1/history`, { token: acme.adminKey, template: '/engrams/{id}/history' })).status,
+    ).toBe(404);
   });
 
   it("lists the caller's own sessions, newest first, and nobody else's", async () => {
@@ -115,6 +169,8 @@ describe.each(DATABASES)('routes behind the admin UI (%s)', (kind) => {
     expect(list.body.items.map((x: { id: string }) => x.id)).toEqual([second.body.session.id, first.body.session.id]);
     expect((await hub.request('GET', '/sessions?limit=1', { token: ida.key, template: '/sessions' })).body.items).toHaveLength(1);
     expect((await hub.request('GET', '/sessions?limit=0', { token: ida.key, template: '/sessions' })).status).toBe(400);
-    expect((await hub.request('GET', '/sessions', { token: jon.key })).body.items.map((x: { task: string }) => x.task)).toEqual(["jon's task"]);
+    expect((await hub.request('GET', '/sessions', { token: jon.key })).body.items.map((x: { task: string }) => x.task)).toEqual([
+      "jon's task",
+    ]);
   });
 });

@@ -81,16 +81,41 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
   const lacksText = (l: Locator, expected: string | RegExp) => hasText(l, expected, false);
 
   it('shows no page without a session: a browser is sent to sign in, a form is refused', async () => {
-    const paths = ['/admin/', '/admin/users', '/admin/groups', '/admin/api-keys', '/admin/scim-tokens', '/admin/providers', '/admin/webhooks', '/admin/audit', '/admin/engrams', '/admin/packs', '/me/', '/me/api-keys', '/me/engrams', '/me/sessions', '/me/connect', '/admin/nope'];
+    const paths = [
+      '/admin/',
+      '/admin/users',
+      '/admin/groups',
+      '/admin/api-keys',
+      '/admin/scim-tokens',
+      '/admin/providers',
+      '/admin/webhooks',
+      '/admin/audit',
+      '/admin/engrams',
+      '/admin/packs',
+      '/me/',
+      '/me/api-keys',
+      '/me/engrams',
+      '/me/sessions',
+      '/me/connect',
+      '/admin/nope',
+    ];
     for (const path of paths) {
       const res = await fetch(`${hub.url}${path}`, { redirect: 'manual' });
       expect(res.status, path).toBe(302);
       expect(res.headers.get('location')).toBe(`/sign-in?return_to=${encodeURIComponent(path)}`);
-      const bogus = await fetch(`${hub.url}${path}`, { redirect: 'manual', headers: { authorization: 'Bearer not-a-token', cookie: 'svc_session=forged' } });
+      const bogus = await fetch(`${hub.url}${path}`, {
+        redirect: 'manual',
+        headers: { authorization: 'Bearer not-a-token', cookie: 'svc_session=forged' },
+      });
       expect(bogus.status, path).toBe(302);
     }
     for (const path of ['/admin/api-keys', '/me/api-keys', '/me/sign-out']) {
-      const res = await fetch(`${hub.url}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=x' });
+      const res = await fetch(`${hub.url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'name=x',
+      });
       expect(res.status, path).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/text\/html/);
     }
@@ -120,7 +145,9 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
     const viewer = await acme.user('val', 'viewer');
     expect((await fetch(`${hub.url}/admin/`, { headers: { authorization: `Bearer ${viewer.key}` } })).status).toBe(403);
     expect((await fetch(`${hub.url}/me/`, { headers: { authorization: `Bearer ${viewer.key}` } })).status).toBe(200);
-    expect((await fetch(`${hub.url}/admin/users`, { method: 'PUT', headers: { authorization: `Bearer ${acme.adminKey}` } })).status).toBe(405);
+    expect((await fetch(`${hub.url}/admin/users`, { method: 'PUT', headers: { authorization: `Bearer ${acme.adminKey}` } })).status).toBe(
+      405,
+    );
   });
 
   it('lets an admin in through the OIDC provider, and issue and revoke an API key by clicking', async () => {
@@ -141,20 +168,28 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
     expect((await apiGet('/me', key)).body.user.name).toBe('ada');
 
     await page.getByRole('link', { name: 'Back to API keys' }).click();
-    await page.getByRole('row', { name: /laptop/ }).getByRole('button', { name: 'Revoke' }).click();
+    await page
+      .getByRole('row', { name: /laptop/ })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
     await hasText(page.getByRole('status'), 'The API key was revoked.');
     expect((await apiGet('/me', key)).status).toBe(401);
 
     // Each click was the REST call it mirrors, audited as ada.
     const rows = await queryAudit(hub.db, acme.org, { actor: 'ada', limit: 500 });
-    expect(rows.map((r) => r.action)).toEqual(expect.arrayContaining(['POST /api/v1/admin/api-keys', 'DELETE /api/v1/admin/api-keys/:id', 'GET /api/v1/admin/insights']));
+    expect(rows.map((r) => r.action)).toEqual(
+      expect.arrayContaining(['POST /api/v1/admin/api-keys', 'DELETE /api/v1/admin/api-keys/:id', 'GET /api/v1/admin/insights']),
+    );
   });
 
   it('registers a webhook, sends a test event to a loopback receiver and lists the delivery', async () => {
     const { page } = admin;
     await page.goto(`${hub.url}/admin/webhooks`);
     // What a receiver must know is said where webhooks are made.
-    await hasText(page.getByRole('region', { name: 'How deliveries behave' }).or(page.locator('section', { hasText: 'How deliveries behave' })), /Order is not kept[\s\S]*disabled are never sent/);
+    await hasText(
+      page.getByRole('region', { name: 'How deliveries behave' }).or(page.locator('section', { hasText: 'How deliveries behave' })),
+      /Order is not kept[\s\S]*disabled are never sent/,
+    );
     await page.getByLabel('Receiver URL', { exact: true }).fill(receiver.url);
     await page.getByLabel('pack.installed', { exact: true }).check();
     await page.getByRole('button', { name: 'Register webhook' }).click();
@@ -201,7 +236,10 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
   });
 
   it('lists engrams by filters, shows one with its history, and retires it after a confirmation', async () => {
-    const made = await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Deploys go through the release train, never by hand', type: 'procedural', scope: 'org:acme' } });
+    const made = await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'Deploys go through the release train, never by hand', type: 'procedural', scope: 'org:acme' },
+    });
     expect(made.status, made.text).toBe(201);
     const id = made.body.id as string;
     const { page } = admin;
@@ -222,7 +260,10 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
   });
 
   it('installs a pack by upload and uninstalls it', async () => {
-    await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Use UTC in every log line', type: 'behavioral', scope: 'org:acme', visibility: 'public' } });
+    await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'Use UTC in every log line', type: 'behavioral', scope: 'org:acme', visibility: 'public' },
+    });
     const exported = await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'logging', scope: 'org:acme' } });
     expect(exported.status, exported.text).toBe(200);
     const file = join(mkdtempSync(join(tmpdir(), 'svc-ui-pack-')), 'logging.json');
@@ -234,7 +275,10 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
     await page.getByRole('button', { name: 'Install' }).click();
     await hasText(page.getByRole('heading', { level: 1 }), 'Pack logging installed');
     await page.getByRole('link', { name: 'Back to packs' }).click();
-    await page.getByRole('row', { name: /logging/ }).getByRole('button', { name: 'Uninstall' }).click();
+    await page
+      .getByRole('row', { name: /logging/ })
+      .getByRole('button', { name: 'Uninstall' })
+      .click();
     await hasText(page.getByRole('status'), 'The pack was uninstalled.');
   });
 
@@ -262,13 +306,18 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
     // A page on another origin of the same site (so SameSite=Lax still sends the cookie).
     const evil: Server = createServer((_req, res) => {
       res.setHeader('content-type', 'text/html');
-      res.end(`<!doctype html><title>win</title><form method="post" action="${hub.url}/me/api-keys"><input name="name" value="planted"><button>Win a prize</button></form>`);
+      res.end(
+        `<!doctype html><title>win</title><form method="post" action="${hub.url}/me/api-keys"><input name="name" value="planted"><button>Win a prize</button></form>`,
+      );
     });
     await new Promise<void>((done) => evil.listen(0, '127.0.0.1', done));
     try {
       const { page } = admin;
       await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
-      const [answer] = await Promise.all([page.waitForResponse((r) => r.url() === `${hub.url}/me/api-keys`), page.getByRole('button', { name: 'Win a prize' }).click()]);
+      const [answer] = await Promise.all([
+        page.waitForResponse((r) => r.url() === `${hub.url}/me/api-keys`),
+        page.getByRole('button', { name: 'Win a prize' }).click(),
+      ]);
       expect(answer.status()).toBe(403);
 
       // The same browser's cookies, no Origin header: the token decides.
@@ -289,53 +338,77 @@ describe.each(DATABASES)('the admin UI and the portal in Chromium (%s)', (kind) 
   });
 
   // The pages' HTML does not depend on the database: the sweep runs once, on PGlite.
-  it.runIf(kind === 'pglite')('passes axe on every page at desktop and phone widths, with no CSP violation and no sideways scrolling', async () => {
-    const { context } = admin;
-    await hub.request('POST', '/admin/groups', { token: acme.adminKey, body: { path: 'platform' } });
-    const groups = await hub.request('POST', '/admin/groups', { token: acme.adminKey, body: { path: 'platform/payments' } });
-    await hub.request('POST', `/admin/groups/${groups.body.id}/members`, { token: acme.adminKey, body: { user_id: acme.adminId } });
-    const engram = (await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Feature flags are removed within a month of full rollout', type: 'behavioral', scope: 'org:acme' } })).body.id;
-    const hook = (await hub.request('POST', '/admin/webhooks', { token: acme.adminKey, body: { url: receiver.url, events: ['engram.created'] } })).body.id;
-    // [path, screenshot name]
-    const pages: Array<[string, string]> = [
-      ['/admin/', 'admin'], ['/admin/users', 'admin-users'], ['/admin/groups', 'admin-groups'], [`/admin/groups/${groups.body.id}`, 'admin-group'],
-      ['/admin/api-keys', 'admin-api-keys'], ['/admin/scim-tokens', 'admin-scim-tokens'], ['/admin/providers', 'admin-providers'], ['/admin/webhooks', 'admin-webhooks'],
-      [`/admin/webhooks/${hook}`, 'admin-webhook'], ['/admin/audit', 'admin-audit'], ['/admin/engrams', 'admin-engrams'], [`/admin/engrams/${engram}`, 'admin-engram'],
-      [`/admin/engrams/${engram}/pin`, 'admin-engram-pin'], ['/admin/packs', 'admin-packs'],
-      ['/me/', 'me'], ['/me/api-keys', 'me-api-keys'], ['/me/engrams', 'me-engrams'], ['/me/sessions', 'me-sessions'], ['/me/connect', 'me-connect'],
-    ];
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    // No console error at all: a missing favicon is one on every page.
-    const consoleErrors: string[] = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-      if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
-    });
-    for (const w of WIDTHS) {
-      await page.setViewportSize({ width: w.width, height: w.height });
-      for (const [path, name] of pages) {
-        const res = await page.goto(`${hub.url}${path}`);
-        expect(res!.status(), path).toBe(200);
-        // The script ran: dates are in the viewer's time zone (Tokyo here), the UTC text replaced.
-        const times = page.locator('time[datetime]');
-        if ((await times.count()) > 0) expect(await times.first().textContent(), path).not.toMatch(/UTC$/);
-        const violations = await seriousViolations(page);
-        expect(violations, `${path} at ${w.name}: ${JSON.stringify(violations)}`).toEqual([]);
-        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-        expect(overflow, `${path} scrolls sideways at ${w.name}`).toBeLessThanOrEqual(1);
-        await screenshot(page, kind, `${name}-${w.name}`);
+  it.runIf(kind === 'pglite')(
+    'passes axe on every page at desktop and phone widths, with no CSP violation and no sideways scrolling',
+    async () => {
+      const { context } = admin;
+      await hub.request('POST', '/admin/groups', { token: acme.adminKey, body: { path: 'platform' } });
+      const groups = await hub.request('POST', '/admin/groups', { token: acme.adminKey, body: { path: 'platform/payments' } });
+      await hub.request('POST', `/admin/groups/${groups.body.id}/members`, { token: acme.adminKey, body: { user_id: acme.adminId } });
+      const engram = (
+        await hub.request('POST', '/engrams', {
+          token: acme.adminKey,
+          body: { statement: 'Feature flags are removed within a month of full rollout', type: 'behavioral', scope: 'org:acme' },
+        })
+      ).body.id;
+      const hook = (
+        await hub.request('POST', '/admin/webhooks', { token: acme.adminKey, body: { url: receiver.url, events: ['engram.created'] } })
+      ).body.id;
+      // [path, screenshot name]
+      const pages: Array<[string, string]> = [
+        ['/admin/', 'admin'],
+        ['/admin/users', 'admin-users'],
+        ['/admin/groups', 'admin-groups'],
+        [`/admin/groups/${groups.body.id}`, 'admin-group'],
+        ['/admin/api-keys', 'admin-api-keys'],
+        ['/admin/scim-tokens', 'admin-scim-tokens'],
+        ['/admin/providers', 'admin-providers'],
+        ['/admin/webhooks', 'admin-webhooks'],
+        [`/admin/webhooks/${hook}`, 'admin-webhook'],
+        ['/admin/audit', 'admin-audit'],
+        ['/admin/engrams', 'admin-engrams'],
+        [`/admin/engrams/${engram}`, 'admin-engram'],
+        [`/admin/engrams/${engram}/pin`, 'admin-engram-pin'],
+        ['/admin/packs', 'admin-packs'],
+        ['/me/', 'me'],
+        ['/me/api-keys', 'me-api-keys'],
+        ['/me/engrams', 'me-engrams'],
+        ['/me/sessions', 'me-sessions'],
+        ['/me/connect', 'me-connect'],
+      ];
+      const page = await context.newPage();
+      const cspErrors: string[] = [];
+      // No console error at all: a missing favicon is one on every page.
+      const consoleErrors: string[] = [];
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+        if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+      });
+      for (const w of WIDTHS) {
+        await page.setViewportSize({ width: w.width, height: w.height });
+        for (const [path, name] of pages) {
+          const res = await page.goto(`${hub.url}${path}`);
+          expect(res!.status(), path).toBe(200);
+          // The script ran: dates are in the viewer's time zone (Tokyo here), the UTC text replaced.
+          const times = page.locator('time[datetime]');
+          if ((await times.count()) > 0) expect(await times.first().textContent(), path).not.toMatch(/UTC$/);
+          const violations = await seriousViolations(page);
+          expect(violations, `${path} at ${w.name}: ${JSON.stringify(violations)}`).toEqual([]);
+          const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+          expect(overflow, `${path} scrolls sideways at ${w.name}`).toBeLessThanOrEqual(1);
+          await screenshot(page, kind, `${name}-${w.name}`);
+        }
       }
-    }
-    const anonymous = await browser.newPage();
-    await anonymous.goto(`${hub.url}/sign-in?org=acme`);
-    expect(await seriousViolations(anonymous)).toEqual([]);
-    await screenshot(anonymous, kind, 'sign-in');
-    await anonymous.close();
-    expect(cspErrors).toEqual([]);
-    expect(consoleErrors).toEqual([]);
-    const icon = await fetch(`${hub.url}/favicon.ico`);
-    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
-  }, 180_000);
+      const anonymous = await browser.newPage();
+      await anonymous.goto(`${hub.url}/sign-in?org=acme`);
+      expect(await seriousViolations(anonymous)).toEqual([]);
+      await screenshot(anonymous, kind, 'sign-in');
+      await anonymous.close();
+      expect(cspErrors).toEqual([]);
+      expect(consoleErrors).toEqual([]);
+      const icon = await fetch(`${hub.url}/favicon.ico`);
+      expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    },
+    180_000,
+  );
 });
-

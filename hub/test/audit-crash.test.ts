@@ -18,7 +18,12 @@ describe.runIf(DATABASES.includes('postgres'))('the audit log across a crash (po
   }, 60_000);
   afterAll(async () => t?.close());
 
-  const env = () => ({ DATABASE_URL: t.url!, SVC_HUB_AUDIT_KEY: AUDIT_KEY, SVC_HUB_RATE_LIMIT: '100000', SVC_HUB_WRITE_RATE_LIMIT: '100000' });
+  const env = () => ({
+    DATABASE_URL: t.url!,
+    SVC_HUB_AUDIT_KEY: AUDIT_KEY,
+    SVC_HUB_RATE_LIMIT: '100000',
+    SVC_HUB_WRITE_RATE_LIMIT: '100000',
+  });
 
   it('kill -9 during a burst of writes: every acknowledged write has its audit row', async () => {
     const made = await createOrgWithAdmin(t.db, 'burst', 'admin');
@@ -50,7 +55,11 @@ describe.runIf(DATABASES.includes('postgres'))('the audit log across a crash (po
     expect(acknowledged.length).toBeGreaterThanOrEqual(150);
     const s = ident(made.org.schema);
     const audited = new Set(
-      (await t.db.query<{ resource: string }>(`SELECT resource FROM ${s}.audit_log WHERE action = 'POST /api/v1/engrams' AND outcome = 201`)).rows.map((r) => r.resource),
+      (
+        await t.db.query<{ resource: string }>(
+          `SELECT resource FROM ${s}.audit_log WHERE action = 'POST /api/v1/engrams' AND outcome = 201`,
+        )
+      ).rows.map((r) => r.resource),
     );
     expect(acknowledged.filter((id) => !audited.has(`engram:${id}`))).toEqual([]);
     const stored = Number((await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engrams`)).rows[0]!.n);

@@ -30,17 +30,32 @@ describe.each(DATABASES)('authorization (%s)', (kind) => {
     dana = await acme.user('dana', 'editor', [{ path: 'eng' }]);
     sam = await acme.user('sam', 'editor', [{ path: 'sales' }]);
     vic = await acme.user('vic', 'viewer', [{ path: 'eng' }]);
-    hidden = (await hub.request('POST', '/engrams', { token: erin.key, body: { statement: 'Deploy keys rotate on Mondays', scope: 'user:erin' } })).body.id;
-    shared = (await hub.request('POST', '/engrams', { token: erin.key, body: { statement: 'Deploy through the pipeline only', scope: 'group:eng' } })).body.id;
+    hidden = (
+      await hub.request('POST', '/engrams', { token: erin.key, body: { statement: 'Deploy keys rotate on Mondays', scope: 'user:erin' } })
+    ).body.id;
+    shared = (
+      await hub.request('POST', '/engrams', {
+        token: erin.key,
+        body: { statement: 'Deploy through the pipeline only', scope: 'group:eng' },
+      })
+    ).body.id;
   }, 60_000);
   afterAll(async () => hub?.close());
 
   it('gives episodes an owner and a scope: others never list or read what they may not see', async () => {
-    const own = await hub.request('POST', '/episodes', { token: erin.key, body: { summary: 'Rotated my deploy keys', channel: 'private-ed', agent: 'sam' }, template: '/episodes' });
+    const own = await hub.request('POST', '/episodes', {
+      token: erin.key,
+      body: { summary: 'Rotated my deploy keys', channel: 'private-ed', agent: 'sam' },
+      template: '/episodes',
+    });
     expect(own.status).toBe(201);
     // `agent` is a label: the author is who the token says.
     expect(own.body).toMatchObject({ owner: 'erin', agent: 'sam', scope: 'user:erin' });
-    const team = await hub.request('POST', '/episodes', { token: erin.key, body: { summary: 'Moved the deploy to the pipeline', scope: 'group:eng', engram_ids: [shared] }, template: '/episodes' });
+    const team = await hub.request('POST', '/episodes', {
+      token: erin.key,
+      body: { summary: 'Moved the deploy to the pipeline', scope: 'group:eng', engram_ids: [shared] },
+      template: '/episodes',
+    });
     expect(team.status).toBe(201);
     for (const reader of [sam, dana]) {
       const listed = await hub.request('GET', '/episodes?limit=50', { token: reader.key, template: '/episodes' });
@@ -48,14 +63,24 @@ describe.each(DATABASES)('authorization (%s)', (kind) => {
       expect((await hub.request('GET', '/episodes?channel=private-ed', { token: reader.key })).body.items).toEqual([]);
       expect((await hub.request('GET', `/episodes/${own.body.id}`, { token: reader.key, template: '/episodes/{id}' })).status).toBe(404);
     }
-    expect((await hub.request('GET', `/episodes/${team.body.id}`, { token: dana.key, template: '/episodes/{id}' })).body).toMatchObject({ owner: 'erin', engram_ids: [shared] });
+    expect((await hub.request('GET', `/episodes/${team.body.id}`, { token: dana.key, template: '/episodes/{id}' })).body).toMatchObject({
+      owner: 'erin',
+      engram_ids: [shared],
+    });
     expect((await hub.request('GET', `/episodes/${team.body.id}`, { token: sam.key })).status).toBe(404);
     expect((await hub.request('GET', '/episodes?channel=private-ed', { token: erin.key })).body.items).toHaveLength(1);
     // An episode may only point at what its author may read; a hidden engram reads as missing.
-    const sneaky = await hub.request('POST', '/episodes', { token: sam.key, body: { summary: 'x', engram_ids: [hidden] }, template: '/episodes' });
+    const sneaky = await hub.request('POST', '/episodes', {
+      token: sam.key,
+      body: { summary: 'x', engram_ids: [hidden] },
+      template: '/episodes',
+    });
     expect(sneaky.status).toBe(400);
     expect(sneaky.body.detail).toBe(`engram_ids: no engram ${hidden}`);
-    expect((await hub.request('POST', '/episodes', { token: sam.key, body: { summary: 'x', engram_ids: ['ENG-NOPE-2020-0101-001'] } })).body.detail).toBe('engram_ids: no engram ENG-NOPE-2020-0101-001');
+    expect(
+      (await hub.request('POST', '/episodes', { token: sam.key, body: { summary: 'x', engram_ids: ['ENG-NOPE-2020-0101-001'] } })).body
+        .detail,
+    ).toBe('engram_ids: no engram ENG-NOPE-2020-0101-001');
     expect((await hub.request('POST', '/episodes', { token: sam.key, body: { summary: 'x', scope: 'group:eng' } })).status).toBe(403);
   });
 
@@ -65,24 +90,44 @@ describe.each(DATABASES)('authorization (%s)', (kind) => {
     expect(mine.body.session).toMatchObject({ owner: 'erin', scope: 'user:erin' });
     expect(mine.body.session.engram_ids).toContain(hidden);
     for (const other of [sam, dana]) {
-      expect((await hub.request('GET', `/sessions/${mine.body.session.id}`, { token: other.key, template: '/sessions/{id}' })).status).toBe(404);
-      expect((await hub.request('POST', `/sessions/${mine.body.session.id}/end`, { token: other.key, body: { summary: 'hijack' } })).status).toBe(404);
+      expect((await hub.request('GET', `/sessions/${mine.body.session.id}`, { token: other.key, template: '/sessions/{id}' })).status).toBe(
+        404,
+      );
+      expect(
+        (await hub.request('POST', `/sessions/${mine.body.session.id}/end`, { token: other.key, body: { summary: 'hijack' } })).status,
+      ).toBe(404);
     }
-    const team = await hub.request('POST', '/sessions', { token: erin.key, body: { task: 'deploy keys pipeline', scope: 'group:eng' }, template: '/sessions' });
+    const team = await hub.request('POST', '/sessions', {
+      token: erin.key,
+      body: { task: 'deploy keys pipeline', scope: 'group:eng' },
+      template: '/sessions',
+    });
     expect(team.body.session.engram_ids).toEqual(expect.arrayContaining([hidden, shared]));
     const seen = await hub.request('GET', `/sessions/${team.body.session.id}`, { token: dana.key, template: '/sessions/{id}' });
     expect(seen.status).toBe(200);
     expect(seen.body.engram_ids).toContain(shared);
     expect(seen.body.engram_ids).not.toContain(hidden);
-    const hijack = await hub.request('POST', `/sessions/${team.body.session.id}/end`, { token: dana.key, body: { summary: 'hijacked' }, template: '/sessions/{id}/end' });
+    const hijack = await hub.request('POST', `/sessions/${team.body.session.id}/end`, {
+      token: dana.key,
+      body: { summary: 'hijacked' },
+      template: '/sessions/{id}/end',
+    });
     expect(hijack.status).toBe(403);
     expect(hijack.body.detail).toMatch(/started by erin; only they may end it/);
-    const ended = await hub.request('POST', `/sessions/${team.body.session.id}/end`, { token: erin.key, body: { summary: 'done' }, template: '/sessions/{id}/end' });
+    const ended = await hub.request('POST', `/sessions/${team.body.session.id}/end`, {
+      token: erin.key,
+      body: { summary: 'done' },
+      template: '/sessions/{id}/end',
+    });
     expect(ended.status).toBe(200);
     // What dana could not see is still in the session for its owner.
-    expect((await hub.request('GET', `/sessions/${team.body.session.id}`, { token: erin.key })).body.engram_ids).toEqual(expect.arrayContaining([hidden, shared]));
+    expect((await hub.request('GET', `/sessions/${team.body.session.id}`, { token: erin.key })).body.engram_ids).toEqual(
+      expect.arrayContaining([hidden, shared]),
+    );
     // An episode may name only a session its author may read.
-    expect((await hub.request('POST', '/episodes', { token: sam.key, body: { summary: 'x', session: mine.body.session.id } })).status).toBe(400);
+    expect((await hub.request('POST', '/episodes', { token: sam.key, body: { summary: 'x', session: mine.body.session.id } })).status).toBe(
+      400,
+    );
   });
 
   it('lets a viewer change nothing: no feedback, no episode, no session', async () => {
@@ -91,7 +136,9 @@ describe.each(DATABASES)('authorization (%s)', (kind) => {
     expect((await hub.request('POST', '/sessions', { token: vic.key, body: { task: 'x' } })).status).toBe(403);
     expect((await hub.request('POST', '/sessions', { token: vic.key, body: { task: 'x', scope: 'group:eng' } })).status).toBe(403);
     const s = ident(acme.org.schema);
-    const byVic = await hub.db.query<{ n: number }>(`SELECT (SELECT count(*) FROM ${s}.episodes WHERE owner = 'vic') + (SELECT count(*) FROM ${s}.sessions WHERE owner = 'vic') AS n`);
+    const byVic = await hub.db.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM ${s}.episodes WHERE owner = 'vic') + (SELECT count(*) FROM ${s}.sessions WHERE owner = 'vic') AS n`,
+    );
     expect(Number(byVic.rows[0]!.n)).toBe(0);
     expect((await hub.request('GET', `/engrams/${shared}`, { token: vic.key })).body.feedback_signals.positive).toBe(0);
   });
@@ -101,52 +148,88 @@ describe.each(DATABASES)('authorization (%s)', (kind) => {
     expect((await hub.request('POST', '/admin/api-keys', { token: admin, body: { user_id: erin.id } })).status).toBe(403);
     // Not even an admin reads erin's own scope through a key of hers.
     expect((await hub.request('GET', `/engrams/${hidden}`, { token: admin })).status).toBe(404);
-    const bot = await hub.request('POST', '/admin/users', { token: admin, body: { name: 'ci-bot', kind: 'service', role: 'editor' }, template: '/admin/users' });
+    const bot = await hub.request('POST', '/admin/users', {
+      token: admin,
+      body: { name: 'ci-bot', kind: 'service', role: 'editor' },
+      template: '/admin/users',
+    });
     expect(bot.body.kind).toBe('service');
-    const botKey = await hub.request('POST', '/admin/api-keys', { token: admin, body: { user_id: bot.body.id, name: 'ci' }, template: '/admin/api-keys' });
+    const botKey = await hub.request('POST', '/admin/api-keys', {
+      token: admin,
+      body: { user_id: bot.body.id, name: 'ci' },
+      template: '/admin/api-keys',
+    });
     expect(botKey.status).toBe(201);
     expect((await hub.request('GET', '/me', { token: botKey.body.key })).body.user.name).toBe('ci-bot');
-    expect((await hub.request('POST', '/admin/api-keys', { token: admin, body: { user_id: acme.adminId, name: 'mine' } })).status).toBe(201);
+    expect((await hub.request('POST', '/admin/api-keys', { token: admin, body: { user_id: acme.adminId, name: 'mine' } })).status).toBe(
+      201,
+    );
     // Service accounts get keys from admins, not invitations.
     expect((await hub.request('POST', '/admin/invitations', { token: admin, body: { user_id: bot.body.id } })).status).toBe(400);
 
     // A person's first key: an invitation, redeemed once, without a token.
     const nia = await hub.request('POST', '/admin/users', { token: admin, body: { name: 'nia', role: 'editor' } });
-    const inv = await hub.request('POST', '/admin/invitations', { token: admin, body: { user_id: nia.body.id, expires_in_hours: 2 }, template: '/admin/invitations' });
+    const inv = await hub.request('POST', '/admin/invitations', {
+      token: admin,
+      body: { user_id: nia.body.id, expires_in_hours: 2 },
+      template: '/admin/invitations',
+    });
     expect(inv.body.token).toMatch(/^svc_inv_/);
     const redeemed = await hub.request('POST', '/invitations/redeem', { body: { token: inv.body.token }, template: '/invitations/redeem' });
     expect(redeemed.status).toBe(201);
     expect(redeemed.body).toMatchObject({ user: { name: 'nia' }, org: { slug: 'acme' }, key: expect.stringMatching(/^svc_sk_/) });
     expect((await hub.request('GET', '/me', { token: redeemed.body.key })).body.user.name).toBe('nia');
     expect((await hub.request('POST', '/invitations/redeem', { body: { token: inv.body.token } })).status).toBe(400);
-    expect((await hub.request('POST', '/invitations/redeem', { body: { token: 'svc_inv_guessing' } })).body.detail).toMatch(/unknown, already used or expired/);
+    expect((await hub.request('POST', '/invitations/redeem', { body: { token: 'svc_inv_guessing' } })).body.detail).toMatch(
+      /unknown, already used or expired/,
+    );
     await hub.running.hub.audit.drain();
-    const redeemRow = await hub.request('GET', `/admin/audit?action=${encodeURIComponent('POST /api/v1/invitations/redeem')}`, { token: admin });
-    expect(redeemRow.body.items).toEqual([expect.objectContaining({ actor: 'nia', outcome: 201, resource: `api_key:${redeemed.body.id}` })]);
+    const redeemRow = await hub.request('GET', `/admin/audit?action=${encodeURIComponent('POST /api/v1/invitations/redeem')}`, {
+      token: admin,
+    });
+    expect(redeemRow.body.items).toEqual([
+      expect.objectContaining({ actor: 'nia', outcome: 201, resource: `api_key:${redeemed.body.id}` }),
+    ]);
 
     // People manage their own keys; another's key is not theirs to see or revoke.
     const own = await hub.request('POST', '/me/api-keys', { token: redeemed.body.key, body: { name: 'laptop' }, template: '/me/api-keys' });
     expect(own.status).toBe(201);
     const listed = await hub.request('GET', '/me/api-keys', { token: redeemed.body.key, template: '/me/api-keys' });
     expect(listed.body.items.map((k: { name: string }) => k.name).sort()).toEqual(['api key', 'laptop']);
-    expect((await hub.request('DELETE', `/me/api-keys/${botKey.body.id}`, { token: redeemed.body.key, template: '/me/api-keys/{id}' })).status).toBe(404);
-    expect((await hub.request('DELETE', `/me/api-keys/${own.body.id}`, { token: redeemed.body.key, template: '/me/api-keys/{id}' })).status).toBe(200);
+    expect(
+      (await hub.request('DELETE', `/me/api-keys/${botKey.body.id}`, { token: redeemed.body.key, template: '/me/api-keys/{id}' })).status,
+    ).toBe(404);
+    expect(
+      (await hub.request('DELETE', `/me/api-keys/${own.body.id}`, { token: redeemed.body.key, template: '/me/api-keys/{id}' })).status,
+    ).toBe(200);
     expect((await hub.request('GET', '/me', { token: own.body.key })).status).toBe(401);
 
     // Admins may revoke anyone's key (offboarding), the creator's included; the row says whose.
     const second = await acme.user('ada', 'admin');
     const creatorKey = await hub.request('POST', '/me/api-keys', { token: admin, body: { name: 'spare' } });
-    const off = await hub.request('DELETE', `/admin/api-keys/${creatorKey.body.id}`, { token: second.key, template: '/admin/api-keys/{id}' });
+    const off = await hub.request('DELETE', `/admin/api-keys/${creatorKey.body.id}`, {
+      token: second.key,
+      template: '/admin/api-keys/{id}',
+    });
     expect(off.status).toBe(200);
     await hub.running.hub.audit.drain();
     const rows = await hub.request('GET', `/admin/audit?resource=${encodeURIComponent(`api_key:${creatorKey.body.id}`)}`, { token: admin });
-    expect(rows.body.items.at(-1)).toMatchObject({ actor: 'ada', action: 'DELETE /api/v1/admin/api-keys/:id', details: { owner: 'admin', own: false } });
+    expect(rows.body.items.at(-1)).toMatchObject({
+      actor: 'ada',
+      action: 'DELETE /api/v1/admin/api-keys/:id',
+      details: { owner: 'admin', own: false },
+    });
   });
 
   it('refuses hub tokens without exp, or meant to live over a day, and honours revocation on every request', async () => {
     const u = await acme.user('tom', 'editor');
     const sign = (claims: Record<string, unknown>, exp?: number) => {
-      let j = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject(u.id).setJti(randomUUID()).setIssuedAt().setIssuer('svc-hub');
+      let j = new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(u.id)
+        .setJti(randomUUID())
+        .setIssuedAt()
+        .setIssuer('svc-hub');
       if (exp !== undefined) j = j.setExpirationTime(exp);
       return j.sign(new TextEncoder().encode(JWT.current));
     };
@@ -163,13 +246,18 @@ describe.each(DATABASES)('authorization (%s)', (kind) => {
     expect((await hub.request('GET', '/me', { token })).status).toBe(401);
     expect((await hub.request('GET', '/me', { token: other })).status).toBe(200);
     // Deactivating a user ends every token and key they hold (end-access.ts); reactivating brings none back.
-    expect((await hub.request('PATCH', `/admin/users/${u.id}`, { token: acme.adminKey, body: { active: false }, template: '/admin/users/{id}' })).body.active).toBe(false);
+    expect(
+      (await hub.request('PATCH', `/admin/users/${u.id}`, { token: acme.adminKey, body: { active: false }, template: '/admin/users/{id}' }))
+        .body.active,
+    ).toBe(false);
     expect((await hub.request('GET', '/me', { token: other })).status).toBe(401);
     expect((await hub.request('GET', '/me', { token: u.key })).status).toBe(401);
     await hub.request('PATCH', `/admin/users/${u.id}`, { token: acme.adminKey, body: { active: true } });
     expect((await hub.request('GET', '/me', { token: u.key })).status).toBe(401);
     expect((await hub.request('GET', '/me', { token: other })).status).toBe(401);
-    expect((await hub.request('PATCH', `/admin/users/${acme.adminId}`, { token: acme.adminKey, body: { role: 'viewer' } })).status).toBe(400);
+    expect((await hub.request('PATCH', `/admin/users/${acme.adminId}`, { token: acme.adminKey, body: { role: 'viewer' } })).status).toBe(
+      400,
+    );
   });
 });
 
@@ -186,7 +274,10 @@ describe.runIf(DATABASES.includes('postgres'))('authorization changes reach ever
   });
 
   const on = (base: string, token: string, path = '/me', init: RequestInit = {}) =>
-    fetch(`${base}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    fetch(`${base}/api/v1${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+    });
 
   it('a revoked key, a new role and a new membership hold on the other process before the call that made them returns', async () => {
     const org = await hub.newOrg('twoproc');
@@ -201,11 +292,15 @@ describe.runIf(DATABASES.includes('postgres'))('authorization changes reach ever
     expect(((await (await on(child.url, u.key)).json()) as { scopes: { readable: string[] } }).scopes.readable).toContain('group:ops');
 
     await hub.request('PATCH', `/admin/users/${u.id}`, { token: org.adminKey, body: { role: 'viewer' } });
-    expect((await on(child.url, u.key, '/engrams', { method: 'POST', body: JSON.stringify({ statement: 'Written as a viewer?' }) })).status).toBe(403);
+    expect(
+      (await on(child.url, u.key, '/engrams', { method: 'POST', body: JSON.stringify({ statement: 'Written as a viewer?' }) })).status,
+    ).toBe(403);
 
     const revoked = await hub.request('DELETE', `/admin/api-keys/${keyId}`, { token: org.adminKey });
     expect(revoked.status).toBe(200);
     expect((await on(child.url, u.key)).status).toBe(401);
-    expect((await on(child.url, u.key, '/engrams', { method: 'POST', body: JSON.stringify({ statement: 'Written after revocation' }) })).status).toBe(401);
+    expect(
+      (await on(child.url, u.key, '/engrams', { method: 'POST', body: JSON.stringify({ statement: 'Written after revocation' }) })).status,
+    ).toBe(401);
   });
 });

@@ -60,12 +60,23 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
 
   it.each(POSTINGS)('gives the same order and scores for 215 queries, postings %s', async (_, cache) => {
     enablePostingsCache(t.db, cache);
-    const queries = [...syntheticQueries(150, 9), ...variedQueries(60, 2), 'déployer vendredi', 'migrationen prüfe', 'email queue', 'covid rota', 'τεστ merge'];
+    const queries = [
+      ...syntheticQueries(150, 9),
+      ...variedQueries(60, 2),
+      'déployer vendredi',
+      'migrationen prüfe',
+      'email queue',
+      'covid rota',
+      'τεστ merge',
+    ];
     let compared = 0;
     for (const q of queries) {
       const a = await local.searchText(q, 20);
       const b = await hub.searchText(q, 20);
-      expect(b.map((h) => h.engram.statement), q).toEqual(a.map((h) => h.engram.statement));
+      expect(
+        b.map((h) => h.engram.statement),
+        q,
+      ).toEqual(a.map((h) => h.engram.statement));
       for (let i = 0; i < a.length; i++) expect(b[i]!.score, `${q} #${i}`).toBeCloseTo(a[i]!.score, 6);
       compared += a.length;
     }
@@ -77,45 +88,55 @@ describe.each(DATABASES)('BM25 parity with the local index (%s)', (kind) => {
     for (const q of syntheticQueries(40, 3)) {
       const a = await local.searchText(q, 10, 'all');
       const b = await hub.searchText(q, 10, 'all');
-      expect(b.map((h) => h.engram.id.slice(-3) && h.engram.statement), q).toEqual(a.map((h) => h.engram.statement));
+      expect(
+        b.map((h) => h.engram.id.slice(-3) && h.engram.statement),
+        q,
+      ).toEqual(a.map((h) => h.engram.statement));
     }
   });
 
-  it.each(POSTINGS)('ranks a caller as a local index holding only what that caller may read, postings %s', async (_, cache) => {
-    const t2 = await freshDatabase(kind);
-    enablePostingsCache(t2.db, cache);
-    try {
-      const org = await createOrg(t2.db, `scoped-${kind}`);
-      const all = openOrgBackend(t2.db, org, null);
-      const visible = ['group:eng', 'user:erin', 'global'];
-      const caller = openOrgBackend(t2.db, org, new Policy({ userName: "reader", role: "viewer", readable: visible, writable: [] }));
-      const mine = await LocalStore.open(join(mkdtempSync(join(tmpdir(), 'svc-parity-scoped-')), 'store'));
+  it.each(POSTINGS)(
+    'ranks a caller as a local index holding only what that caller may read, postings %s',
+    async (_, cache) => {
+      const t2 = await freshDatabase(kind);
+      enablePostingsCache(t2.db, cache);
       try {
-        const inputs = syntheticEngrams(300, 11);
-        for (const [i, input] of inputs.entries()) {
-          const scope = ['group:eng', 'user:erin', 'global', 'user:sam', 'group:sales'][i % 5]!;
-          await learn(all, { ...input, scope }, systemContext);
-          if (visible.includes(scope)) await learn(mine, { ...input, scope }, systemContext);
+        const org = await createOrg(t2.db, `scoped-${kind}`);
+        const all = openOrgBackend(t2.db, org, null);
+        const visible = ['group:eng', 'user:erin', 'global'];
+        const caller = openOrgBackend(t2.db, org, new Policy({ userName: 'reader', role: 'viewer', readable: visible, writable: [] }));
+        const mine = await LocalStore.open(join(mkdtempSync(join(tmpdir(), 'svc-parity-scoped-')), 'store'));
+        try {
+          const inputs = syntheticEngrams(300, 11);
+          for (const [i, input] of inputs.entries()) {
+            const scope = ['group:eng', 'user:erin', 'global', 'user:sam', 'group:sales'][i % 5]!;
+            await learn(all, { ...input, scope }, systemContext);
+            if (visible.includes(scope)) await learn(mine, { ...input, scope }, systemContext);
+          }
+          let compared = 0;
+          for (const q of syntheticQueries(80, 4)) {
+            const a = await mine.searchText(q, 15);
+            const b = await caller.searchText(q, 15);
+            expect(
+              b.map((h) => h.engram.statement),
+              q,
+            ).toEqual(a.map((h) => h.engram.statement));
+            for (let i = 0; i < a.length; i++) expect(b[i]!.score, `${q} #${i}`).toBeCloseTo(a[i]!.score, 6);
+            compared += a.length;
+          }
+          expect(compared).toBeGreaterThan(300);
+          // What others write where the caller cannot read moves none of the caller's scores.
+          const probe = syntheticQueries(1, 99)[0]!;
+          const before = (await caller.searchText(probe, 10)).map((h) => h.score);
+          for (let i = 0; i < 20; i++) await learn(all, { statement: `${probe} hidden note ${i}`, scope: 'user:sam' }, systemContext);
+          expect((await caller.searchText(probe, 10)).map((h) => h.score)).toEqual(before);
+        } finally {
+          mine.close();
         }
-        let compared = 0;
-        for (const q of syntheticQueries(80, 4)) {
-          const a = await mine.searchText(q, 15);
-          const b = await caller.searchText(q, 15);
-          expect(b.map((h) => h.engram.statement), q).toEqual(a.map((h) => h.engram.statement));
-          for (let i = 0; i < a.length; i++) expect(b[i]!.score, `${q} #${i}`).toBeCloseTo(a[i]!.score, 6);
-          compared += a.length;
-        }
-        expect(compared).toBeGreaterThan(300);
-        // What others write where the caller cannot read moves none of the caller's scores.
-        const probe = syntheticQueries(1, 99)[0]!;
-        const before = (await caller.searchText(probe, 10)).map((h) => h.score);
-        for (let i = 0; i < 20; i++) await learn(all, { statement: `${probe} hidden note ${i}`, scope: 'user:sam' }, systemContext);
-        expect((await caller.searchText(probe, 10)).map((h) => h.score)).toEqual(before);
       } finally {
-        mine.close();
+        await t2.close();
       }
-    } finally {
-      await t2.close();
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 });

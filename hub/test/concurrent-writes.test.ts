@@ -46,8 +46,15 @@ describe.runIf(DATABASES.includes('postgres'))('concurrent writes across two hub
     const target = (await call(0, 'POST', '/engrams', { statement: 'Feedback target rule for the race', scope: 'org:racers' })).body;
     // 40 distinct creates, 24 creates of one statement, 24 feedbacks on one engram and 8 edits, all at once.
     const jobs: Array<() => Promise<{ status: number; body: any }>> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
-    for (let i = 0; i < 40; i++) jobs.push(() => call(i, 'POST', '/engrams', { statement: `Distinct racing rule number ${i} about ${['queues', 'caches', 'locks', 'indexes'][i % 4]}`, scope: 'org:racers' }));
-    for (let i = 0; i < 24; i++) jobs.push(() => call(i, 'POST', '/engrams', { statement: 'Always take the lock before reading the head', scope: 'org:racers' }));
+    for (let i = 0; i < 40; i++)
+      jobs.push(() =>
+        call(i, 'POST', '/engrams', {
+          statement: `Distinct racing rule number ${i} about ${['queues', 'caches', 'locks', 'indexes'][i % 4]}`,
+          scope: 'org:racers',
+        }),
+      );
+    for (let i = 0; i < 24; i++)
+      jobs.push(() => call(i, 'POST', '/engrams', { statement: 'Always take the lock before reading the head', scope: 'org:racers' }));
     for (let i = 0; i < 24; i++) jobs.push(() => call(i, 'POST', `/engrams/${target.id}/feedback`, { signal: 'positive' }));
     for (let i = 0; i < 8; i++) jobs.push(() => call(i, 'POST', '/engrams', { statement: `Scoped racing rule ${i}`, scope: `user:admin` }));
     const results = await Promise.all(jobs.map((job) => job()));
@@ -57,8 +64,16 @@ describe.runIf(DATABASES.includes('postgres'))('concurrent writes across two hub
     const same = results.slice(40, 64);
     expect(same.filter((r) => r.status === 201)).toHaveLength(1);
     expect(new Set(same.map((r) => r.body.id)).size).toBe(1);
-    expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engrams WHERE doc->>'statement' = 'Always take the lock before reading the head'`)).n).toBe(1);
-    expect((await one<{ n: number }>(`SELECT (doc->>'reference_count')::int AS n FROM ${s}.engrams WHERE id = '${same[0]!.body.id}'`)).n).toBeGreaterThanOrEqual(24);
+    expect(
+      (
+        await one<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${s}.engrams WHERE doc->>'statement' = 'Always take the lock before reading the head'`,
+        )
+      ).n,
+    ).toBe(1);
+    expect(
+      (await one<{ n: number }>(`SELECT (doc->>'reference_count')::int AS n FROM ${s}.engrams WHERE id = '${same[0]!.body.id}'`)).n,
+    ).toBeGreaterThanOrEqual(24);
     // Every feedback counted: read-modify-write under the lock.
     expect((await call(0, 'GET', `/engrams/${target.id}`)).body.feedback_signals.positive).toBe(24);
     // Distinct ids, all stored.
@@ -66,25 +81,58 @@ describe.runIf(DATABASES.includes('postgres'))('concurrent writes across two hub
     expect(ids.size).toBe(40 + 1 + 8);
 
     // The scope statistics BM25 reads add up to the engrams; every engram has its postings.
-    const stats = (await t.db.query<{ scope: string; n_rows: number; n_tokens: number }>(`SELECT scope, n_rows, n_tokens FROM ${s}.fts_scope_stats ORDER BY scope`)).rows;
-    const truth = (await t.db.query<{ scope: string; n_rows: number; n_tokens: number }>(`SELECT scope, count(*)::int AS n_rows, sum(ntok)::int AS n_tokens FROM ${s}.engrams GROUP BY scope ORDER BY scope`)).rows;
+    const stats = (
+      await t.db.query<{ scope: string; n_rows: number; n_tokens: number }>(
+        `SELECT scope, n_rows, n_tokens FROM ${s}.fts_scope_stats ORDER BY scope`,
+      )
+    ).rows;
+    const truth = (
+      await t.db.query<{ scope: string; n_rows: number; n_tokens: number }>(
+        `SELECT scope, count(*)::int AS n_rows, sum(ntok)::int AS n_tokens FROM ${s}.engrams GROUP BY scope ORDER BY scope`,
+      )
+    ).rows;
     expect(stats.map((r) => ({ ...r, n_rows: Number(r.n_rows), n_tokens: Number(r.n_tokens) }))).toEqual(truth);
-    expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engrams e WHERE NOT EXISTS (SELECT 1 FROM ${s}.engram_terms t WHERE t.engram_id = e.id)`)).n).toBe(0);
-    expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engram_terms t JOIN ${s}.engrams e ON e.id = t.engram_id WHERE t.seq <> e.seq OR t.scope <> e.scope`)).n).toBe(0);
+    expect(
+      (
+        await one<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${s}.engrams e WHERE NOT EXISTS (SELECT 1 FROM ${s}.engram_terms t WHERE t.engram_id = e.id)`,
+        )
+      ).n,
+    ).toBe(0);
+    expect(
+      (
+        await one<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${s}.engram_terms t JOIN ${s}.engrams e ON e.id = t.engram_id WHERE t.seq <> e.seq OR t.scope <> e.scope`,
+        )
+      ).n,
+    ).toBe(0);
     // No posting without its engram (no foreign key says so: the writer does).
-    expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.engram_terms t WHERE NOT EXISTS (SELECT 1 FROM ${s}.engrams e WHERE e.id = t.engram_id)`)).n).toBe(0);
+    expect(
+      (
+        await one<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${s}.engram_terms t WHERE NOT EXISTS (SELECT 1 FROM ${s}.engrams e WHERE e.id = t.engram_id)`,
+        )
+      ).n,
+    ).toBe(0);
 
     // One signed, linked audit row per write, whichever process took it, each in its write's
     // transaction (none fell back to the queue after a clash on the chain's head).
     expect(logged.join('').match(/.*queued instead.*/g) ?? []).toEqual([]);
     const v = await verifyAudit(t.db, made.org, AUDIT_KEY);
     expect(v.ok).toBe(true);
-    expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.audit_log WHERE action LIKE 'POST /api/v1/engrams%'`)).n).toBe(results.length + 1);
+    expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.audit_log WHERE action LIKE 'POST /api/v1/engrams%'`)).n).toBe(
+      results.length + 1,
+    );
     // Every change event and one created event per new engram.
-    expect((await one<{ n: number }>(`SELECT count(DISTINCT engram_id)::int AS n FROM ${s}.engram_events WHERE action = 'created'`)).n).toBe(ids.size + 1);
+    expect(
+      (await one<{ n: number }>(`SELECT count(DISTINCT engram_id)::int AS n FROM ${s}.engram_events WHERE action = 'created'`)).n,
+    ).toBe(ids.size + 1);
 
     // Both processes rank the same.
-    const recall = async (i: number) => (await call(i, 'POST', '/recall/bm25', { query: 'racing rule locks', limit: 10 })).body.results.map((r: { id: string; score: number }) => [r.id, r.score]);
+    const recall = async (i: number) =>
+      (await call(i, 'POST', '/recall/bm25', { query: 'racing rule locks', limit: 10 })).body.results.map(
+        (r: { id: string; score: number }) => [r.id, r.score],
+      );
     expect(await recall(1)).toEqual(await recall(0));
   }, 120_000);
 });

@@ -35,7 +35,11 @@ describe.each(DATABASES)('an abandoned transaction (%s)', (kind) => {
     expect(other.rows[0]!.n).toBe(2);
     if (kind === 'postgres') {
       for (let i = 0; i < 100; i++) {
-        const n = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`)).rows[0]!.n;
+        const n = (
+          await db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+          )
+        ).rows[0]!.n;
         if (n === 0) break;
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -46,22 +50,31 @@ describe.each(DATABASES)('an abandoned transaction (%s)', (kind) => {
 });
 
 describe('the PostgreSQL pool', () => {
-  it.runIf(DATABASES.includes('postgres'))('sets a statement timeout and an idle-in-transaction timeout, 30 s and 60 s unless configured', async () => {
-    const fresh = await freshDatabase('postgres');
-    try {
-      const show = async (db: Awaited<ReturnType<typeof openDatabase>>) => [
-        (await db.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0]!.statement_timeout,
-        (await db.query<{ idle_in_transaction_session_timeout: string }>('SHOW idle_in_transaction_session_timeout')).rows[0]!.idle_in_transaction_session_timeout,
-      ];
-      expect(await show(fresh.db)).toEqual(['30s', '1min']);
-      const tuned = await openDatabase({ url: fresh.url!, env: { SVC_HUB_STATEMENT_TIMEOUT: '5', SVC_HUB_IDLE_TRANSACTION_TIMEOUT: '0' } });
-      expect(await show(tuned)).toEqual(['5s', '0']);
-      await tuned.close();
-      await expect(openDatabase({ url: fresh.url!, env: { SVC_HUB_STATEMENT_TIMEOUT: 'soon' } })).rejects.toThrow('SVC_HUB_STATEMENT_TIMEOUT must be a whole number of seconds, 0 for no limit (got "soon")');
-    } finally {
-      await fresh.close();
-    }
-  });
+  it.runIf(DATABASES.includes('postgres'))(
+    'sets a statement timeout and an idle-in-transaction timeout, 30 s and 60 s unless configured',
+    async () => {
+      const fresh = await freshDatabase('postgres');
+      try {
+        const show = async (db: Awaited<ReturnType<typeof openDatabase>>) => [
+          (await db.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0]!.statement_timeout,
+          (await db.query<{ idle_in_transaction_session_timeout: string }>('SHOW idle_in_transaction_session_timeout')).rows[0]!
+            .idle_in_transaction_session_timeout,
+        ];
+        expect(await show(fresh.db)).toEqual(['30s', '1min']);
+        const tuned = await openDatabase({
+          url: fresh.url!,
+          env: { SVC_HUB_STATEMENT_TIMEOUT: '5', SVC_HUB_IDLE_TRANSACTION_TIMEOUT: '0' },
+        });
+        expect(await show(tuned)).toEqual(['5s', '0']);
+        await tuned.close();
+        await expect(openDatabase({ url: fresh.url!, env: { SVC_HUB_STATEMENT_TIMEOUT: 'soon' } })).rejects.toThrow(
+          'SVC_HUB_STATEMENT_TIMEOUT must be a whole number of seconds, 0 for no limit (got "soon")',
+        );
+      } finally {
+        await fresh.close();
+      }
+    },
+  );
 });
 
 // Two processes on one PGlite folder each keep their own copy and overwrite each other (item 20):

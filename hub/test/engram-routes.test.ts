@@ -19,15 +19,27 @@ describe.each(DATABASES)('engram routes (%s)', (kind) => {
   afterAll(async () => hub?.close());
 
   it('creates with 201, dedups with 200 and a reference count, and reads it back', async () => {
-    const a = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: 'Use pnpm, never npm', scope: 'group:eng', tags: ['build'] }, template: T });
+    const a = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: 'Use pnpm, never npm', scope: 'group:eng', tags: ['build'] },
+      template: T,
+    });
     expect(a.status).toBe(201);
     expect(a.headers.get('svc-learn-action')).toBe('created');
     expect(a.body).toMatchObject({ statement: 'Use pnpm, never npm', scope: 'group:eng', status: 'active', reference_count: 1 });
     expect(a.body.id).toMatch(new RegExp(`^ENG-${acme.org.idPrefix}-\\d{4}-\\d{4}-001$`));
-    const b = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: 'use pnpm, never npm.', scope: 'group:eng' }, template: T });
+    const b = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: 'use pnpm, never npm.', scope: 'group:eng' },
+      template: T,
+    });
     expect(b.status).toBe(200);
     expect(b.body).toMatchObject({ id: a.body.id, reference_count: 2 });
-    const c = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: 'Use pnpm, never npm', scope: 'user:erin' }, template: T });
+    const c = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: 'Use pnpm, never npm', scope: 'user:erin' },
+      template: T,
+    });
     expect(c.status).toBe(201);
     expect(c.body.id).not.toBe(a.body.id);
     const g = await hub.request('GET', `/engrams/${a.body.id}`, { token: viewer.key, template: TID });
@@ -36,38 +48,77 @@ describe.each(DATABASES)('engram routes (%s)', (kind) => {
   });
 
   it('answers 400 with field errors, 401 without a valid token, 403 outside the writable scopes', async () => {
-    const bad = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: '', type: 'opinion', extra: 1 }, template: T });
+    const bad = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: '', type: 'opinion', extra: 1 },
+      template: T,
+    });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(bad.body).toMatchObject({ status: 400, title: 'Invalid request', instance: '/api/v1/engrams', type: 'https://svc.dev/docs/errors/validation-error' });
-    expect(bad.body.errors).toEqual(expect.arrayContaining(['extra: unknown field', 'type: must be one of "behavioral", "terminological", "procedural", "architectural"']));
+    expect(bad.body).toMatchObject({
+      status: 400,
+      title: 'Invalid request',
+      instance: '/api/v1/engrams',
+      type: 'https://svc.dev/docs/errors/validation-error',
+    });
+    expect(bad.body.errors).toEqual(
+      expect.arrayContaining([
+        'extra: unknown field',
+        'type: must be one of "behavioral", "terminological", "procedural", "architectural"',
+      ]),
+    );
     const junk = await hub.request('POST', '/engrams', { token: editor.key, raw: '{"statement":', template: T });
     expect(junk.status).toBe(400);
     expect(junk.body.type).toMatch(/malformed-json$/);
     expect((await hub.request('POST', '/engrams', { body: { statement: 'x' }, template: T })).status).toBe(401);
-    expect((await hub.request('POST', '/engrams', { token: 'svc_sk_' + 'x'.repeat(43), body: { statement: 'x' }, template: T })).status).toBe(401);
-    const noWrite = await hub.request('POST', '/engrams', { token: viewer.key, body: { statement: 'Viewers cannot write', scope: 'group:eng' }, template: T });
+    expect(
+      (await hub.request('POST', '/engrams', { token: 'svc_sk_' + 'x'.repeat(43), body: { statement: 'x' }, template: T })).status,
+    ).toBe(401);
+    const noWrite = await hub.request('POST', '/engrams', {
+      token: viewer.key,
+      body: { statement: 'Viewers cannot write', scope: 'group:eng' },
+      template: T,
+    });
     expect(noWrite.status).toBe(403);
-    expect(noWrite.body.detail).toBe("vic is a viewer: viewers change nothing");
-    const orgScope = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: 'Editors do not write the org scope', scope: 'org:acme' }, template: T });
+    expect(noWrite.body.detail).toBe('vic is a viewer: viewers change nothing');
+    const orgScope = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: 'Editors do not write the org scope', scope: 'org:acme' },
+      template: T,
+    });
     expect(orgScope.status).toBe(403);
-    const secret = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: 'the deploy key is AKIAIOSFODNN7EXAMPLE', scope: 'user:erin' }, template: T });
+    const secret = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: 'the deploy key is AKIAIOSFODNN7EXAMPLE', scope: 'user:erin' },
+      template: T,
+    });
     expect(secret.status).toBe(400);
     expect(secret.body.detail).toMatch(/secret/);
   });
 
   it('hides engrams outside the readable scopes as 404, exactly like missing ones', async () => {
-    const mine = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: 'Erin keeps notes here', scope: 'user:erin' } });
+    const mine = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: 'Erin keeps notes here', scope: 'user:erin' },
+    });
     const hidden = await hub.request('GET', `/engrams/${mine.body.id}`, { token: viewer.key, template: TID });
     const missing = await hub.request('GET', `/engrams/ENG-${acme.org.idPrefix}-2020-0101-999`, { token: viewer.key, template: TID });
     expect(hidden.status).toBe(404);
     expect(missing.status).toBe(404);
-    const strip = (b: { detail: string; instance: string }) => ({ ...b, detail: b.detail.replace(/ENG-\S+/, 'ID'), instance: b.instance.replace(/ENG-\S+/, 'ID') });
+    const strip = (b: { detail: string; instance: string }) => ({
+      ...b,
+      detail: b.detail.replace(/ENG-\S+/, 'ID'),
+      instance: b.instance.replace(/ENG-\S+/, 'ID'),
+    });
     expect(strip(hidden.body)).toEqual(strip(missing.body));
   });
 
   it('lists with pagination and filters', async () => {
-    for (let i = 0; i < 7; i++) await hub.request('POST', '/engrams', { token: editor.key, body: { statement: `Backend rule number ${i}`, scope: 'group:eng/backend', domain: 'api.http' } });
+    for (let i = 0; i < 7; i++)
+      await hub.request('POST', '/engrams', {
+        token: editor.key,
+        body: { statement: `Backend rule number ${i}`, scope: 'group:eng/backend', domain: 'api.http' },
+      });
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -89,22 +140,53 @@ describe.each(DATABASES)('engram routes (%s)', (kind) => {
   });
 
   it('patches, retires (soft), gives feedback, promotes candidates and pins (admin only)', async () => {
-    const c = await hub.request('POST', '/engrams', { token: editor.key, body: { statement: 'Prefer small pull requests', scope: 'group:eng', status: 'candidate' } });
+    const c = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      body: { statement: 'Prefer small pull requests', scope: 'group:eng', status: 'candidate' },
+    });
     const id = c.body.id;
-    const p = await hub.request('PATCH', `/engrams/${id}`, { token: editor.key, body: { statement: 'Prefer small, focused pull requests', tags: ['review'] }, template: TID });
+    const p = await hub.request('PATCH', `/engrams/${id}`, {
+      token: editor.key,
+      body: { statement: 'Prefer small, focused pull requests', tags: ['review'] },
+      template: TID,
+    });
     expect(p.status).toBe(200);
     expect(p.body).toMatchObject({ statement: 'Prefer small, focused pull requests', engram_version: 2, tags: ['review'] });
     expect((await hub.request('PATCH', `/engrams/${id}`, { token: editor.key, body: {}, template: TID })).status).toBe(400);
     expect((await hub.request('PATCH', `/engrams/${id}`, { token: viewer.key, body: { tags: [] }, template: TID })).status).toBe(403);
     const promoted = await hub.request('POST', `/engrams/${id}/promote`, { token: editor.key, template: '/engrams/{id}/promote' });
     expect(promoted.body.status).toBe('active');
-    const fb = await hub.request('POST', `/engrams/${id}/feedback`, { token: editor.key, body: { signal: 'positive' }, template: '/engrams/{id}/feedback' });
+    const fb = await hub.request('POST', `/engrams/${id}/feedback`, {
+      token: editor.key,
+      body: { signal: 'positive' },
+      template: '/engrams/{id}/feedback',
+    });
     expect(fb.body.feedback_signals.positive).toBe(1);
     // A viewer reads and changes nothing, feedback included.
-    expect((await hub.request('POST', `/engrams/${id}/feedback`, { token: viewer.key, body: { signal: 'positive' }, template: '/engrams/{id}/feedback' })).status).toBe(403);
-    expect((await hub.request('POST', `/engrams/${id}/feedback`, { token: editor.key, body: { signal: 'great' }, template: '/engrams/{id}/feedback' })).status).toBe(400);
+    expect(
+      (
+        await hub.request('POST', `/engrams/${id}/feedback`, {
+          token: viewer.key,
+          body: { signal: 'positive' },
+          template: '/engrams/{id}/feedback',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await hub.request('POST', `/engrams/${id}/feedback`, {
+          token: editor.key,
+          body: { signal: 'great' },
+          template: '/engrams/{id}/feedback',
+        })
+      ).status,
+    ).toBe(400);
     expect((await hub.request('POST', `/engrams/${id}/pin`, { token: editor.key, template: '/engrams/{id}/pin' })).status).toBe(403);
-    const pinned = await hub.request('POST', `/engrams/${id}/pin`, { token: acme.adminKey, body: { pinned: true }, template: '/engrams/{id}/pin' });
+    const pinned = await hub.request('POST', `/engrams/${id}/pin`, {
+      token: acme.adminKey,
+      body: { pinned: true },
+      template: '/engrams/{id}/pin',
+    });
     expect(pinned.body.pinned).toBe(true);
     const retired = await hub.request('DELETE', `/engrams/${id}`, { token: editor.key, template: TID });
     expect(retired.status).toBe(200);
@@ -121,7 +203,11 @@ describe.each(DATABASES)('engram routes (%s)', (kind) => {
     expect(nope.body.type).toMatch(/not-found$/);
     const method = await hub.request('PUT', '/engrams', { token: editor.key, body: {} });
     expect(method.status).toBe(405);
-    const media = await hub.request('POST', '/engrams', { token: editor.key, raw: 'statement=x', headers: { 'content-type': 'text/plain' } });
+    const media = await hub.request('POST', '/engrams', {
+      token: editor.key,
+      raw: 'statement=x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(media.status).toBe(415);
     const big = await hub.request('POST', '/engrams', { token: editor.key, raw: JSON.stringify({ statement: 'x'.repeat(2_000_000) }) });
     expect(big.status).toBe(413);

@@ -55,7 +55,7 @@ describe.each(DATABASES)('connected MCP clients in the portal and the admin UI (
     return { client, tokens: await client.grant(new CookieBrowser(), 'acme') };
   }
 
-  it('lists my connected clients on /me/api-keys; Revoke ends the client\'s tokens', async () => {
+  it("lists my connected clients on /me/api-keys; Revoke ends the client's tokens", async () => {
     const { client, tokens } = await beaConnects('Bea laptop agent');
     const { context, page } = await signIn(BEA, '/me/api-keys');
     const row = page.getByRole('row', { name: /Bea laptop agent/ });
@@ -70,7 +70,7 @@ describe.each(DATABASES)('connected MCP clients in the portal and the admin UI (
     await context.close();
   });
 
-  it('lists everyone\'s connected clients on /admin/api-keys for an admin; Revoke ends them', async () => {
+  it("lists everyone's connected clients on /admin/api-keys for an admin; Revoke ends them", async () => {
     const { client, tokens } = await beaConnects('Bea desktop agent');
     const { context, page } = await signIn(ADA, '/admin/api-keys');
     const row = page.getByRole('row', { name: /Bea desktop agent/ });

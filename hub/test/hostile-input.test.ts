@@ -14,7 +14,12 @@ interface RawReply {
 }
 
 /** One request as bytes on the wire: nothing normalizes the path or the body. */
-function raw(url: string, method: string, path: string, opts: { headers?: Record<string, string>; body?: Buffer | string; chunked?: boolean } = {}): Promise<RawReply> {
+function raw(
+  url: string,
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: Buffer | string; chunked?: boolean } = {},
+): Promise<RawReply> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, method, path, headers: opts.headers ?? {} }, (res) => {
@@ -83,7 +88,11 @@ describe.each(DATABASES)('hostile input (%s)', (kind) => {
     ];
     for (const [method, path] of paths) {
       const body = method === 'POST' ? '{"user_id":"x"}' : undefined;
-      expectProblem(await raw(hub.url, method, path, { headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body }), 400, `${method} ${path}`);
+      expectProblem(
+        await raw(hub.url, method, path, { headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) }, body }),
+        400,
+        `${method} ${path}`,
+      );
     }
   });
 
@@ -103,22 +112,49 @@ describe.each(DATABASES)('hostile input (%s)', (kind) => {
       expectProblem(r, 400, body.slice(0, 60));
     }
     // Well-formed pairs are fine.
-    const ok = await raw(hub.url, 'POST', '/api/v1/engrams', { headers: json, body: '{"statement": "Emoji \\ud83d\\ude80 are text too", "scope": "org:acme"}' });
+    const ok = await raw(hub.url, 'POST', '/api/v1/engrams', {
+      headers: json,
+      body: '{"statement": "Emoji \\ud83d\\ude80 are text too", "scope": "org:acme"}',
+    });
     expect(ok.status).toBe(201);
   });
 
   it('refuses bodies that are not UTF-8 JSON: 415 for other types and charsets, chunked too; 400 for invalid bytes', async () => {
     const body = '{"statement": "x"}';
-    expectProblem(await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'text/plain' }, body }), 415, 'text/plain');
-    expectProblem(await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'text/plain' }, body, chunked: true }), 415, 'text/plain, chunked');
+    expectProblem(
+      await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'text/plain' }, body }),
+      415,
+      'text/plain',
+    );
+    expectProblem(
+      await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'text/plain' }, body, chunked: true }),
+      415,
+      'text/plain, chunked',
+    );
     expectProblem(await raw(hub.url, 'POST', '/api/v1/engrams', { headers: auth, body, chunked: true }), 415, 'no type, chunked');
-    expectProblem(await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'application/json; charset=latin1' }, body }), 415, 'latin1');
+    expectProblem(
+      await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'application/json; charset=latin1' }, body }),
+      415,
+      'latin1',
+    );
     const bytes = Buffer.concat([Buffer.from('{"statement": "caf'), Buffer.from([0xe9]), Buffer.from('", "scope": "org:acme"}')]);
-    expectProblem(await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'application/json' }, body: bytes }), 400, 'latin-1 byte');
-    const chunkedJson = await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'application/json; charset=utf-8' }, body: '{"statement": "Chunked and fine", "scope": "org:acme"}', chunked: true });
+    expectProblem(
+      await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'application/json' }, body: bytes }),
+      400,
+      'latin-1 byte',
+    );
+    const chunkedJson = await raw(hub.url, 'POST', '/api/v1/engrams', {
+      headers: { ...auth, 'content-type': 'application/json; charset=utf-8' },
+      body: '{"statement": "Chunked and fine", "scope": "org:acme"}',
+      chunked: true,
+    });
     expect(chunkedJson.status).toBe(201);
     const big = JSON.stringify({ statement: 'x'.repeat(2 * 1024 * 1024) });
-    expectProblem(await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'application/json' }, body: big, chunked: true }), 413, 'over the limit, chunked');
+    expectProblem(
+      await raw(hub.url, 'POST', '/api/v1/engrams', { headers: { ...auth, 'content-type': 'application/json' }, body: big, chunked: true }),
+      413,
+      'over the limit, chunked',
+    );
   });
 
   it('answers cursors past what a bigint holds with 400, on engrams and the audit log', async () => {
@@ -142,7 +178,15 @@ describe.each(DATABASES)('hostile input (%s)', (kind) => {
     const basic = await raw(hub.url, 'GET', '/api/v1/me', { headers: { authorization: 'Basic Zm9vOmJhcg==' } });
     expect(basic.headers['www-authenticate']).toMatch(/error="invalid_request"/);
     // Existing route, unknown route, wrong method, OPTIONS: the same 401 without a token.
-    const probes: Array<[string, string]> = [['GET', '/api/v1/engrams'], ['GET', '/api/v1/no-such-route'], ['PUT', '/api/v1/me'], ['OPTIONS', '/api/v1/engrams'], ['TRACE', '/api/v1/recall'], ['GET', '/api/v1'], ['POST', '/api/v1/openapi.yaml']];
+    const probes: Array<[string, string]> = [
+      ['GET', '/api/v1/engrams'],
+      ['GET', '/api/v1/no-such-route'],
+      ['PUT', '/api/v1/me'],
+      ['OPTIONS', '/api/v1/engrams'],
+      ['TRACE', '/api/v1/recall'],
+      ['GET', '/api/v1'],
+      ['POST', '/api/v1/openapi.yaml'],
+    ];
     const seen = new Set<string>();
     for (const [method, path] of probes) {
       const r = await raw(hub.url, method, path);

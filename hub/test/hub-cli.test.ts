@@ -18,12 +18,20 @@ describe('svc hub', () => {
     const made = await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env });
     expect(made.code, made.stderr).toBe(0);
     const created = JSON.parse(made.stdout);
-    expect(created).toMatchObject({ org: { slug: 'acme', schema: 'org_acme' }, admin: { name: 'alice' }, api_key: expect.stringMatching(/^svc_sk_/) });
+    expect(created).toMatchObject({
+      org: { slug: 'acme', schema: 'org_acme' },
+      admin: { name: 'alice' },
+      api_key: expect.stringMatching(/^svc_sk_/),
+    });
     const dup = await svc(['hub', 'org', 'create', 'acme', '--admin', 'bob', '--data', data, '--no-json'], { env });
     expect(dup.code).toBe(1);
     expect(dup.stderr).toBe('svc: organization "acme" exists already\n');
-    expect((await svc(['hub', 'org', 'create', 'Bad_Slug', '--admin', 'x', '--data', data, '--no-json'], { env })).stderr).toMatch(/slug "Bad_Slug" is invalid/);
-    expect((await svc(['hub', 'org', 'create', 'nobody', '--data', data, '--no-json'], { env })).stderr).toMatch(/--admin <name> is required/);
+    expect((await svc(['hub', 'org', 'create', 'Bad_Slug', '--admin', 'x', '--data', data, '--no-json'], { env })).stderr).toMatch(
+      /slug "Bad_Slug" is invalid/,
+    );
+    expect((await svc(['hub', 'org', 'create', 'nobody', '--data', data, '--no-json'], { env })).stderr).toMatch(
+      /--admin <name> is required/,
+    );
     expect((await svc(['hub', 'frobnicate', '--data', data, '--no-json'], { env })).stderr).toMatch(/unknown hub subcommand "frobnicate"/);
     expect((await svc(['hub', '--port', '70000', '--data', data, '--no-json'], { env })).stderr).toMatch(/--port must be a port number/);
     // A bad setting is the operator's mistake, named in one line, not an internal error.
@@ -81,15 +89,26 @@ describe('svc hub', () => {
     expect(created.sign_in.url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/sign-in\/link\//);
     const direct = await svc(['hub', 'login-link', '--org', 'acme', '--data', data, '--no-json'], { env });
     expect(direct.code, direct.stderr).toBe(0);
-    expect(direct.stdout).toMatch(/^Sign-in link for alice at acme \(works once, for one browser, until .*\):\nhttp:\/\/127\.0\.0\.1:8080\/sign-in\/link\/\S+\n$/);
+    expect(direct.stdout).toMatch(
+      /^Sign-in link for alice at acme \(works once, for one browser, until .*\):\nhttp:\/\/127\.0\.0\.1:8080\/sign-in\/link\/\S+\n$/,
+    );
     const bob = await svc(['hub', 'invite', '--org', 'acme', '--email', 'bob@example.com', '--data', data, '--json'], { env });
     expect(bob.code, bob.stderr).toBe(0);
     const bobInvite = JSON.parse(bob.stdout);
-    expect(bobInvite).toMatchObject({ user: { name: 'bob', created: true }, emailed: false, url: expect.stringMatching(/\/invite\/svc_inv_/) });
+    expect(bobInvite).toMatchObject({
+      user: { name: 'bob', created: true },
+      emailed: false,
+      url: expect.stringMatching(/\/invite\/svc_inv_/),
+    });
 
     const hub = await startHubProcess(env, ['--data', data]);
     const onHub = (url: string) => hub.url + new URL(url).pathname;
-    const press = (url: string) => fetch(onHub(url), { method: 'POST', redirect: 'manual', headers: { origin: hub.url, 'content-type': 'application/x-www-form-urlencoded' } });
+    const press = (url: string) =>
+      fetch(onHub(url), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { origin: hub.url, 'content-type': 'application/x-www-form-urlencoded' },
+      });
     try {
       // Beside the running hub the PGlite folder is locked: the command says how to go through the hub.
       const locked = await svc(['hub', 'login-link', '--org', 'acme', '--data', data, '--no-json'], { env });
@@ -98,7 +117,11 @@ describe('svc hub', () => {
       const viaHub = await svc(['hub', 'login-link', '--org', 'acme', '--url', hub.url, '--key', created.api_key, '--json'], { env });
       expect(viaHub.code, viaHub.stderr).toBe(0);
       const link = JSON.parse(viaHub.stdout);
-      expect(link).toMatchObject({ user: { name: 'alice' }, emailed: false, url: expect.stringMatching(new RegExp(`^${hub.url}/sign-in/link/`)) });
+      expect(link).toMatchObject({
+        user: { name: 'alice' },
+        emailed: false,
+        url: expect.stringMatching(new RegExp(`^${hub.url}/sign-in/link/`)),
+      });
       for (const url of [created.sign_in.url, direct.stdout.trim().split('\n').pop()!, link.url]) {
         const signed = await press(url);
         expect(signed.status, url).toBe(303);
@@ -109,17 +132,46 @@ describe('svc hub', () => {
       expect(accepted.status).toBe(201);
       expect(await accepted.text()).toMatch(/svc_sk_/);
 
-      const carol = await svc(['hub', 'invite', '--org', 'acme', '--email', 'carol@example.com', '--name', 'carol', '--role', 'viewer', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
+      const carol = await svc(
+        [
+          'hub',
+          'invite',
+          '--org',
+          'acme',
+          '--email',
+          'carol@example.com',
+          '--name',
+          'carol',
+          '--role',
+          'viewer',
+          '--url',
+          hub.url,
+          '--key',
+          created.api_key,
+          '--no-json',
+        ],
+        { env },
+      );
       expect(carol.code, carol.stderr).toBe(0);
-      expect(carol.stdout).toMatch(new RegExp(`^Invited carol \\(created\\) to acme\\.\\nSend them this link .*:\\n${hub.url}/invite/svc_inv_\\S+\\n$`));
-      const again = await svc(['hub', 'invite', '--org', 'acme', '--email', 'bob@example.com', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
+      expect(carol.stdout).toMatch(
+        new RegExp(`^Invited carol \\(created\\) to acme\\.\\nSend them this link .*:\\n${hub.url}/invite/svc_inv_\\S+\\n$`),
+      );
+      const again = await svc(
+        ['hub', 'invite', '--org', 'acme', '--email', 'bob@example.com', '--url', hub.url, '--key', created.api_key, '--no-json'],
+        { env },
+      );
       expect(again.code).toBe(1);
       expect(again.stderr).toMatch(/^svc: the hub at .* refused: bob has had a key or a sign-in already/);
-      const ghost = await svc(['hub', 'login-link', '--org', 'acme', '--user', 'ghost', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
+      const ghost = await svc(
+        ['hub', 'login-link', '--org', 'acme', '--user', 'ghost', '--url', hub.url, '--key', created.api_key, '--no-json'],
+        { env },
+      );
       expect(ghost.stderr).toMatch(/no user ghost/);
       const otherOrg = await svc(['hub', 'login-link', '--org', 'beta', '--url', hub.url, '--key', created.api_key, '--no-json'], { env });
       expect(otherOrg.stderr).toBe('svc: --key is a key of acme, not of beta\n');
-      expect((await svc(['hub', 'invite', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(/usage: svc hub invite --org <slug> --email <address>/);
+      expect((await svc(['hub', 'invite', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(
+        /usage: svc hub invite --org <slug> --email <address>/,
+      );
     } finally {
       expect(await hub.stop()).toBe(0);
     }
@@ -127,19 +179,31 @@ describe('svc hub', () => {
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
   }, 120_000);
 
-  it('org admin add makes (or creates) an admin from the hub\'s machine, audited: the way back when no admin is left', async () => {
+  it("org admin add makes (or creates) an admin from the hub's machine, audited: the way back when no admin is left", async () => {
     const data = migratedDataFolder('hub-cli');
     const env = { DATABASE_URL: '', SVC_PATH: join(data, '..', 'store') };
     expect((await svc(['hub', 'org', 'create', 'acme', '--admin', 'alice', '--data', data, '--json'], { env })).code).toBe(0);
     const bob = await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'bob', '--data', data, '--json'], { env });
     expect(bob.code, bob.stderr).toBe(0);
     // Bob never had a key: he gets an invitation for his first, shown once.
-    expect(JSON.parse(bob.stdout)).toMatchObject({ org: { slug: 'acme' }, user: { name: 'bob' }, created: true, previous: null, invitation: { token: expect.stringMatching(/^svc_inv_/) } });
+    expect(JSON.parse(bob.stdout)).toMatchObject({
+      org: { slug: 'acme' },
+      user: { name: 'bob' },
+      created: true,
+      previous: null,
+      invitation: { token: expect.stringMatching(/^svc_inv_/) },
+    });
     const alice = await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'alice', '--data', data, '--no-json'], { env });
     expect(alice.stdout).toBe('alice is now an active admin of acme (was admin).\n');
-    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'svc-hub', '--data', data, '--no-json'], { env })).stderr).toMatch(/^svc: user name "svc-hub" is reserved/);
-    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'nope', '--user', 'x', '--data', data, '--no-json'], { env })).stderr).toBe('svc: no organization "nope"\n');
-    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(/usage: svc hub org admin add --org <slug> --user <name>/);
+    expect(
+      (await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'svc-hub', '--data', data, '--no-json'], { env })).stderr,
+    ).toMatch(/^svc: user name "svc-hub" is reserved/);
+    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'nope', '--user', 'x', '--data', data, '--no-json'], { env })).stderr).toBe(
+      'svc: no organization "nope"\n',
+    );
+    expect((await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--data', data, '--no-json'], { env })).stderr).toMatch(
+      /usage: svc hub org admin add --org <slug> --user <name>/,
+    );
 
     // Alice is locked out (deactivated, her key revoked, as ending her access does): she comes back with a new key.
     let db = await openDatabase({ dataDir: data });
@@ -147,7 +211,12 @@ describe('svc hub', () => {
     await db.query(`UPDATE ${ident('org_acme')}.api_keys SET revoked_at = now()`);
     await db.close();
     const back = await svc(['hub', 'org', 'admin', 'add', '--org', 'acme', '--user', 'alice', '--data', data, '--json'], { env });
-    expect(JSON.parse(back.stdout)).toMatchObject({ created: false, previous: { role: 'viewer', active: false }, invitation: null, api_key: { key: expect.stringMatching(/^svc_sk_/) } });
+    expect(JSON.parse(back.stdout)).toMatchObject({
+      created: false,
+      previous: { role: 'viewer', active: false },
+      invitation: null,
+      api_key: { key: expect.stringMatching(/^svc_sk_/) },
+    });
 
     db = await openDatabase({ dataDir: data });
     try {
@@ -159,7 +228,9 @@ describe('svc hub', () => {
         ['svc-hub', 'alice', false],
         ['svc-hub', 'alice', false],
       ]);
-      const alice = await db.query<{ role: string; active: boolean }>(`SELECT role, active FROM ${ident('org_acme')}.users WHERE name = 'alice'`);
+      const alice = await db.query<{ role: string; active: boolean }>(
+        `SELECT role, active FROM ${ident('org_acme')}.users WHERE name = 'alice'`,
+      );
       expect(alice.rows[0]).toEqual({ role: 'admin', active: true });
     } finally {
       await db.close();

@@ -22,7 +22,9 @@ describe('the PGlite data folder of svc hub', () => {
     const pid = hub.child.pid!;
     try {
       const second = await svc(['hub', '--port', '0', '--data', data, '--no-json'], { env });
-      expect(second.stderr).toBe(`svc: svc hub (pid ${pid}) is already running on the data folder ${data}: stop it first, or give this hub another --data\n`);
+      expect(second.stderr).toBe(
+        `svc: svc hub (pid ${pid}) is already running on the data folder ${data}: stop it first, or give this hub another --data\n`,
+      );
       expect(second.code).toBe(1);
       for (const args of [
         ['org', 'create', 'beta', '--admin', 'bob'],
@@ -31,7 +33,9 @@ describe('the PGlite data folder of svc hub', () => {
         ['migrate'],
       ]) {
         const r = await svc(['hub', ...args, '--data', data, '--no-json'], { env });
-        expect(r.stderr, args.join(' ')).toBe(`svc: svc hub (pid ${pid}) is running on the data folder ${data}: stop it first, or do this through the running hub (its REST API or admin pages)\n`);
+        expect(r.stderr, args.join(' ')).toBe(
+          `svc: svc hub (pid ${pid}) is running on the data folder ${data}: stop it first, or do this through the running hub (its REST API or admin pages)\n`,
+        );
         expect(r.code).toBe(1);
       }
       const key = JSON.parse(made.stdout).api_key as string;

@@ -27,7 +27,11 @@ async function startSmtp(): Promise<{ url: string; inbox: Received[]; next(): Pr
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        const m = { raw: Buffer.concat(chunks).toString('utf8'), rcpt: session.envelope.rcptTo.map((r) => r.address), from: (session.envelope.mailFrom || { address: '' }).address };
+        const m = {
+          raw: Buffer.concat(chunks).toString('utf8'),
+          rcpt: session.envelope.rcptTo.map((r) => r.address),
+          from: (session.envelope.mailFrom || { address: '' }).address,
+        };
         const w = waiting.shift();
         if (w) w(m);
         else inbox.push(m);
@@ -57,7 +61,12 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
   let smtp: Awaited<ReturnType<typeof startSmtp>>;
   let hub: TestHub;
   let acme: TestOrg;
-  const press = (url: string) => fetch(url, { method: 'POST', redirect: 'manual', headers: { origin: new URL(url).origin, 'content-type': 'application/x-www-form-urlencoded' } });
+  const press = (url: string) =>
+    fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: new URL(url).origin, 'content-type': 'application/x-www-form-urlencoded' },
+    });
 
   beforeAll(async () => {
     smtp = await startSmtp();
@@ -70,7 +79,11 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
   });
 
   it('an invitation by address is e-mailed, never shown to the admin; its link works once', async () => {
-    const inv = await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { email: 'erin@example.com', name: 'erin' }, template: '/admin/invitations' });
+    const inv = await hub.request('POST', '/admin/invitations', {
+      token: acme.adminKey,
+      body: { email: 'erin@example.com', name: 'erin' },
+      template: '/admin/invitations',
+    });
     expect(inv.status, inv.text).toBe(201);
     expect(inv.body).toMatchObject({ emailed: true, sent_to: 'erin@example.com', user: { name: 'erin', created: true } });
     expect(inv.body.token).toBeUndefined();
@@ -90,7 +103,11 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
   });
 
   it('a sign-in link for someone who signed in before goes to their address only, and works once', async () => {
-    const made = await hub.request('POST', '/admin/login-links', { token: acme.adminKey, body: { user: 'erin' }, template: '/admin/login-links' });
+    const made = await hub.request('POST', '/admin/login-links', {
+      token: acme.adminKey,
+      body: { user: 'erin' },
+      template: '/admin/login-links',
+    });
     expect(made.status, made.text).toBe(201);
     expect(made.body).toMatchObject({ emailed: true, sent_to: 'erin@example.com' });
     expect(made.body.url).toBeUndefined();
@@ -106,7 +123,11 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
   it('never adds a header from a name, subject or address holding CR/LF', async () => {
     await sendMail(
       { smtpUrl: smtp.url, from: 'svc hub <hub@acme.example>' },
-      { to: { address: 'erin@example.com', name: 'Erin\r\nBcc: mallory@evil.example\r\nX-Injected: 1' }, subject: 'Hello\r\nBcc: mallory@evil.example\nX-Injected: 2', text: 'body' },
+      {
+        to: { address: 'erin@example.com', name: 'Erin\r\nBcc: mallory@evil.example\r\nX-Injected: 1' },
+        subject: 'Hello\r\nBcc: mallory@evil.example\nX-Injected: 2',
+        text: 'body',
+      },
     );
     const mail = await smtp.next();
     expect(mail.rcpt).toEqual(['erin@example.com']);
@@ -117,11 +138,22 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
     expect(parsed.headers.has('bcc')).toBe(false);
     expect(parsed.headers.has('x-injected')).toBe(false);
     await expect(
-      sendMail({ smtpUrl: smtp.url, from: 'hub@acme.example' }, { to: { address: 'erin@example.com\r\nBcc: mallory@evil.example' }, subject: 's', text: 't' }),
+      sendMail(
+        { smtpUrl: smtp.url, from: 'hub@acme.example' },
+        { to: { address: 'erin@example.com\r\nBcc: mallory@evil.example' }, subject: 's', text: 't' },
+      ),
     ).rejects.toThrow(/is not a plain address/);
-    await expect(sendMail({ smtpUrl: smtp.url, from: 'hub@acme.example' }, { to: { address: 'a@example.com, mallory@evil.example' }, subject: 's', text: 't' })).rejects.toThrow(/is not a plain address/);
+    await expect(
+      sendMail(
+        { smtpUrl: smtp.url, from: 'hub@acme.example' },
+        { to: { address: 'a@example.com, mallory@evil.example' }, subject: 's', text: 't' },
+      ),
+    ).rejects.toThrow(/is not a plain address/);
     // The REST route refuses such an address before anything is created.
-    const refused = await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { email: 'x@example.com\nBcc: mallory@evil.example' } });
+    const refused = await hub.request('POST', '/admin/invitations', {
+      token: acme.adminKey,
+      body: { email: 'x@example.com\nBcc: mallory@evil.example' },
+    });
     expect(refused.status).toBe(400);
     expect(smtp.inbox).toEqual([]);
   });
@@ -133,7 +165,9 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
       const r = await down.request('POST', '/admin/invitations', { token: org.adminKey, body: { email: 'fay@example.com' } });
       expect(r.status).toBe(502);
       expect(r.body.detail).toMatch(/^the e-mail to fay@example\.com could not be sent: /);
-      expect((await down.request('GET', '/admin/users', { token: org.adminKey })).body.items.map((u: { name: string }) => u.name)).toEqual(['admin']);
+      expect((await down.request('GET', '/admin/users', { token: org.adminKey })).body.items.map((u: { name: string }) => u.name)).toEqual([
+        'admin',
+      ]);
     } finally {
       await down.close();
     }
@@ -143,9 +177,13 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
     const env = (e: Record<string, string>) => loadConfig(hub.db, { env: e });
     await expect(env({ SVC_HUB_SMTP_URL: 'smtp://127.0.0.1:25' })).rejects.toThrow(/SVC_HUB_MAIL_FROM/);
     await expect(env({ SVC_HUB_MAIL_FROM: 'hub@acme.example' })).rejects.toThrow(/SVC_HUB_SMTP_URL is not/);
-    await expect(env({ SVC_HUB_SMTP_URL: 'http://mail', SVC_HUB_MAIL_FROM: 'hub@acme.example' })).rejects.toThrow(/must start with smtp:\/\/ or smtps:\/\//);
+    await expect(env({ SVC_HUB_SMTP_URL: 'http://mail', SVC_HUB_MAIL_FROM: 'hub@acme.example' })).rejects.toThrow(
+      /must start with smtp:\/\/ or smtps:\/\//,
+    );
     await expect(env({ SVC_HUB_SMTP_URL: 'smtp://mail', SVC_HUB_MAIL_FROM: 'not an address' })).rejects.toThrow(/SVC_HUB_MAIL_FROM/);
-    expect((await env({ SVC_HUB_SMTP_URL: 'smtps://u:p@mail.example:465', SVC_HUB_MAIL_FROM: 'svc hub <hub@acme.example>' })).mail).toEqual({ smtpUrl: 'smtps://u:p@mail.example:465', from: 'svc hub <hub@acme.example>' });
+    expect((await env({ SVC_HUB_SMTP_URL: 'smtps://u:p@mail.example:465', SVC_HUB_MAIL_FROM: 'svc hub <hub@acme.example>' })).mail).toEqual(
+      { smtpUrl: 'smtps://u:p@mail.example:465', from: 'svc hub <hub@acme.example>' },
+    );
     expect((await env({})).mail).toBeUndefined();
   });
 });

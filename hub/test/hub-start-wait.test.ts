@@ -22,7 +22,6 @@ describe.runIf(DATABASES.includes('postgres'))('svc hub started before its datab
     await t?.close();
   });
 
-
   it('waits for the database with backoff, saying so, and serves once it answers', async () => {
     const port = await freePort();
     const target = new URL(t.url!);
@@ -56,6 +55,8 @@ describe.runIf(DATABASES.includes('postgres'))('svc hub started before its datab
     const r = await svc(['hub', '--port', '0', '--no-json'], { env: { DATABASE_URL: nowhere.toString(), SVC_HUB_DATABASE_WAIT: '1' } });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/waiting for the PostgreSQL server at DATABASE_URL/);
-    expect(r.stderr.trim().split('\n').pop()).toMatch(/^svc: cannot open the PostgreSQL server at DATABASE_URL: .*ECONNREFUSED.* \(waited 1 s for it; SVC_HUB_DATABASE_WAIT sets how long\)$/);
+    expect(r.stderr.trim().split('\n').pop()).toMatch(
+      /^svc: cannot open the PostgreSQL server at DATABASE_URL: .*ECONNREFUSED.* \(waited 1 s for it; SVC_HUB_DATABASE_WAIT sets how long\)$/,
+    );
   }, 30_000);
 });

@@ -22,21 +22,25 @@ async function busyPort(): Promise<{ port: number; server: Server }> {
 }
 
 describe('svc hub start and stop', () => {
-  it.each(DATABASES)('on a busy port says only that the port is in use (%s)', async (kind) => {
-    const { port, server } = await busyPort();
-    const db = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
-    try {
-      const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-busy-')), 'hub');
-      const env = { DATABASE_URL: db?.url ?? '', SVC_PATH: join(data, '..', 'store') };
-      const r = await svc(['hub', '--port', String(port), '--data', data, '--no-json'], { env });
-      expect(r.stderr).toBe(`svc: port ${port} is in use; pick another with --port\n`);
-      expect(r.stdout).toBe('');
-      expect(r.code).toBe(1);
-    } finally {
-      server.close();
-      await db?.close();
-    }
-  }, 120_000);
+  it.each(DATABASES)(
+    'on a busy port says only that the port is in use (%s)',
+    async (kind) => {
+      const { port, server } = await busyPort();
+      const db = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
+      try {
+        const data = join(mkdtempSync(join(tmpdir(), 'svc-hub-busy-')), 'hub');
+        const env = { DATABASE_URL: db?.url ?? '', SVC_PATH: join(data, '..', 'store') };
+        const r = await svc(['hub', '--port', String(port), '--data', data, '--no-json'], { env });
+        expect(r.stderr).toBe(`svc: port ${port} is in use; pick another with --port\n`);
+        expect(r.stdout).toBe('');
+        expect(r.code).toBe(1);
+      } finally {
+        server.close();
+        await db?.close();
+      }
+    },
+    120_000,
+  );
 
   it('stops at once after serving requests, far inside its drain window, with the audit chain closed cleanly', async () => {
     const data = migratedDataFolder('hub-stop');
@@ -51,7 +55,8 @@ describe('svc hub start and stop', () => {
     const me = await fetch(`${hub.url}/api/v1/me`, { headers: { authorization: `Bearer ${api_key}` } });
     expect(me.status).toBe(200);
     // The read's audit row is queued after the answer: once it is in the database, nothing waits.
-    const verify = async () => JSON.parse((await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env })).stdout);
+    const verify = async () =>
+      JSON.parse((await svc(['hub', 'audit', 'verify', '--org', 'acme', '--data', data, '--json'], { env })).stdout);
     const t0 = Date.now();
     expect(await hub.stop()).toBe(0);
     const took = Date.now() - t0;
@@ -81,7 +86,15 @@ describe.each(DATABASES)('the audit writer closing (%s)', (kind) => {
     await hub.db.query(`ALTER TABLE ${s}.audit_log RENAME TO audit_log_away`);
     try {
       for (const action of ['GET /api/v1/me', 'GET /api/v1/engrams']) {
-        writer.record(org.org, { at: new Date().toISOString(), actor: 'admin', token_id: null, action, resource: null, outcome: 200, details: {} });
+        writer.record(org.org, {
+          at: new Date().toISOString(),
+          actor: 'admin',
+          token_id: null,
+          action,
+          resource: null,
+          outcome: 200,
+          details: {},
+        });
       }
       expect(await writer.close(500)).toEqual({ drained: false, unwritten: 2 });
     } finally {

@@ -17,7 +17,9 @@ describe.each(DATABASES)('Idempotency-Key (%s)', (kind) => {
   const create = (key: string, statement: string, token = org.adminKey) =>
     hub.request('POST', '/engrams', { token, body: { statement, scope: 'org:idem' }, headers: { 'idempotency-key': key } });
   const count = async (statement: string) =>
-    (await hub.request('GET', '/engrams?limit=200', { token: org.adminKey })).body.items.filter((e: { statement: string }) => e.statement === statement).length;
+    (await hub.request('GET', '/engrams?limit=200', { token: org.adminKey })).body.items.filter(
+      (e: { statement: string }) => e.statement === statement,
+    ).length;
 
   it('answers a repeated write with its first answer, writing once, even when the repeats race', async () => {
     const first = await create('k-1', 'Idempotent writes happen once');
@@ -41,16 +43,28 @@ describe.each(DATABASES)('Idempotency-Key (%s)', (kind) => {
     expect(other.body.detail).toMatch(/Idempotency-Key "k-2" was used with another request/);
     expect(await count('Another request under k-2')).toBe(0);
 
-    const bad = await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: 'Fails first', scope: 'group:elsewhere' }, headers: { 'idempotency-key': 'k-3' } });
+    const bad = await hub.request('POST', '/engrams', {
+      token: org.adminKey,
+      body: { statement: 'Fails first', scope: 'group:elsewhere' },
+      headers: { 'idempotency-key': 'k-3' },
+    });
     expect(bad.status).toBe(403);
     expect((await create('k-3', 'Fails first, then succeeds')).status).toBe(201);
 
     const bea = await org.user('bea', 'editor', [{ path: 'team' }]);
-    const hers = await hub.request('POST', '/engrams', { token: bea.key, body: { statement: 'Her own k-1', scope: 'group:team' }, headers: { 'idempotency-key': 'k-1' } });
+    const hers = await hub.request('POST', '/engrams', {
+      token: bea.key,
+      body: { statement: 'Her own k-1', scope: 'group:team' },
+      headers: { 'idempotency-key': 'k-1' },
+    });
     expect(hers.status).toBe(201);
     expect(hers.headers.get('idempotent-replayed')).toBeNull();
 
-    const junk = await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: 'x', scope: 'org:idem' }, headers: { 'idempotency-key': 'has space' } });
+    const junk = await hub.request('POST', '/engrams', {
+      token: org.adminKey,
+      body: { statement: 'x', scope: 'org:idem' },
+      headers: { 'idempotency-key': 'has space' },
+    });
     expect(junk.status).toBe(400);
   });
 });

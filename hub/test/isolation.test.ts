@@ -17,8 +17,15 @@ describe.each(DATABASES)('cross-organization isolation (%s)', (kind) => {
     acme = await hub.newOrg('acme');
     beta = await hub.newOrg('beta');
     const a = acme.adminKey;
-    ids.engram = (await hub.request('POST', '/engrams', { token: a, body: { statement: 'Acme secret sauce recipe lives in the vault', scope: 'org:acme' } })).body.id;
-    ids.global = (await hub.request('POST', '/engrams', { token: a, body: { statement: 'Acme global convention about sauce', scope: 'global' } })).body.id;
+    ids.engram = (
+      await hub.request('POST', '/engrams', {
+        token: a,
+        body: { statement: 'Acme secret sauce recipe lives in the vault', scope: 'org:acme' },
+      })
+    ).body.id;
+    ids.global = (
+      await hub.request('POST', '/engrams', { token: a, body: { statement: 'Acme global convention about sauce', scope: 'global' } })
+    ).body.id;
     ids.episode = (await hub.request('POST', '/episodes', { token: a, body: { summary: 'Acme sauce episode' } })).body.id;
     ids.session = (await hub.request('POST', '/sessions', { token: a, body: { task: 'sauce' } })).body.session.id;
     const u = await hub.request('POST', '/admin/users', { token: a, body: { name: 'alex' } });
@@ -67,7 +74,7 @@ describe.each(DATABASES)('cross-organization isolation (%s)', (kind) => {
     expect((await hub.request('GET', `/sessions/${ids.session}`, { token: acme.adminKey })).body.status).toBe('open');
   });
 
-  it('never lists or finds another organization\'s data', async () => {
+  it("never lists or finds another organization's data", async () => {
     const b = beta.adminKey;
     const reads: Array<[string, string, unknown?]> = [
       ['GET', '/engrams'],

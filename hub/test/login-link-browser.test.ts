@@ -8,7 +8,7 @@ import { launchBrowser, screenshot, seriousViolations } from './support/browser.
 // printed, invites a colleague from the people page, and the colleague opens the invitation,
 // lands signed in with their first key. Used links are refused with a page that says why.
 
-describe.each(DATABASES)('a team\'s first day in Chromium, without a provider (%s)', (kind) => {
+describe.each(DATABASES)("a team's first day in Chromium, without a provider (%s)", (kind) => {
   let hub: TestHub;
   let acme: TestOrg;
   let browser: Browser;
@@ -77,7 +77,9 @@ describe.each(DATABASES)('a team\'s first day in Chromium, without a provider (%
     const page = await fresh();
     await page.goto(`${hub.url}/sign-in?org=acme`);
     expect(await page.getByRole('heading', { name: 'Sign in with a link' }).count()).toBe(1);
-    expect(await page.locator('main').textContent()).toMatch(/Ask an admin of acme for a sign-in link, or, on the hub's machine, run svc hub login-link --org acme/);
+    expect(await page.locator('main').textContent()).toMatch(
+      /Ask an admin of acme for a sign-in link, or, on the hub's machine, run svc hub login-link --org acme/,
+    );
     expect(await seriousViolations(page)).toEqual([]);
   });
 });

@@ -18,9 +18,18 @@ describe.each(DATABASES)('sign-in links and invitations in a browser (%s)', (kin
   let acme: TestOrg;
   /** A form post as the hub's own page sends it. */
   const press = (path: string, extra: Record<string, string> = {}) =>
-    fetch(`${hub.url}${path}`, { method: 'POST', redirect: 'manual', headers: { origin: hub.url, 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded', ...extra } });
+    fetch(`${hub.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: hub.url, 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded', ...extra },
+    });
   const audit = async (action: string) =>
-    (await hub.db.query<{ actor: string; details: Record<string, unknown> }>(`SELECT actor, details FROM ${ident(acme.org.schema)}.audit_log WHERE action = $1 ORDER BY seq`, [action])).rows;
+    (
+      await hub.db.query<{ actor: string; details: Record<string, unknown> }>(
+        `SELECT actor, details FROM ${ident(acme.org.schema)}.audit_log WHERE action = $1 ORDER BY seq`,
+        [action],
+      )
+    ).rows;
 
   beforeAll(async () => {
     hub = await startTestHub(kind);
@@ -31,10 +40,18 @@ describe.each(DATABASES)('sign-in links and invitations in a browser (%s)', (kin
   it('a sign-in link signs one browser in as its person, once, lands an admin on /admin/, and is audited', async () => {
     const made = await hub.request('POST', '/admin/login-links', { token: acme.adminKey, body: {}, template: '/admin/login-links' });
     expect(made.status, made.text).toBe(201);
-    expect(made.body).toMatchObject({ user: { name: 'admin' }, emailed: false, path: expect.stringMatching(/^\/sign-in\/link\//), url: `${hub.url}${made.body.path}` });
+    expect(made.body).toMatchObject({
+      user: { name: 'admin' },
+      emailed: false,
+      path: expect.stringMatching(/^\/sign-in\/link\//),
+      url: `${hub.url}${made.body.path}`,
+    });
     // Only the secret's hash is stored.
     const secret = made.body.path.split('.').pop();
-    const stored = await hub.db.query<{ secret_hash: string; created_by: string }>(`SELECT secret_hash, created_by FROM ${ident(acme.org.schema)}.login_links WHERE id = $1`, [made.body.id]);
+    const stored = await hub.db.query<{ secret_hash: string; created_by: string }>(
+      `SELECT secret_hash, created_by FROM ${ident(acme.org.schema)}.login_links WHERE id = $1`,
+      [made.body.id],
+    );
     expect(stored.rows[0]!.created_by).toBe('admin');
     expect(stored.rows[0]!.secret_hash).not.toContain(secret);
 
@@ -60,14 +77,22 @@ describe.each(DATABASES)('sign-in links and invitations in a browser (%s)', (kin
       expect(again.headers.getSetCookie().some((c) => c.startsWith('svc_session='))).toBe(false);
     }
     const logins = await audit('auth.login');
-    expect(logins.at(-1)).toMatchObject({ actor: 'admin', details: { via: 'sign-in link', link_id: made.body.id, link_created_by: 'admin' } });
-    expect((await audit('POST /api/v1/admin/login-links')).at(-1)).toMatchObject({ actor: 'admin', details: { link_id: made.body.id, user: 'admin', emailed: false } });
+    expect(logins.at(-1)).toMatchObject({
+      actor: 'admin',
+      details: { via: 'sign-in link', link_id: made.body.id, link_created_by: 'admin' },
+    });
+    expect((await audit('POST /api/v1/admin/login-links')).at(-1)).toMatchObject({
+      actor: 'admin',
+      details: { link_id: made.body.id, user: 'admin', emailed: false },
+    });
   });
 
   it('an expired link and an unknown one are refused with a clear page', async () => {
     const made = await hub.request('POST', '/admin/login-links', { token: acme.adminKey, body: { user: 'admin' } });
     expect(made.status).toBe(201);
-    await hub.db.query(`UPDATE ${ident(acme.org.schema)}.login_links SET expires_at = now() - interval '1 second' WHERE id = $1`, [made.body.id]);
+    await hub.db.query(`UPDATE ${ident(acme.org.schema)}.login_links SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      made.body.id,
+    ]);
     const expired = await press(made.body.path);
     expect(expired.status).toBe(410);
     expect(await expired.text()).toMatch(/has expired: a link works for 10 minutes/);
@@ -91,14 +116,20 @@ describe.each(DATABASES)('sign-in links and invitations in a browser (%s)', (kin
     const svcAccount = await hub.request('POST', '/admin/login-links', { token: acme.adminKey, body: { user: 'ci' } });
     expect(svcAccount.status).toBe(400);
     expect(svcAccount.body.detail).toMatch(/service account/);
-    expect((await hub.request('POST', '/admin/login-links', { token: acme.adminKey, body: { user: 'ghost' } })).body.detail).toMatch(/no user ghost/);
+    expect((await hub.request('POST', '/admin/login-links', { token: acme.adminKey, body: { user: 'ghost' } })).body.detail).toMatch(
+      /no user ghost/,
+    );
     const editor = await acme.user('eddie', 'editor');
     expect((await hub.request('POST', '/admin/login-links', { token: editor.key, body: {} })).status).toBe(403);
   });
 
   it('the people page hands an admin a sign-in link for someone who never signed in, and says why not for someone who did', async () => {
     await hub.request('POST', '/admin/users', { token: acme.adminKey, body: { name: 'pia', role: 'editor' } });
-    const page = (path: string) => fetch(`${hub.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${acme.adminKey}`, 'content-type': 'application/x-www-form-urlencoded' } });
+    const page = (path: string) =>
+      fetch(`${hub.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acme.adminKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      });
     const shown = await page('/admin/users/pia/login-link');
     expect(shown.status).toBe(201);
     const linkPattern = new RegExp(`${hub.url}/sign-in/link/[0-9a-f-]{36}\\.[A-Za-z0-9_-]{43}`);
@@ -113,10 +144,20 @@ describe.each(DATABASES)('sign-in links and invitations in a browser (%s)', (kin
 
   it('an invitation by e-mail address creates the person in a group; opened in a browser it signs them in and shows their first key once', async () => {
     await hub.request('POST', '/admin/groups', { token: acme.adminKey, body: { path: 'eng' } });
-    const inv = await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { email: 'dan@example.com', group: 'eng' }, template: '/admin/invitations' });
+    const inv = await hub.request('POST', '/admin/invitations', {
+      token: acme.adminKey,
+      body: { email: 'dan@example.com', group: 'eng' },
+      template: '/admin/invitations',
+    });
     expect(inv.status, inv.text).toBe(201);
-    expect(inv.body).toMatchObject({ user: { name: 'dan', email: 'dan@example.com', created: true }, emailed: false, path: expect.stringMatching(/^\/invite\/svc_inv_/) });
-    expect((await hub.request('GET', '/admin/groups/eng/members', { token: acme.adminKey })).body.items.map((m: { name: string }) => m.name)).toContain('dan');
+    expect(inv.body).toMatchObject({
+      user: { name: 'dan', email: 'dan@example.com', created: true },
+      emailed: false,
+      path: expect.stringMatching(/^\/invite\/svc_inv_/),
+    });
+    expect(
+      (await hub.request('GET', '/admin/groups/eng/members', { token: acme.adminKey })).body.items.map((m: { name: string }) => m.name),
+    ).toContain('dan');
     const page = await fetch(inv.body.url);
     expect(await page.text()).toMatch(/invited to the team memory of <strong>acme<\/strong> as <strong>dan<\/strong>/);
     const accepted = await press(inv.body.path);
@@ -146,10 +187,16 @@ describe.each(DATABASES)('sign-in links and invitations in a browser (%s)', (kin
     expect((await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { user_id: 'bob' } })).status).toBe(201);
     expect((await hub.request('POST', '/admin/groups/eng/members', { token: acme.adminKey, body: { user_id: 'bob' } })).status).toBe(200);
     expect((await hub.request('DELETE', '/admin/groups/eng/members/bob', { token: acme.adminKey })).status).toBe(204);
-    const badEmail = await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { email: 'x@example.com\r\nBcc: evil@example.com' } });
+    const badEmail = await hub.request('POST', '/admin/invitations', {
+      token: acme.adminKey,
+      body: { email: 'x@example.com\r\nBcc: evil@example.com' },
+    });
     expect(badEmail.status).toBe(400);
     expect(badEmail.body.detail).toMatch(/is not a plain address/);
-    expect((await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { email: 'zed@example.com', group: 'nope' } })).body.detail).toMatch(/no group nope/);
+    expect(
+      (await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { email: 'zed@example.com', group: 'nope' } })).body
+        .detail,
+    ).toMatch(/no group nope/);
     expect((await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: {} })).status).toBe(400);
   });
 });

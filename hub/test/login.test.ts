@@ -22,14 +22,20 @@ import { startHostileIdp, type HostileIdp, type HostileMode } from './support/ho
 // the policy applied to providers when saved and when fetched.
 
 /** A stand-in for whatever answers at an address: counts its requests, answers as told. */
-async function startSink(answer: (res: import('node:http').ServerResponse) => void): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
+async function startSink(
+  answer: (res: import('node:http').ServerResponse) => void,
+): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
   let hits = 0;
   const server: Server = createServer((_req, res) => {
     hits++;
     answer(res);
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits, close: () => new Promise((done) => server.close(() => done())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits: () => hits,
+    close: () => new Promise((done) => server.close(() => done())),
+  };
 }
 
 describe.each(DATABASES)('signing in (%s)', (kind) => {
@@ -51,13 +57,34 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
     github = await startGithubStandIn({ id: 'gh-client', secret: 'gh-secret' });
     hostile = await startHostileIdp('svc-evil');
     const providers = [
-      { name: 'corp', kind: 'oidc', issuer: idp.issuer, client_id: 'svc-corp', client_secret: 'corp-secret', allowed_domains: ['acme.example'], create_users: true },
+      {
+        name: 'corp',
+        kind: 'oidc',
+        issuer: idp.issuer,
+        client_id: 'svc-corp',
+        client_secret: 'corp-secret',
+        allowed_domains: ['acme.example'],
+        create_users: true,
+      },
       { name: 'gitlab', kind: 'gitlab', issuer: idp.issuer, client_id: 'svc-gitlab', client_secret: 'gitlab-secret' },
-      { name: 'github', kind: 'github', issuer: github.base, client_id: 'gh-client', client_secret: 'gh-secret', allowed_domains: ['acme.example'], create_users: true, default_role: 'editor' },
+      {
+        name: 'github',
+        kind: 'github',
+        issuer: github.base,
+        client_id: 'gh-client',
+        client_secret: 'gh-secret',
+        allowed_domains: ['acme.example'],
+        create_users: true,
+        default_role: 'editor',
+      },
       { name: 'evil', kind: 'oidc', issuer: hostile.issuer, client_id: 'svc-evil', client_secret: 'evil-secret', create_users: true },
     ];
     for (const p of providers) {
-      const r = await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body: p, template: '/admin/identity-providers' });
+      const r = await hub.request('POST', '/admin/identity-providers', {
+        token: acme.adminKey,
+        body: p,
+        template: '/admin/identity-providers',
+      });
       expect(r.status, r.text).toBe(201);
       expect(r.body).not.toHaveProperty('client_secret');
       expect(r.body.redirect_uri).toBe(cb(p.name));
@@ -128,12 +155,28 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
   });
 
   it('signs in through GitHub by a verified address in an allowed domain only; deactivated users stay out', async () => {
-    github.next = { id: 501, login: 'mallory', name: 'M', emails: [{ email: 'mallory@acme.example', primary: true, verified: false }, { email: 'mallory@gmail.example', primary: false, verified: true }] };
+    github.next = {
+      id: 501,
+      login: 'mallory',
+      name: 'M',
+      emails: [
+        { email: 'mallory@acme.example', primary: true, verified: false },
+        { email: 'mallory@gmail.example', primary: false, verified: true },
+      ],
+    };
     const unverified = await signIn('github');
     expect(unverified.page.status).toBe(401);
     expect(JSON.parse(unverified.page.text).detail).toMatch(/no verified e-mail address in acme.example/);
 
-    github.next = { id: 502, login: 'dora', name: 'Dora', emails: [{ email: 'dora@else.example', primary: true, verified: true }, { email: 'dora@acme.example', primary: false, verified: true }] };
+    github.next = {
+      id: 502,
+      login: 'dora',
+      name: 'Dora',
+      emails: [
+        { email: 'dora@else.example', primary: true, verified: true },
+        { email: 'dora@acme.example', primary: false, verified: true },
+      ],
+    };
     const { browser, page } = await signIn('github');
     expect(page.stoppedAt).toBe(`${hub.url}/me/`);
     const t = JSON.parse((await token(browser)).text).token;
@@ -222,14 +265,29 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
       { name: 'x', kind: 'github', client_id: 'a', client_secret: 'b', allowed_domains: ['Not A Domain'] },
       { name: 'Bad Name', kind: 'github', client_id: 'a', client_secret: 'b' },
     ];
-    for (const body of bad) expect((await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body })).status, JSON.stringify(body)).toBe(400);
-    const dup = await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body: { name: 'corp', kind: 'github', client_id: 'a', client_secret: 'b' } });
+    for (const body of bad)
+      expect((await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body })).status, JSON.stringify(body)).toBe(
+        400,
+      );
+    const dup = await hub.request('POST', '/admin/identity-providers', {
+      token: acme.adminKey,
+      body: { name: 'corp', kind: 'github', client_id: 'a', client_secret: 'b' },
+    });
     expect(dup.status).toBe(409);
-    const gh = await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body: { name: 'gh-cloud', kind: 'github', client_id: 'a', client_secret: 'b' } });
+    const gh = await hub.request('POST', '/admin/identity-providers', {
+      token: acme.adminKey,
+      body: { name: 'gh-cloud', kind: 'github', client_id: 'a', client_secret: 'b' },
+    });
     expect(gh.body).toMatchObject({ issuer: 'https://github.com', create_users: false, default_role: 'viewer' });
-    const changed = await hub.request('PATCH', `/admin/identity-providers/${gh.body.id}`, { token: acme.adminKey, body: { allowed_domains: ['acme.example'] }, template: '/admin/identity-providers/{id}' });
+    const changed = await hub.request('PATCH', `/admin/identity-providers/${gh.body.id}`, {
+      token: acme.adminKey,
+      body: { allowed_domains: ['acme.example'] },
+      template: '/admin/identity-providers/{id}',
+    });
     expect(changed.body.allowed_domains).toEqual(['acme.example']);
-    expect((await hub.request('PATCH', `/admin/identity-providers/${gh.body.id}`, { token: acme.adminKey, body: { kind: 'oidc' } })).status).toBe(400);
+    expect(
+      (await hub.request('PATCH', `/admin/identity-providers/${gh.body.id}`, { token: acme.adminKey, body: { kind: 'oidc' } })).status,
+    ).toBe(400);
 
     idp.next = { sub: 'gus-1', email: 'gus@acme.example', email_verified: true };
     const { browser } = await signIn('corp');
@@ -252,18 +310,29 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
     const linked = await signIn('evil');
     expect((await me(JSON.parse((await token(linked.browser)).text).token)).body.user.id).toBe(nina.id);
 
-    const evil = (await hub.request('GET', '/admin/identity-providers', { token: acme.adminKey })).body.items.find((p: { name: string }) => p.name === 'evil');
+    const evil = (await hub.request('GET', '/admin/identity-providers', { token: acme.adminKey })).body.items.find(
+      (p: { name: string }) => p.name === 'evil',
+    );
     const s = ident(acme.org.schema);
-    const links = async () => Number((await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.external_identities WHERE provider_id = $1`, [evil.id])).rows[0]!.n);
+    const links = async () =>
+      Number(
+        (await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.external_identities WHERE provider_id = $1`, [evil.id]))
+          .rows[0]!.n,
+      );
     expect(await links()).toBeGreaterThan(0);
     // A change that is not the issuer keeps them.
-    expect((await hub.request('PATCH', `/admin/identity-providers/${evil.id}`, { token: acme.adminKey, body: { create_users: true } })).status).toBe(200);
+    expect(
+      (await hub.request('PATCH', `/admin/identity-providers/${evil.id}`, { token: acme.adminKey, body: { create_users: true } })).status,
+    ).toBe(200);
     expect(await links()).toBeGreaterThan(0);
 
     // Another IdP under the same name, whose account has the same subject, signs nobody in as nina.
     const other = await startHostileIdp('svc-evil');
     try {
-      expect((await hub.request('PATCH', `/admin/identity-providers/${evil.id}`, { token: acme.adminKey, body: { issuer: other.issuer } })).status).toBe(200);
+      expect(
+        (await hub.request('PATCH', `/admin/identity-providers/${evil.id}`, { token: acme.adminKey, body: { issuer: other.issuer } }))
+          .status,
+      ).toBe(200);
       expect(await links()).toBe(0);
       other.email = 'someone-new@acme.example';
       const after = await signIn('evil');
@@ -302,8 +371,14 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
     const inward = await startSink((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
     const redirecting = await startSink((res) => res.writeHead(302, { location: `${inward.url}/.well-known/openid-configuration` }).end());
     try {
-      for (const [name, sink] of [['broken', broken], ['redirecting', redirecting]] as const) {
-        const made = await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body: { name, kind: 'oidc', issuer: sink.url, client_id: 'a', client_secret: 'b' } });
+      for (const [name, sink] of [
+        ['broken', broken],
+        ['redirecting', redirecting],
+      ] as const) {
+        const made = await hub.request('POST', '/admin/identity-providers', {
+          token: acme.adminKey,
+          body: { name, kind: 'oidc', issuer: sink.url, client_id: 'a', client_secret: 'b' },
+        });
         expect(made.status, made.text).toBe(201);
         const r = await new CookieBrowser().request('GET', made.body.login_url);
         expect(r.status, r.text).toBe(502);
@@ -325,8 +400,19 @@ describe.each(DATABASES)('signing in (%s)', (kind) => {
       const strict = await startTestHub(kind, { log: (m) => logged.push(m) });
       try {
         const org = await strict.newOrg('acme');
-        for (const issuer of [idp.issuer, 'https://127.0.0.1/', 'https://[::ffff:7f00:1]/', 'https://[::127.0.0.1]/', 'https://169.254.169.254/', 'https://localhost/', 'https://[64:ff9b::a9fe:a9fe]/']) {
-          const r = await strict.request('POST', '/admin/identity-providers', { token: org.adminKey, body: { name: 'corp', kind: 'oidc', issuer, client_id: 'a', client_secret: 'b' } });
+        for (const issuer of [
+          idp.issuer,
+          'https://127.0.0.1/',
+          'https://[::ffff:7f00:1]/',
+          'https://[::127.0.0.1]/',
+          'https://169.254.169.254/',
+          'https://localhost/',
+          'https://[64:ff9b::a9fe:a9fe]/',
+        ]) {
+          const r = await strict.request('POST', '/admin/identity-providers', {
+            token: org.adminKey,
+            body: { name: 'corp', kind: 'oidc', issuer, client_id: 'a', client_secret: 'b' },
+          });
           expect(r.status, `${issuer}: ${r.text}`).toBe(400);
           expect(r.body.detail, issuer).toMatch(/private, loopback or link-local|https/);
         }

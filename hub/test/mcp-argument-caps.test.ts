@@ -5,7 +5,12 @@ import { startTestHub, type TestHub } from './support/hub-fixture.js';
 // REST takes 2,000 characters, and a 60,000-term recall held the event loop). The caps are the
 // engine's tool schemas (engine/mcp/fields.ts), so `svc mcp` on stdio has the same ones.
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'caps-test', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'caps-test', version: '1' } },
+};
 
 describe('MCP argument caps', () => {
   let hub: TestHub;
@@ -23,7 +28,12 @@ describe('MCP argument caps', () => {
   function rpc(body: unknown): Promise<Response> {
     return fetch(`${hub.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(session ? { 'mcp-session-id': session } : {}),
+      },
       body: JSON.stringify(body),
     });
   }
@@ -45,7 +55,9 @@ describe('MCP argument caps', () => {
 
   it('holds inject tasks, tags, timeline queries and session tasks to the REST caps', async () => {
     expect((await call('svc_inject', { task: 'x'.repeat(4001) })).text).toMatch(/task: must be at most 4000 characters/);
-    expect((await call('svc_learn', { statement: 'Capped tags', tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })).text).toMatch(/tags: must hold at most 50 tags/);
+    expect((await call('svc_learn', { statement: 'Capped tags', tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })).text).toMatch(
+      /tags: must hold at most 50 tags/,
+    );
     expect((await call('svc_learn', { statement: 'Capped tag', tags: ['y'.repeat(101)] })).text).toMatch(/must be at most 100 characters/);
     expect((await call('svc_timeline', { query: 'z'.repeat(2001) })).text).toMatch(/query: must be at most 2000 characters/);
     expect((await call('svc_session_start', { task: 'w'.repeat(4001) })).text).toMatch(/task: must be at most 4000 characters/);

@@ -25,7 +25,12 @@ async function connect(hub: TestHub, token: string, kind: Kind, profile?: 'lean'
   const transport =
     kind === 'http'
       ? new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp${query}`), { requestInit: { headers } })
-      : new SSEClientTransport(new URL(`${hub.url}/sse${query}`), { requestInit: { headers }, eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) } });
+      : new SSEClientTransport(new URL(`${hub.url}/sse${query}`), {
+          requestInit: { headers },
+          eventSourceInit: {
+            fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
+          },
+        });
   const client = new Client({ name: 'hub-mcp-test', version: '1.0.0' });
   await client.connect(transport);
   return {
@@ -55,7 +60,11 @@ describe.each(DATABASES)('MCP over HTTP (%s)', (db) => {
     it('lists the 39 tools of svc mcp (11 with the lean profile), with the same schemas', async () => {
       const c = await connect(hub, erin.key, kind);
       const { tools } = await c.client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(toolsForProfile('full').map((t) => t.name).sort());
+      expect(tools.map((t) => t.name).sort()).toEqual(
+        toolsForProfile('full')
+          .map((t) => t.name)
+          .sort(),
+      );
       expect(tools.find((t) => t.name === 'svc_learn')!.inputSchema).toMatchObject({ type: 'object', required: ['statement'] });
       await c.close();
       const lean = await connect(hub, erin.key, kind, 'lean');
@@ -113,18 +122,32 @@ describe.each(DATABASES)('MCP over HTTP (%s)', (db) => {
       const unknown = await c.call('svc_teleport');
       expect(unknown.text).toMatch(/^unknown tool "svc_teleport"/);
       // Client-only fields are dropped before the strict schema sees them: the hub calls no LLM a client names.
-      const stripped = await c.call('svc_learn', { statement: `Strip the ${kind} LLM fields`, scope: 'group:eng', llm_api_key: 'sk-x', llm_base_url: 'http://169.254.169.254' });
+      const stripped = await c.call('svc_learn', {
+        statement: `Strip the ${kind} LLM fields`,
+        scope: 'group:eng',
+        llm_api_key: 'sk-x',
+        llm_base_url: 'http://169.254.169.254',
+      });
       expect(stripped.isError, stripped.text).toBe(false);
       expect((await c.call('svc_learn', { statement: 'x', colour: 'red' })).text).toMatch(/^invalid arguments for svc_learn: .*colour/);
       const local = await c.call('svc_sync');
-      expect(local).toMatchObject({ isError: true, text: expect.stringMatching(/^svc_sync works on a developer's machine \(it syncs a local store through git\): run it with svc mcp there, not on the hub$/) });
+      expect(local).toMatchObject({
+        isError: true,
+        text: expect.stringMatching(
+          /^svc_sync works on a developer's machine \(it syncs a local store through git\): run it with svc mcp there, not on the hub$/,
+        ),
+      });
       await c.close();
     });
   });
 
-  it('refuses a missing or bad token with 401 and WWW-Authenticate, and another user\'s session with 404', async () => {
+  it("refuses a missing or bad token with 401 and WWW-Authenticate, and another user's session with 404", async () => {
     for (const path of ['/mcp', '/sse', '/messages?sessionId=x']) {
-      const r = await fetch(`${hub.url}${path}`, { method: path === '/sse' ? 'GET' : 'POST', headers: { 'content-type': 'application/json' }, body: path === '/sse' ? undefined : '{}' });
+      const r = await fetch(`${hub.url}${path}`, {
+        method: path === '/sse' ? 'GET' : 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: path === '/sse' ? undefined : '{}',
+      });
       expect(r.status, path).toBe(401);
       expect(r.headers.get('www-authenticate')).toMatch(/^Bearer realm="svc"/);
     }
@@ -133,20 +156,32 @@ describe.each(DATABASES)('MCP over HTTP (%s)', (db) => {
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     const stolen = await fetch(`${hub.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${vic.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+      headers: {
+        authorization: `Bearer ${vic.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(stolen.status).toBe(404);
     await c.close();
   });
 
-  it('applies the organization\'s allow and deny lists, set by an admin', async () => {
-    const put = await hub.request('PUT', '/admin/mcp/tools', { token: acme.adminKey, body: { allow: null, deny: ['svc_forget'] }, template: '/admin/mcp/tools' });
+  it("applies the organization's allow and deny lists, set by an admin", async () => {
+    const put = await hub.request('PUT', '/admin/mcp/tools', {
+      token: acme.adminKey,
+      body: { allow: null, deny: ['svc_forget'] },
+      template: '/admin/mcp/tools',
+    });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ allow: null, deny: ['svc_forget'], local_only: expect.arrayContaining(['svc_sync']) });
     const c = await connect(hub, erin.key, 'http');
     const refused = await c.call('svc_forget', { target: 'anything' });
-    expect(refused).toMatchObject({ isError: true, text: 'svc_forget is not allowed in this organization (an admin sets which tools: PUT /api/v1/admin/mcp/tools)' });
+    expect(refused).toMatchObject({
+      isError: true,
+      text: 'svc_forget is not allowed in this organization (an admin sets which tools: PUT /api/v1/admin/mcp/tools)',
+    });
     expect((await hub.request('PUT', '/admin/mcp/tools', { token: erin.key, body: { deny: [] } })).status).toBe(403);
     expect((await hub.request('PUT', '/admin/mcp/tools', { token: acme.adminKey, body: { deny: ['svc_nothing'] } })).status).toBe(400);
     await hub.request('PUT', '/admin/mcp/tools', { token: acme.adminKey, body: { deny: [] } });
@@ -154,14 +189,16 @@ describe.each(DATABASES)('MCP over HTTP (%s)', (db) => {
     await c.close();
   });
 
-  it('writes an audit row for every tool call, in the write\'s own transaction', async () => {
+  it("writes an audit row for every tool call, in the write's own transaction", async () => {
     const c = await connect(hub, erin.key, 'http');
     const learned = await c.call('svc_learn', { statement: 'Audit every MCP write', scope: 'group:eng' });
     await c.call('svc_recall', { query: 'audit' });
     await c.close();
     await new Promise((r) => setTimeout(r, 300)); // reads are queued
     const audit = await hub.request('GET', '/admin/audit?action=MCP%20svc_learn', { token: acme.adminKey });
-    expect(audit.body.items).toContainEqual(expect.objectContaining({ actor: 'erin', action: 'MCP svc_learn', resource: `engram:${learned.data.id}`, outcome: 200 }));
+    expect(audit.body.items).toContainEqual(
+      expect.objectContaining({ actor: 'erin', action: 'MCP svc_learn', resource: `engram:${learned.data.id}`, outcome: 200 }),
+    );
     const reads = await hub.request('GET', '/admin/audit?action=MCP%20svc_recall', { token: acme.adminKey });
     expect(reads.body.items.length).toBeGreaterThan(0);
   });

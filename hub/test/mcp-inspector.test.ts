@@ -20,14 +20,26 @@ describe('the MCP Inspector against the hub', () => {
   afterAll(async () => hub?.close());
 
   const inspect = async (...args: string[]) => {
-    const r = await run(INSPECTOR, ['--cli', `${hub.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, ...args], { timeout: 60_000 });
+    const r = await run(
+      INSPECTOR,
+      ['--cli', `${hub.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, ...args],
+      { timeout: 60_000 },
+    );
     return JSON.parse(r.stdout) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
 
   it('lists the 39 tools and calls svc_learn and svc_recall', async () => {
     const listed = await inspect('--method', 'tools/list');
     expect(listed.tools).toHaveLength(39);
-    const learned = await inspect('--method', 'tools/call', '--tool-name', 'svc_learn', '--tool-arg', 'statement=The Inspector wrote this engram', 'scope=group:eng');
+    const learned = await inspect(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'svc_learn',
+      '--tool-arg',
+      'statement=The Inspector wrote this engram',
+      'scope=group:eng',
+    );
     expect(learned.isError ?? false).toBe(false);
     expect(JSON.parse(learned.content[0].text)).toMatchObject({ action: 'created', scope: 'group:eng' });
     const recalled = await inspect('--method', 'tools/call', '--tool-name', 'svc_recall', '--tool-arg', 'query=inspector engram');
@@ -35,6 +47,12 @@ describe('the MCP Inspector against the hub', () => {
   }, 120_000);
 
   it('is refused without a valid token', async () => {
-    await expect(run(INSPECTOR, ['--cli', `${hub.url}/mcp`, '--transport', 'http', '--header', 'Authorization: Bearer svc_sk_nope', '--method', 'tools/list'], { timeout: 60_000 })).rejects.toMatchObject({ code: 1 });
+    await expect(
+      run(
+        INSPECTOR,
+        ['--cli', `${hub.url}/mcp`, '--transport', 'http', '--header', 'Authorization: Bearer svc_sk_nope', '--method', 'tools/list'],
+        { timeout: 60_000 },
+      ),
+    ).rejects.toMatchObject({ code: 1 });
   }, 120_000);
 });

@@ -10,12 +10,27 @@ import { issueApiKey } from '../access/identity.js';
 const post = (hub: TestHub, token: string, body: unknown, session?: string) =>
   fetch(`${hub.url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(session ? { 'mcp-session-id': session } : {}),
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'limits-test', version: '1' } } };
-const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'limits-test', version: '1' } },
+};
+const call = (id: number, name: string, args: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 
 async function open(hub: TestHub, token: string): Promise<string> {
   const r = await post(hub, token, initialize);
@@ -29,7 +44,10 @@ describe.each(DATABASES)('MCP limits (%s)', (kind) => {
   let other: string;
 
   beforeAll(async () => {
-    hub = await startTestHub(kind, { rateLimits: { mcpMessagesPerMinute: 12, ingestPerMinute: 2 }, mcp: { maxSessionsPerToken: 2, maxSessionsPerUser: 3, idleSeconds: 2, maxMessageBytes: 2000 } });
+    hub = await startTestHub(kind, {
+      rateLimits: { mcpMessagesPerMinute: 12, ingestPerMinute: 2 },
+      mcp: { maxSessionsPerToken: 2, maxSessionsPerUser: 3, idleSeconds: 2, maxMessageBytes: 2000 },
+    });
     const org = await hub.newOrg('lim');
     key = (await org.user('lee', 'editor', [{ path: 'eng' }])).key;
     other = (await org.user('lou', 'editor', [{ path: 'eng' }])).key;
@@ -51,15 +69,21 @@ describe.each(DATABASES)('MCP limits (%s)', (kind) => {
     await open(hub, other); // the idle ones made room
   });
 
-  it('caps the message size and each user\'s writes through MCP', async () => {
+  it("caps the message size and each user's writes through MCP", async () => {
     const s = await open(hub, key);
     const big = await post(hub, key, call(4, 'svc_learn', { statement: 'x'.repeat(3000) }), s);
     expect(big.status).toBe(413);
-    const learn = async (i: number) => (await (await post(hub, key, call(10 + i, 'svc_learn', { statement: `Ingest cap statement ${i}` }), s)).json()) as { result: { isError?: boolean; content: Array<{ text: string }> } };
+    const learn = async (i: number) =>
+      (await (await post(hub, key, call(10 + i, 'svc_learn', { statement: `Ingest cap statement ${i}` }), s)).json()) as {
+        result: { isError?: boolean; content: Array<{ text: string }> };
+      };
     expect((await learn(1)).result.isError).toBeFalsy();
     expect((await learn(2)).result.isError).toBeFalsy();
     const capped = await learn(3);
-    expect(capped.result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^lee has written 2 times this minute through MCP, the most allowed; retry in \d+ s$/) }] });
+    expect(capped.result).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/^lee has written 2 times this minute through MCP, the most allowed; retry in \d+ s$/) }],
+    });
   });
 
   it('limits the MCP messages of a token per minute, reporting it in the RateLimit fields', async () => {
@@ -80,14 +104,26 @@ describe.each(DATABASES)('MCP limits (%s)', (kind) => {
   it('counts every message of a JSON-RPC batch against the message limit, and caps a batch', async () => {
     const token = (await (await hub.newOrg('lim3')).user('bea', 'editor')).key;
     const s = await open(hub, token);
-    const batch = await post(hub, token, Array.from({ length: 12 }, (_, i) => call(200 + i, 'svc_status', {})), s);
+    const batch = await post(
+      hub,
+      token,
+      Array.from({ length: 12 }, (_, i) => call(200 + i, 'svc_status', {})),
+      s,
+    );
     expect(batch.status).toBe(429);
     expect(((await batch.json()) as Record<string, unknown>)['violated-policies']).toEqual(['mcp-messages']);
     const token2 = (await (await hub.newOrg('lim4')).user('bo', 'editor')).key;
     const s2 = await open(hub, token2);
-    const huge = await post(hub, token2, Array.from({ length: 21 }, (_, i) => ({ jsonrpc: '2.0', method: 'notifications/x', params: { i } })), s2);
+    const huge = await post(
+      hub,
+      token2,
+      Array.from({ length: 21 }, (_, i) => ({ jsonrpc: '2.0', method: 'notifications/x', params: { i } })),
+      s2,
+    );
     expect(huge.status).toBe(413);
-    expect(((await huge.json()) as { detail: string }).detail).toBe('a JSON-RPC batch holds at most 20 messages (got 21); send the rest in further requests');
+    expect(((await huge.json()) as { detail: string }).detail).toBe(
+      'a JSON-RPC batch holds at most 20 messages (got 21); send the rest in further requests',
+    );
   });
 
   // Issue 25, item 19: a session is the opening token's, not any token of its user.
@@ -114,7 +150,9 @@ describe.each(DATABASES)('MCP limits (%s)', (kind) => {
     await open(hub, keys[1]!);
     const fourth = await post(hub, keys[1]!, initialize);
     expect(fourth.status).toBe(429);
-    expect(((await fourth.json()) as { detail: string }).detail).toMatch(/^kim holds 3 open MCP sessions over all their tokens, the most one person may/);
+    expect(((await fourth.json()) as { detail: string }).detail).toMatch(
+      /^kim holds 3 open MCP sessions over all their tokens, the most one person may/,
+    );
   });
 
   // Issue 25, item 12: SSE streams outlived their sessions (64 open on one key after idle timeouts).
@@ -137,7 +175,10 @@ describe.each(DATABASES)('MCP limits (%s)', (kind) => {
     const idle = await openStream();
     expect(await idle.ended).toBe(true); // idle 2 s: the hub closes it
     const busy = await openStream();
-    const del = await fetch(`${hub.url}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${u.key}`, 'mcp-session-id': busy.id } });
+    const del = await fetch(`${hub.url}/mcp`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${u.key}`, 'mcp-session-id': busy.id },
+    });
     expect(del.status).toBe(204);
     expect(await busy.ended).toBe(true);
     const open = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${org.org.schema}.mcp_sessions WHERE closed_at IS NULL`);

@@ -17,7 +17,9 @@ async function sseClient(base: string, key: string, send: typeof fetch): Promise
   const headers = { Authorization: `Bearer ${key}` };
   const transport = new SSEClientTransport(new URL(`${base}/sse`), {
     requestInit: { headers },
-    eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+    eventSourceInit: {
+      fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
+    },
     fetch: send,
   });
   const client = new Client({ name: 'twin-sse', version: '1' });
@@ -54,17 +56,30 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub pro
   };
 
   it('answers SSE messages posted to the process that does not hold the stream', async () => {
-    const client = await sseClient(hub.url, key, divert((url) => url.pathname === '/messages'));
-    const learned = (await client.callTool({ name: 'svc_learn', arguments: { statement: 'Relay answers through PostgreSQL', scope: 'group:eng' } })) as { isError?: boolean; content: Array<{ text: string }> };
+    const client = await sseClient(
+      hub.url,
+      key,
+      divert((url) => url.pathname === '/messages'),
+    );
+    const learned = (await client.callTool({
+      name: 'svc_learn',
+      arguments: { statement: 'Relay answers through PostgreSQL', scope: 'group:eng' },
+    })) as { isError?: boolean; content: Array<{ text: string }> };
     expect(learned.isError, learned.content[0]!.text).toBeFalsy();
-    const found = (await client.callTool({ name: 'svc_recall', arguments: { query: 'relay answers postgresql' } })) as { content: Array<{ text: string }> };
+    const found = (await client.callTool({ name: 'svc_recall', arguments: { query: 'relay answers postgresql' } })) as {
+      content: Array<{ text: string }>;
+    };
     expect(JSON.parse(found.content[0]!.text).results[0].statement).toBe('Relay answers through PostgreSQL');
     expect((await client.listTools()).tools).toHaveLength(39);
     await client.close();
   });
 
-  it("keeps relaying SSE answers after the database dropped every connection, as a restart does", async () => {
-    const client = await sseClient(hub.url, key, divert((url) => url.pathname === '/messages'));
+  it('keeps relaying SSE answers after the database dropped every connection, as a restart does', async () => {
+    const client = await sseClient(
+      hub.url,
+      key,
+      divert((url) => url.pathname === '/messages'),
+    );
     // Every session of the hub's database ends, the LISTEN connections of both processes included.
     const ended = await hub.db.query<{ n: number }>(
       `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
@@ -75,7 +90,10 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub pro
     await new Promise((done) => setTimeout(done, 1_500));
     // Posted to the process that does not hold the stream: the answer comes through the relay.
     for (let i = 0; i < 3; i++) {
-      const r = (await client.callTool({ name: 'svc_learn', arguments: { statement: `Answer after the database came back ${i}`, scope: 'group:eng' } })) as { isError?: boolean; content: Array<{ text: string }> };
+      const r = (await client.callTool({
+        name: 'svc_learn',
+        arguments: { statement: `Answer after the database came back ${i}`, scope: 'group:eng' },
+      })) as { isError?: boolean; content: Array<{ text: string }> };
       expect(r.isError, r.content[0]!.text).toBeFalsy();
     }
     expect((await client.listTools()).tools).toHaveLength(39);
@@ -91,10 +109,15 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over HTTP across two hub pro
     const client = new Client({ name: 'twin-http', version: '1' });
     await client.connect(transport);
     for (let i = 0; i < 4; i++) {
-      const r = (await client.callTool({ name: 'svc_learn', arguments: { statement: `Alternating process statement ${i}`, scope: 'group:eng' } })) as { isError?: boolean; content: Array<{ text: string }> };
+      const r = (await client.callTool({
+        name: 'svc_learn',
+        arguments: { statement: `Alternating process statement ${i}`, scope: 'group:eng' },
+      })) as { isError?: boolean; content: Array<{ text: string }> };
       expect(r.isError, r.content[0]!.text).toBeFalsy();
     }
-    const found = (await client.callTool({ name: 'svc_recall', arguments: { query: 'alternating process statement', limit: 10 } })) as { content: Array<{ text: string }> };
+    const found = (await client.callTool({ name: 'svc_recall', arguments: { query: 'alternating process statement', limit: 10 } })) as {
+      content: Array<{ text: string }>;
+    };
     expect(JSON.parse(found.content[0]!.text).results).toHaveLength(4);
     expect(n).toBeGreaterThan(4);
     await client.close();
@@ -133,7 +156,12 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over SSE across two hub proc
     // then every answer must come back down the stream held by the other process.
     let answered = 0;
     for (let i = 0; i < 40 && answered < 3; i++) {
-      const r = (await client.callTool({ name: 'svc_learn', arguments: { statement: `Learned after the restart ${i}`, scope: 'org:twin' } }).catch((err: Error) => ({ isError: true, content: [{ text: err.message }] }))) as { isError?: boolean; content: Array<{ text: string }> };
+      const r = (await client
+        .callTool({ name: 'svc_learn', arguments: { statement: `Learned after the restart ${i}`, scope: 'org:twin' } })
+        .catch((err: Error) => ({ isError: true, content: [{ text: err.message }] }))) as {
+        isError?: boolean;
+        content: Array<{ text: string }>;
+      };
       if (r.isError) await new Promise((done) => setTimeout(done, 250));
       else answered++;
     }
@@ -141,4 +169,3 @@ describe.runIf(DATABASES.includes('postgres'))('MCP over SSE across two hub proc
     await client.close();
   }, 120_000);
 });
-

@@ -17,13 +17,23 @@ import { startCorpIdp } from './support/corp-idp.js';
 // open redirect, refresh validated before rotation and reuse ending the grant, no-store answers.
 
 /** A request from another loopback address (127.0.0.x): limits are per client address. */
-function fromAddress(local: string, method: string, href: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+function fromAddress(
+  local: string,
+  method: string,
+  href: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(href, { method, localAddress: local, headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }));
-    });
+    const req = httpRequest(
+      href,
+      { method, localAddress: local, headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -48,13 +58,19 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
 
   const register = (name = 'hardening client') => OAuthClient.register(hub.url, name);
   const noClientToken = (form: Record<string, string>) =>
-    fetch(`${hub.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    fetch(`${hub.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
 
   /** Whether MCP takes the token: a session and a tool list. */
   async function mcpWorks(bearer: string): Promise<boolean> {
     const client = new Client({ name: 'hardening', version: '1.0.0' });
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } }),
+      );
       const tools = await client.listTools();
       return tools.tools.length > 0;
     } catch {
@@ -65,7 +81,8 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
   }
 
   /** A browser session's own hub token (what the portal uses). */
-  const browserToken = async (browser: CookieBrowser): Promise<string> => JSON.parse((await browser.request('POST', `${hub.url}/auth/token`, { headers: { origin: hub.url } })).text).token;
+  const browserToken = async (browser: CookieBrowser): Promise<string> =>
+    JSON.parse((await browser.request('POST', `${hub.url}/auth/token`, { headers: { origin: hub.url } })).text).token;
 
   it('holds an MCP access token to MCP: refused on REST, the admin routes, SCIM and the pages; API keys and browser tokens unchanged', async () => {
     idp.next = { sub: 'ada-1', email: 'ada@acme.example', email_verified: true };
@@ -73,7 +90,9 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     const browser = new CookieBrowser();
     const client = await register();
     const t = await client.grant(browser, 'acme');
-    const ada = (await hub.request('GET', '/admin/users', { token: acme.adminKey })).body.items.find((u: { name: string }) => u.name === 'ada');
+    const ada = (await hub.request('GET', '/admin/users', { token: acme.adminKey })).body.items.find(
+      (u: { name: string }) => u.name === 'ada',
+    );
     expect((await hub.request('PATCH', `/admin/users/${ada.id}`, { token: acme.adminKey, body: { role: 'admin' } })).status).toBe(200);
 
     expect(await mcpWorks(t.access_token)).toBe(true);
@@ -91,7 +110,11 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     }
     const scim = await fetch(`${hub.url}/scim/v2/Users`, { headers: { authorization: `Bearer ${t.access_token}` } });
     expect(scim.status).toBe(401);
-    const page = await fetch(`${hub.url}/admin/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${t.access_token}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'user_id=x&name=k' });
+    const page = await fetch(`${hub.url}/admin/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.access_token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'user_id=x&name=k',
+    });
     expect(page.status).toBe(401);
     const getPage = await fetch(`${hub.url}/me/`, { headers: { authorization: `Bearer ${t.access_token}` }, redirect: 'manual' });
     expect(getPage.status).not.toBe(200);
@@ -124,7 +147,12 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     const mine = await hub.request('GET', '/me/grants', { token: own, template: '/me/grants' });
     expect(mine.status, mine.text).toBe(200);
     expect(mine.body.items).toHaveLength(2);
-    expect(mine.body.items[0]).toMatchObject({ client_id: client.id, client_name: 'cy client', user_name: 'cy', redirect_hosts: ['127.0.0.1:33419'] });
+    expect(mine.body.items[0]).toMatchObject({
+      client_id: client.id,
+      client_name: 'cy client',
+      user_name: 'cy',
+      redirect_hosts: ['127.0.0.1:33419'],
+    });
     expect(mine.headers.get('cache-control')).toBe('no-store');
 
     // The person revokes one: its access token stops on MCP at once, its refresh token too.
@@ -143,7 +171,9 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     const left = all.body.items.filter((g: { user_name: string }) => g.user_name === 'cy');
     expect(left).toHaveLength(1);
     expect(await mcpWorks(second.access_token)).toBe(true);
-    expect((await hub.request('DELETE', `/admin/grants/${left[0].id}`, { token: acme.adminKey, template: '/admin/grants/{id}' })).status).toBe(200);
+    expect(
+      (await hub.request('DELETE', `/admin/grants/${left[0].id}`, { token: acme.adminKey, template: '/admin/grants/{id}' })).status,
+    ).toBe(200);
     expect(await mcpWorks(second.access_token)).toBe(false);
     expect(await (await client.refresh(second.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     expect((await hub.request('GET', '/me/grants', { token: own })).body.items).toHaveLength(0);
@@ -198,7 +228,15 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     expect(await (await client.refresh(last.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' });
     const back = await hub.request('POST', '/admin/identity-providers', {
       token: acme.adminKey,
-      body: { name: 'corp', kind: 'oidc', issuer: idp.issuer, client_id: 'svc-corp', client_secret: 'corp-secret', create_users: true, default_role: 'editor' },
+      body: {
+        name: 'corp',
+        kind: 'oidc',
+        issuer: idp.issuer,
+        client_id: 'svc-corp',
+        client_secret: 'corp-secret',
+        create_users: true,
+        default_role: 'editor',
+      },
     });
     providerId = back.body.id;
   });
@@ -257,7 +295,8 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
     const client = await register();
     const before = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_requests`);
     const statuses: number[] = [];
-    while (statuses.at(-1) !== 429 && statuses.length < 40) statuses.push((await fromAddress('127.0.0.4', 'GET', client.authorizeUrl())).status);
+    while (statuses.at(-1) !== 429 && statuses.length < 40)
+      statuses.push((await fromAddress('127.0.0.4', 'GET', client.authorizeUrl())).status);
     expect(statuses.slice(0, 30)).toEqual(Array(30).fill(302));
     expect(statuses.at(-1)).toBe(429);
     // One row per request let through, none for the refused.
@@ -266,14 +305,23 @@ describe.each(DATABASES)('the hub OAuth server, hardened (%s)', (kind) => {
 
     // A day later, clients that never got a token and expired requests are gone.
     await hub.db.query(`UPDATE ${CONTROL_SCHEMA}.oauth_clients SET created_at = now() - interval '25 hours' WHERE client_name = 'flood'`);
-    await hub.db.query(`UPDATE ${CONTROL_SCHEMA}.oauth_requests SET expires_at = now() - interval '1 second' WHERE client_id = $1`, [client.id]);
+    await hub.db.query(`UPDATE ${CONTROL_SCHEMA}.oauth_requests SET expires_at = now() - interval '1 second' WHERE client_id = $1`, [
+      client.id,
+    ]);
     await fromAddress('127.0.0.5', 'POST', `${hub.url}/oauth/register`, body, json);
-    const flood = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_clients WHERE client_name = 'flood'`);
+    const flood = await hub.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_clients WHERE client_name = 'flood'`,
+    );
     expect(Number(flood.rows[0]!.n)).toBe(1);
-    const pending = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_requests WHERE client_id = $1`, [client.id]);
+    const pending = await hub.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_requests WHERE client_id = $1`,
+      [client.id],
+    );
     expect(Number(pending.rows[0]!.n)).toBe(0);
     // A client that did get a token stays.
-    const used = await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_clients WHERE last_used_at IS NOT NULL`);
+    const used = await hub.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${CONTROL_SCHEMA}.oauth_clients WHERE last_used_at IS NOT NULL`,
+    );
     expect(Number(used.rows[0]!.n)).toBeGreaterThan(0);
   });
 

@@ -26,9 +26,12 @@ describe('the OpenAPI description', () => {
       }
       const doc = await openApiDocument();
       const described = new Set<string>();
-      for (const [path, ops] of Object.entries(doc.paths) as Array<[string, Record<string, unknown> & { servers?: Array<{ url: string }> }]>) {
+      for (const [path, ops] of Object.entries(doc.paths) as Array<
+        [string, Record<string, unknown> & { servers?: Array<{ url: string }> }]
+      >) {
         const at = ops.servers?.[0]?.url === '/' ? `/${path}` : path;
-        for (const m of Object.keys(ops)) if (['get', 'post', 'patch', 'delete', 'put'].includes(m)) described.add(`${m.toUpperCase()} ${at}`);
+        for (const m of Object.keys(ops))
+          if (['get', 'post', 'patch', 'delete', 'put'].includes(m)) described.add(`${m.toUpperCase()} ${at}`);
       }
       expect([...registered].filter((r) => !described.has(r)).sort()).toEqual([]);
       expect([...described].filter((d) => !registered.has(d)).sort()).toEqual([]);

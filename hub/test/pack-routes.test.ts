@@ -28,10 +28,18 @@ describe.each(DATABASES)('pack routes (%s)', (kind) => {
   afterAll(async () => hub?.close());
 
   /** A multipart upload, its answer checked against the OpenAPI description like hub.request's. The hub trusts no signer: allowed by default here. */
-  const upload = async (token: string, files: Array<{ path: string; content: string }>, query = '?allow_untrusted=true'): Promise<Reply> => {
+  const upload = async (
+    token: string,
+    files: Array<{ path: string; content: string }>,
+    query = '?allow_untrusted=true',
+  ): Promise<Reply> => {
     const form = new FormData();
     for (const f of files) form.append(f.path, new Blob([f.content], { type: 'application/yaml' }), f.path.split('/').pop());
-    const res = await fetch(`${hub.url}/api/v1/packs${query}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+    const res = await fetch(`${hub.url}/api/v1/packs${query}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
     const text = await res.text();
     const body = JSON.parse(text);
     const errors = await responseErrors('POST', '/packs', res.status, res.headers.get('content-type') ?? '', body);
@@ -44,7 +52,11 @@ describe.each(DATABASES)('pack routes (%s)', (kind) => {
     for (const statement of ['Run the linter before pushing', 'Keep functions under 50 lines', 'Name tests after behaviour'])
       await hub.request('POST', '/engrams', { token: a, body: { statement, scope: 'org:acme', visibility: 'public', tags: ['style'] } });
     await hub.request('POST', '/engrams', { token: a, body: { statement: 'Private style note', scope: 'org:acme', tags: ['style'] } });
-    const ex = await hub.request('POST', '/packs/export', { token: a, body: { name: 'style', scope: 'org:acme', tags: ['style'], description: 'House style' }, template: '/packs/export' });
+    const ex = await hub.request('POST', '/packs/export', {
+      token: a,
+      body: { name: 'style', scope: 'org:acme', tags: ['style'], description: 'House style' },
+      template: '/packs/export',
+    });
     expect(ex.status).toBe(200);
     expect(ex.body).toMatchObject({ name: 'style', engram_count: 3, left_out_counts: { private: 1 } });
     expect(ex.body.files.map((f: { path: string }) => f.path)).toEqual(expect.arrayContaining(['pack.yaml']));
@@ -75,34 +87,72 @@ describe.each(DATABASES)('pack routes (%s)', (kind) => {
   });
 
   it('refuses a tampered pack with 409, bad uploads with 400 or 415, and a bad export with 400 or 404', async () => {
-    await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Review every migration', scope: 'org:acme', visibility: 'public', tags: ['db'] } });
+    await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'Review every migration', scope: 'org:acme', visibility: 'public', tags: ['db'] },
+    });
     const ex = await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'db', tags: ['db'] } });
-    const tampered = ex.body.files.map((f: { path: string; content: string }) => (f.path.startsWith('engrams/') ? { ...f, content: f.content.replace('Review every migration', 'Skip migration reviews') } : f));
+    const tampered = ex.body.files.map((f: { path: string; content: string }) =>
+      f.path.startsWith('engrams/') ? { ...f, content: f.content.replace('Review every migration', 'Skip migration reviews') } : f,
+    );
     const r = await upload(beta.adminKey, tampered);
     expect(r.status).toBe(409);
     expect(r.body).toMatchObject({ status: 409, type: expect.stringMatching(/conflict$/) });
     expect(r.body.detail).toMatch(/failed its integrity check/);
     expect(r.body.detail).not.toMatch(/\/tmp\//);
-    expect((await hub.request('GET', '/packs', { token: beta.adminKey })).body.items.map((p: { name: string }) => p.name)).not.toContain('db');
+    expect((await hub.request('GET', '/packs', { token: beta.adminKey })).body.items.map((p: { name: string }) => p.name)).not.toContain(
+      'db',
+    );
     expect((await upload(beta.adminKey, [{ path: '../etc/passwd', content: 'x' }])).status).toBe(400);
     expect((await upload(beta.adminKey, [{ path: 'engrams/x.yaml', content: 'statement: x' }])).status).toBe(400);
     expect((await hub.request('POST', '/packs', { token: beta.adminKey, body: { files: [] } })).status).toBe(400);
-    expect((await hub.request('POST', '/packs', { token: beta.adminKey, raw: 'pack', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
-    expect((await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'Bad Name!' }, template: '/packs/export' })).status).toBe(400);
-    expect((await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'none', tags: ['nothing-has-this'] }, template: '/packs/export' })).status).toBe(404);
-    expect((await hub.request('POST', '/packs/export', { token: beta.adminKey, body: { name: 'steal', scope: 'org:acme' }, template: '/packs/export' })).status).toBe(403);
+    expect(
+      (await hub.request('POST', '/packs', { token: beta.adminKey, raw: 'pack', headers: { 'content-type': 'text/plain' } })).status,
+    ).toBe(415);
+    expect(
+      (await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'Bad Name!' }, template: '/packs/export' })).status,
+    ).toBe(400);
+    expect(
+      (
+        await hub.request('POST', '/packs/export', {
+          token: acme.adminKey,
+          body: { name: 'none', tags: ['nothing-has-this'] },
+          template: '/packs/export',
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await hub.request('POST', '/packs/export', {
+          token: beta.adminKey,
+          body: { name: 'steal', scope: 'org:acme' },
+          template: '/packs/export',
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('installs an unsigned or untrusted pack only with allow_untrusted=true, and refuses one tampered after signing', async () => {
-    await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Tag every release', scope: 'org:acme', visibility: 'public', tags: ['rel'] } });
-    const ex = await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'rel', tags: ['rel'] }, template: '/packs/export' });
+    await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'Tag every release', scope: 'org:acme', visibility: 'public', tags: ['rel'] },
+    });
+    const ex = await hub.request('POST', '/packs/export', {
+      token: acme.adminKey,
+      body: { name: 'rel', tags: ['rel'] },
+      template: '/packs/export',
+    });
     expect(ex.body.signer).toBeNull();
     const refused = await upload(beta.adminKey, ex.body.files, '');
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toMatch(/^pack "rel" at the uploaded pack is not signed, so nothing says who made it; it was not installed: .*allow_untrusted/);
+    expect(refused.body.detail).toMatch(
+      /^pack "rel" at the uploaded pack is not signed, so nothing says who made it; it was not installed: .*allow_untrusted/,
+    );
     expect((await upload(beta.adminKey, ex.body.files, '?allow_untrusted=false')).status).toBe(409);
     expect((await upload(beta.adminKey, ex.body.files, '?allow_untrusted=maybe')).status).toBe(400);
-    expect((await hub.request('GET', '/packs', { token: beta.adminKey })).body.items.map((p: { name: string }) => p.name)).not.toContain('rel');
+    expect((await hub.request('GET', '/packs', { token: beta.adminKey })).body.items.map((p: { name: string }) => p.name)).not.toContain(
+      'rel',
+    );
 
     // A pack signed on someone's machine: it verifies under a key the hub does not trust.
     const files = await signedPackFiles('signed', 'Rotate deploy keys every quarter');
@@ -114,7 +164,9 @@ describe.each(DATABASES)('pack routes (%s)', (kind) => {
     expect(allowed.body.signature).toMatchObject({ status: 'untrusted', signer: expect.stringMatching(/^ed25519:/) });
 
     // Edited after signing and resealed with a fresh integrity hash: refused even when allowed.
-    const tampered = reseal(files.map((f) => (f.path.startsWith('engrams/') ? { ...f, content: f.content.replace('every quarter', 'never') } : f)));
+    const tampered = reseal(
+      files.map((f) => (f.path.startsWith('engrams/') ? { ...f, content: f.content.replace('every quarter', 'never') } : f)),
+    );
     const r = await upload(beta.adminKey, tampered);
     expect(r.status).toBe(409);
     expect(r.body.detail).toMatch(/failed its signature check and was not installed/);
@@ -127,7 +179,8 @@ async function signedPackFiles(name: string, statement: string): Promise<Array<{
   const store = await LocalStore.open(join(tmp, 'store'));
   try {
     await learn(store, { statement, visibility: 'public' }, systemContext);
-    const dir = (await exportPack(store, { name, output: join(tmp, 'pack') }, systemContext, await new FilePackKeys(store.root).signer())).path;
+    const dir = (await exportPack(store, { name, output: join(tmp, 'pack') }, systemContext, await new FilePackKeys(store.root).signer()))
+      .path;
     return [
       { path: 'pack.yaml', content: readFileSync(join(dir, 'pack.yaml'), 'utf8') },
       ...readdirSync(join(dir, 'engrams')).map((f) => ({ path: `engrams/${f}`, content: readFileSync(join(dir, 'engrams', f), 'utf8') })),
@@ -141,15 +194,33 @@ async function signedPackFiles(name: string, statement: string): Promise<Array<{
 /** Recomputes a pack's integrity hash after its files were edited, signature left as it was. */
 function reseal(files: Array<{ path: string; content: string }>): Array<{ path: string; content: string }> {
   const hash = new IntegrityHash();
-  for (const f of files.filter((x) => x.path.startsWith('engrams/')).sort((a, b) => a.path.localeCompare(b.path))) hash.add(f.path.slice('engrams/'.length), parse(f.content));
+  for (const f of files.filter((x) => x.path.startsWith('engrams/')).sort((a, b) => a.path.localeCompare(b.path)))
+    hash.add(f.path.slice('engrams/'.length), parse(f.content));
   return files.map((f) => (f.path === 'pack.yaml' ? { ...f, content: stringify({ ...parse(f.content), integrity: hash.digest() }) } : f));
 }
 
 describe('outbound URLs', () => {
   it('knows private, loopback, link-local and reserved addresses from public ones', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '224.0.0.1', '198.18.0.1'])
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '224.0.0.1',
+      '198.18.0.1',
+    ])
       expect(isPrivateAddress(a), a).toBe(true);
-    for (const a of ['8.8.8.8', '1.1.1.1', '140.82.112.3', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPrivateAddress(a), a).toBe(false);
+    for (const a of ['8.8.8.8', '1.1.1.1', '140.82.112.3', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(isPrivateAddress(a), a).toBe(false);
   });
 
   it('refuses names that resolve to private addresses', async () => {
@@ -171,7 +242,10 @@ describe.each(DATABASES)('installing a pack from a URL (%s)', (kind) => {
     strict = await startTestHub(kind);
     const src = await open.newOrg('src');
     for (const statement of ['Pin dependencies to exact versions', 'Audit licences before adding a dependency'])
-      await open.request('POST', '/engrams', { token: src.adminKey, body: { statement, scope: 'org:src', visibility: 'public', tags: ['deps'] } });
+      await open.request('POST', '/engrams', {
+        token: src.adminKey,
+        body: { statement, scope: 'org:src', visibility: 'public', tags: ['deps'] },
+      });
     exported = (await open.request('POST', '/packs/export', { token: src.adminKey, body: { name: 'deps', tags: ['deps'] } })).body;
     server = createServer((req, res) => {
       if (req.url === '/deps.json') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(exported));
@@ -196,12 +270,18 @@ describe.each(DATABASES)('installing a pack from a URL (%s)', (kind) => {
     const unsigned = await open.request('POST', '/packs', { token: dst.adminKey, body: { url: `${base}/deps.json` }, template: '/packs' });
     expect(unsigned.status).toBe(409);
     expect(unsigned.body.detail).toMatch(/is not signed/);
-    const r = await open.request('POST', '/packs', { token: dst.adminKey, body: { url: `${base}/deps.json`, allow_untrusted: true }, template: '/packs' });
+    const r = await open.request('POST', '/packs', {
+      token: dst.adminKey,
+      body: { url: `${base}/deps.json`, allow_untrusted: true },
+      template: '/packs',
+    });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ name: 'deps', action: 'installed' });
     expect(r.body.created).toHaveLength(2);
     const editor = await dst.user('ed', 'editor');
-    expect((await open.request('POST', '/packs', { token: editor.key, body: { url: `${base}/deps.json`, allow_untrusted: true } })).status).toBe(403);
+    expect(
+      (await open.request('POST', '/packs', { token: editor.key, body: { url: `${base}/deps.json`, allow_untrusted: true } })).status,
+    ).toBe(403);
     for (const [path, status, detail] of [
       ['/moved', 502, /redirects are not followed/],
       ['/missing', 502, /answered 404/],
@@ -209,7 +289,11 @@ describe.each(DATABASES)('installing a pack from a URL (%s)', (kind) => {
       ['/html', 502, /did not answer with JSON/],
       ['/stall', 502, /did not answer within 800 ms/],
     ] as const) {
-      const bad = await open.request('POST', '/packs', { token: dst.adminKey, body: { url: `${base}${path}`, allow_untrusted: true }, template: '/packs' });
+      const bad = await open.request('POST', '/packs', {
+        token: dst.adminKey,
+        body: { url: `${base}${path}`, allow_untrusted: true },
+        template: '/packs',
+      });
       expect(bad.status, path).toBe(status);
       expect(bad.body.detail, path).toMatch(detail);
     }

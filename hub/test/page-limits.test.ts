@@ -49,12 +49,19 @@ describe('page bodies', () => {
   });
 
   it('still takes the pack upload of an admin', async () => {
-    await hub.request('POST', '/engrams', { token: acme.adminKey, body: { statement: 'Uploads still work', scope: 'org:acme', visibility: 'public', tags: ['up'] } });
+    await hub.request('POST', '/engrams', {
+      token: acme.adminKey,
+      body: { statement: 'Uploads still work', scope: 'org:acme', visibility: 'public', tags: ['up'] },
+    });
     const ex = await hub.request('POST', '/packs/export', { token: acme.adminKey, body: { name: 'up', scope: 'org:acme', tags: ['up'] } });
     const form = new FormData();
     form.append('allow_untrusted', 'true');
     form.append('pack', new Blob([JSON.stringify({ files: ex.body.files })]), 'up.json');
-    const res = await fetch(`${hub.url}/admin/packs`, { method: 'POST', headers: { authorization: `Bearer ${acme.adminKey}` }, body: form });
+    const res = await fetch(`${hub.url}/admin/packs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acme.adminKey}` },
+      body: form,
+    });
     const text = await res.text();
     expect(res.status, text).toBe(200);
     expect(text).toContain('Pack up installed');

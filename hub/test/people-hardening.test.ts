@@ -22,7 +22,10 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
   let scimToken: string;
 
   const scim = (method: string, path: string, body?: unknown, token = scimToken): Promise<Reply> =>
-    hub.request(method, `//scim/v2${path}`, { token, ...(body !== undefined ? { body, headers: { 'content-type': 'application/scim+json' } } : {}) });
+    hub.request(method, `//scim/v2${path}`, {
+      token,
+      ...(body !== undefined ? { body, headers: { 'content-type': 'application/scim+json' } } : {}),
+    });
   const expectScimError = (r: Reply, status: number, scimType?: string) => {
     expect(r.status, r.text).toBe(status);
     expect(r.body.schemas).toEqual([ERROR]);
@@ -40,7 +43,11 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     return r.body.id;
   };
   const restUser = async (name: string, role = 'editor', email?: string): Promise<string> => {
-    const r = await hub.request('POST', '/admin/users', { token: acme.adminKey, body: { name, role, ...(email ? { email } : {}) }, template: '/admin/users' });
+    const r = await hub.request('POST', '/admin/users', {
+      token: acme.adminKey,
+      body: { name, role, ...(email ? { email } : {}) },
+      template: '/admin/users',
+    });
     expect(r.status, r.text).toBe(201);
     return r.body.id;
   };
@@ -54,7 +61,12 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     const init = await fetch(`${hub.url}/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     expect(init.status, await init.text()).toBe(200);
     const mcp = init.headers.get('mcp-session-id')!;
@@ -69,7 +81,12 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     const mcp = (
       await fetch(`${hub.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${held.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': held.mcp },
+        headers: {
+          authorization: `Bearer ${held.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': held.mcp,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
       })
     ).status;
@@ -102,7 +119,11 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     it('REST PATCH active=false ends keys, browser sessions, grants, MCP sessions and invitations at once', async () => {
       const id = await restUser('pat');
       const held = await access(id);
-      const r = await hub.request('PATCH', `/admin/users/${id}`, { token: acme.adminKey, body: { active: false }, template: '/admin/users/{id}' });
+      const r = await hub.request('PATCH', `/admin/users/${id}`, {
+        token: acme.adminKey,
+        body: { active: false },
+        template: '/admin/users/{id}',
+      });
       expect(r.status, r.text).toBe(200);
       await expectEnded(id, held);
     });
@@ -117,10 +138,17 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       expect((await hub.request('DELETE', `/admin/users/${id}`, { token: acme.adminKey })).status).toBe(404);
       expect((await hub.request('DELETE', `/admin/users/${acme.adminId}`, { token: acme.adminKey })).status).toBe(400);
       const audit = await hub.request('GET', `/admin/audit?resource=${encodeURIComponent(`user:${id}`)}`, { token: acme.adminKey });
-      expect(audit.body.items.find((a: { action: string }) => a.action === 'DELETE /api/v1/admin/users/:id').details).toMatchObject({ mode: 'delete', api_keys: 1, sessions: 1, oauth_grants: 1, mcp_sessions: 1, invitations: 1 });
+      expect(audit.body.items.find((a: { action: string }) => a.action === 'DELETE /api/v1/admin/users/:id').details).toMatchObject({
+        mode: 'delete',
+        api_keys: 1,
+        sessions: 1,
+        oauth_grants: 1,
+        mcp_sessions: 1,
+        invitations: 1,
+      });
     });
 
-    it('the admin UI\'s Deactivate button (through REST) ends every access at once', async () => {
+    it("the admin UI's Deactivate button (through REST) ends every access at once", async () => {
       const id = await restUser('clicked');
       const held = await access(id);
       const r = await fetch(`${hub.url}/admin/users/${id}`, {
@@ -170,7 +198,9 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
         expectScimError(r, 409);
         expect(r.body.detail).toMatch(/last active admin of solo/);
       }
-      await expect(updateUser(hub.db, org.org, boss, { role: 'editor' })).rejects.toThrow(/cannot make editor boss-solo.test: they are the last active admin of solo/);
+      await expect(updateUser(hub.db, org.org, boss, { role: 'editor' })).rejects.toThrow(
+        /cannot make editor boss-solo.test: they are the last active admin of solo/,
+      );
       await expect(updateUser(hub.db, org.org, 'boss-solo.test', { active: false })).rejects.toThrow(/last active admin/);
       await expect(deleteUser(hub.db, org.org, boss)).rejects.toThrow(/last active admin/);
       expect((await hub.request('GET', '/me', { token: bossKey })).body.role).toBe('admin');
@@ -198,7 +228,10 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       // Below the gate, two transactions at once: the admin rows' lock lets exactly one through.
       const third = await org.user('third', 'admin');
       const left = (admins.rows[0] as { name: string }).name;
-      const both = await Promise.allSettled([updateUser(hub.db, org.org, left, { active: false }), updateUser(hub.db, org.org, third.id, { role: 'editor' })]);
+      const both = await Promise.allSettled([
+        updateUser(hub.db, org.org, left, { active: false }),
+        updateUser(hub.db, org.org, third.id, { role: 'editor' }),
+      ]);
       expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
       expect(String((both.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/last active admin of pair/);
     });
@@ -207,7 +240,11 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
   describe('invitations', () => {
     it('are only for a person who never had access, by id or name, and the redemption is audited with the invitation', async () => {
       const carol = await acme.user('carol', 'editor');
-      const refused = await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { user_id: carol.id }, template: '/admin/invitations' });
+      const refused = await hub.request('POST', '/admin/invitations', {
+        token: acme.adminKey,
+        body: { user_id: carol.id },
+        template: '/admin/invitations',
+      });
       expect(refused.status).toBe(409);
       expect(refused.body.detail).toMatch(/ask carol to create a key in \/me\//);
       expect((await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { user_id: 'carol' } })).status).toBe(409);
@@ -217,14 +254,25 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       expect((await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { user_id: 'sigrid' } })).status).toBe(409);
 
       const dave = await restUser('dave');
-      const inv = await hub.request('POST', '/admin/invitations', { token: acme.adminKey, body: { user_id: 'dave' }, template: '/admin/invitations' });
+      const inv = await hub.request('POST', '/admin/invitations', {
+        token: acme.adminKey,
+        body: { user_id: 'dave' },
+        template: '/admin/invitations',
+      });
       expect(inv.status, inv.text).toBe(201);
       expect(inv.body.user_id).toBe(dave);
       const redeemed = await hub.request('POST', '/invitations/redeem', { body: { token: inv.body.token } });
       expect(redeemed.status).toBe(201);
-      const audit = await hub.request('GET', `/admin/audit?action=${encodeURIComponent('POST /api/v1/invitations/redeem')}&resource=${encodeURIComponent(`api_key:${redeemed.body.id}`)}`, { token: acme.adminKey });
+      const audit = await hub.request(
+        'GET',
+        `/admin/audit?action=${encodeURIComponent('POST /api/v1/invitations/redeem')}&resource=${encodeURIComponent(`api_key:${redeemed.body.id}`)}`,
+        { token: acme.adminKey },
+      );
       expect(audit.body.items).toHaveLength(1);
-      expect(audit.body.items[0]).toMatchObject({ actor: 'dave', details: { invitation_id: inv.body.id, user_id: dave, redeemed_by: 'dave' } });
+      expect(audit.body.items[0]).toMatchObject({
+        actor: 'dave',
+        details: { invitation_id: inv.body.id, user_id: dave, redeemed_by: 'dave' },
+      });
 
       // An invitation made while erin had nothing is void once she has a key of her own.
       const erin = await restUser('erin');
@@ -238,8 +286,16 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     it('refuses to change, deactivate or delete a person the hub made (403), but lists them', async () => {
       expect((await scim('GET', `/Users/${acme.adminId}`)).status).toBe(200);
       const attempts = [
-        await scim('PATCH', `/Users/${acme.adminId}`, patch({ op: 'replace', path: 'emails', value: [{ value: 'attacker@evil.test', primary: true }] })),
-        await scim('PUT', `/Users/${acme.adminId}`, { schemas: [USER], userName: 'admin', emails: [{ value: 'attacker@evil.test', primary: true }] }),
+        await scim(
+          'PATCH',
+          `/Users/${acme.adminId}`,
+          patch({ op: 'replace', path: 'emails', value: [{ value: 'attacker@evil.test', primary: true }] }),
+        ),
+        await scim('PUT', `/Users/${acme.adminId}`, {
+          schemas: [USER],
+          userName: 'admin',
+          emails: [{ value: 'attacker@evil.test', primary: true }],
+        }),
         await scim('PATCH', `/Users/${acme.adminId}`, patch({ op: 'replace', path: 'active', value: false })),
         await scim('DELETE', `/Users/${acme.adminId}`),
       ];
@@ -247,27 +303,59 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
         expectScimError(r, 403);
         expect(r.body.detail).toMatch(/not provisioned through SCIM/);
       }
-      const row = await hub.db.query<{ email: string | null; active: boolean }>(`SELECT email, active FROM ${ident(acme.org.schema)}.users WHERE id = $1`, [acme.adminId]);
+      const row = await hub.db.query<{ email: string | null; active: boolean }>(
+        `SELECT email, active FROM ${ident(acme.org.schema)}.users WHERE id = $1`,
+        [acme.adminId],
+      );
       expect(row.rows[0]).toEqual({ email: null, active: true });
     });
 
     it('keeps e-mail addresses unique per organization, in any case, on every path', async () => {
       await restUser('owner', 'editor', 'Owner@Acme.test');
-      expect((await hub.request('POST', '/admin/users', { token: acme.adminKey, body: { name: 'owner2', email: 'owner@acme.test' } })).status).toBe(409);
-      expectScimError(await scim('POST', '/Users', { schemas: [USER], userName: 'clash@x', emails: [{ value: 'OWNER@acme.test', primary: true }] }), 409, 'uniqueness');
+      expect(
+        (await hub.request('POST', '/admin/users', { token: acme.adminKey, body: { name: 'owner2', email: 'owner@acme.test' } })).status,
+      ).toBe(409);
+      expectScimError(
+        await scim('POST', '/Users', { schemas: [USER], userName: 'clash@x', emails: [{ value: 'OWNER@acme.test', primary: true }] }),
+        409,
+        'uniqueness',
+      );
       const id = await scimUser('moves@acme.test', { emails: [{ value: 'moves@acme.test', primary: true }] });
-      expectScimError(await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', path: 'emails', value: [{ value: 'owner@ACME.test', primary: true }] })), 409, 'uniqueness');
+      expectScimError(
+        await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', path: 'emails', value: [{ value: 'owner@ACME.test', primary: true }] })),
+        409,
+        'uniqueness',
+      );
     });
 
     it('marks an address SCIM changed, so sign-in never links an account by it', async () => {
       const id = await scimUser('linkable@acme.test', { emails: [{ value: 'linkable@acme.test', primary: true }] });
       const flag = async () =>
-        (await hub.db.query<{ email_scim_changed_at: string | null }>(`SELECT email_scim_changed_at FROM ${ident(acme.org.schema)}.users WHERE id = $1`, [id])).rows[0]!;
+        (
+          await hub.db.query<{ email_scim_changed_at: string | null }>(
+            `SELECT email_scim_changed_at FROM ${ident(acme.org.schema)}.users WHERE id = $1`,
+            [id],
+          )
+        ).rows[0]!;
       expect(mayLinkByEmail(await flag())).toBe(true);
       // Other attributes, and the same address in another case, change nothing.
-      expect((await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', path: 'title', value: 'CTO' }, { op: 'replace', path: 'emails[primary eq true].value', value: 'LINKABLE@acme.test' }))).status).toBe(200);
+      expect(
+        (
+          await scim(
+            'PATCH',
+            `/Users/${id}`,
+            patch(
+              { op: 'replace', path: 'title', value: 'CTO' },
+              { op: 'replace', path: 'emails[primary eq true].value', value: 'LINKABLE@acme.test' },
+            ),
+          )
+        ).status,
+      ).toBe(200);
       expect(mayLinkByEmail(await flag())).toBe(true);
-      expect((await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', path: 'emails[primary eq true].value', value: 'elsewhere@acme.test' }))).status).toBe(200);
+      expect(
+        (await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', path: 'emails[primary eq true].value', value: 'elsewhere@acme.test' })))
+          .status,
+      ).toBe(200);
       expect(mayLinkByEmail(await flag())).toBe(false);
     });
   });
@@ -277,7 +365,8 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     const token = await newScimToken(old, 'idp');
     const made = await scim('POST', '/Users', { schemas: [USER], userName: 'from-idp@old.test' }, token);
     expect(made.status).toBe(201);
-    const first = (await hub.request('POST', '/admin/users', { token: old.adminKey, body: { name: 'first', email: 'Same@old.test' } })).body.id;
+    const first = (await hub.request('POST', '/admin/users', { token: old.adminKey, body: { name: 'first', email: 'Same@old.test' } })).body
+      .id;
     const second = (await hub.request('POST', '/admin/users', { token: old.adminKey, body: { name: 'second' } })).body.id;
     const s = ident(old.org.schema);
     await hub.db.exec(`
@@ -287,7 +376,11 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     await hub.db.query(`UPDATE ${s}.users SET email = 'same@OLD.test' WHERE id = $1`, [second]);
     const { migrateHub } = await import('../data/migrate.js');
     expect((await migrateHub(hub.db)).orgs['before-018']).toBe(1);
-    const rows = (await hub.db.query<{ id: string; email: string | null; provisioned_by: string | null }>(`SELECT id, email, provisioned_by FROM ${s}.users`)).rows;
+    const rows = (
+      await hub.db.query<{ id: string; email: string | null; provisioned_by: string | null }>(
+        `SELECT id, email, provisioned_by FROM ${s}.users`,
+      )
+    ).rows;
     const by = (id: string) => rows.find((r) => r.id === id)!;
     expect(by(made.body.id).provisioned_by).toBe('scim');
     expect(by(first)).toMatchObject({ email: 'Same@old.test', provisioned_by: null });
@@ -300,8 +393,15 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       const id = await scimUser('hoarder@acme.test');
       // As stored before the caps existed.
       const emails = Array.from({ length: 12_000 }, (_, i) => ({ value: `a${i}@hoard.test`, type: 'work' }));
-      await hub.db.query(`UPDATE ${ident(acme.org.schema)}.users SET scim = scim || $2::jsonb WHERE id = $1`, [id, JSON.stringify({ emails })]);
-      const ops = Array.from({ length: 1000 }, (_, i) => ({ op: 'replace', path: `emails[value eq "a${i}@hoard.test" or type eq "home"].display`, value: `x${i}` }));
+      await hub.db.query(`UPDATE ${ident(acme.org.schema)}.users SET scim = scim || $2::jsonb WHERE id = $1`, [
+        id,
+        JSON.stringify({ emails }),
+      ]);
+      const ops = Array.from({ length: 1000 }, (_, i) => ({
+        op: 'replace',
+        path: `emails[value eq "a${i}@hoard.test" or type eq "home"].display`,
+        value: `x${i}`,
+      }));
       const body = patch(...ops);
       expect(JSON.stringify(body).length).toBeGreaterThan(100_000);
       const [big, health] = await Promise.all([scim('PATCH', `/Users/${id}`, body), fetch(`${hub.url}/health`)]);
@@ -327,9 +427,17 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       expectScimError(r, 400, 'invalidValue');
       expect(r.body.detail).toBe('emails holds 11 values; a User may have at most 10');
       const id = await scimUser('growing@cap.test', { phoneNumbers: many.slice(0, 10).map((_p, i) => ({ value: `+1555000${i}` })) });
-      expectScimError(await scim('PATCH', `/Users/${id}`, patch({ op: 'add', path: 'phoneNumbers', value: [{ value: '+15559999' }] })), 400, 'invalidValue');
+      expectScimError(
+        await scim('PATCH', `/Users/${id}`, patch({ op: 'add', path: 'phoneNumbers', value: [{ value: '+15559999' }] })),
+        400,
+        'invalidValue',
+      );
       // Attributes the schema does not know are kept as sent, within a fixed size.
-      const heavy = await scim('POST', '/Users', { schemas: [USER], userName: 'heavy@cap.test', ...Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`x${i}`, 'y'.repeat(400)])) });
+      const heavy = await scim('POST', '/Users', {
+        schemas: [USER],
+        userName: 'heavy@cap.test',
+        ...Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`x${i}`, 'y'.repeat(400)])),
+      });
       expectScimError(heavy, 400, 'invalidValue');
       expect(heavy.body.detail).toMatch(/a User may be at most 65536 bytes/);
     });
@@ -341,7 +449,10 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
       expect(r.status).toBe(400);
       expect(r.body.detail).toMatch(/reserved/);
       const viaScim = await scimUser('svc-hub');
-      const users = (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items as Array<{ id: string; name: string }>;
+      const users = (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items as Array<{
+        id: string;
+        name: string;
+      }>;
       expect(users.find((u) => u.id === viaScim)!.name).toBe('svc-hub-2');
       expect(users.some((u) => u.name === 'svc-hub')).toBe(false);
       // Sign-in names a new person after their address with freeUserName.
@@ -351,13 +462,22 @@ describe.each(DATABASES)('people hardening (%s)', (kind) => {
     it('group-member and invitation routes take a user name where they take a user id', async () => {
       await restUser('bob');
       const g = await hub.request('POST', '/admin/groups', { token: acme.adminKey, body: { path: 'named' } });
-      const add = await hub.request('POST', `/admin/groups/${g.body.id}/members`, { token: acme.adminKey, body: { user_id: 'bob' }, template: '/admin/groups/{id}/members' });
+      const add = await hub.request('POST', `/admin/groups/${g.body.id}/members`, {
+        token: acme.adminKey,
+        body: { user_id: 'bob' },
+        template: '/admin/groups/{id}/members',
+      });
       expect(add.status, add.text).toBe(200);
       expect(add.body.user.name).toBe('bob');
-      expect((await hub.request('GET', '/admin/groups/named/members', { token: acme.adminKey })).body.items.map((m: { name: string }) => m.name)).toEqual(['bob']);
+      expect(
+        (await hub.request('GET', '/admin/groups/named/members', { token: acme.adminKey })).body.items.map((m: { name: string }) => m.name),
+      ).toEqual(['bob']);
       expect((await hub.request('DELETE', '/admin/groups/named/members/bob', { token: acme.adminKey })).status).toBe(204);
       expect((await hub.request('DELETE', '/admin/groups/named/members/bob', { token: acme.adminKey })).status).toBe(404);
-      expect((await hub.request('POST', `/admin/groups/named/members`, { token: acme.adminKey, body: { user_id: `nobody-${randomUUID()}` } })).status).toBe(400);
+      expect(
+        (await hub.request('POST', `/admin/groups/named/members`, { token: acme.adminKey, body: { user_id: `nobody-${randomUUID()}` } }))
+          .status,
+      ).toBe(400);
     });
   });
 });
@@ -367,10 +487,12 @@ describe('SCIM under the rate limiter', () => {
     const hub = await startTestHub('pglite', { rateLimits: { perMinute: 4, writesPerMinute: 2 } });
     try {
       const org = await hub.newOrg('limited');
-      const token = async (name: string) => (await hub.request('POST', '/admin/scim-tokens', { token: org.adminKey, body: { name } })).body.token as string;
+      const token = async (name: string) =>
+        (await hub.request('POST', '/admin/scim-tokens', { token: org.adminKey, body: { name } })).body.token as string;
       const [a, b] = [await token('a'), await token('b')];
       const get = (t: string) => hub.request('GET', '//scim/v2/Users', { token: t });
-      const post = (t: string, userName: string) => hub.request('POST', '//scim/v2/Users', { token: t, body: { schemas: [USER], userName } });
+      const post = (t: string, userName: string) =>
+        hub.request('POST', '//scim/v2/Users', { token: t, body: { schemas: [USER], userName } });
       expect((await post(a, 'one')).status).toBe(201);
       expect((await post(a, 'two')).status).toBe(201);
       const write = await post(a, 'three');

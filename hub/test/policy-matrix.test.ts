@@ -55,10 +55,12 @@ const read = (_r: Role, t: Target): Outcome => (t === 'other' ? 'hidden' : 'allo
 const write = (r: Role, t: Target): Outcome => (r === 'viewer' ? 'refused' : t === 'other' ? 'hidden' : 'allowed');
 const restWrite = (r: Role, t: Target): Outcome => (t === 'other' ? 'hidden' : r === 'viewer' ? 'refused' : 'allowed');
 const writeScope = (r: Role, t: Target): Outcome => (t === 'other' || r === 'viewer' ? 'refused' : 'allowed');
-const adminOnly = (r: Role, t: Target): Outcome => (r === 'viewer' ? 'refused' : t === 'other' ? 'hidden' : r === 'admin' ? 'allowed' : 'refused');
+const adminOnly = (r: Role, t: Target): Outcome =>
+  r === 'viewer' ? 'refused' : t === 'other' ? 'hidden' : r === 'admin' ? 'allowed' : 'refused';
 const restAdminOnly = (r: Role, t: Target): Outcome => (t === 'other' ? 'hidden' : r === 'admin' ? 'allowed' : 'refused');
 /** Only the person who started a session changes it; another's private one does not exist. */
-const ownSession = (r: Role, t: Target): Outcome => (r === 'viewer' ? 'refused' : t === 'other' ? 'hidden' : t === 'team' ? 'refused' : 'allowed');
+const ownSession = (r: Role, t: Target): Outcome =>
+  r === 'viewer' ? 'refused' : t === 'other' ? 'hidden' : t === 'team' ? 'refused' : 'allowed';
 const restOwnSession = (r: Role, t: Target): Outcome => (t === 'other' ? 'hidden' : r === 'viewer' || t === 'team' ? 'refused' : 'allowed');
 const anyone = (): Outcome => 'allowed';
 const editors = (r: Role): Outcome => (r === 'viewer' ? 'refused' : 'allowed');
@@ -94,7 +96,10 @@ const TOOLS: Record<string, ToolRow> = {
   svc_scopes_discover: { args: () => ({}), expect: editors, targets: once },
   svc_suggest_scope: { args: (w) => ({ statement: w.uniq() }), expect: anyone, targets: once },
   svc_rescope: { args: (w) => ({ ids: [w.engram], scope: 'group:eng' }), expect: write },
-  svc_ingest: { args: (w) => ({ content: `Always run the matrix suite before a release ${w.uniq()}.`, scope: w.scope }), expect: writeScope },
+  svc_ingest: {
+    args: (w) => ({ content: `Always run the matrix suite before a release ${w.uniq()}.`, scope: w.scope }),
+    expect: writeScope,
+  },
 };
 
 /** Tools that work on a developer's machine: the hub runs none of them, for anyone, on any path. */
@@ -119,7 +124,12 @@ const MISSING_CAPABILITY = /needs the embedding model|packs need a local store o
 /** A tool answer read as an outcome. */
 function outcomeOf(c: Called): Outcome | `error: ${string}` {
   if (!c.isError) return /"outcome":"not_found"/.test(c.text) ? 'hidden' : 'allowed';
-  if (/viewer|may not|needs the admin role|not allowed|developer's machine|only they may|not among the scopes|refuses destructive/.test(c.text)) return 'refused';
+  if (
+    /viewer|may not|needs the admin role|not allowed|developer's machine|only they may|not among the scopes|refuses destructive/.test(
+      c.text,
+    )
+  )
+    return 'refused';
   if (/\bno (engram|session|episode) |not found|matches no engram/i.test(c.text)) return 'hidden';
   if (MISSING_CAPABILITY.test(c.text)) return 'allowed';
   return `error: ${c.text}`;
@@ -159,7 +169,11 @@ Object.assign(REST, {
 } satisfies Record<string, (r: Role) => Outcome>);
 
 /** The same engram actions over REST, per target (the MCP rows' REST twins). */
-const REST_DATA: Array<{ name: string; call: (w: World) => [string, string, unknown?]; expect: (r: Role, t: Target) => Outcome | `status ${number}` }> = [
+const REST_DATA: Array<{
+  name: string;
+  call: (w: World) => [string, string, unknown?];
+  expect: (r: Role, t: Target) => Outcome | `status ${number}`;
+}> = [
   { name: 'read', call: (w) => ['GET', `/engrams/${w.engram}`], expect: read },
   { name: 'history', call: (w) => ['GET', `/engrams/${w.engram}/history`], expect: read },
   { name: 'edit', call: (w) => ['PATCH', `/engrams/${w.engram}`, { tags: ['matrix'] }], expect: restWrite },
@@ -181,13 +195,18 @@ function restCapture(r: Role, t: Target): Outcome | `status ${number}` {
   return r === 'viewer' ? 'refused' : t === 'other' ? 'status 400' : 'allowed';
 }
 
-const restOutcome = (status: number): Outcome | `status ${number}` => (status === 403 ? 'refused' : status === 404 ? 'hidden' : status < 400 ? 'allowed' : `status ${status}`);
+const restOutcome = (status: number): Outcome | `status ${number}` =>
+  status === 403 ? 'refused' : status === 404 ? 'hidden' : status < 400 ? 'allowed' : `status ${status}`;
 
 describe('the policy table covers every surface', () => {
   it('has a row for every MCP tool and every REST route', async () => {
     const rows = new Set([...Object.keys(TOOLS), ...Object.keys(MACHINE_LOCAL)]);
     expect(ALL_TOOLS.map((t) => t.name).filter((n) => !rows.has(n))).toEqual([]);
-    expect(ALL_TOOLS.filter((t) => t.machineLocal).map((t) => t.name).sort()).toEqual(Object.keys(MACHINE_LOCAL).sort());
+    expect(
+      ALL_TOOLS.filter((t) => t.machineLocal)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(Object.keys(MACHINE_LOCAL).sort());
     expect(EVERY_ROUTE.map(([m, p]) => `${m} ${p}`).filter((k) => !(k in REST))).toEqual([]);
     // Every authenticated operation the OpenAPI description names (openapi.test.ts holds it equal
     // to the router) is called in EVERY_ROUTE: a new route without a row fails here.
@@ -197,7 +216,9 @@ describe('the policy table covers every surface', () => {
     for (const [path, ops] of Object.entries(doc.paths) as Array<[string, Record<string, unknown> & { servers?: unknown }]>) {
       if (ops.servers) continue; // the sign-in routes at the root: anonymous
       const template = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-      for (const m of Object.keys(ops).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((k) => k.toUpperCase())) {
+      for (const m of Object.keys(ops)
+        .filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k))
+        .map((k) => k.toUpperCase())) {
         if (open.has(`${m} ${path}`)) continue;
         if (!EVERY_ROUTE.some(([rm, rp]) => rm === m && template.test(rp))) missing.push(`${m} ${path}`);
       }
@@ -217,7 +238,9 @@ describe.each(DATABASES)('role x surface x action (%s)', (kind) => {
   const uniq = () => `Matrix statement number ${++n} about deploy rules`;
 
   const connect = async (token: string, profile: 'full' | 'lean') => {
-    const transport = new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp?profile=${profile}`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp?profile=${profile}`), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    });
     const client = new Client({ name: 'policy-matrix', version: '1.0.0' });
     await client.connect(transport);
     clients.push(client);
@@ -235,11 +258,35 @@ describe.each(DATABASES)('role x surface x action (%s)', (kind) => {
     // Sessions and episodes have owners: the caller's own, or olga's.
     const owner = target === 'own' ? me : 'olga';
     const session = `SES-${acme.org.idPrefix}-20260101-${(++n).toString(16).padStart(8, '0')}`;
-    await system.putSession({ id: session, owner, scope, started_at: new Date().toISOString(), status: 'active', engram_ids: [engram], task: `private task of ${owner}` } as never);
+    await system.putSession({
+      id: session,
+      owner,
+      scope,
+      started_at: new Date().toISOString(),
+      status: 'active',
+      engram_ids: [engram],
+      task: `private task of ${owner}`,
+    } as never);
     const episode = `EP-${acme.org.idPrefix}-20260101-${(++n).toString(16).padStart(8, '0')}`;
-    await system.appendEpisodes([{ id: episode, at: new Date().toISOString(), agent: 'test', summary: `episode of ${owner} in ${scope}`, owner, scope, engram_ids: [] } as never]);
+    await system.appendEpisodes([
+      {
+        id: episode,
+        at: new Date().toISOString(),
+        agent: 'test',
+        summary: `episode of ${owner} in ${scope}`,
+        owner,
+        scope,
+        engram_ids: [],
+      } as never,
+    ]);
     const pack = `matrix-${++n}`;
-    await new PgPackRegistry(hub.db, acme.org, null).put({ name: pack, version: 1, installed_at: new Date().toISOString(), source: 'test', ids: [] } as never);
+    await new PgPackRegistry(hub.db, acme.org, null).put({
+      name: pack,
+      version: 1,
+      installed_at: new Date().toISOString(),
+      source: 'test',
+      ids: [],
+    } as never);
     return { me, engram, scope, session, episode, pack, uniq };
   };
 
@@ -254,28 +301,34 @@ describe.each(DATABASES)('role x surface x action (%s)', (kind) => {
     await hub?.close();
   });
 
-  it.each(['full', 'lean'] as const)('MCP (%s profile): every tool, every role, every target', async (profile) => {
-    const failures: string[] = [];
-    for (const role of ROLES) {
-      const client = await connect(keys[role], profile);
-      for (const [tool, row] of Object.entries(TOOLS)) {
-        for (const target of row.targets ?? TARGETS) {
-          const w = await world(role, target);
-          const args = row.args(w);
-          // The lean profile reaches every tool it does not list through svc_admin, as a nested action.
-          const direct = profile === 'full' || (LEAN_TOOL_NAMES as readonly string[]).includes(tool);
-          const got = outcomeOf(direct ? await callTool(client, tool, args) : await callTool(client, 'svc_admin', { action: tool, args }));
-          const want = row.expect(role, target);
-          // svc_admin refuses destructive tools for everyone: that is a refusal too.
-          const wanted = !direct && ALL_TOOLS.find((t) => t.name === tool)!.destructive ? 'refused' : want;
-          if (got !== wanted) failures.push(`${profile} ${role} ${tool} on ${target}: ${got}, want ${wanted}`);
+  it.each(['full', 'lean'] as const)(
+    'MCP (%s profile): every tool, every role, every target',
+    async (profile) => {
+      const failures: string[] = [];
+      for (const role of ROLES) {
+        const client = await connect(keys[role], profile);
+        for (const [tool, row] of Object.entries(TOOLS)) {
+          for (const target of row.targets ?? TARGETS) {
+            const w = await world(role, target);
+            const args = row.args(w);
+            // The lean profile reaches every tool it does not list through svc_admin, as a nested action.
+            const direct = profile === 'full' || (LEAN_TOOL_NAMES as readonly string[]).includes(tool);
+            const got = outcomeOf(
+              direct ? await callTool(client, tool, args) : await callTool(client, 'svc_admin', { action: tool, args }),
+            );
+            const want = row.expect(role, target);
+            // svc_admin refuses destructive tools for everyone: that is a refusal too.
+            const wanted = !direct && ALL_TOOLS.find((t) => t.name === tool)!.destructive ? 'refused' : want;
+            if (got !== wanted) failures.push(`${profile} ${role} ${tool} on ${target}: ${got}, want ${wanted}`);
+          }
         }
       }
-    }
-    expect(failures).toEqual([]);
-  }, 300_000);
+      expect(failures).toEqual([]);
+    },
+    300_000,
+  );
 
-  it('runs no tool of a developer\'s machine, top-level or nested, and writes nothing to the host', async () => {
+  it("runs no tool of a developer's machine, top-level or nested, and writes nothing to the host", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-matrix-'));
     const failures: string[] = [];
     for (const role of ROLES) {
@@ -340,7 +393,9 @@ describe.each(DATABASES)('role x surface x action (%s)', (kind) => {
     const client = await connect(keys.editor, 'full');
     const hers = await connect(olga.key, 'full');
     // olga's private injection receipt (her task text, which names her private engram) and her engram's events.
-    expect((await callTool(hers, 'svc_inject', { task: 'olga private prompt about Matrix statement deploy rules', fast: true })).isError).toBe(false);
+    expect(
+      (await callTool(hers, 'svc_inject', { task: 'olga private prompt about Matrix statement deploy rules', fast: true })).isError,
+    ).toBe(false);
     const receipts = await callTool(client, 'svc_receipt', {});
     expect(receipts.text).not.toContain('olga private prompt');
     expect((await callTool(client, 'svc_history', { id: w.engram })).isError).toBe(true);
@@ -352,8 +407,15 @@ describe.each(DATABASES)('role x surface x action (%s)', (kind) => {
     expect((await callTool(hers, 'svc_history', { id: w.engram })).data.count).toBeGreaterThan(0);
   });
 
-  it('holds the organization\'s tool deny list against svc_admin\'s nested actions', async () => {
-    expect((await hub.request('PUT', '/admin/mcp/tools', { token: acme.adminKey, body: { deny: ['svc_learn', 'svc_learn_batch', 'svc_ingest'] } })).status).toBe(200);
+  it("holds the organization's tool deny list against svc_admin's nested actions", async () => {
+    expect(
+      (
+        await hub.request('PUT', '/admin/mcp/tools', {
+          token: acme.adminKey,
+          body: { deny: ['svc_learn', 'svc_learn_batch', 'svc_ingest'] },
+        })
+      ).status,
+    ).toBe(200);
     try {
       const lean = await connect(keys.editor, 'lean');
       for (const [action, args] of [

@@ -36,7 +36,10 @@ describe.runIf(DATABASES.includes('postgres'))('recall across two hub processes 
     return json;
   };
   const recall = async (base: string, token: string, query: string): Promise<Array<{ id: string; score: number }>> =>
-    (await call(base, 'POST', '/recall/bm25', token, { query, limit: 20 })).results.map((r: { id: string; score: number }) => ({ id: r.id, score: r.score }));
+    (await call(base, 'POST', '/recall/bm25', token, { query, limit: 20 })).results.map((r: { id: string; score: number }) => ({
+      id: r.id,
+      score: r.score,
+    }));
 
   it('finds a write made through the other process at once, with the same scores', async () => {
     const bases = () => [hub.url, child.url];
@@ -49,7 +52,10 @@ describe.runIf(DATABASES.includes('postgres'))('recall across two hub processes 
     const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliett', 'kilo', 'lima'];
     for (const [i, word] of words.entries()) {
       const [writeTo, readFrom] = i % 2 === 0 ? bases() : bases().reverse();
-      const made = await call(writeTo!, 'POST', '/engrams', writer, { statement: `Deploy the ${word} canary before the fleet, then watch errors`, scope: 'group:eng' });
+      const made = await call(writeTo!, 'POST', '/engrams', writer, {
+        statement: `Deploy the ${word} canary before the fleet, then watch errors`,
+        scope: 'group:eng',
+      });
       const found = await recall(readFrom!, reader, `deploy ${word} canary`);
       expect(found[0]?.id).toBe(made.id);
       expect(found).toHaveLength(i + 1);
@@ -58,7 +64,10 @@ describe.runIf(DATABASES.includes('postgres'))('recall across two hub processes 
   });
 
   it('drops an engram retired or moved out of sight through the other process', async () => {
-    const gone = await call(hub.url, 'POST', '/engrams', writer, { statement: 'Rotate the signing keys every quarter', scope: 'group:eng' });
+    const gone = await call(hub.url, 'POST', '/engrams', writer, {
+      statement: 'Rotate the signing keys every quarter',
+      scope: 'group:eng',
+    });
     const moved = await call(hub.url, 'POST', '/engrams', writer, { statement: 'Rotate the backup tapes every month', scope: 'group:eng' });
     expect((await recall(child.url, reader, 'rotate every')).map((r) => r.id).sort()).toEqual([gone.id, moved.id].sort());
     await call(hub.url, 'DELETE', `/engrams/${gone.id}`, writer);

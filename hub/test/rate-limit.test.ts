@@ -23,7 +23,10 @@ describe.each(DATABASES)('rate limits (%s)', (kind) => {
     expect(first.headers.get('ratelimit')).toMatch(/^"requests";r=7;t=\d+$/);
     expect(first.headers.get('ratelimit-limit')).toBeNull();
     const writes = [];
-    for (let i = 0; i < 4; i++) writes.push(await hub.request('POST', '/engrams', { token: user.key, body: { statement: `Limited write ${i}` }, template: '/engrams' }));
+    for (let i = 0; i < 4; i++)
+      writes.push(
+        await hub.request('POST', '/engrams', { token: user.key, body: { statement: `Limited write ${i}` }, template: '/engrams' }),
+      );
     expect(writes.map((w) => w.status)).toEqual([201, 201, 201, 429]);
     expect(writes[2]!.headers.get('ratelimit-policy')).toBe('"requests";q=8;w=60, "writes";q=3;w=60');
     expect(writes[2]!.headers.get('ratelimit')).toMatch(/^"requests";r=4;t=\d+, "writes";r=0;t=\d+$/);
@@ -42,7 +45,12 @@ describe.each(DATABASES)('rate limits (%s)', (kind) => {
     await awayFromMinuteEdge();
     const user = await acme.user('wes', 'editor');
     const id = (await hub.request('POST', '/engrams', { token: user.key, body: { statement: 'Counted once' } })).body.id;
-    for (const [method, path, body] of [['POST', '/recall', { query: 'counted' }], ['POST', '/recall/bm25', { query: 'counted' }], ['POST', '/inject', { task: 'counted' }], ['POST', '/packs/export', { name: 'p' }]] as const) {
+    for (const [method, path, body] of [
+      ['POST', '/recall', { query: 'counted' }],
+      ['POST', '/recall/bm25', { query: 'counted' }],
+      ['POST', '/inject', { task: 'counted' }],
+      ['POST', '/packs/export', { name: 'p' }],
+    ] as const) {
       const r = await hub.request(method, path, { token: user.key, body });
       expect(r.headers.get('ratelimit-policy'), path).toBe('"requests";q=8;w=60');
     }

@@ -22,8 +22,12 @@ describe.each(DATABASES)('the reserving rate-limit counter (%s)', (kind) => {
 
   const stored = async (token: string, bucket = 'requests'): Promise<number> =>
     Number(
-      (await t.db.query<{ hits: number }>(`SELECT coalesce(sum(hits), 0) AS hits FROM ${CONTROL_SCHEMA}.rate_limits WHERE token_key = $1 AND bucket = $2 AND window_start = $3`, [`${org.id}:${token}`, bucket, windowStart(Date.now())]))
-        .rows[0]!.hits,
+      (
+        await t.db.query<{ hits: number }>(
+          `SELECT coalesce(sum(hits), 0) AS hits FROM ${CONTROL_SCHEMA}.rate_limits WHERE token_key = $1 AND bucket = $2 AND window_start = $3`,
+          [`${org.id}:${token}`, bucket, windowStart(Date.now())],
+        )
+      ).rows[0]!.hits,
     );
 
   it('has every request it admitted counted in the database before it was admitted, in blocks', async () => {

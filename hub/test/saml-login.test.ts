@@ -32,7 +32,14 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
       template: '/admin/identity-providers',
     });
     expect(made.status, made.text).toBe(201);
-    expect(made.body).toMatchObject({ kind: 'saml', issuer: idp.entityId, sso_url: `${idp.url}/sso`, redirect_uri: `${hub.url}/auth/acme/okta/acs`, metadata_url: `${hub.url}/auth/acme/okta/metadata`, client_id: null });
+    expect(made.body).toMatchObject({
+      kind: 'saml',
+      issuer: idp.entityId,
+      sso_url: `${idp.url}/sso`,
+      redirect_uri: `${hub.url}/auth/acme/okta/acs`,
+      metadata_url: `${hub.url}/auth/acme/okta/metadata`,
+      client_id: null,
+    });
     loginUrl = made.body.login_url;
   }, 60_000);
   afterAll(async () => {
@@ -41,7 +48,10 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
   });
 
   /** To the IdP and back: the IdP's form, posted to the ACS by the browser. */
-  async function signIn(browser = new CookieBrowser(), returnTo = '/me/'): Promise<{ browser: CookieBrowser; form: { action: string; body: string }; page: Page }> {
+  async function signIn(
+    browser = new CookieBrowser(),
+    returnTo = '/me/',
+  ): Promise<{ browser: CookieBrowser; form: { action: string; body: string }; page: Page }> {
     const atIdp = await browser.follow(`${loginUrl}?return_to=${encodeURIComponent(returnTo)}`);
     expect(atIdp.status, atIdp.text).toBe(200);
     const action = /action="([^"]+)"/.exec(atIdp.text)![1]!;
@@ -50,12 +60,16 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
     const page = await post(browser, form);
     return { browser, form, page };
   }
-  const post = (b: CookieBrowser, form: { action: string; body: string }) => b.request('POST', form.action, { headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null' }, body: form.body });
+  const post = (b: CookieBrowser, form: { action: string; body: string }) =>
+    b.request('POST', form.action, { headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null' }, body: form.body });
   /** The IdP's form, not posted: what an attacker keeps after starting a sign-in to their own account. */
   async function obtain(browser: CookieBrowser, url = loginUrl): Promise<{ action: string; fields: Record<string, string> }> {
     const atIdp = await browser.follow(url);
     expect(atIdp.status, atIdp.text).toBe(200);
-    return { action: /action="([^"]+)"/.exec(atIdp.text)![1]!, fields: Object.fromEntries([...atIdp.text.matchAll(/name="(\w+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!])) };
+    return {
+      action: /action="([^"]+)"/.exec(atIdp.text)![1]!,
+      fields: Object.fromEntries([...atIdp.text.matchAll(/name="(\w+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!])),
+    };
   }
 
   it('signs a person in from a signed assertion, creates their user, and the session mints hub tokens', async () => {
@@ -154,7 +168,9 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
       attacker = createServer((_req, res) => {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end(
-          `<form method="post" action="${forged.action}">${Object.entries(forged.fields).map(([k, v]) => `<input type="hidden" name="${k}" value="${v}">`).join('')}</form><script>document.forms[0].submit()</script>`,
+          `<form method="post" action="${forged.action}">${Object.entries(forged.fields)
+            .map(([k, v]) => `<input type="hidden" name="${k}" value="${v}">`)
+            .join('')}</form><script>document.forms[0].submit()</script>`,
         );
       });
       await new Promise<void>((done) => attacker.listen(0, '127.0.0.1', done));
@@ -196,7 +212,12 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
         away.hold = true;
         await page.goto(awayLogin);
         away.hold = false;
-        expect((await context.cookies()).find((c) => c.name === '__Host-svc_saml')).toMatchObject({ secure: true, sameSite: 'None', httpOnly: true, path: '/' });
+        expect((await context.cookies()).find((c) => c.name === '__Host-svc_saml')).toMatchObject({
+          secure: true,
+          sameSite: 'None',
+          httpOnly: true,
+          path: '/',
+        });
       }
       const acs = page.waitForResponse((r) => r.url() === forged.action);
       await page.goto(attackerUrl);
@@ -216,9 +237,20 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
     idp.mode = 'honest';
     idp.next = { nameId: 'ken@acme.example', email: 'ken@acme.example' };
     expect((await signIn()).page.status).toBe(302);
-    const okta = (await hub.request('GET', '/admin/identity-providers', { token: acme.adminKey })).body.items.find((p: { name: string }) => p.name === 'okta');
-    const links = async () => Number((await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${ident(acme.org.schema)}.external_identities WHERE provider_id = $1`, [okta.id])).rows[0]!.n);
-    const patch = (body: Record<string, string>) => hub.request('PATCH', `/admin/identity-providers/${okta.id}`, { token: acme.adminKey, body });
+    const okta = (await hub.request('GET', '/admin/identity-providers', { token: acme.adminKey })).body.items.find(
+      (p: { name: string }) => p.name === 'okta',
+    );
+    const links = async () =>
+      Number(
+        (
+          await hub.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM ${ident(acme.org.schema)}.external_identities WHERE provider_id = $1`,
+            [okta.id],
+          )
+        ).rows[0]!.n,
+      );
+    const patch = (body: Record<string, string>) =>
+      hub.request('PATCH', `/admin/identity-providers/${okta.id}`, { token: acme.adminKey, body });
     expect(await links()).toBeGreaterThan(0);
     // The same certificate as the bare base64 metadata holds: the same IdP.
     expect((await patch({ idp_cert: idp.cert.replace(/-----[A-Z ]+-----|\s/g, '') })).status).toBe(200);
@@ -245,6 +277,7 @@ describe.each(DATABASES)('signing in with SAML 2.0 (%s)', (kind) => {
       { name: 'x5', kind: 'saml', idp_metadata: idp.metadata(), client_id: 'a' },
       { name: 'x6', kind: 'oidc', issuer: 'https://idp.example.com', client_id: 'a', client_secret: 'b', idp_cert: idp.cert },
     ];
-    for (const body of bad) expect((await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body })).status, body.name).toBe(400);
+    for (const body of bad)
+      expect((await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body })).status, body.name).toBe(400);
   });
 });

@@ -27,8 +27,17 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
   let scimToken: string;
 
   /** A SCIM request: `path` under /scim/v2, the SCIM token unless another is given. */
-  const scim = (method: string, path: string, body?: unknown, token: string | null = scimToken, type = 'application/scim+json'): Promise<Reply> =>
-    hub.request(method, `//scim/v2${path}`, { ...(token ? { token } : {}), ...(body !== undefined ? { body, headers: { 'content-type': type } } : {}) });
+  const scim = (
+    method: string,
+    path: string,
+    body?: unknown,
+    token: string | null = scimToken,
+    type = 'application/scim+json',
+  ): Promise<Reply> =>
+    hub.request(method, `//scim/v2${path}`, {
+      ...(token ? { token } : {}),
+      ...(body !== undefined ? { body, headers: { 'content-type': type } } : {}),
+    });
   const q = encodeURIComponent;
 
   const expectError = (r: Reply, status: number, scimType?: string) => {
@@ -56,9 +65,19 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
   afterAll(async () => hub?.close());
 
   it('admins create (token shown once), list and revoke SCIM tokens; other roles may not', async () => {
-    const created = await hub.request('POST', '/admin/scim-tokens', { token: acme.adminKey, body: { name: 'okta' }, template: '/admin/scim-tokens' });
+    const created = await hub.request('POST', '/admin/scim-tokens', {
+      token: acme.adminKey,
+      body: { name: 'okta' },
+      template: '/admin/scim-tokens',
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ id: expect.any(String), name: 'okta', created_at: expect.any(String), revoked_at: null, created_by: 'admin' });
+    expect(created.body).toMatchObject({
+      id: expect.any(String),
+      name: 'okta',
+      created_at: expect.any(String),
+      revoked_at: null,
+      created_by: 'admin',
+    });
     expect(created.body.token).toMatch(/^svc_scim_[A-Za-z0-9_-]{43}$/);
     const listed = await hub.request('GET', '/admin/scim-tokens', { token: acme.adminKey, template: '/admin/scim-tokens' });
     expect(listed.status).toBe(200);
@@ -67,16 +86,29 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expect(listed.body.items.every((t: Record<string, unknown>) => t.token === undefined)).toBe(true);
 
     expect((await scim('GET', '/Users', undefined, created.body.token)).status).toBe(200);
-    const revoked = await hub.request('DELETE', `/admin/scim-tokens/${created.body.id}`, { token: acme.adminKey, template: '/admin/scim-tokens/{id}' });
+    const revoked = await hub.request('DELETE', `/admin/scim-tokens/${created.body.id}`, {
+      token: acme.adminKey,
+      template: '/admin/scim-tokens/{id}',
+    });
     expect(revoked.status).toBe(200);
     expect(revoked.body.revoked_at).toEqual(expect.any(String));
     expectError(await scim('GET', '/Users', undefined, created.body.token), 401);
-    expect((await hub.request('DELETE', `/admin/scim-tokens/${randomUUID()}`, { token: acme.adminKey, template: '/admin/scim-tokens/{id}' })).status).toBe(404);
+    expect(
+      (await hub.request('DELETE', `/admin/scim-tokens/${randomUUID()}`, { token: acme.adminKey, template: '/admin/scim-tokens/{id}' }))
+        .status,
+    ).toBe(404);
 
-    expect((await hub.request('POST', '/admin/scim-tokens', { token: acme.adminKey, body: { name: '  ' }, template: '/admin/scim-tokens' })).status).toBe(400);
-    expect((await hub.request('POST', '/admin/scim-tokens', { token: acme.adminKey, body: {}, template: '/admin/scim-tokens' })).status).toBe(400);
+    expect(
+      (await hub.request('POST', '/admin/scim-tokens', { token: acme.adminKey, body: { name: '  ' }, template: '/admin/scim-tokens' }))
+        .status,
+    ).toBe(400);
+    expect(
+      (await hub.request('POST', '/admin/scim-tokens', { token: acme.adminKey, body: {}, template: '/admin/scim-tokens' })).status,
+    ).toBe(400);
     const editor = await acme.user('ed', 'editor');
-    expect((await hub.request('POST', '/admin/scim-tokens', { token: editor.key, body: { name: 'x' }, template: '/admin/scim-tokens' })).status).toBe(403);
+    expect(
+      (await hub.request('POST', '/admin/scim-tokens', { token: editor.key, body: { name: 'x' }, template: '/admin/scim-tokens' })).status,
+    ).toBe(403);
     expect((await hub.request('GET', '/admin/scim-tokens', { token: editor.key, template: '/admin/scim-tokens' })).status).toBe(403);
 
     // Audited like every admin route.
@@ -104,14 +136,21 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     await scim('POST', '/Users', { schemas: [USER], userName: 'only-in-acme@acme.test' });
     const seen = await scim('GET', `/Users?filter=${q('userName eq "only-in-acme@acme.test"')}`, undefined, otherToken);
     expect(seen.body.totalResults).toBe(0);
-    expect((await scim('GET', '/Users', undefined, otherToken)).body.Resources.map((u: { userName: string }) => u.userName)).toEqual(['admin']);
+    expect((await scim('GET', '/Users', undefined, otherToken)).body.Resources.map((u: { userName: string }) => u.userName)).toEqual([
+      'admin',
+    ]);
   });
 
   it('serves ServiceProviderConfig, ResourceTypes and Schemas as application/scim+json', async () => {
     const spc = await scim('GET', '/ServiceProviderConfig');
     expect(spc.status).toBe(200);
     expect(spc.headers.get('content-type')).toMatch(/^application\/scim\+json/);
-    expect(spc.body).toMatchObject({ patch: { supported: true }, filter: { supported: true }, bulk: { supported: false }, authenticationSchemes: [{ type: 'oauthbearertoken' }] });
+    expect(spc.body).toMatchObject({
+      patch: { supported: true },
+      filter: { supported: true },
+      bulk: { supported: false },
+      authenticationSchemes: [{ type: 'oauthbearertoken' }],
+    });
     const types = await scim('GET', '/ResourceTypes');
     expect(types.body.Resources.map((t: { id: string }) => t.id)).toEqual(['User', 'Group']);
     expect((await scim('GET', '/ResourceTypes/User')).body.schemaExtensions).toEqual([{ schema: ENTERPRISE, required: false }]);
@@ -119,7 +158,11 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expect(schemas.body.schemas).toEqual([LIST]);
     expect(schemas.body.Resources.map((s: { id: string }) => s.id)).toEqual([USER, GROUP, ENTERPRISE]);
     const user = (await scim('GET', `/Schemas/${USER}`)).body;
-    expect(user.attributes.find((a: { name: string }) => a.name === 'userName')).toMatchObject({ required: true, uniqueness: 'server', caseExact: false });
+    expect(user.attributes.find((a: { name: string }) => a.name === 'userName')).toMatchObject({
+      required: true,
+      uniqueness: 'server',
+      caseExact: false,
+    });
     expectError(await scim('GET', '/Schemas/urn:nope'), 404);
     expectError(await scim('GET', '/Nope'), 404);
   });
@@ -153,12 +196,23 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
       name: { givenName: 'givenName', familyName: 'familyName' },
       groups: [],
       [ENTERPRISE]: { employeeNumber: '701984', department: 'Tour Operations' },
-      meta: { resourceType: 'User', location: `${hub.url}/scim/v2/Users/${id}`, created: expect.any(String), lastModified: expect.any(String) },
+      meta: {
+        resourceType: 'User',
+        location: `${hub.url}/scim/v2/Users/${id}`,
+        created: expect.any(String),
+        lastModified: expect.any(String),
+      },
     });
     // The hub user behind it: a viewer, its name derived from userName, its email the work address.
     const users = await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey });
     const hubUser = users.body.items.find((u: { id: string }) => u.id === id);
-    expect(hubUser).toMatchObject({ name: 'test_user_ab6490ee-1e48-479e-a20b-2d77186b5dd1', role: 'viewer', kind: 'person', active: true, email: 'Test_User_fd0ea19b-0777-472c-9f96-4f70d2226f2e@testuser.com' });
+    expect(hubUser).toMatchObject({
+      name: 'test_user_ab6490ee-1e48-479e-a20b-2d77186b5dd1',
+      role: 'viewer',
+      kind: 'person',
+      active: true,
+      email: 'Test_User_fd0ea19b-0777-472c-9f96-4f70d2226f2e@testuser.com',
+    });
 
     const byExternal = await scim('GET', `/Users?filter=${q('externalId eq "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef"')}`);
     expect(byExternal.body.Resources.map((u: { id: string }) => u.id)).toEqual([id]);
@@ -179,7 +233,10 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expect(updated.body.name).toEqual({ formatted: 'givenName familyName', familyName: 'updatedFamilyName', givenName: 'givenName' });
     expect(updated.body[ENTERPRISE]).toMatchObject({ manager: { value: acme.adminId }, department: 'Sales', employeeNumber: '701984' });
     expect((await scim('GET', `/Users/${id}`)).body.displayName).toBe('Updated Name');
-    expect((await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items.find((u: { id: string }) => u.id === id).email).toBe('updatedEmail@microsoft.com');
+    expect(
+      (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items.find((u: { id: string }) => u.id === id)
+        .email,
+    ).toBe('updatedEmail@microsoft.com');
 
     // Entra's userName change: allowed, the hub name stays.
     const renamed = await scim('PATCH', `/Users/${id}`, patch({ op: 'Replace', path: 'userName', value: 'renamed@contoso.com' }));
@@ -197,7 +254,9 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expectError(await scim('GET', `/Users/${id}`), 404);
     expectError(await scim('DELETE', `/Users/${id}`), 404);
     // The hub keeps the row (audit rows and engrams name it), inactive and without its address.
-    const kept = (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items.find((u: { id: string }) => u.id === id);
+    const kept = (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items.find(
+      (u: { id: string }) => u.id === id,
+    );
     expect(kept).toMatchObject({ active: false, email: null });
     // And REST cannot bring it back.
     expect((await hub.request('PATCH', `/admin/users/${id}`, { token: acme.adminKey, body: { active: true } })).status).toBe(404);
@@ -208,7 +267,9 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
 
     // Every call left an audit row naming the token; writes commit theirs with them.
     const audit = await hub.request('GET', `/admin/audit?actor=${q('scim:entra')}&limit=200`, { token: acme.adminKey });
-    const actions = audit.body.items.filter((r: { resource: string }) => r.resource === `user:${id}`).map((r: { action: string; outcome: number }) => `${r.action} ${r.outcome}`);
+    const actions = audit.body.items
+      .filter((r: { resource: string }) => r.resource === `user:${id}`)
+      .map((r: { action: string; outcome: number }) => `${r.action} ${r.outcome}`);
     expect(actions).toEqual(expect.arrayContaining(['scim.user.create 201', 'scim.user.patch 200', 'scim.user.delete 204']));
   });
 
@@ -216,10 +277,21 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     const a = (await scim('POST', '/Users', { schemas: [USER], userName: 'member.a@contoso.com' })).body.id;
     const b = (await scim('POST', '/Users', { schemas: [USER], userName: 'member.b@contoso.com' })).body.id;
     expect((await scim('GET', `/Groups?excludedAttributes=members&filter=${q('displayName eq "Sales EMEA"')}`)).body.totalResults).toBe(0);
-    const created = await scim('POST', '/Groups', { externalId: '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159', displayName: 'Sales EMEA', meta: { resourceType: 'Group' }, schemas: [GROUP] });
+    const created = await scim('POST', '/Groups', {
+      externalId: '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159',
+      displayName: 'Sales EMEA',
+      meta: { resourceType: 'Group' },
+      schemas: [GROUP],
+    });
     expect(created.status, created.text).toBe(201);
     const gid = created.body.id;
-    expect(created.body).toMatchObject({ schemas: [GROUP], displayName: 'Sales EMEA', externalId: '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159', members: [], meta: { resourceType: 'Group' } });
+    expect(created.body).toMatchObject({
+      schemas: [GROUP],
+      displayName: 'Sales EMEA',
+      externalId: '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159',
+      members: [],
+      meta: { resourceType: 'Group' },
+    });
     const groups = await hub.request('GET', '/admin/groups?limit=200', { token: acme.adminKey });
     expect(groups.body.items.find((g: { id: string }) => g.id === gid)).toMatchObject({ path: 'sales-emea', scope: 'group:sales-emea' });
 
@@ -228,13 +300,26 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expect(found.body.Resources[0].members).toBeUndefined();
     expect((await scim('GET', `/Groups/${gid}?excludedAttributes=members`)).body).not.toHaveProperty('members');
 
-    const added = await scim('PATCH', `/Groups/${gid}`, patch({ op: 'Add', path: 'members', value: [{ $ref: null, value: a }, { $ref: null, value: b }] }));
+    const added = await scim(
+      'PATCH',
+      `/Groups/${gid}`,
+      patch({
+        op: 'Add',
+        path: 'members',
+        value: [
+          { $ref: null, value: a },
+          { $ref: null, value: b },
+        ],
+      }),
+    );
     expect(added.status, added.text).toBe(200);
     expect(added.body.members.map((m: { value: string }) => m.value).sort()).toEqual([a, b].sort());
     // Entra checks membership with a filter on id and members.
     const check = await scim('GET', `/Groups?excludedAttributes=members&filter=${q(`id eq "${gid}" and members eq "${a}"`)}`);
     expect(check.body.totalResults).toBe(1);
-    expect((await scim('GET', `/Users/${a}`)).body.groups).toEqual([{ value: gid, display: 'Sales EMEA', $ref: `${hub.url}/scim/v2/Groups/${gid}`, type: 'direct' }]);
+    expect((await scim('GET', `/Users/${a}`)).body.groups).toEqual([
+      { value: gid, display: 'Sales EMEA', $ref: `${hub.url}/scim/v2/Groups/${gid}`, type: 'direct' },
+    ]);
 
     const removed = await scim('PATCH', `/Groups/${gid}`, patch({ op: 'Remove', path: 'members', value: [{ $ref: null, value: a }] }));
     expect(removed.body.members.map((m: { value: string }) => m.value)).toEqual([b]);
@@ -243,11 +328,18 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     const renamed = await scim('PATCH', `/Groups/${gid}`, patch({ op: 'Replace', path: 'displayName', value: 'Sales Europe' }));
     expect(renamed.body.displayName).toBe('Sales Europe');
     // The path (and so the scope) stays.
-    expect((await hub.request('GET', '/admin/groups?limit=200', { token: acme.adminKey })).body.items.find((g: { id: string }) => g.id === gid).path).toBe('sales-emea');
+    expect(
+      (await hub.request('GET', '/admin/groups?limit=200', { token: acme.adminKey })).body.items.find((g: { id: string }) => g.id === gid)
+        .path,
+    ).toBe('sales-emea');
 
     // A second group of the same name gets its own path.
     const twin = await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Sales EMEA' });
-    expect((await hub.request('GET', '/admin/groups?limit=200', { token: acme.adminKey })).body.items.find((g: { id: string }) => g.id === twin.body.id).path).toBe('sales-emea-2');
+    expect(
+      (await hub.request('GET', '/admin/groups?limit=200', { token: acme.adminKey })).body.items.find(
+        (g: { id: string }) => g.id === twin.body.id,
+      ).path,
+    ).toBe('sales-emea-2');
 
     expect((await scim('DELETE', `/Groups/${gid}`)).status).toBe(204);
     expectError(await scim('GET', `/Groups/${gid}`), 404);
@@ -275,13 +367,36 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     const id = created.body.id;
     expect(created.body.password).toBeUndefined();
     expect(created.text).not.toContain('1mz050nq');
-    expect((await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items.find((u: { id: string }) => u.id === id).name).toBe('test.user-okta.local');
-    expect((await scim('GET', `/Users/${id}`, undefined, okta)).body).toMatchObject({ id, userName: 'test.user@okta.local', displayName: 'Test User', locale: 'en-US' });
+    expect(
+      (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items.find((u: { id: string }) => u.id === id)
+        .name,
+    ).toBe('test.user-okta.local');
+    expect((await scim('GET', `/Users/${id}`, undefined, okta)).body).toMatchObject({
+      id,
+      userName: 'test.user@okta.local',
+      displayName: 'Test User',
+      locale: 'en-US',
+    });
 
     // Okta's profile push: PUT of the whole user.
-    const put = await scim('PUT', `/Users/${id}`, { ...body, id, name: { givenName: 'Another', familyName: 'User' }, emails: [{ primary: true, value: 'another.user@okta.local', type: 'work' }] }, okta);
+    const put = await scim(
+      'PUT',
+      `/Users/${id}`,
+      {
+        ...body,
+        id,
+        name: { givenName: 'Another', familyName: 'User' },
+        emails: [{ primary: true, value: 'another.user@okta.local', type: 'work' }],
+      },
+      okta,
+    );
     expect(put.status, put.text).toBe(200);
-    expect(put.body).toMatchObject({ id, name: { givenName: 'Another', familyName: 'User' }, emails: [{ value: 'another.user@okta.local' }], active: true });
+    expect(put.body).toMatchObject({
+      id,
+      name: { givenName: 'Another', familyName: 'User' },
+      emails: [{ value: 'another.user@okta.local' }],
+      active: true,
+    });
     expect(put.body.locale).toBe('en-US');
     // A PUT without locale clears it: PUT replaces.
     const { locale: _locale, ...noLocale } = body;
@@ -297,14 +412,31 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     const g = await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Test SCIMv2', members: [] }, okta);
     expect(g.status).toBe(201);
     const gid = g.body.id;
-    const renamed = await scim('PATCH', `/Groups/${gid}`, patch({ op: 'replace', value: { id: gid, displayName: 'Test SCIMv2 renamed' } }), okta);
+    const renamed = await scim(
+      'PATCH',
+      `/Groups/${gid}`,
+      patch({ op: 'replace', value: { id: gid, displayName: 'Test SCIMv2 renamed' } }),
+      okta,
+    );
     expect(renamed.status, renamed.text).toBe(200);
     expect(renamed.body.displayName).toBe('Test SCIMv2 renamed');
-    const add = await scim('PATCH', `/Groups/${gid}`, patch({ op: 'add', path: 'members', value: [{ value: id, display: 'test.user@okta.local' }] }), okta);
-    expect(add.body.members).toEqual([{ value: id, display: 'test.user@okta.local', $ref: `${hub.url}/scim/v2/Users/${id}`, type: 'User' }]);
+    const add = await scim(
+      'PATCH',
+      `/Groups/${gid}`,
+      patch({ op: 'add', path: 'members', value: [{ value: id, display: 'test.user@okta.local' }] }),
+      okta,
+    );
+    expect(add.body.members).toEqual([
+      { value: id, display: 'test.user@okta.local', $ref: `${hub.url}/scim/v2/Users/${id}`, type: 'User' },
+    ]);
     const remove = await scim('PATCH', `/Groups/${gid}`, patch({ op: 'remove', path: `members[value eq "${id}"]` }), okta);
     expect(remove.body.members).toEqual([]);
-    const replaced = await scim('PUT', `/Groups/${gid}`, { schemas: [GROUP], id: gid, displayName: 'Test SCIMv2', members: [{ value: id }] }, okta);
+    const replaced = await scim(
+      'PUT',
+      `/Groups/${gid}`,
+      { schemas: [GROUP], id: gid, displayName: 'Test SCIMv2', members: [{ value: id }] },
+      okta,
+    );
     expect(replaced.body.members.map((m: { value: string }) => m.value)).toEqual([id]);
     expect((await scim('DELETE', `/Groups/${gid}`, undefined, okta)).status).toBe(204);
     expect((await scim('DELETE', `/Users/${id}`, undefined, okta)).status).toBe(204);
@@ -314,9 +446,22 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expect(await hub.running.hub.audit.drain(10_000)).toBe(true);
     const audit = await hub.request('GET', `/admin/audit?actor=${q('scim:okta')}&limit=200`, { token: acme.adminKey });
     expect(audit.body.items.map((r: { action: string }) => r.action)).toEqual(
-      expect.arrayContaining(['scim.user.list', 'scim.user.get', 'scim.user.create', 'scim.user.replace', 'scim.user.patch', 'scim.group.create', 'scim.group.patch', 'scim.group.replace', 'scim.group.delete', 'scim.user.delete']),
+      expect.arrayContaining([
+        'scim.user.list',
+        'scim.user.get',
+        'scim.user.create',
+        'scim.user.replace',
+        'scim.user.patch',
+        'scim.group.create',
+        'scim.group.patch',
+        'scim.group.replace',
+        'scim.group.delete',
+        'scim.user.delete',
+      ]),
     );
-    expect(audit.body.items.filter((r: { action: string; outcome: number }) => r.action === 'scim.user.get' && r.outcome === 404)).toHaveLength(1);
+    expect(
+      audit.body.items.filter((r: { action: string; outcome: number }) => r.action === 'scim.user.get' && r.outcome === 404),
+    ).toHaveLength(1);
   });
 
   describe('filters and paging', () => {
@@ -333,9 +478,31 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
       org = await hub.newOrg('filters');
       token = (await newScimToken(org, 'idp')).token;
       const people = [
-        { userName: 'Alice@Contoso.com', externalId: 'EXT-A', title: 'Engineer', name: { givenName: 'Alice', familyName: 'Smith' }, emails: [{ value: 'alice@contoso.com', type: 'work', primary: true }, { value: 'alice@home.example', type: 'home' }], [ENTERPRISE]: { department: 'R&D', employeeNumber: '100' } },
-        { userName: 'bob@contoso.com', externalId: 'EXT-B', title: 'Manager', name: { givenName: 'Bob', familyName: 'Jones' }, emails: [{ value: 'bob@home.example', type: 'home' }], [ENTERPRISE]: { department: 'Sales', employeeNumber: '200' } },
-        { userName: 'carol@fabrikam.com', name: { givenName: 'Carol', familyName: 'Smithers' }, emails: [{ value: 'carol@fabrikam.com', type: 'work' }], active: false },
+        {
+          userName: 'Alice@Contoso.com',
+          externalId: 'EXT-A',
+          title: 'Engineer',
+          name: { givenName: 'Alice', familyName: 'Smith' },
+          emails: [
+            { value: 'alice@contoso.com', type: 'work', primary: true },
+            { value: 'alice@home.example', type: 'home' },
+          ],
+          [ENTERPRISE]: { department: 'R&D', employeeNumber: '100' },
+        },
+        {
+          userName: 'bob@contoso.com',
+          externalId: 'EXT-B',
+          title: 'Manager',
+          name: { givenName: 'Bob', familyName: 'Jones' },
+          emails: [{ value: 'bob@home.example', type: 'home' }],
+          [ENTERPRISE]: { department: 'Sales', employeeNumber: '200' },
+        },
+        {
+          userName: 'carol@fabrikam.com',
+          name: { givenName: 'Carol', familyName: 'Smithers' },
+          emails: [{ value: 'carol@fabrikam.com', type: 'work' }],
+          active: false,
+        },
       ];
       for (const p of people) {
         const r = await scim('POST', '/Users', { schemas: [USER, ENTERPRISE], ...p }, token);
@@ -383,7 +550,15 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     });
 
     it('refuses filters that do not parse or compare wrongly with invalidFilter', async () => {
-      for (const bad of ['userName eq', 'userName xx "a"', 'emails[type eq "work"', '(userName eq "a"', 'active gt true', 'userName co 5', 'and or']) {
+      for (const bad of [
+        'userName eq',
+        'userName xx "a"',
+        'emails[type eq "work"',
+        '(userName eq "a"',
+        'active gt true',
+        'userName co 5',
+        'and or',
+      ]) {
         expectError(await scim('GET', `/Users?filter=${q(bad)}`, undefined, token), 400, 'invalidFilter');
       }
       expectError(await scim('GET', `/Groups?filter=${q('displayName eq')}`, undefined, token), 400, 'invalidFilter');
@@ -395,16 +570,41 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
       expect(page.body.Resources).toHaveLength(2);
       const all = (await scim('GET', '/Users', undefined, token)).body.Resources.map((u: { id: string }) => u.id);
       expect(page.body.Resources.map((u: { id: string }) => u.id)).toEqual(all.slice(1, 3));
-      expect((await scim('GET', '/Users?startIndex=4&count=10', undefined, token)).body).toMatchObject({ totalResults: 4, itemsPerPage: 1 });
-      expect((await scim('GET', '/Users?startIndex=9', undefined, token)).body).toMatchObject({ totalResults: 4, itemsPerPage: 0, Resources: [] });
+      expect((await scim('GET', '/Users?startIndex=4&count=10', undefined, token)).body).toMatchObject({
+        totalResults: 4,
+        itemsPerPage: 1,
+      });
+      expect((await scim('GET', '/Users?startIndex=9', undefined, token)).body).toMatchObject({
+        totalResults: 4,
+        itemsPerPage: 0,
+        Resources: [],
+      });
       expect((await scim('GET', '/Users?count=0', undefined, token)).body).toMatchObject({ totalResults: 4, itemsPerPage: 0 });
       expect((await scim('GET', '/Users?startIndex=0&count=-3', undefined, token)).body).toMatchObject({ startIndex: 1, itemsPerPage: 0 });
-      expect((await scim('GET', `/Users?filter=${q('userName co "contoso"')}&count=1`, undefined, token)).body).toMatchObject({ totalResults: 2, itemsPerPage: 1 });
+      expect((await scim('GET', `/Users?filter=${q('userName co "contoso"')}&count=1`, undefined, token)).body).toMatchObject({
+        totalResults: 2,
+        itemsPerPage: 1,
+      });
       expectError(await scim('GET', '/Users?count=many', undefined, token), 400, 'invalidValue');
 
-      const only = await scim('GET', `/Users?filter=${q('userName eq "bob@contoso.com"')}&attributes=userName,name.givenName`, undefined, token);
-      expect(only.body.Resources[0]).toEqual({ schemas: [USER, ENTERPRISE], id: ids['bob@contoso.com'], userName: 'bob@contoso.com', name: { givenName: 'Bob' } });
-      const without = await scim('GET', `/Users/${ids['bob@contoso.com']}?excludedAttributes=emails,groups,${ENTERPRISE}:department`, undefined, token);
+      const only = await scim(
+        'GET',
+        `/Users?filter=${q('userName eq "bob@contoso.com"')}&attributes=userName,name.givenName`,
+        undefined,
+        token,
+      );
+      expect(only.body.Resources[0]).toEqual({
+        schemas: [USER, ENTERPRISE],
+        id: ids['bob@contoso.com'],
+        userName: 'bob@contoso.com',
+        name: { givenName: 'Bob' },
+      });
+      const without = await scim(
+        'GET',
+        `/Users/${ids['bob@contoso.com']}?excludedAttributes=emails,groups,${ENTERPRISE}:department`,
+        undefined,
+        token,
+      );
       expect(without.body.emails).toBeUndefined();
       expect(without.body.groups).toBeUndefined();
       expect(without.body[ENTERPRISE]).toEqual({ employeeNumber: '200' });
@@ -452,7 +652,11 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
       r = await apply({ op: 'add', path: 'emails[type eq "other"].value', value: 'pat@other.example' });
       expect(r.body.emails.find((e: { type: string }) => e.type === 'other')).toEqual({ type: 'other', value: 'pat@other.example' });
       r = await apply({ op: 'replace', path: 'emails[type eq "home"]', value: { value: 'pat@new-home.example', primary: 'false' } });
-      expect(r.body.emails.find((e: { type: string }) => e.type === 'home')).toEqual({ value: 'pat@new-home.example', type: 'home', primary: false });
+      expect(r.body.emails.find((e: { type: string }) => e.type === 'home')).toEqual({
+        value: 'pat@new-home.example',
+        type: 'home',
+        primary: false,
+      });
       r = await apply({ op: 'remove', path: 'emails[type eq "other"]' });
       expect(r.body.emails.map((e: { type: string }) => e.type)).toEqual(['work', 'home']);
       r = await apply({ op: 'remove', path: 'emails[type eq "home"].primary' });
@@ -489,7 +693,11 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
       expectError(await apply({ op: 'replace', path: 'userName', value: '' }), 400, 'invalidValue');
       expectError(await apply({ op: 'replace', value: 'not an object' }), 400, 'invalidValue');
       // A good op before a bad one: the whole request is refused.
-      expectError(await apply({ op: 'replace', path: 'title', value: 'Half' }, { op: 'replace', path: 'id', value: 'x' }), 400, 'mutability');
+      expectError(
+        await apply({ op: 'replace', path: 'title', value: 'Half' }, { op: 'replace', path: 'id', value: 'x' }),
+        400,
+        'mutability',
+      );
       expectError(await scim('PATCH', `/Users/${id}`, { Operations: [{ op: 'add', path: 'title', value: 'x' }] }), 400, 'invalidSyntax');
       expectError(await scim('PATCH', `/Users/${id}`, { schemas: [PATCH], Operations: [] }), 400, 'invalidSyntax');
       expectError(await scim('PATCH', `/Users/${randomUUID()}`, patch({ op: 'add', path: 'title', value: 'x' })), 404);
@@ -508,7 +716,11 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
       expect(members(r)).toEqual([id]);
       r = await scim('PATCH', `/Groups/${gid}`, patch({ op: 'remove', path: 'members' }));
       expect(members(r)).toEqual([]);
-      expectError(await scim('PATCH', `/Groups/${gid}`, patch({ op: 'add', path: 'members', value: [{ value: randomUUID() }] })), 400, 'invalidValue');
+      expectError(
+        await scim('PATCH', `/Groups/${gid}`, patch({ op: 'add', path: 'members', value: [{ value: randomUUID() }] })),
+        400,
+        'invalidValue',
+      );
       expectError(await scim('PATCH', `/Groups/${gid}`, patch({ op: 'replace', path: 'displayName', value: '' })), 400, 'invalidValue');
     });
   });
@@ -518,7 +730,11 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expectError(await scim('POST', '/Users', { schemas: [USER], userName: 'unique@contoso.COM' }), 409, 'uniqueness');
     expectError(await scim('POST', '/Users', { schemas: [USER], userName: 'admin' }), 409, 'uniqueness');
     const other = (await scim('POST', '/Users', { schemas: [USER], userName: 'not-unique-yet@contoso.com' })).body.id;
-    expectError(await scim('PATCH', `/Users/${other}`, patch({ op: 'replace', path: 'userName', value: 'UNIQUE@contoso.com' })), 409, 'uniqueness');
+    expectError(
+      await scim('PATCH', `/Users/${other}`, patch({ op: 'replace', path: 'userName', value: 'UNIQUE@contoso.com' })),
+      409,
+      'uniqueness',
+    );
     expectError(await scim('POST', '/Users', { userName: 'no-schemas' }), 400, 'invalidSyntax');
     expectError(await scim('POST', '/Users', { schemas: [USER] }), 400, 'invalidValue');
     expectError(await scim('POST', '/Users', { schemas: [USER], userName: 'x', active: 'perhaps' }), 400, 'invalidValue');
@@ -526,20 +742,47 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     expectError(await scim('POST', '/Users', { schemas: [USER], userName: 'x', name: 'x' }), 400, 'invalidValue');
     expectError(await scim('POST', '/Users', [1, 2]), 400, 'invalidSyntax');
     const proto = `{"schemas": ["${USER}"], "__proto__": {"userName": "via-prototype"}}`;
-    expectError(await hub.request('POST', '//scim/v2/Users', { token: scimToken, raw: proto, headers: { 'content-type': 'application/scim+json' } }), 400, 'invalidValue');
-    expectError(await hub.request('POST', '//scim/v2/Users', { token: scimToken, raw: '{"schemas": [', headers: { 'content-type': 'application/scim+json' } }), 400, 'invalidSyntax');
-    expectError(await hub.request('POST', '//scim/v2/Users', { token: scimToken, raw: 'userName=x', headers: { 'content-type': 'text/plain' } }), 415);
-    expectError(await scim('PUT', `/Users/${other}`, { schemas: [USER], id: 'another', userName: 'not-unique-yet@contoso.com' }), 400, 'mutability');
+    expectError(
+      await hub.request('POST', '//scim/v2/Users', { token: scimToken, raw: proto, headers: { 'content-type': 'application/scim+json' } }),
+      400,
+      'invalidValue',
+    );
+    expectError(
+      await hub.request('POST', '//scim/v2/Users', {
+        token: scimToken,
+        raw: '{"schemas": [',
+        headers: { 'content-type': 'application/scim+json' },
+      }),
+      400,
+      'invalidSyntax',
+    );
+    expectError(
+      await hub.request('POST', '//scim/v2/Users', { token: scimToken, raw: 'userName=x', headers: { 'content-type': 'text/plain' } }),
+      415,
+    );
+    expectError(
+      await scim('PUT', `/Users/${other}`, { schemas: [USER], id: 'another', userName: 'not-unique-yet@contoso.com' }),
+      400,
+      'mutability',
+    );
     expectError(await scim('PUT', `/Users/${randomUUID()}`, { schemas: [USER], userName: 'ghost' }), 404);
     expectError(await scim('POST', '/Groups', { schemas: [GROUP] }), 400, 'invalidValue');
-    expectError(await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'G', members: [{ value: randomUUID() }] }), 400, 'invalidValue');
+    expectError(
+      await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'G', members: [{ value: randomUUID() }] }),
+      400,
+      'invalidValue',
+    );
     expectError(await scim('GET', '/Users/%E0%A4%A'), 400);
     // Refused bodies are audited like the rest.
     expect(await hub.running.hub.audit.drain(10_000)).toBe(true);
-    const refused = await hub.request('GET', `/admin/audit?actor=${q('scim:entra')}&action=scim.request&limit=200`, { token: acme.adminKey });
+    const refused = await hub.request('GET', `/admin/audit?actor=${q('scim:entra')}&action=scim.request&limit=200`, {
+      token: acme.adminKey,
+    });
     expect(refused.body.items.map((r: { outcome: number }) => r.outcome)).toEqual(expect.arrayContaining([400, 415]));
     // application/json bodies are accepted too.
-    expect((await scim('POST', '/Users', { schemas: [USER], userName: 'plain-json@contoso.com' }, scimToken, 'application/json')).status).toBe(201);
+    expect(
+      (await scim('POST', '/Users', { schemas: [USER], userName: 'plain-json@contoso.com' }, scimToken, 'application/json')).status,
+    ).toBe(201);
   });
 
   it('derives unique hub names from userName', async () => {
@@ -549,7 +792,11 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
       made.push(r.status === 201 ? r.body.id : r.status);
     }
     expect(made[3]).toBe(400);
-    const users = (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items as Array<{ id: string; name: string; role: string }>;
+    const users = (await hub.request('GET', '/admin/users?limit=200', { token: acme.adminKey })).body.items as Array<{
+      id: string;
+      name: string;
+      role: string;
+    }>;
     const nameOf = (id: string | number) => users.find((u) => u.id === id)?.name;
     expect(nameOf(made[0])).toBe('alice-contoso.com');
     expect(nameOf(made[1])).toBe('alice-contoso.com.');
@@ -620,7 +867,9 @@ describe.each(DATABASES)('SCIM 2.0 (%s)', (kind) => {
     const dana = users.body.Resources.find((u: { userName: string }) => u.userName === 'dana');
     expect(dana).toMatchObject({ active: true, groups: [{ display: 'eng' }] });
     const groups = await scim('GET', '/Groups', undefined, token);
-    expect(groups.body.Resources).toEqual([expect.objectContaining({ displayName: 'eng', members: [expect.objectContaining({ value: dana.id, display: 'dana' })] })]);
+    expect(groups.body.Resources).toEqual([
+      expect.objectContaining({ displayName: 'eng', members: [expect.objectContaining({ value: dana.id, display: 'dana' })] }),
+    ]);
     // A group with child groups (made through REST) cannot go before them.
     expect((await hub.request('POST', '/admin/groups', { token: old.adminKey, body: { path: 'eng/backend' } })).status).toBe(201);
     const eng = groups.body.Resources[0].id;

@@ -19,7 +19,8 @@ describe.each(DATABASES)('recall, inject, episodes and sessions (%s)', (kind) =>
     acme = await hub.newOrg('acme');
     erin = await acme.user('erin', 'editor', [{ path: 'eng' }]);
     sam = await acme.user('sam', 'editor', [{ path: 'sales' }]);
-    const learn = (token: string, statement: string, scope: string) => hub.request('POST', '/engrams', { token, body: { statement, scope } });
+    const learn = (token: string, statement: string, scope: string) =>
+      hub.request('POST', '/engrams', { token, body: { statement, scope } });
     await learn(erin.key, 'Run database migrations with sqitch before deploying', 'group:eng');
     await learn(erin.key, 'Never deploy on Fridays', 'group:eng');
     await learn(erin.key, 'Deploy previews live for seven days', 'user:erin');
@@ -44,22 +45,42 @@ describe.each(DATABASES)('recall, inject, episodes and sessions (%s)', (kind) =>
   });
 
   it('injects within the budget, narrowed to one scope, at most max_engrams', async () => {
-    const all = await hub.request('POST', '/inject', { token: erin.key, body: { task: 'deploy the migrations', budget: 400 }, template: '/inject' });
+    const all = await hub.request('POST', '/inject', {
+      token: erin.key,
+      body: { task: 'deploy the migrations', budget: 400 },
+      template: '/inject',
+    });
     expect(all.status).toBe(200);
     expect(all.body.tokens).toBeLessThanOrEqual(400);
     expect(all.body.text).toContain('sqitch');
-    const one = await hub.request('POST', '/inject', { token: erin.key, body: { task: 'deploy', scope: 'user:erin', protocol: false }, template: '/inject' });
-    const ids = [...one.body.blocks.directives, ...one.body.blocks.constraints, ...one.body.blocks.also_consider].map((x: { statement: string }) => x.statement);
+    const one = await hub.request('POST', '/inject', {
+      token: erin.key,
+      body: { task: 'deploy', scope: 'user:erin', protocol: false },
+      template: '/inject',
+    });
+    const ids = [...one.body.blocks.directives, ...one.body.blocks.constraints, ...one.body.blocks.also_consider].map(
+      (x: { statement: string }) => x.statement,
+    );
     expect(ids).toEqual(['Deploy previews live for seven days']);
-    const capped = await hub.request('POST', '/inject', { token: erin.key, body: { task: 'deploy migrations fridays previews', max_engrams: 1 }, template: '/inject' });
+    const capped = await hub.request('POST', '/inject', {
+      token: erin.key,
+      body: { task: 'deploy migrations fridays previews', max_engrams: 1 },
+      template: '/inject',
+    });
     const n = ['directives', 'constraints', 'also_consider'].reduce((k, b) => k + capped.body.blocks[b].length, 0);
     expect(n).toBe(1);
     expect(capped.body.omitted).toBeGreaterThan(0);
-    expect((await hub.request('POST', '/inject', { token: erin.key, body: { task: 'x', scope: 'group:sales' }, template: '/inject' })).status).toBe(403);
+    expect(
+      (await hub.request('POST', '/inject', { token: erin.key, body: { task: 'x', scope: 'group:sales' }, template: '/inject' })).status,
+    ).toBe(403);
   });
 
   it('captures episodes and filters the timeline', async () => {
-    const e = await hub.request('POST', '/episodes', { token: erin.key, body: { summary: 'Moved CI to the new runners', channel: 'ci' }, template: '/episodes' });
+    const e = await hub.request('POST', '/episodes', {
+      token: erin.key,
+      body: { summary: 'Moved CI to the new runners', channel: 'ci' },
+      template: '/episodes',
+    });
     expect(e.status).toBe(201);
     expect(e.body).toMatchObject({ summary: 'Moved CI to the new runners', agent: 'erin', channel: 'ci' });
     await hub.request('POST', '/episodes', { token: erin.key, body: { summary: 'Reviewed the pricing copy', agent: 'claude' } });
@@ -74,7 +95,11 @@ describe.each(DATABASES)('recall, inject, episodes and sessions (%s)', (kind) =>
   });
 
   it('starts a session with its injection and ends it with learnings', async () => {
-    const s = await hub.request('POST', '/sessions', { token: erin.key, body: { task: 'deploy on friday?', scope: 'group:eng' }, template: '/sessions' });
+    const s = await hub.request('POST', '/sessions', {
+      token: erin.key,
+      body: { task: 'deploy on friday?', scope: 'group:eng' },
+      template: '/sessions',
+    });
     expect(s.status).toBe(201);
     expect(s.body.session).toMatchObject({ status: 'open', scope: 'group:eng' });
     expect(s.body.injection.text).toContain('Never deploy on Fridays');
@@ -87,10 +112,18 @@ describe.each(DATABASES)('recall, inject, episodes and sessions (%s)', (kind) =>
     expect(end.status).toBe(200);
     expect(end.body.session.status).toBe('ended');
     expect(end.body.learned[0]).toMatchObject({ statement: 'Check the freeze calendar before deploying', scope: 'group:eng' });
-    expect((await hub.request('GET', `/sessions/${id}`, { token: erin.key, template: '/sessions/{id}' })).body.engram_ids).toContain(end.body.learned[0].id);
-    const denied = await hub.request('POST', `/sessions/${id}/end`, { token: erin.key, body: { learnings: [{ statement: 'x', scope: 'group:sales' }] }, template: '/sessions/{id}/end' });
+    expect((await hub.request('GET', `/sessions/${id}`, { token: erin.key, template: '/sessions/{id}' })).body.engram_ids).toContain(
+      end.body.learned[0].id,
+    );
+    const denied = await hub.request('POST', `/sessions/${id}/end`, {
+      token: erin.key,
+      body: { learnings: [{ statement: 'x', scope: 'group:sales' }] },
+      template: '/sessions/{id}/end',
+    });
     expect(denied.status).toBe(403);
-    expect((await hub.request('POST', '/sessions/SES-NOPE/end', { token: erin.key, body: {}, template: '/sessions/{id}/end' })).status).toBe(404);
+    expect(
+      (await hub.request('POST', '/sessions/SES-NOPE/end', { token: erin.key, body: {}, template: '/sessions/{id}/end' })).status,
+    ).toBe(404);
   });
 });
 
@@ -104,7 +137,8 @@ describe.each(DATABASES)('recall and inject rerank where the deployment enables 
     hub = await startTestHub(kind, { reranker: { name: RERANKER, root: models } });
     const org = await hub.newOrg('rr');
     key = (await org.user('ria', 'editor', [{ path: 'eng' }])).key;
-    for (const statement of [FULL, PARTIAL]) expect((await hub.request('POST', '/engrams', { token: key, body: { statement, scope: 'group:eng' } })).status).toBe(201);
+    for (const statement of [FULL, PARTIAL])
+      expect((await hub.request('POST', '/engrams', { token: key, body: { statement, scope: 'group:eng' } })).status).toBe(201);
   }, 60_000);
   afterAll(async () => hub?.close());
 
@@ -129,11 +163,20 @@ describe.each(DATABASES)('the hub embeds on the server, with the same model supp
   beforeAll(async () => {
     models = await startModelHubStub();
     const data = mkdtempSync(join(tmpdir(), 'svc-hub-models-'));
-    const env = { ...process.env, HF_ENDPOINT: models.url, SVC_MODEL_ARCHIVE_URL: `${models.url}/archives`, SVC_MODEL_BASE_URL: '', SVC_EMBED: '', SVC_EMBED_MODEL: '' };
+    const env = {
+      ...process.env,
+      HF_ENDPOINT: models.url,
+      SVC_MODEL_ARCHIVE_URL: `${models.url}/archives`,
+      SVC_MODEL_BASE_URL: '',
+      SVC_EMBED: '',
+      SVC_EMBED_MODEL: '',
+    };
     hub = await startTestHub(kind, { embedder: localEmbedderProvider(data, { env }) });
     const org = await hub.newOrg('emb');
     key = (await org.user('eva', 'editor', [{ path: 'eng' }])).key;
-    expect((await hub.request('POST', '/engrams', { token: key, body: { statement: 'The car must be quick', scope: 'group:eng' } })).status).toBe(201);
+    expect(
+      (await hub.request('POST', '/engrams', { token: key, body: { statement: 'The car must be quick', scope: 'group:eng' } })).status,
+    ).toBe(201);
   }, 60_000);
   afterAll(async () => {
     await hub?.close();

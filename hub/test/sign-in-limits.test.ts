@@ -15,14 +15,18 @@ describe.each(DATABASES)('anonymous sign-in starts (%s)', (kind) => {
   let idp: SamlIdp;
   let login: string;
   const s = () => ident(acme.org.schema);
-  const count = async (table: string) => Number((await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s()}.${table}`)).rows[0]!.n);
+  const count = async (table: string) =>
+    Number((await hub.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s()}.${table}`)).rows[0]!.n);
   const start = () => fetch(login, { redirect: 'manual' });
 
   beforeAll(async () => {
     hub = await startTestHub(kind);
     acme = await hub.newOrg('acme');
     idp = await startSamlIdp();
-    const made = await hub.request('POST', '/admin/identity-providers', { token: acme.adminKey, body: { name: 'okta', kind: 'saml', idp_metadata: idp.metadata() } });
+    const made = await hub.request('POST', '/admin/identity-providers', {
+      token: acme.adminKey,
+      body: { name: 'okta', kind: 'saml', idp_metadata: idp.metadata() },
+    });
     expect(made.status, made.text).toBe(201);
     login = made.body.login_url;
   }, 60_000);
@@ -34,8 +38,14 @@ describe.each(DATABASES)('anonymous sign-in starts (%s)', (kind) => {
   it('sweeps expired attempts and AuthnRequests when a new sign-in starts', async () => {
     const provider = (await hub.db.query<{ id: string }>(`SELECT id FROM ${s()}.identity_providers WHERE name = 'okta'`)).rows[0]!.id;
     const past = new Date(Date.now() - 60_000);
-    await hub.db.query(`INSERT INTO ${s()}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at) VALUES ('old', $1, 'v', 'n', '/', $2)`, [provider, past]);
-    await hub.db.query(`INSERT INTO ${s()}.saml_requests (id, provider_id, issued, expires_at) VALUES ('_old', $1, 'x', $2)`, [provider, past]);
+    await hub.db.query(
+      `INSERT INTO ${s()}.login_attempts (state_hash, provider_id, code_verifier, nonce, return_to, expires_at) VALUES ('old', $1, 'v', 'n', '/', $2)`,
+      [provider, past],
+    );
+    await hub.db.query(`INSERT INTO ${s()}.saml_requests (id, provider_id, issued, expires_at) VALUES ('_old', $1, 'x', $2)`, [
+      provider,
+      past,
+    ]);
     expect((await start()).status).toBe(302);
     expect((await hub.db.query(`SELECT 1 FROM ${s()}.login_attempts WHERE state_hash = 'old'`)).rows).toHaveLength(0);
     expect((await hub.db.query(`SELECT 1 FROM ${s()}.saml_requests WHERE id = '_old'`)).rows).toHaveLength(0);
@@ -68,7 +78,10 @@ describe.each(DATABASES)('anonymous sign-in starts (%s)', (kind) => {
     expect(statuses.filter((x) => x === 302).length).toBeLessThanOrEqual(60);
     expect(statuses.slice(-5)).toEqual([429, 429, 429, 429, 429]);
     expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(((await refused!.json()) as { type: string; detail: string })).toMatchObject({ type: expect.stringMatching(/rate-limited$/), detail: expect.stringMatching(/too many sign-ins started from this address/) });
+    expect((await refused!.json()) as { type: string; detail: string }).toMatchObject({
+      type: expect.stringMatching(/rate-limited$/),
+      detail: expect.stringMatching(/too many sign-ins started from this address/),
+    });
     expect((await count('login_attempts')) - before).toBeLessThanOrEqual(60);
     expect(await count('saml_requests')).toBeLessThanOrEqual(62);
   });

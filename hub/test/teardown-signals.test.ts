@@ -13,7 +13,10 @@ const VITE_NODE = fileURLToPath(new URL('../../node_modules/.bin/vite-node', imp
 const CHILD = fileURLToPath(new URL('./support/signal-child.ts', import.meta.url));
 const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 
-function start(what: 'setup' | 'browser', ipc = false): { child: ChildProcess; ready: Promise<Record<string, unknown>>; exited: Promise<number | null> } {
+function start(
+  what: 'setup' | 'browser',
+  ipc = false,
+): { child: ChildProcess; ready: Promise<Record<string, unknown>>; exited: Promise<number | null> } {
   const child = spawn(VITE_NODE, [CHILD, what], { stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])] });
   let out = '';
   const ready = new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -54,7 +57,9 @@ async function templates(): Promise<string[]> {
   const client = new pg.Client({ connectionString: SERVER });
   await client.connect();
   try {
-    return (await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'svc_tpl_%'`)).rows.map((r) => r.datname);
+    return (await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'svc_tpl_%'`)).rows.map(
+      (r) => r.datname,
+    );
   } finally {
     await client.end();
   }
@@ -63,30 +68,38 @@ async function templates(): Promise<string[]> {
 const reachable = await serverReachable();
 
 describe('the end of an interrupted test run', () => {
-  it.skipIf(!reachable)('drops the PostgreSQL template and the PGlite folder on SIGINT and SIGTERM', async () => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      const run = start('setup');
-      const provided = (await run.ready) as { postgresTemplate: string; pgliteTemplate: string };
-      expect(await templates()).toContain(provided.postgresTemplate);
-      expect(existsSync(provided.pgliteTemplate)).toBe(true);
-      run.child.kill(signal);
-      expect(await run.exited).toBe(signal === 'SIGINT' ? 130 : 143);
-      expect(await templates()).not.toContain(provided.postgresTemplate);
-      expect(existsSync(provided.pgliteTemplate)).toBe(false);
-    }
-  }, 120_000);
+  it.skipIf(!reachable)(
+    'drops the PostgreSQL template and the PGlite folder on SIGINT and SIGTERM',
+    async () => {
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        const run = start('setup');
+        const provided = (await run.ready) as { postgresTemplate: string; pgliteTemplate: string };
+        expect(await templates()).toContain(provided.postgresTemplate);
+        expect(existsSync(provided.pgliteTemplate)).toBe(true);
+        run.child.kill(signal);
+        expect(await run.exited).toBe(signal === 'SIGINT' ? 130 : 143);
+        expect(await templates()).not.toContain(provided.postgresTemplate);
+        expect(existsSync(provided.pgliteTemplate)).toBe(false);
+      }
+    },
+    120_000,
+  );
 
-  it.skipIf(!existsSync(CHROMIUM))('closes the Chromium a worker launched on a signal, and when its test runner goes away', async () => {
-    for (const how of ['SIGINT', 'SIGTERM', 'disconnect'] as const) {
-      const run = start('browser', how === 'disconnect');
-      const { pid } = (await run.ready) as { pid: number };
-      const browsers = descendants(pid).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('chrom'));
-      expect(browsers.length, how).toBeGreaterThan(0);
-      if (how === 'disconnect') run.child.disconnect();
-      else run.child.kill(how);
-      await run.exited;
-      expect(alive(pid), how).toBe(false);
-      expect(browsers.filter(alive), how).toEqual([]);
-    }
-  }, 120_000);
+  it.skipIf(!existsSync(CHROMIUM))(
+    'closes the Chromium a worker launched on a signal, and when its test runner goes away',
+    async () => {
+      for (const how of ['SIGINT', 'SIGTERM', 'disconnect'] as const) {
+        const run = start('browser', how === 'disconnect');
+        const { pid } = (await run.ready) as { pid: number };
+        const browsers = descendants(pid).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('chrom'));
+        expect(browsers.length, how).toBeGreaterThan(0);
+        if (how === 'disconnect') run.child.disconnect();
+        else run.child.kill(how);
+        await run.exited;
+        expect(alive(pid), how).toBe(false);
+        expect(browsers.filter(alive), how).toEqual([]);
+      }
+    },
+    120_000,
+  );
 });

@@ -9,9 +9,16 @@ import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 // change committed, its event not delivered) delivers it after a restart; two processes on one
 // PostgreSQL deliver every event once between them.
 
-const ENV = { SVC_HUB_ALLOW_PRIVATE_URLS: '1', SVC_HUB_WEBHOOK_TIMEOUT: '1', SVC_HUB_WEBHOOK_RETRY_BASE: '1', SVC_HUB_RATE_LIMIT: '100000', SVC_HUB_WRITE_RATE_LIMIT: '100000' };
+const ENV = {
+  SVC_HUB_ALLOW_PRIVATE_URLS: '1',
+  SVC_HUB_WEBHOOK_TIMEOUT: '1',
+  SVC_HUB_WEBHOOK_RETRY_BASE: '1',
+  SVC_HUB_RATE_LIMIT: '100000',
+  SVC_HUB_WRITE_RATE_LIMIT: '100000',
+};
 
-async function call(hub: HubProcess, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(hub: HubProcess, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const r = await fetch(`${hub.url}/api/v1${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -83,7 +90,12 @@ describe.runIf(DATABASES.includes('postgres'))('webhooks with two hub processes'
     const hook = await call(a, made.apiKey, 'POST', '/admin/webhooks', { url: receiver.url, events: ['engram.created'] });
     receiver.secret = hook.body.secret;
     const ids = await Promise.all(
-      Array.from({ length: 60 }, async (_, i) => (await call(i % 2 ? a : b, made.apiKey, 'POST', '/engrams', { statement: `Pair statement number ${i}`, scope: 'org:pair' })).body.id as string),
+      Array.from(
+        { length: 60 },
+        async (_, i) =>
+          (await call(i % 2 ? a : b, made.apiKey, 'POST', '/engrams', { statement: `Pair statement number ${i}`, scope: 'org:pair' })).body
+            .id as string,
+      ),
     );
     await receiver.until(() => receiver.accepted().length >= 60, 20_000);
     await new Promise((d) => setTimeout(d, 500));

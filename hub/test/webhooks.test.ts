@@ -33,7 +33,11 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
   };
 
   beforeAll(async () => {
-    hub = await startTestHub(kind, { allowPrivateUrls: true, webhooks: { pollMs: 50, retryBaseMs: 60_000, maxAttempts: 3 }, clock: () => Date.now() + skew });
+    hub = await startTestHub(kind, {
+      allowPrivateUrls: true,
+      webhooks: { pollMs: 50, retryBaseMs: 60_000, maxAttempts: 3 },
+      clock: () => Date.now() + skew,
+    });
   }, 60_000);
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
@@ -44,7 +48,9 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     const org = await hub.newOrg('wh-admin');
     const r = await receiver();
     const editor = await org.user('eve', 'editor');
-    expect((await hub.request('POST', '/admin/webhooks', { token: editor.key, body: { url: r.url, events: ['engram.created'] } })).status).toBe(403);
+    expect(
+      (await hub.request('POST', '/admin/webhooks', { token: editor.key, body: { url: r.url, events: ['engram.created'] } })).status,
+    ).toBe(403);
     for (const [body, detail] of [
       [{ url: 'ftp://example.com/x', events: ['engram.created'] }, /only https URLs/],
       [{ url: 'not a url', events: ['engram.created'] }, /is not a URL/],
@@ -68,11 +74,22 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     expect(r.received[0]!.headers['x-svc-event']).toBe('webhook.test');
 
     const one = await hub.request('GET', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' });
-    expect(one.body.deliveries).toEqual([expect.objectContaining({ event: 'webhook.test', state: 'delivered', status: 200, attempts: 1, error: null })]);
+    expect(one.body.deliveries).toEqual([
+      expect.objectContaining({ event: 'webhook.test', state: 'delivered', status: 200, attempts: 1, error: null }),
+    ]);
     expect(one.body.deliveries[0].latency_ms).toBeGreaterThanOrEqual(0);
-    expect((await hub.request('GET', `/admin/webhooks/${id}`, { token: (await hub.newOrg('wh-other')).adminKey, template: '/admin/webhooks/{id}' })).status).toBe(404);
+    expect(
+      (
+        await hub.request('GET', `/admin/webhooks/${id}`, {
+          token: (await hub.newOrg('wh-other')).adminKey,
+          template: '/admin/webhooks/{id}',
+        })
+      ).status,
+    ).toBe(404);
 
-    expect((await hub.request('DELETE', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).status).toBe(204);
+    expect((await hub.request('DELETE', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).status).toBe(
+      204,
+    );
     expect((await hub.request('GET', '/admin/webhooks', { token: org.adminKey })).body.items).toEqual([]);
     const audit = await hub.request('GET', '/admin/audit?resource=' + encodeURIComponent(`webhook:${id}`), { token: org.adminKey });
     expect(audit.body.items.map((x: { action: string }) => x.action)).toEqual(
@@ -85,19 +102,33 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     const r = await receiver();
     await register(hub, org, r, ALL);
     const key = org.adminKey;
-    const made = await hub.request('POST', '/engrams', { token: key, body: { statement: 'Webhooks carry engram changes', scope: 'org:wh-events' } });
+    const made = await hub.request('POST', '/engrams', {
+      token: key,
+      body: { statement: 'Webhooks carry engram changes', scope: 'org:wh-events' },
+    });
     const eid = made.body.id;
     await hub.request('PATCH', `/engrams/${eid}`, { token: key, body: { tags: ['hooks'] }, template: '/engrams/{id}' });
     await hub.request('DELETE', `/engrams/${eid}`, { token: key, template: '/engrams/{id}' });
 
     const client = new Client({ name: 'webhook-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
-    const learned = (await client.callTool({ name: 'svc_learn', arguments: { statement: 'MCP learns fire webhooks too', scope: 'org:wh-events' } })) as unknown as { structuredContent: { id: string } };
-    const started = (await client.callTool({ name: 'svc_session_start', arguments: { task: 'check webhooks' } })) as unknown as { structuredContent: { session: { id: string } } };
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${hub.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+    );
+    const learned = (await client.callTool({
+      name: 'svc_learn',
+      arguments: { statement: 'MCP learns fire webhooks too', scope: 'org:wh-events' },
+    })) as unknown as { structuredContent: { id: string } };
+    const started = (await client.callTool({ name: 'svc_session_start', arguments: { task: 'check webhooks' } })) as unknown as {
+      structuredContent: { session: { id: string } };
+    };
     await client.callTool({ name: 'svc_session_end', arguments: { session: started.structuredContent.session.id, summary: 'done' } });
     await client.close();
 
-    await r.until((all) => ['engram.created', 'engram.updated', 'engram.retired', 'session.ended'].every((t) => all.some((x) => x.type === t)) && all.filter((x) => x.type === 'engram.created').length >= 2);
+    await r.until(
+      (all) =>
+        ['engram.created', 'engram.updated', 'engram.retired', 'session.ended'].every((t) => all.some((x) => x.type === t)) &&
+        all.filter((x) => x.type === 'engram.created').length >= 2,
+    );
     await r.until((all) => all.filter((x) => x.type === 'audit.entry').length >= 6);
     expect(r.received.every((x) => x.verified)).toBe(true);
     const created = r.accepted('engram.created').map((x) => x.data.id);
@@ -116,9 +147,13 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     const r = await receiver();
     r.answer = () => 503;
     const id = await register(hub, org, r, ['engram.created']);
-    await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: 'Delivered after the receiver recovers', scope: 'org:wh-retry' } });
+    await hub.request('POST', '/engrams', {
+      token: org.adminKey,
+      body: { statement: 'Delivered after the receiver recovers', scope: 'org:wh-retry' },
+    });
     await r.until((all) => all.length === 1);
-    const pending = async () => (await hub.request('GET', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).body.deliveries[0];
+    const pending = async () =>
+      (await hub.request('GET', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).body.deliveries[0];
     const waitFor = async () => {
       await settle();
       return pending();
@@ -150,13 +185,17 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     const r = await receiver();
     r.answer = () => 500;
     const id = await register(hub, org, r, ['engram.created']);
-    await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: 'Waits for the webhook to come back', scope: 'org:wh-down' } });
+    await hub.request('POST', '/engrams', {
+      token: org.adminKey,
+      body: { statement: 'Waits for the webhook to come back', scope: 'org:wh-down' },
+    });
     for (let i = 0; i < 3; i++) {
       await r.until((all) => all.length === i + 1);
       await settle();
       skew += 240_000;
     }
-    const read = async () => (await hub.request('GET', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).body;
+    const read = async () =>
+      (await hub.request('GET', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).body;
     for (let i = 0; i < 100 && (await read()).state === 'active'; i++) await new Promise((d) => setTimeout(d, 25));
     const off = await read();
     expect(off).toMatchObject({ state: 'disabled', pending: 1 });
@@ -164,13 +203,20 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     const audit = await hub.request('GET', '/admin/audit?action=webhook.disabled', { token: org.adminKey });
     expect(audit.body.items).toEqual([expect.objectContaining({ actor: 'svc-hub', resource: `webhook:${id}` })]);
 
-    await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: 'Written while the webhook is off', scope: 'org:wh-down' } });
+    await hub.request('POST', '/engrams', {
+      token: org.adminKey,
+      body: { statement: 'Written while the webhook is off', scope: 'org:wh-down' },
+    });
     skew += 3_600_000;
     await new Promise((d) => setTimeout(d, 300));
     expect(r.received).toHaveLength(3);
 
     r.answer = () => 200;
-    const on = await hub.request('PATCH', `/admin/webhooks/${id}`, { token: org.adminKey, body: { state: 'active' }, template: '/admin/webhooks/{id}' });
+    const on = await hub.request('PATCH', `/admin/webhooks/${id}`, {
+      token: org.adminKey,
+      body: { state: 'active' },
+      template: '/admin/webhooks/{id}',
+    });
     expect(on.body).toMatchObject({ state: 'active', disabled_reason: null });
     await r.until(() => r.accepted().length === 1);
     expect(r.accepted()[0]!.data.statement).toBe('Waits for the webhook to come back');
@@ -181,11 +227,20 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     const r = await receiver();
     const webhook = await register(hub, org, r, ['engram.created', 'session.ended']);
     const erin = await org.user('erin', 'editor', [{ path: 'eng' }]);
-    const mine = await hub.request('POST', '/engrams', { token: erin.key, body: { statement: 'My own deploy note zqx', scope: 'user:erin' } });
-    const team = await hub.request('POST', '/engrams', { token: erin.key, body: { statement: 'The team deploys through the pipeline', scope: 'group:eng' } });
+    const mine = await hub.request('POST', '/engrams', {
+      token: erin.key,
+      body: { statement: 'My own deploy note zqx', scope: 'user:erin' },
+    });
+    const team = await hub.request('POST', '/engrams', {
+      token: erin.key,
+      body: { statement: 'The team deploys through the pipeline', scope: 'group:eng' },
+    });
     const session = await hub.request('POST', '/sessions', { token: erin.key, body: { task: 'my own task zqx' } });
     await hub.request('POST', `/sessions/${session.body.session.id}/end`, { token: erin.key, body: { summary: 'own summary zqx' } });
-    await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement: 'The org runs on call weekly', scope: 'org:wh-private' } });
+    await hub.request('POST', '/engrams', {
+      token: org.adminKey,
+      body: { statement: 'The org runs on call weekly', scope: 'org:wh-private' },
+    });
     await r.until((all) => all.some((x) => x.data.scope === 'org:wh-private'));
     await settle();
     const sent = r.received.map((x) => x.data.id);
@@ -209,8 +264,22 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     await register(hub, a, fastA, ['engram.created']);
     await register(hub, b, fastB, ['engram.created']);
     for (let i = 0; i < 30; i++) {
-      expect((await hub.request('POST', '/engrams', { token: a.adminKey, body: { statement: `Slow receiver rule ${i}`, scope: 'org:wh-slow-a' } })).status).toBe(201);
-      expect((await hub.request('POST', '/engrams', { token: b.adminKey, body: { statement: `Other organization rule ${i}`, scope: 'org:wh-slow-b' } })).status).toBe(201);
+      expect(
+        (
+          await hub.request('POST', '/engrams', {
+            token: a.adminKey,
+            body: { statement: `Slow receiver rule ${i}`, scope: 'org:wh-slow-a' },
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await hub.request('POST', '/engrams', {
+            token: b.adminKey,
+            body: { statement: `Other organization rule ${i}`, scope: 'org:wh-slow-b' },
+          })
+        ).status,
+      ).toBe(201);
     }
     // Well inside the slow receiver's 10 s timeout: nothing waits for it.
     await fastA.until((all) => all.length === 30, 5_000);
@@ -232,8 +301,10 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
       await settle();
       skew += 240_000;
     }
-    const read = async () => (await hub.request('GET', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).body;
-    for (let i = 0; i < 100 && (await read()).deliveries.some((d: { state: string }) => d.state === 'pending'); i++) await new Promise((d) => setTimeout(d, 25));
+    const read = async () =>
+      (await hub.request('GET', `/admin/webhooks/${id}`, { token: org.adminKey, template: '/admin/webhooks/{id}' })).body;
+    for (let i = 0; i < 100 && (await read()).deliveries.some((d: { state: string }) => d.state === 'pending'); i++)
+      await new Promise((d) => setTimeout(d, 25));
     const hook = await read();
     expect(hook.state).toBe('active');
     expect(hook.deliveries.map((d: { state: string }) => d.state).sort()).toEqual(['delivered', 'failed']);
@@ -245,7 +316,13 @@ describe('webhook destinations', () => {
     const hub = await startTestHub('pglite', { allowPrivateUrls: false });
     try {
       const org = await hub.newOrg('wh-ssrf');
-      for (const url of ['https://127.0.0.1/hook', 'https://10.1.2.3/hook', 'https://[::1]/hook', 'https://169.254.169.254/latest', 'http://example.com/hook']) {
+      for (const url of [
+        'https://127.0.0.1/hook',
+        'https://10.1.2.3/hook',
+        'https://[::1]/hook',
+        'https://169.254.169.254/latest',
+        'http://example.com/hook',
+      ]) {
         const r = await hub.request('POST', '/admin/webhooks', { token: org.adminKey, body: { url, events: ['engram.created'] } });
         expect(r.status, url).toBe(400);
         expect(r.body.detail).toMatch(/private, loopback or link-local|only https URLs/);

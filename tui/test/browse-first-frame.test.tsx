@@ -24,7 +24,8 @@ async function openedStore(): Promise<Opened & { pages: () => number }> {
   const root = join(mkdtempSync(join(tmpdir(), 'svc-browse-first-')), 'store');
   const store = await LocalStore.open(root);
   try {
-    for (let i = 0; i < 30; i++) await learn(store, { statement: `Rule ${i}: keep the build green, wide 数据 text`, domain: 'ci' }, systemContext);
+    for (let i = 0; i < 30; i++)
+      await learn(store, { statement: `Rule ${i}: keep the build green, wide 数据 text`, domain: 'ci' }, systemContext);
   } finally {
     store.close();
   }
@@ -41,7 +42,11 @@ async function openedStore(): Promise<Opened & { pages: () => number }> {
 }
 
 /** A frame's lines as seen: no styles, no trailing spaces. */
-const seen = (frame: string) => stripAnsi(frame).replace(/\n$/, '').split('\n').map((l) => l.trimEnd());
+const seen = (frame: string) =>
+  stripAnsi(frame)
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => l.trimEnd());
 
 describe('the first screen before Ink', () => {
   for (const [columns, rows] of [

@@ -161,7 +161,10 @@ describe('key reducer: actions', () => {
     const s0 = listing(page(5));
     const asking = keys(s0, LAYOUT, 'x');
     expect(asking.effects).toEqual([]);
-    expect(asking.state.confirm).toEqual({ prompt: `Forget ${row(0).id}? It will be retired: hidden from recall and injection, its history kept.`, action: { kind: 'forget', id: row(0).id } });
+    expect(asking.state.confirm).toEqual({
+      prompt: `Forget ${row(0).id}? It will be retired: hidden from recall and injection, its history kept.`,
+      action: { kind: 'forget', id: row(0).id },
+    });
     expect(keys(asking.state, LAYOUT, 'n').state).toMatchObject({ confirm: null, message: { text: 'Cancelled' } });
     const yes = keys(asking.state, LAYOUT, 'y');
     expect(yes.effects).toEqual([{ type: 'act', action: { kind: 'forget', id: row(0).id } }]);
@@ -222,7 +225,10 @@ describe('key reducer: tensions', () => {
     const choosing = keys(s0, LAYOUT, 'r').state;
     expect(choosing.choose).toBe(tension);
     const asking = keys(choosing, LAYOUT, '2').state;
-    expect(asking.confirm).toEqual({ prompt: 'Resolve: keep ENG-B, retire ENG-A?', action: { kind: 'resolve', tension: tension.id, winner: 'ENG-B' } });
+    expect(asking.confirm).toEqual({
+      prompt: 'Resolve: keep ENG-B, retire ENG-A?',
+      action: { kind: 'resolve', tension: tension.id, winner: 'ENG-B' },
+    });
     expect(keys(asking, LAYOUT, 'y').effects).toEqual([{ type: 'act', action: { kind: 'resolve', tension: tension.id, winner: 'ENG-B' } }]);
     expect(keys(choosing, LAYOUT, ESC).state).toMatchObject({ choose: null, message: { text: 'Cancelled' } });
   });
@@ -238,7 +244,11 @@ describe('key reducer: tensions', () => {
   it('r without a selection, or without the tensions module, says why', () => {
     const s0 = keys(listing(page(3)), LAYOUT, '3').state;
     expect(keys(s0, LAYOUT, 'r').state.message).toEqual({ text: 'No tension selected', error: true });
-    const s1 = event(event(s0, { type: 'tensionsPort', port: { available: false, reason: 'no tensions module' } }), { type: 'tensionRows', rows: [tension], warnings: [] });
+    const s1 = event(event(s0, { type: 'tensionsPort', port: { available: false, reason: 'no tensions module' } }), {
+      type: 'tensionRows',
+      rows: [tension],
+      warnings: [],
+    });
     expect(keys(s1, LAYOUT, 'r').state.message).toEqual({ text: 'no tensions module', error: true });
   });
 
@@ -260,14 +270,17 @@ describe('key reducer: sync conflicts', () => {
     detectedAt: '2026-11-20T10:00:00.000Z',
     detectedOn: 'KQ7M',
   };
-  const withConflicts = (): BrowseState => event(keys(listing(page(3)), LAYOUT, '4').state, { type: 'conflictRows', rows: [conflict], problems: [] });
+  const withConflicts = (): BrowseState =>
+    event(keys(listing(page(3)), LAYOUT, '4').state, { type: 'conflictRows', rows: [conflict], problems: [] });
 
   it('4 opens the view and starts its read; c and o ask before resolving', () => {
     expect(keys(listing(page(3)), LAYOUT, '4').state).toMatchObject({ view: 'conflicts', conflicts: { started: true } });
     const s0 = withConflicts();
     const keep = keys(s0, LAYOUT, 'c').state;
     expect(keep.confirm?.action).toEqual({ kind: 'resolveConflict', id: conflict.id, keep: 'current' });
-    expect(keys(keep, LAYOUT, 'y').effects).toEqual([{ type: 'act', action: { kind: 'resolveConflict', id: conflict.id, keep: 'current' } }]);
+    expect(keys(keep, LAYOUT, 'y').effects).toEqual([
+      { type: 'act', action: { kind: 'resolveConflict', id: conflict.id, keep: 'current' } },
+    ]);
     expect(keys(s0, LAYOUT, 'o').state.confirm?.prompt).toBe("Take the other machine's version of ENG-A's statement?");
     expect(keys(keep, LAYOUT, 'n').state).toMatchObject({ confirm: null, message: { text: 'Cancelled' } });
   });
@@ -281,7 +294,11 @@ describe('key reducer: sync conflicts', () => {
   });
 
   it('says so when nothing is selected, and names unreadable records', () => {
-    const s0 = event(keys(listing(page(3)), LAYOUT, '4').state, { type: 'conflictRows', rows: [], problems: ['conflicts/x.yaml: not a conflict record'] });
+    const s0 = event(keys(listing(page(3)), LAYOUT, '4').state, {
+      type: 'conflictRows',
+      rows: [],
+      problems: ['conflicts/x.yaml: not a conflict record'],
+    });
     expect(s0.message).toEqual({ text: 'Unreadable conflict records: conflicts/x.yaml: not a conflict record', error: true });
     expect(keys(s0, LAYOUT, 'c').state.message).toEqual({ text: 'No conflict selected', error: true });
   });

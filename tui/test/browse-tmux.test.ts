@@ -58,7 +58,10 @@ describe.skipIf(!hasTmux)(`svc browse in a real terminal (tmux, 80×24)${hasTmux
       expect(run.code, run.stderr).toBe(0);
       ids.push(data.id ?? data.engram?.id);
     }
-    expect(ids.every((id) => /^ENG-/.test(id)), JSON.stringify(ids)).toBe(true);
+    expect(
+      ids.every((id) => /^ENG-/.test(id)),
+      JSON.stringify(ids),
+    ).toBe(true);
   });
 
   afterAll(() => {

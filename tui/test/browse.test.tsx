@@ -66,7 +66,11 @@ async function seedStore(): Promise<Seeded> {
   const ids = new Map<string, string>();
   try {
     for (const input of SEED) ids.set(input.statement, (await learn(store, input, systemContext)).engram.id);
-    const cand = await learn(store, { statement: 'Prefer structured logs over printf debugging', status: 'candidate', domain: 'observability' }, systemContext);
+    const cand = await learn(
+      store,
+      { statement: 'Prefer structured logs over printf debugging', status: 'candidate', domain: 'observability' },
+      systemContext,
+    );
     // An engram with nested fields, and fields the schema does not know.
     const rich = await learn(
       store,
@@ -317,7 +321,14 @@ describe('svc browse (ink, 80×24)', () => {
     await waitFor(r, has('48 engrams'), 'the list');
     await press(r, 't');
     await waitFor(r, has('type:behavioral'), 'type filter');
-    await waitFor(r, (x) => listLines(x).filter((l) => l.trim()).every((l) => / beh /.test(l)), 'only behavioral rows');
+    await waitFor(
+      r,
+      (x) =>
+        listLines(x)
+          .filter((l) => l.trim())
+          .every((l) => / beh /.test(l)),
+      'only behavioral rows',
+    );
     await press(r, 't', 't', 't');
     await waitFor(r, (x) => x.includes('type:architectural') && /\b1 engram\b/.test(x) && x.includes('Terraform state'), 'architectural');
     await press(r, 'T');
@@ -389,7 +400,16 @@ describe('svc browse (ink, 80×24)', () => {
     for (const line of r.frame().split('\n')) seen.add(line.trim());
     const text = [...seen].join('\n');
     for (const key of Object.keys(doc)) expect(text, `field ${key}`).toMatch(new RegExp(`(^|\\n|- )${key}:`));
-    for (const nested of ['retrieval_strength:', 'last_accessed:', 'learned_at:', 'stored_at:', 'path: .github/workflows/ci.yml', 'analogy: a lockfile for CI', 'reviewer: sam', 'notes: checked twice']) {
+    for (const nested of [
+      'retrieval_strength:',
+      'last_accessed:',
+      'learned_at:',
+      'stored_at:',
+      'path: .github/workflows/ci.yml',
+      'analogy: a lockfile for CI',
+      'reviewer: sam',
+      'notes: checked twice',
+    ]) {
       expect(text).toContain(nested);
     }
     expect(text).toContain('fields not in the engram schema');
@@ -568,7 +588,13 @@ describe('svc browse (ink, 80×24)', () => {
       mkdirSync(join(seeded.root, CONFLICTS_DIR), { recursive: true });
       writeFileSync(join(seeded.root, rel), conflictRecordText(r));
     };
-    record(a, 'statement', 'Never run Postgres migrations on a Friday', 'Never run Postgres migrations on Fridays or before holidays', '2026-11-20T10:00:00.000Z');
+    record(
+      a,
+      'statement',
+      'Never run Postgres migrations on a Friday',
+      'Never run Postgres migrations on Fridays or before holidays',
+      '2026-11-20T10:00:00.000Z',
+    );
     record(b, 'rationale', '(none)', 'pool exhaustion during the launch', '2026-11-21T10:00:00.000Z');
 
     const r = mount(() => LocalBrowseData.open(seeded.root));
@@ -642,7 +668,10 @@ describe('svc browse (ink, 80×24)', () => {
     // About 1 MB: short words, and every 25th a 50-100 KB blob without spaces.
     const words: string[] = ['Start', 'of', 'the', 'long', 'engram.'];
     for (let i = 0, n = 0; n < 1_000_000; i++) {
-      const word = `w${i}`.padEnd(i % 25 === 24 ? 50_000 + ((i * 7919) % 50_000) : 5 + ((i * 7919) % 300), String.fromCharCode(97 + (i % 26)));
+      const word = `w${i}`.padEnd(
+        i % 25 === 24 ? 50_000 + ((i * 7919) % 50_000) : 5 + ((i * 7919) % 300),
+        String.fromCharCode(97 + (i % 26)),
+      );
       words.push(word);
       n += word.length + 1;
     }
@@ -675,7 +704,10 @@ describe('svc browse (ink, 80×24)', () => {
     await press(r, KEY.pageDown);
     f = await waitFor(r, has('lines 23-41 of'), 'a page down');
     const body = f.split('\n').slice(2, 21);
-    expect(body.every((l) => /^ {2}[a-z0-9]+( [a-z0-9]+)*\s*$/.test(l)), body.join('\n')).toBe(true); // statement text, wrapped
+    expect(
+      body.every((l) => /^ {2}[a-z0-9]+( [a-z0-9]+)*\s*$/.test(l)),
+      body.join('\n'),
+    ).toBe(true); // statement text, wrapped
     // G: the end, once the whole text is laid out (the count has no + then).
     await press(r, 'G');
     f = await waitFor(r, (x) => /lines ([\d,]+)-([\d,]+) of ([\d,]+)\s/.test(x) && x.includes('recurrence_count'), 'the end', 15_000);

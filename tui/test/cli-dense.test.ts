@@ -11,7 +11,12 @@ import { writeTinyModel } from '../../engine/embed/tiny-model.js';
 
 function storeWithModel(): string {
   const store = tempStore('dense');
-  writeTinyModel(join(store, 'models', 'fast-bge-small-en-v1.5'), { synonyms: [['car', 'automobile'], ['quick', 'rapid']] });
+  writeTinyModel(join(store, 'models', 'fast-bge-small-en-v1.5'), {
+    synonyms: [
+      ['car', 'automobile'],
+      ['quick', 'rapid'],
+    ],
+  });
   return store;
 }
 
@@ -27,7 +32,12 @@ describe('svc with a model placed by hand', () => {
 
     const r = await svcJson(['recall', 'automobile'], { store });
     expect(r.data.legs).toMatchObject({ bm25: 'ran', vector: 'ran', model: 'bge-small-en-v1.5' });
-    expect(r.data.results.map((x: { id: string }) => x.id).slice(0, 2).sort()).toEqual([first.data.id, second.data.id].sort());
+    expect(
+      r.data.results
+        .map((x: { id: string }) => x.id)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual([first.data.id, second.data.id].sort());
     expect(r.data.results.find((x: { id: string }) => x.id === first.data.id).found_by).toEqual(['vector']);
 
     const sim = await svcJson(['similarity-search', 'The car must be rapid', '--limit', '2'], { store });
@@ -65,7 +75,11 @@ const NOWHERE = { HF_ENDPOINT: 'http://127.0.0.1:9', SVC_MODEL_ARCHIVE_URL: 'htt
 /** Runs svc on a pseudo-terminal (util-linux `script`): what a person at a terminal sees, stderr included. */
 function onTerminal(store: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
   const command = [process.execPath, CLI, ...args].map(shellQuote).join(' ');
-  const r = spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...process.env, SVC_PATH: store, ...env }, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync('script', ['-qec', command, '/dev/null'], {
+    env: { ...process.env, SVC_PATH: store, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return r.stdout.replace(/\r/g, '');
 }
 
@@ -79,11 +93,15 @@ describe.skipIf(!hasScript)('after a failed model download', () => {
     expect(failing).toContain('Use pnpm in the monorepo');
     expect(warnings(failing)).toHaveLength(1);
     expect(warnings(failing)[0]!.length).toBeLessThanOrEqual(220);
-    expect(warnings(failing)[0]).toMatch(/^svc: warning: vectors off, BM25 only \(the model did not download: 127\.0\.0\.1:9 could not be reached .*; next try in an hour\): turn them on: svc models pull \(offline: svc models import <folder>\)$/);
+    expect(warnings(failing)[0]).toMatch(
+      /^svc: warning: vectors off, BM25 only \(the model did not download: 127\.0\.0\.1:9 could not be reached .*; next try in an hour\): turn them on: svc models pull \(offline: svc models import <folder>\)$/,
+    );
 
     const later = onTerminal(store, ['recall', 'pnpm'], NOWHERE);
     expect(later).toContain('Use pnpm in the monorepo');
-    expect(warnings(later)).toEqual(['svc: warning: vectors off, BM25 only: turn them on: svc models pull (offline: svc models import <folder>)']);
+    expect(warnings(later)).toEqual([
+      'svc: warning: vectors off, BM25 only: turn them on: svc models pull (offline: svc models import <folder>)',
+    ]);
     // JSON still says why the vector leg did not run, and when it is tried again.
     const json = await svcJson(['recall', 'pnpm'], { store, env: NOWHERE });
     expect(json.data.legs).toMatchObject({ vector: 'unavailable' });
@@ -110,7 +128,11 @@ describe('svc models', () => {
 
       const pulled = await svcJson(['models', 'pull'], { store, env });
       expect(pulled.run.code, pulled.run.stderr).toBe(0);
-      expect(pulled.data).toMatchObject({ model: 'bge-small-en-v1.5', source: 'huggingface', revision: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      expect(pulled.data).toMatchObject({
+        model: 'bge-small-en-v1.5',
+        source: 'huggingface',
+        revision: expect.stringMatching(/^[0-9a-f]{40}$/),
+      });
       const listed = await svc(['models', '--no-json'], { store, env });
       expect(listed.stdout).toMatch(/^\* bge-small-en-v1\.5 +\d+\.\d MB, Hugging Face [0-9a-f]{12}$/m);
 

@@ -57,7 +57,10 @@ describe('long text', () => {
     const store = tempStore();
     mkdirSync(store);
     // 64 MB that never ends on its own: the command must give up early, not read it all.
-    const child = spawn(process.execPath, [CLI, 'learn', '--no-json'], { env: { ...process.env, SVC_PATH: store }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'learn', '--no-json'], {
+      env: { ...process.env, SVC_PATH: store },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     let written = 0;
     child.stderr.on('data', (d) => (stderr += d));

@@ -53,7 +53,9 @@ describe('recall without a model', () => {
     expect(data.search.vector.reason).toMatch(/not in .*fast-bge-small-en-v1\.5/);
     const text = await svc(['status', '--no-json'], { store });
     // Why, and how to turn vectors on (issue 27: status named neither svc models pull nor import).
-    expect(text.stdout).toMatch(/Search\s+vectors off, BM25 only \(model bge-small-en-v1\.5 is not in .*\): turn them on: svc models pull \(offline: svc models import <folder>\)\n/);
+    expect(text.stdout).toMatch(
+      /Search\s+vectors off, BM25 only \(model bge-small-en-v1\.5 is not in .*\): turn them on: svc models pull \(offline: svc models import <folder>\)\n/,
+    );
   });
 });
 
@@ -64,7 +66,9 @@ describe('inject', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/## CONSTRAINTS\n- Never force-push to the main branch \(ENG-/);
     expect(text.stdout).toMatch(/## LEARNING PROTOCOL/);
-    const { data } = await svcJson(['inject', 'push the release to the main branch', '--budget', '60', '--no-with-default-protocol'], { store });
+    const { data } = await svcJson(['inject', 'push the release to the main branch', '--budget', '60', '--no-with-default-protocol'], {
+      store,
+    });
     expect(data.tokens).toBeLessThanOrEqual(60);
     expect(data.protocol).toBe(false);
     expect(data.text).not.toMatch(/LEARNING PROTOCOL/);
@@ -72,7 +76,9 @@ describe('inject', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/--budget must be a number \(got \\"lots\\"\)/);
     // One rule with MCP and the hub: below 50 tokens is refused, not answered with nothing.
-    expect((await svc(['inject', 'x', '--budget', '5'], { store })).stderr).toMatch(/--budget must be a whole number of tokens from 50 to 100000 \(got 5\)/);
+    expect((await svc(['inject', 'x', '--budget', '5'], { store })).stderr).toMatch(
+      /--budget must be a whole number of tokens from 50 to 100000 \(got 5\)/,
+    );
   });
 });
 

@@ -18,10 +18,6 @@ const GITHUB_TOKEN = 'ghp_' + 'aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5';
 
 // ------------------------------------------------------------------ helpers
 
-
-
-
-
 /** `svc learn <statement> ...flags`, expected to succeed. */
 function learn(store: string, statement: string, ...flags: string[]): Promise<Json> {
   return ok(store, ['learn', statement, ...flags]);
@@ -89,7 +85,15 @@ describe.concurrent('help, version and usage errors', () => {
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
       expect(r.stdout).toContain('Usage');
-      for (const cmd of ['learn <statement>', 'recall <query>', 'list', 'forget <id-or-text>', 'feedback <id> <signal>', 'promote <id>', 'status']) {
+      for (const cmd of [
+        'learn <statement>',
+        'recall <query>',
+        'list',
+        'forget <id-or-text>',
+        'feedback <id> <signal>',
+        'promote <id>',
+        'status',
+      ]) {
         expect(r.stdout).toContain(cmd);
       }
     }
@@ -163,7 +167,13 @@ describe.concurrent('learn', () => {
     expect(out).toMatchObject({ type: 'behavioral', scope: 'global', status: 'active', action: 'created', reference_count: 1 });
     expect(out.id).toMatch(ID);
     const doc = readEngram(store, out.id);
-    expect(doc).toMatchObject({ id: out.id, statement: 'Deployments run on Fridays', type: 'behavioral', scope: 'global', status: 'active' });
+    expect(doc).toMatchObject({
+      id: out.id,
+      statement: 'Deployments run on Fridays',
+      type: 'behavioral',
+      scope: 'global',
+      status: 'active',
+    });
     expect(doc).toMatchObject({ visibility: 'private', tags: [], reference_count: 1, recurrence_count: 0 });
 
     // Several words without quotes are one statement.
@@ -451,7 +461,12 @@ describe.concurrent('recall', () => {
       const out = await ok(store, ['recall', query]);
       expect(out.query).toBe(query);
       expect(ids(out.results)).toEqual([id]);
-      expect(out.results[0]).toMatchObject({ statement: 'Deployments run on Fridays', status: 'active', found_by: ['bm25'], candidate: false });
+      expect(out.results[0]).toMatchObject({
+        statement: 'Deployments run on Fridays',
+        status: 'active',
+        found_by: ['bm25'],
+        candidate: false,
+      });
       // One match in two engrams: FTS5's IDF is ~0 (1e-6), reported in significant digits, never 0.
       expect(out.results[0].bm25.rank).toBe(1);
       expect(out.results[0].bm25.score).toBeGreaterThan(0);
@@ -625,13 +640,23 @@ describe.concurrent('feedback', () => {
     const store = tempStore();
     const a = await learnId(store, 'Alpha');
     const b = await learnId(store, 'Beta');
-    const out = await ok(store, ['feedback', '--batch', JSON.stringify([{ id: a, signal: 'positive' }, { id: b, signal: 'negative' }])]);
+    const out = await ok(store, [
+      'feedback',
+      '--batch',
+      JSON.stringify([
+        { id: a, signal: 'positive' },
+        { id: b, signal: 'negative' },
+      ]),
+    ]);
     expect(out.recorded).toBe(2);
     expect(readEngram(store, a).feedback_signals).toEqual({ positive: 1, negative: 0, neutral: 0 });
     expect(readEngram(store, b).feedback_signals).toEqual({ positive: 0, negative: 1, neutral: 0 });
 
     const before = readRaw(store, a);
-    const batch = [{ id: a, signal: 'positive' }, { id: 'ENG-2026-0101-999', signal: 'negative' }];
+    const batch = [
+      { id: a, signal: 'positive' },
+      { id: 'ENG-2026-0101-999', signal: 'negative' },
+    ];
     const e = await fails(store, ['feedback', '--batch', JSON.stringify(batch)]);
     expect(e).toMatchObject({ kind: 'not_found', message: 'no engram ENG-2026-0101-999' });
     expect(readRaw(store, a)).toBe(before);
@@ -662,7 +687,11 @@ describe.concurrent('promote', () => {
     expect(ids((await ok(store, ['list', '--status', 'candidate'])).engrams)).toEqual([CANDIDATE]);
 
     const out = await ok(store, ['promote', CANDIDATE]);
-    expect(out).toMatchObject({ id: CANDIDATE, status: 'active', activation: { retrieval_strength: 1, storage_strength: 1, frequency: 0 } });
+    expect(out).toMatchObject({
+      id: CANDIDATE,
+      status: 'active',
+      activation: { retrieval_strength: 1, storage_strength: 1, frequency: 0 },
+    });
     const doc = readEngram(store, CANDIDATE);
     expect(doc.status).toBe('active');
     expect(doc.activation).toMatchObject({ retrieval_strength: 1, storage_strength: 1, frequency: 0 });

@@ -74,9 +74,12 @@ describe('several processes on one store', () => {
         child.stdout.on('data', (d) => (out += d));
         // Four writers at once run slower than the lone probe: the kill lands anywhere from
         // start-up to well past a lone learn, so before, during and after the write.
-        const timer = setTimeout(() => {
-          if (child.kill('SIGKILL')) killed++;
-        }, span * (0.3 + 3 * Math.random()));
+        const timer = setTimeout(
+          () => {
+            if (child.kill('SIGKILL')) killed++;
+          },
+          span * (0.3 + 3 * Math.random()),
+        );
         child.on('close', () => {
           clearTimeout(timer);
           // An id counts as acknowledged once the process printed it, killed afterwards or not.
@@ -121,7 +124,11 @@ describe('several processes on one store', () => {
     const { data } = await svcJson(['timeline', '--limit', '1000'], { store });
     expect((data.episodes as { id: string }[]).map((e) => e.id).sort()).toEqual([...printed].sort());
     const logLines = readdirSync(join(store, 'episodes'))
-      .flatMap((f) => readFileSync(join(store, 'episodes', f), 'utf8').trimEnd().split('\n'))
+      .flatMap((f) =>
+        readFileSync(join(store, 'episodes', f), 'utf8')
+          .trimEnd()
+          .split('\n'),
+      )
       .map((l) => JSON.parse(l).id);
     expect(logLines.sort()).toEqual([...printed].sort());
     const one = await svcJson(['timeline', '--agent', 'agent-3'], { store });
@@ -141,7 +148,16 @@ describe('reads never wait for another process that holds the write lock', () =>
     holder.exec('BEGIN IMMEDIATE');
     try {
       // A file the index does not know yet, so the recall would like to catch up.
-      writeFileSync(join(store, 'engrams', 'ENG-2026-0101-001.yaml'), stringify({ id: 'ENG-2026-0101-001', status: 'active', type: 'behavioral', scope: 'global', statement: 'Written by hand meanwhile' }));
+      writeFileSync(
+        join(store, 'engrams', 'ENG-2026-0101-001.yaml'),
+        stringify({
+          id: 'ENG-2026-0101-001',
+          status: 'active',
+          type: 'behavioral',
+          scope: 'global',
+          statement: 'Written by hand meanwhile',
+        }),
+      );
       const r = await svcJson(['recall', 'rebuilds block recall', '--fast'], { store });
       expect(r.run.code, r.run.stderr).toBe(0);
       expect(r.data.results[0].statement).toBe('Rebuilds must not block recall');

@@ -26,7 +26,11 @@ function scenario(script: string): Record<string, { out: string; code: number }>
     file,
     `set -u\nsvc() { node ${CLI} "$@"; }\nstep() { name=$1; shift; out=$("$@" 2>&1); code=$?; printf '@@ %s %s\\n%s\\n' "$name" "$code" "$out"; }\n${script}\n`,
   );
-  const r = spawnSync('unshare', ['-Urm', 'sh', file], { encoding: 'utf8', env: { ...process.env, SVC_EMBED: 'off', NO_COLOR: '1' }, timeout: 120_000 });
+  const r = spawnSync('unshare', ['-Urm', 'sh', file], {
+    encoding: 'utf8',
+    env: { ...process.env, SVC_EMBED: 'off', NO_COLOR: '1' },
+    timeout: 120_000,
+  });
   const sections: Record<string, { out: string; code: number }> = {};
   for (const part of r.stdout.split(/^@@ /m).slice(1)) {
     const [head, ...rest] = part.split('\n');
@@ -88,7 +92,9 @@ describe.runIf(can)('a store on a disk in trouble', () => {
     `);
     for (const name of ['status', 'recall', 'inject', 'list']) {
       expect(s[name]!.code, `${name}: ${s[name]!.out}`).toBe(0);
-      expect(s[name]!.out, name).toMatch(/is read-only here \(a read-only file system\): reading it with an index in memory; writes are refused/);
+      expect(s[name]!.out, name).toMatch(
+        /is read-only here \(a read-only file system\): reading it with an index in memory; writes are refused/,
+      );
     }
     expect(s.recall!.out).toMatch(/Never force-push to main/);
     expect(s.inject!.out).toMatch(/force-push/);

@@ -14,9 +14,6 @@ type Json = any;
 const DATA = fileURLToPath(new URL('../../engine/test/data/', import.meta.url));
 const data = (name: string): string => join(DATA, name);
 
-
-
-
 /** Exit 1 with exactly one clean JSON error line on stderr (no stack trace). */
 async function fails(store: string, args: string[], opts: RunOptions = {}): Promise<{ message: string; details: string[]; run: SvcRun }> {
   const r = await run(store, args, opts);
@@ -35,7 +32,9 @@ const list = async (store: string): Promise<Json[]> => (await ok(store, ['list',
 describe.concurrent('svc ingest', () => {
   it('--extract-only prints the candidates from stdin and creates no store', async () => {
     const store = tempStore();
-    const out = await ok(store, ['ingest', '--extract-only', '--domain', 'tidepool'], { input: readFileSync(data('CONTRIBUTING.md'), 'utf8') });
+    const out = await ok(store, ['ingest', '--extract-only', '--domain', 'tidepool'], {
+      input: readFileSync(data('CONTRIBUTING.md'), 'utf8'),
+    });
     expect(out).toMatchObject({ format: 'document', extract_only: true, count: 22, created: 0 });
     expect(out.candidates.find((c: Json) => c.statement.startsWith('Force-pushing'))).toMatchObject({
       kind: 'prohibition',
@@ -47,7 +46,7 @@ describe.concurrent('svc ingest', () => {
     expect(existsSync(store)).toBe(false);
   });
 
-  it('saves a chat transcript\'s learnings with type, scope and source; a second run only bumps reference counts', async () => {
+  it("saves a chat transcript's learnings with type, scope and source; a second run only bumps reference counts", async () => {
     const store = tempStore();
     const transcript = readFileSync(data('chat-transcript.txt'), 'utf8');
     const out = await ok(store, ['ingest', '--scope', 'project:uploader', '--source', 'session 42'], { input: transcript });
@@ -72,7 +71,11 @@ describe.concurrent('svc ingest', () => {
   it('takes the text as an argument, uses .svc.yaml defaults, and prints text with --no-json', async () => {
     const store = tempStore();
     const cwd = projectDir('scope: project:shop\ndomain: shop\n');
-    const r = await run(store, ['ingest', '--no-json', 'We decided to use Postgres for orders. Never log card numbers. Nice weather today.'], { cwd });
+    const r = await run(
+      store,
+      ['ingest', '--no-json', 'We decided to use Postgres for orders. Never log card numbers. Nice weather today.'],
+      { cwd },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Ingested 2 statements from a document: 2 new, 0 already known\n/);
     expect(r.stdout).toMatch(/ENG-\S+ {2}\[decision, architectural\] We decided to use Postgres for orders\. {2}\(line 1, shop\)/);
@@ -83,7 +86,12 @@ describe.concurrent('svc ingest', () => {
 
   it('warns when a secret is moved to the local scope', async () => {
     const store = tempStore();
-    const r = await run(store, ['ingest', '--scope', 'project:x', 'Never paste the token ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5 into chats.']);
+    const r = await run(store, [
+      'ingest',
+      '--scope',
+      'project:x',
+      'Never paste the token ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5 into chats.',
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/svc: warning: line 1: content looks like it holds a secret: GitHub token .*stored in scope "local"/);
     expect(JSON.parse(r.stdout).candidates[0]).toMatchObject({ scope: 'local', action: 'created' });
@@ -92,7 +100,9 @@ describe.concurrent('svc ingest', () => {
   it('usage errors: no text, a bad scope or domain, an unknown flag', async () => {
     const store = tempStore();
     expect((await fails(store, ['ingest'])).message).toBe('the text to ingest is missing: pass it as an argument or on stdin');
-    expect((await fails(store, ['ingest', '--scope', 'bad scope', 'Always use pnpm.'])).message).toMatch(/scope: must not contain whitespace/);
+    expect((await fails(store, ['ingest', '--scope', 'bad scope', 'Always use pnpm.'])).message).toMatch(
+      /scope: must not contain whitespace/,
+    );
     expect((await fails(store, ['ingest', '--domain', 'a b', 'Always use pnpm.'])).message).toMatch(/--domain must be a dotted path/);
     expect((await fails(store, ['ingest', '--file', 'x.md'])).message).toBe('unknown flag --file (see --help)');
   });
@@ -110,7 +120,15 @@ describe.concurrent('svc import', () => {
     const home = tempStore('home');
     const target = join(mkdtempSync(join(tmpdir(), 'svc-target-')), 'store');
     const out = await ok(home, ['import', '--from', 'generic', '--path', data('plain-list.json'), '--store', target]);
-    expect(out).toMatchObject({ from: 'generic', format: 'json', path: data('plain-list.json'), store: target, total: 3, imported: 3, error: 0 });
+    expect(out).toMatchObject({
+      from: 'generic',
+      format: 'json',
+      path: data('plain-list.json'),
+      store: target,
+      total: 3,
+      imported: 3,
+      error: 0,
+    });
     expect(engramFiles(target)).toHaveLength(3);
     expect(existsSync(home)).toBe(false);
     // Without --store, the store is $SVC_PATH (never the --path file).
@@ -147,11 +165,22 @@ describe.concurrent('svc import', () => {
 
   it('generic CSV with --mapping; the text report names rows by line', async () => {
     const store = tempStore();
-    const r = await run(store, ['import', '--from', 'generic', '--path', data('notes.csv'), '--mapping', data('notes-mapping.json'), '--no-json']);
+    const r = await run(store, [
+      'import',
+      '--from',
+      'generic',
+      '--path',
+      data('notes.csv'),
+      '--mapping',
+      data('notes-mapping.json'),
+      '--no-json',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`Imported 4 of 7 rows from ${data('notes.csv')} (generic, csv) into ${store}.`);
     expect(r.stdout).toMatch(/imported 4 · skipped 0 · conflict 0 · error 3/);
-    expect(r.stdout).toContain('Errors:\n  line 7: has 6 fields, the header has 5\n  line 8: statement: missing or empty\n  line 9: learned_at: "not-a-date" is not a date');
+    expect(r.stdout).toContain(
+      'Errors:\n  line 7: has 6 fields, the header has 5\n  line 8: statement: missing or empty\n  line 9: learned_at: "not-a-date" is not a date',
+    );
     expect(r.stderr).toMatch(/^svc: 3 of 7 rows could not be imported: line 7: has 6 fields/);
     const perf = (await list(store)).find((e: Json) => e.statement.startsWith('Keep API responses'));
     expect(perf).toMatchObject({ type: 'behavioral', domain: 'perf.api', tags: ['perf', 'api'] });
@@ -197,7 +226,16 @@ describe.concurrent('svc import', () => {
 
   it('a clean import exits 0 and prints no error', async () => {
     const store = tempStore();
-    const r = await run(store, ['import', '--from', 'generic', '--path', data('tasks-export.json'), '--mapping', data('tasks-mapping.json'), '--dry-run']);
+    const r = await run(store, [
+      'import',
+      '--from',
+      'generic',
+      '--path',
+      data('tasks-export.json'),
+      '--mapping',
+      data('tasks-mapping.json'),
+      '--dry-run',
+    ]);
     expect(r.code).toBe(1);
     const clean = await run(store, ['import', '--from', 'generic', '--path', data('plain-list.json'), '--quiet', '--no-json']);
     expect(clean.code).toBe(0);
@@ -211,18 +249,29 @@ describe.concurrent('svc import', () => {
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, '[{"statement": ');
     expect((await fails(store, ['import', '--from', 'generic', '--path', broken])).message).toMatch(/^broken\.json is not valid JSON: /);
-    expect((await fails(store, ['import', '--from', 'mem0-sqlite', '--path', data('notes.jsonl')])).message).toMatch(/notes\.jsonl is not a SQLite database/);
-    expect((await fails(store, ['import', '--from', 'mem0-json', '--path', data('tasks-export.json')])).message).toMatch(/is not a mem0 export/);
+    expect((await fails(store, ['import', '--from', 'mem0-sqlite', '--path', data('notes.jsonl')])).message).toMatch(
+      /notes\.jsonl is not a SQLite database/,
+    );
+    expect((await fails(store, ['import', '--from', 'mem0-json', '--path', data('tasks-export.json')])).message).toMatch(
+      /is not a mem0 export/,
+    );
     expect((await fails(store, ['import', '--from', 'generic', '--path', join(dir, 'nope.csv')])).message).toMatch(/does not exist$/);
-    expect((await fails(store, ['import', '--from', 'generic', '--path', data('notes.csv')])).message).toMatch(/no statement column in the header/);
+    expect((await fails(store, ['import', '--from', 'generic', '--path', data('notes.csv')])).message).toMatch(
+      /no statement column in the header/,
+    );
     const badMapping = await fails(store, ['import', '--from', 'generic', '--path', data('notes.csv'), '--mapping', data('notes.jsonl')]);
     expect(badMapping.message).toMatch(/the mapping file .*notes\.jsonl is not valid JSON/);
-    expect((await fails(store, ['import', '--path', data('notes.jsonl')])).message).toBe('--from is required: one of generic, mem0-json, mem0-sqlite');
-    expect((await fails(store, ['import', '--from', 'letta', '--path', data('notes.jsonl')])).message).toBe('--from must be one of generic, mem0-json, mem0-sqlite (got "letta")');
-    expect((await fails(store, ['import', '--from', 'generic'])).message).toMatch(/^--path is required: the file to import/);
-    expect((await fails(store, ['import', '--from', 'mem0-json', '--path', data('mem0-export.json'), '--mapping', data('notes-mapping.json')])).message).toBe(
-      '--mapping applies only to --from generic (not mem0-json)',
+    expect((await fails(store, ['import', '--path', data('notes.jsonl')])).message).toBe(
+      '--from is required: one of generic, mem0-json, mem0-sqlite',
     );
+    expect((await fails(store, ['import', '--from', 'letta', '--path', data('notes.jsonl')])).message).toBe(
+      '--from must be one of generic, mem0-json, mem0-sqlite (got "letta")',
+    );
+    expect((await fails(store, ['import', '--from', 'generic'])).message).toMatch(/^--path is required: the file to import/);
+    expect(
+      (await fails(store, ['import', '--from', 'mem0-json', '--path', data('mem0-export.json'), '--mapping', data('notes-mapping.json')]))
+        .message,
+    ).toBe('--mapping applies only to --from generic (not mem0-json)');
     const text = await run(store, ['import', '--from', 'generic', '--path', broken, '--no-json']);
     expect(text.code).toBe(1);
     expect(text.stderr).toMatch(/^svc: broken\.json is not valid JSON: [^\n]+\n$/);

@@ -7,11 +7,21 @@ import { okIn as ok, runIn as run, tempStore } from '../../engine/test/support/r
 // Columns sized to the terminal (issue 27: the scope was "project:my-…" even at 200 columns),
 // and long statements cut in text output, whole in JSON.
 
-const row = (i: number, scope: string, domain?: string): EngramRow => ({ id: `ENG-AB12-2026-0101-00${i}`, statement: `Statement number ${i} about the service`, type: 'behavioral', scope, ...(domain ? { domain } : {}), status: 'active', pinned: false });
+const row = (i: number, scope: string, domain?: string): EngramRow => ({
+  id: `ENG-AB12-2026-0101-00${i}`,
+  statement: `Statement number ${i} about the service`,
+  type: 'behavioral',
+  scope,
+  ...(domain ? { domain } : {}),
+  status: 'active',
+  pinned: false,
+});
 
 function rowsAt(width: number, rows: EngramRow[]): string[] {
   const state = initialState({ rows, complete: true, total: rows.length, limit: 50 });
-  return engramListLines(state.engrams, false, width, 10).filter((l) => l.text.includes('Statement number')).map((l) => l.text);
+  return engramListLines(state.engrams, false, width, 10)
+    .filter((l) => l.text.includes('Statement number'))
+    .map((l) => l.text);
 }
 
 describe('the engram list in svc browse', () => {

@@ -18,7 +18,7 @@ import { TOOL_PROFILES } from '../../engine/mcp/profiles.js';
 const GENERATED = fileURLToPath(new URL('../../dist/engine/mcp/tool-list.gen.json', import.meta.url));
 
 describe('svc mcp start-up', () => {
-  it('the tool list the build writes is what the tools\' zod schemas describe, for every profile', () => {
+  it("the tool list the build writes is what the tools' zod schemas describe, for every profile", () => {
     const generated = JSON.parse(readFileSync(GENERATED, 'utf8')) as Record<string, unknown>;
     expect(Object.keys(generated).sort()).toEqual([...TOOL_PROFILES].sort());
     for (const profile of TOOL_PROFILES) expect(generated[profile], profile).toEqual(describeProfile(profile));
@@ -51,7 +51,10 @@ process.stdout.write = (chunk, ...rest) => {
     );
     writeFileSync(trace, '');
     const store = tempStore('mcp-trace');
-    const child = spawn(process.execPath, ['--import', preload, CLI, 'mcp'], { env: { ...process.env, SVC_PATH: store }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', preload, CLI, 'mcp'], {
+      env: { ...process.env, SVC_PATH: store },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -68,7 +71,8 @@ process.stdout.write = (chunk, ...rest) => {
       }
     });
     const ask = (id: number, method: string, params: object = {}) =>
-      new Promise<any>((resolve, reject) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      new Promise<any>((resolve, reject) => {
         waiting.set(id, () => resolve(answers.get(id)));
         void exited.then((code) => reject(new Error(`svc mcp exited ${code} before answering ${method}: ${stderr}`)));
         child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
@@ -91,16 +95,30 @@ process.stdout.write = (chunk, ...rest) => {
     const before = ours(lines.slice(0, cut));
     const after = ours(lines.slice(cut + 1));
     // Before the answer: the command, the server, the profiles, the generated list and the version; nothing else of ours.
-    expect(before.filter((m) => !/^(bin\/svc|tui\/commands\/mcp|engine\/(errors|package-info)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js$/.test(m))).toEqual([]);
+    expect(
+      before.filter(
+        (m) =>
+          !/^(bin\/svc|tui\/commands\/mcp|engine\/(errors|package-info)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js$/.test(
+            m,
+          ),
+      ),
+    ).toEqual([]);
     expect(lines.slice(0, cut).some((u) => u.includes('better-sqlite3'))).toBe(false);
     // For the call: the tools, the dispatcher and the store.
-    for (const m of ['engine/mcp/tools.js', 'engine/mcp/memory-tools.js', 'engine/mcp/dispatch.js', 'engine/store/open-store.js']) expect(after, m).toContain(m);
+    for (const m of ['engine/mcp/tools.js', 'engine/mcp/memory-tools.js', 'engine/mcp/dispatch.js', 'engine/store/open-store.js'])
+      expect(after, m).toContain(m);
   }, 60_000);
 
   it('lists its tools even when the project file is broken, and fails each call with one line naming it', async () => {
     const project = mkdtempSync(join(tmpdir(), 'svc-mcp-badyaml-'));
     writeFileSync(join(project, '.svc.yaml'), 'scope: [unclosed\n');
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: project, env: { ...stringEnv(), SVC_PATH: tempStore('mcp-badyaml') }, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      cwd: project,
+      env: { ...stringEnv(), SVC_PATH: tempStore('mcp-badyaml') },
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr?.on('data', (d) => (stderr += d));
     const client = new Client({ name: 'bad-yaml', version: '0' });

@@ -13,21 +13,59 @@ import { callTool, type Called } from '../../engine/test/support/mcp-call.js';
 // The stdio MCP server as clients see it: a real SDK client spawning `svc mcp` on a temp store.
 
 const FULL = [
-  'svc_learn', 'svc_learn_batch', 'svc_recall', 'svc_inject', 'svc_feedback', 'svc_forget', 'svc_promote', 'svc_pin',
-  'svc_similarity_search', 'svc_list',
-  'svc_session_start', 'svc_session_end', 'svc_session_scope', 'svc_capture', 'svc_timeline', 'svc_episode_to_engram',
-  'svc_status', 'svc_doctor', 'svc_history', 'svc_receipt',
-  'svc_packs_list', 'svc_packs_preview', 'svc_packs_install', 'svc_packs_uninstall', 'svc_packs_export', 'svc_packs_discover',
-  'svc_stores_add', 'svc_stores_list', 'svc_scopes_discover', 'svc_suggest_scope', 'svc_rescope',
-  'svc_sync', 'svc_sync_status', 'svc_outbox',
-  'svc_tensions', 'svc_tensions_purge', 'svc_ingest', 'svc_import', 'svc_batch_decay',
+  'svc_learn',
+  'svc_learn_batch',
+  'svc_recall',
+  'svc_inject',
+  'svc_feedback',
+  'svc_forget',
+  'svc_promote',
+  'svc_pin',
+  'svc_similarity_search',
+  'svc_list',
+  'svc_session_start',
+  'svc_session_end',
+  'svc_session_scope',
+  'svc_capture',
+  'svc_timeline',
+  'svc_episode_to_engram',
+  'svc_status',
+  'svc_doctor',
+  'svc_history',
+  'svc_receipt',
+  'svc_packs_list',
+  'svc_packs_preview',
+  'svc_packs_install',
+  'svc_packs_uninstall',
+  'svc_packs_export',
+  'svc_packs_discover',
+  'svc_stores_add',
+  'svc_stores_list',
+  'svc_scopes_discover',
+  'svc_suggest_scope',
+  'svc_rescope',
+  'svc_sync',
+  'svc_sync_status',
+  'svc_outbox',
+  'svc_tensions',
+  'svc_tensions_purge',
+  'svc_ingest',
+  'svc_import',
+  'svc_batch_decay',
 ];
 const LEAN = [
-  'svc_session_start', 'svc_session_end', 'svc_learn', 'svc_recall', 'svc_inject', 'svc_feedback', 'svc_forget',
-  'svc_status', 'svc_doctor', 'svc_timeline', 'svc_admin',
+  'svc_session_start',
+  'svc_session_end',
+  'svc_learn',
+  'svc_recall',
+  'svc_inject',
+  'svc_feedback',
+  'svc_forget',
+  'svc_status',
+  'svc_doctor',
+  'svc_timeline',
+  'svc_admin',
 ];
-
-
 
 interface Session {
   client: Client;
@@ -64,7 +102,8 @@ async function startServer(store: string, env: Record<string, string> = {}): Pro
 }
 
 /** Calls a tool and expects success. */
-async function ok(s: Session, name: string, args: Record<string, unknown> = {}): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function ok(s: Session, name: string, args: Record<string, unknown> = {}): Promise<any> {
   const r = await s.call(name, args);
   expect(r.isError, `${name} failed: ${r.text}`).toBe(false);
   return r.data;
@@ -78,7 +117,8 @@ async function fails(s: Session, name: string, args: Record<string, unknown> = {
   return r.text;
 }
 
-const engramFiles = (store: string): string[] => readdirSync(join(store, 'engrams')).filter((f) => f.endsWith('.yaml') && !f.startsWith('.tmp-'));
+const engramFiles = (store: string): string[] =>
+  readdirSync(join(store, 'engrams')).filter((f) => f.endsWith('.yaml') && !f.startsWith('.tmp-'));
 
 describe('svc mcp: the tool surface', () => {
   it('lists exactly the 39 tools of the full profile, each described with a strict schema; prints the start-up time', async () => {
@@ -125,13 +165,22 @@ describe('svc mcp: memory tools', () => {
     const store = tempStore('mcp-mem');
     const s = await startServer(store, { SVC_EMBED: 'off' });
 
-    const a = await ok(s, 'svc_learn', { statement: 'Use pnpm, not npm, to install dependencies', tags: ['tooling'], domain: 'build.node' });
+    const a = await ok(s, 'svc_learn', {
+      statement: 'Use pnpm, not npm, to install dependencies',
+      tags: ['tooling'],
+      domain: 'build.node',
+    });
     expect(a).toMatchObject({ action: 'created', type: 'behavioral', scope: 'global', status: 'active' });
     expect(a.id).toMatch(/^ENG-[A-Z0-9]+-\d{4}-\d{4}-001$/);
     const again = await s.call('svc_learn', { statement: 'Use pnpm, not npm, to install dependencies' });
     expect(again.data).toMatchObject({ id: a.id, action: 'deduplicated', reference_count: 2 });
     expect(again.structured).toEqual(again.data);
-    const b = await ok(s, 'svc_learn', { statement: 'Never commit generated files in dist', type: 'procedural', scope: 'project:svc', supersedes: [] });
+    const b = await ok(s, 'svc_learn', {
+      statement: 'Never commit generated files in dist',
+      type: 'procedural',
+      scope: 'project:svc',
+      supersedes: [],
+    });
     expect(b.scope).toBe('project:svc');
 
     const batch = await ok(s, 'svc_learn_batch', {
@@ -157,7 +206,12 @@ describe('svc mcp: memory tools', () => {
 
     const fb = await ok(s, 'svc_feedback', { id: a.id, signal: 'positive' });
     expect(fb.engrams[0].feedback_signals).toEqual({ positive: 1, negative: 0, neutral: 0 });
-    const fb2 = await ok(s, 'svc_feedback', { items: [{ id: a.id, signal: 'negative' }, { id: b.id, signal: 'neutral' }] });
+    const fb2 = await ok(s, 'svc_feedback', {
+      items: [
+        { id: a.id, signal: 'negative' },
+        { id: b.id, signal: 'neutral' },
+      ],
+    });
     expect(fb2.recorded).toBe(2);
 
     expect(await ok(s, 'svc_pin', { id: b.id })).toEqual({ id: b.id, pinned: true, status: 'active' });
@@ -191,12 +245,29 @@ describe('svc mcp: memory tools', () => {
     expect(list).toMatchObject({ count: 1, engrams: [{ id: b.id, statement: 'Never commit generated files in dist' }] });
 
     const status = await ok(s, 'svc_status');
-    expect(status).toMatchObject({ storage_root: store, engrams: 4, by_status: { active: 3, retired: 1 }, search: { bm25: 'ready', vector: { state: 'unavailable' } } });
+    expect(status).toMatchObject({
+      storage_root: store,
+      engrams: 4,
+      by_status: { active: 3, retired: 1 },
+      search: { bm25: 'ready', vector: { state: 'unavailable' } },
+    });
     expect(status.injection_events).toBeGreaterThanOrEqual(3);
     const doctor = await ok(s, 'svc_doctor');
-    expect(doctor.checks.map((c: { name: string }) => c.name)).toEqual(['storage', 'embedder', 'hybrid_search', 'reranker', 'remote_store']);
-    expect(doctor.checks.find((c: { name: string }) => c.name === 'reranker')).toMatchObject({ status: 'off', detail: expect.stringMatching(/not configured/) });
-    expect(doctor.checks.find((c: { name: string }) => c.name === 'remote_store')).toMatchObject({ status: 'off', detail: expect.stringMatching(/no remote configured/) });
+    expect(doctor.checks.map((c: { name: string }) => c.name)).toEqual([
+      'storage',
+      'embedder',
+      'hybrid_search',
+      'reranker',
+      'remote_store',
+    ]);
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'reranker')).toMatchObject({
+      status: 'off',
+      detail: expect.stringMatching(/not configured/),
+    });
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'remote_store')).toMatchObject({
+      status: 'off',
+      detail: expect.stringMatching(/no remote configured/),
+    });
     expect(doctor.ok).toBe(true);
 
     const decay = await ok(s, 'svc_batch_decay', { context_scope: 'project:svc' });
@@ -206,7 +277,12 @@ describe('svc mcp: memory tools', () => {
 
   it('runs the dense leg with a model placed in the store, loaded on first need', async () => {
     const store = tempStore('mcp-dense');
-    writeTinyModel(join(store, 'models', 'fast-bge-small-en-v1.5'), { synonyms: [['car', 'automobile'], ['quick', 'rapid']] });
+    writeTinyModel(join(store, 'models', 'fast-bge-small-en-v1.5'), {
+      synonyms: [
+        ['car', 'automobile'],
+        ['quick', 'rapid'],
+      ],
+    });
     const s = await startServer(store);
     const first = await ok(s, 'svc_learn', { statement: 'The car must be quick' });
     await ok(s, 'svc_learn', { statement: 'Lunch is served at noon' });
@@ -264,7 +340,11 @@ describe('svc mcp: sessions, episodes, history', () => {
     const moved = await ok(s, 'svc_session_scope', { session: sid, domain: 'testing' });
     expect(moved.session).toMatchObject({ id: sid, scope: 'project:api', domain: 'testing' });
     await ok(s, 'svc_feedback', { id: rule.id, signal: 'positive', session: sid });
-    const captured = await ok(s, 'svc_capture', { summary: 'Found that the tests failed without migrations', session: sid, channel: 'terminal' });
+    const captured = await ok(s, 'svc_capture', {
+      summary: 'Found that the tests failed without migrations',
+      session: sid,
+      channel: 'terminal',
+    });
     expect(captured.episode).toMatchObject({ agent: 'mcp-test', channel: 'terminal', session: sid });
 
     const ended = await ok(s, 'svc_session_end', {
@@ -279,16 +359,28 @@ describe('svc mcp: sessions, episodes, history', () => {
 
     const tl = await ok(s, 'svc_timeline', { session: sid });
     expect(tl.episodes.map((e: { summary: string }) => e.summary)).toEqual(
-      expect.arrayContaining(['Found that the tests failed without migrations', expect.stringMatching(/^Session started/), expect.stringMatching(/^Session ended/)]),
+      expect.arrayContaining([
+        'Found that the tests failed without migrations',
+        expect.stringMatching(/^Session started/),
+        expect.stringMatching(/^Session ended/),
+      ]),
     );
     const found = await ok(s, 'svc_timeline', { query: 'migrations' });
     expect(found.episodes[0].id).toBe(captured.episode.id);
 
-    const fromEpisode = await ok(s, 'svc_episode_to_engram', { episode_id: captured.episode.id, statement: 'Integration tests fail without migrations' });
+    const fromEpisode = await ok(s, 'svc_episode_to_engram', {
+      episode_id: captured.episode.id,
+      statement: 'Integration tests fail without migrations',
+    });
     expect(fromEpisode.action).toBe('created');
 
     const receipts = await ok(s, 'svc_receipt', { session: sid });
-    expect(receipts.receipts[0]).toMatchObject({ task: 'fix the integration tests', session: sid, engram_ids: [rule.id], used: { [rule.id]: 'positive' } });
+    expect(receipts.receipts[0]).toMatchObject({
+      task: 'fix the integration tests',
+      session: sid,
+      engram_ids: [rule.id],
+      used: { [rule.id]: 'positive' },
+    });
     const hist = await ok(s, 'svc_history', { id: rule.id });
     expect(hist.events.map((e: { action: string }) => e.action)).toEqual(expect.arrayContaining(['created', 'feedback']));
     expect(await fails(s, 'svc_history', { id: 'ENG-NOPE-2026-0101-001' })).toBe('no engram ENG-NOPE-2026-0101-001');
@@ -311,14 +403,25 @@ describe('svc mcp: the lean profile and svc_admin', () => {
       'invalid arguments for svc_list (via svc_admin): limit: must be a whole number (got "many")',
     );
     expect(await fails(s, 'svc_admin', { action: 'sync' })).toMatch(/^svc_admin refuses destructive tools: svc_sync/);
-    expect(await fails(s, 'svc_admin', { action: 'svc_tensions_purge' })).toMatch(/^svc_admin refuses destructive tools: svc_tensions_purge/);
-    expect(await fails(s, 'svc_admin', { action: 'forget', args: { target: a.id } })).toMatch(/refuses destructive tools: svc_forget .*call svc_forget directly/);
+    expect(await fails(s, 'svc_admin', { action: 'svc_tensions_purge' })).toMatch(
+      /^svc_admin refuses destructive tools: svc_tensions_purge/,
+    );
+    expect(await fails(s, 'svc_admin', { action: 'forget', args: { target: a.id } })).toMatch(
+      /refuses destructive tools: svc_forget .*call svc_forget directly/,
+    );
     expect(await fails(s, 'svc_admin', { action: 'import', args: {} })).toMatch(/refuses destructive tools: svc_import/);
-    expect(await fails(s, 'svc_admin', { action: 'teleport' })).toMatch(/^svc_admin: unknown action "teleport" \(actions: learn, learn_batch, /);
+    expect(await fails(s, 'svc_admin', { action: 'teleport' })).toMatch(
+      /^svc_admin: unknown action "teleport" \(actions: learn, learn_batch, /,
+    );
     expect((await ok(s, 'svc_admin', { action: 'packs_list' })).packs).toEqual([]);
-    expect(await ok(s, 'svc_admin', { action: 'suggest_scope', args: { statement: 'x' } })).toMatchObject({ scope: 'global', confident: false });
+    expect(await ok(s, 'svc_admin', { action: 'suggest_scope', args: { statement: 'x' } })).toMatchObject({
+      scope: 'global',
+      confident: false,
+    });
     expect(await fails(s, 'svc_admin', { args: {} })).toBe('invalid arguments for svc_admin: action: is required (a string)');
-    expect(await fails(s, 'svc_list')).toBe('svc_list is not in the lean tool profile: call svc_admin with {"action": "list", "args": {...}}');
+    expect(await fails(s, 'svc_list')).toBe(
+      'svc_list is not in the lean tool profile: call svc_admin with {"action": "list", "args": {...}}',
+    );
     expect(await fails(s, 'svc_sync')).toMatch(/^svc_sync is not in the lean tool profile and svc_admin refuses destructive tools/);
     expect(await fails(s, 'svc_teleport')).toMatch(/^unknown tool "svc_teleport"/);
     expect((await ok(s, 'svc_forget', { target: a.id })).action).toBe('retired'); // forget is in lean itself
@@ -334,34 +437,56 @@ describe('svc mcp: errors', () => {
     expect(await fails(s, 'svc_learn', { statement: 'x', type: 'opinion' })).toBe(
       'invalid arguments for svc_learn: type: must be one of "behavioral", "terminological", "procedural", "architectural" (got "opinion")',
     );
-    expect(await fails(s, 'svc_learn', { statement: 'x', tags: 'a,b' })).toBe('invalid arguments for svc_learn: tags: must be an array (got "a,b")');
-    expect(await fails(s, 'svc_learn', { statement: 'x', scope: 'project:' })).toMatch(/^invalid arguments for svc_learn: scope: path after ":" is missing/);
+    expect(await fails(s, 'svc_learn', { statement: 'x', tags: 'a,b' })).toBe(
+      'invalid arguments for svc_learn: tags: must be an array (got "a,b")',
+    );
+    expect(await fails(s, 'svc_learn', { statement: 'x', scope: 'project:' })).toMatch(
+      /^invalid arguments for svc_learn: scope: path after ":" is missing/,
+    );
     expect(await fails(s, 'svc_learn', { statement: 'x', supersedes: ['old'] })).toMatch(/supersedes\[0\]: must be an engram id/);
-    expect(await fails(s, 'svc_learn', { statement: 'x', dual_coding: {} })).toBe('invalid arguments for svc_learn: dual_coding: needs example or analogy (or both)');
-    expect(await fails(s, 'svc_learn', { statment: 'typo' })).toMatch(/statement: is required \(a string\); unknown argument "statment" \(allowed: statement, type, /);
+    expect(await fails(s, 'svc_learn', { statement: 'x', dual_coding: {} })).toBe(
+      'invalid arguments for svc_learn: dual_coding: needs example or analogy (or both)',
+    );
+    expect(await fails(s, 'svc_learn', { statment: 'typo' })).toMatch(
+      /statement: is required \(a string\); unknown argument "statment" \(allowed: statement, type, /,
+    );
     expect(await fails(s, 'svc_recall', { query: 'x', limit: 0 })).toBe('invalid arguments for svc_recall: limit: must be at least 1');
-    expect(await fails(s, 'svc_recall', { query: 'x', limit: 2.5 })).toBe('invalid arguments for svc_recall: limit: must be a whole number (got 2.5)');
-    expect(await fails(s, 'svc_recall', { query: 'x', fast: 'yes' })).toBe('invalid arguments for svc_recall: fast: must be true or false (got "yes")');
-    expect(await fails(s, 'svc_feedback', { id: 'ENG-A-1', signal: 'great' })).toMatch(/signal: must be one of "positive", "negative", "neutral" \(got "great"\)/);
-    expect(await fails(s, 'svc_feedback', { signal: 'positive' })).toBe('invalid arguments for svc_feedback: id: is required (or give items)');
+    expect(await fails(s, 'svc_recall', { query: 'x', limit: 2.5 })).toBe(
+      'invalid arguments for svc_recall: limit: must be a whole number (got 2.5)',
+    );
+    expect(await fails(s, 'svc_recall', { query: 'x', fast: 'yes' })).toBe(
+      'invalid arguments for svc_recall: fast: must be true or false (got "yes")',
+    );
+    expect(await fails(s, 'svc_feedback', { id: 'ENG-A-1', signal: 'great' })).toMatch(
+      /signal: must be one of "positive", "negative", "neutral" \(got "great"\)/,
+    );
+    expect(await fails(s, 'svc_feedback', { signal: 'positive' })).toBe(
+      'invalid arguments for svc_feedback: id: is required (or give items)',
+    );
     expect(await fails(s, 'svc_feedback', { id: 'ENG-NOPE-2026-0101-001', signal: 'positive' })).toBe('no engram ENG-NOPE-2026-0101-001');
     expect(await fails(s, 'svc_tensions', { action: 'resolve', tension_id: 'T-2026-0101-001' })).toBe(
       'invalid arguments for svc_tensions: winner: is required for action "resolve"',
     );
     expect(await fails(s, 'svc_lern', { statement: 'x' })).toBe('unknown tool "svc_lern" (did you mean svc_learn?)');
     expect(await fails(s, 'svc_teleport')).toMatch(/^unknown tool "svc_teleport" \(this server has 39 tools/);
-    expect(await fails(s, 'svc_similarity_search', { query: 'x' })).toMatch(/^similarity search needs the embedding model: disabled by SVC_EMBED=off/);
+    expect(await fails(s, 'svc_similarity_search', { query: 'x' })).toMatch(
+      /^similarity search needs the embedding model: disabled by SVC_EMBED=off/,
+    );
 
     // No tool answers "not available yet": without a hub, the team tools say what they need.
     expect(await fails(s, 'svc_scopes_discover', { register: true })).toMatch(/^no hub is configured for this project/);
     expect(await ok(s, 'svc_suggest_scope', { statement: 'Use pnpm in this repo' })).toMatchObject({ scope: 'global', confident: false });
-    expect((await ok(s, 'svc_rescope', { ids: ['ENG-2026-0101-001'], scope: 'project:x' })).items).toEqual([expect.objectContaining({ outcome: 'not_found' })]);
+    expect((await ok(s, 'svc_rescope', { ids: ['ENG-2026-0101-001'], scope: 'project:x' })).items).toEqual([
+      expect.objectContaining({ outcome: 'not_found' }),
+    ]);
     // The outbox is real: empty without a hub, and a retry says why it cannot send.
     expect(await ok(s, 'svc_outbox', {})).toMatchObject({ hub: null, queued: 0, refused: 0, entries: [] });
     expect(await fails(s, 'svc_outbox', { retry: true })).toMatch(/^no hub is configured for this project/);
     // Their final schemas are enforced all the same.
     expect(await fails(s, 'svc_stores_add', { path: '/x' })).toBe('invalid arguments for svc_stores_add: scope: is required (a string)');
-    expect(await fails(s, 'svc_packs_export', { name: 'p', type: 'misc' })).toMatch(/^invalid arguments for svc_packs_export: type: must be one of/);
+    expect(await fails(s, 'svc_packs_export', { name: 'p', type: 'misc' })).toMatch(
+      /^invalid arguments for svc_packs_export: type: must be one of/,
+    );
     // The server keeps working after all of that.
     expect((await ok(s, 'svc_learn', { statement: 'Still alive' })).action).toBe('created');
   });
@@ -373,7 +498,11 @@ describe('svc mcp: errors', () => {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const send = (msg: object) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
-    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    });
     send({ method: 'notifications/initialized' });
     send({ id: 2, method: 'tools/call', params: { name: 'svc_learn', arguments: { statement: 'Raw protocol works' } } });
     send({ id: 3, method: 'tools/call', params: { name: 'svc_recall', arguments: { query: 'raw protocol' } } });

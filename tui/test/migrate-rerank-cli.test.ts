@@ -27,7 +27,10 @@ describe('svc migrate', () => {
     mkdirSync(join(store, 'engrams'), { recursive: true });
     writeFileSync(join(store, 'config.yaml'), 'store_version: 1\n');
     const id = 'ENG-OLD2-2025-0301-001';
-    writeFileSync(join(store, 'engrams', `${id}.yaml`), `id: ${id}\nstatus: active\ntype: behavioral\nscope: global\nstatement: Keep commits small\n`);
+    writeFileSync(
+      join(store, 'engrams', `${id}.yaml`),
+      `id: ${id}\nstatus: active\ntype: behavioral\nscope: global\nstatement: Keep commits small\n`,
+    );
 
     const status = await runJson(['migrate', 'status'], { store });
     expect(status.run.code).toBe(0);
@@ -73,7 +76,10 @@ describe('svc rerank-eval', () => {
     try {
       // As in the engine test: BM25 prefers short partial matches; coverage finds the full one.
       for (let g = 0; g < 25; g++) {
-        const w = Array.from({ length: 6 }, (_, i) => `q${String.fromCharCode(97 + (g % 26))}${String.fromCharCode(97 + i)}${'mnprt'[g % 5]}ok`);
+        const w = Array.from(
+          { length: 6 },
+          (_, i) => `q${String.fromCharCode(97 + (g % 26))}${String.fromCharCode(97 + i)}${'mnprt'[g % 5]}ok`,
+        );
         words.push(...w);
         for (const statement of [
           `Remember that ${w[0]} and ${w[1]} go with ${w[2]}, ${w[3]}, ${w[4]} and ${w[5]} in the plan`,
@@ -90,10 +96,14 @@ describe('svc rerank-eval', () => {
 
     const missing = await run(['rerank-eval', '--reranker', 'bge-reranker-v2-m3'], { store });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/reranker bge-reranker-v2-m3 is not installed: place model\.onnx and tokenizer\.json .*reranker-bge-reranker-v2-m3/);
+    expect(missing.stderr).toMatch(
+      /reranker bge-reranker-v2-m3 is not installed: place model\.onnx and tokenizer\.json .*reranker-bge-reranker-v2-m3/,
+    );
     const none = await run(['rerank-eval'], { store, env: { SVC_RERANKER: '' } });
     expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/no reranker is installed: place model\.onnx and tokenizer\.json in .*reranker-bge-reranker-v2-m3 \(bge-reranker-v2-m3, quality tier.*, or in .*reranker-ms-marco-minilm-l6 \(ms-marco-minilm-l6, tiny tier/);
+    expect(none.stderr).toMatch(
+      /no reranker is installed: place model\.onnx and tokenizer\.json in .*reranker-bge-reranker-v2-m3 \(bge-reranker-v2-m3, quality tier.*, or in .*reranker-ms-marco-minilm-l6 \(ms-marco-minilm-l6, tiny tier/,
+    );
 
     writeTinyReranker(rerankerFolder(store, 'ms-marco-minilm-l6'), { words });
     const good = await runJson(['rerank-eval', '--sample', '60', '--seed', '5'], { store, env: { SVC_RERANKER: '' } });
@@ -109,7 +119,9 @@ describe('svc rerank-eval', () => {
     expect(text.stdout).toMatch(/Hit@1 +\d+\.\d% -> \d+\.\d%/);
     expect(text.stdout).toMatch(/moved +\d+ up, 0 down/);
 
-    const forced = await runJson(['rerank-eval', '--force', '--sample', '60', '--seed', '5', '--reranker', 'ms-marco-minilm-l6'], { store });
+    const forced = await runJson(['rerank-eval', '--force', '--sample', '60', '--seed', '5', '--reranker', 'ms-marco-minilm-l6'], {
+      store,
+    });
     expect(forced.data).toMatchObject({ cached: false, delta_mrr: good.data.delta_mrr });
 
     writeTinyReranker(rerankerFolder(store, 'bge-reranker-v2-m3'), { words, invert: true });

@@ -34,7 +34,10 @@ function liveOnDisk(store: string): EngramFile[] {
     .filter((e) => e.pack === NAME && e.status !== 'retired');
 }
 
-const engramFiles = (store: string): number => (existsSync(join(store, 'engrams')) ? readdirSync(join(store, 'engrams')).filter((f) => f.endsWith('.yaml') && !f.startsWith('.tmp-')).length : 0);
+const engramFiles = (store: string): number =>
+  existsSync(join(store, 'engrams'))
+    ? readdirSync(join(store, 'engrams')).filter((f) => f.endsWith('.yaml') && !f.startsWith('.tmp-')).length
+    : 0;
 
 function record(store: string): { ids: string[]; state?: string } | null {
   const path = join(store, 'packs', NAME, 'pack.yaml');
@@ -77,7 +80,8 @@ describe('pack install killed with SIGKILL', () => {
     const target = tempStore('pack-dst');
     let packDir: string;
     try {
-      for (let i = 0; i < COUNT; i++) await learn(src, { statement: `Killable rule ${i}: keep fixture k${i} stable`, visibility: 'public' }, systemContext);
+      for (let i = 0; i < COUNT; i++)
+        await learn(src, { statement: `Killable rule ${i}: keep fixture k${i} stable`, visibility: 'public' }, systemContext);
       const keys = new FilePackKeys(src.root);
       packDir = (await exportPack(src, { name: NAME, output: join(src.root, '..', 'pack') }, systemContext, await keys.signer())).path;
       // The target store exists before its keys are trusted (a read-only command no longer makes one).
@@ -95,7 +99,9 @@ describe('pack install killed with SIGKILL', () => {
     expectRecorded(target, 'killed as its first engrams were written');
     const listed = await svcJson(['packs', 'list'], { store: target });
     expect(listed.data.packs).toEqual([expect.objectContaining({ name: NAME, state: 'installing' })]);
-    expect(listed.run.stderr).toContain(`the install of pack ${NAME} v1 did not finish (interrupted?): run svc packs install ${packDir} again, or svc packs uninstall ${NAME}`);
+    expect(listed.run.stderr).toContain(
+      `the install of pack ${NAME} v1 did not finish (interrupted?): run svc packs install ${packDir} again, or svc packs uninstall ${NAME}`,
+    );
 
     // Then at random moments from start-up to past the end, alternating install and uninstall
     // so that every round has engrams to write.

@@ -56,7 +56,19 @@ async function seeded(w: World): Promise<{ store: string; ids: Record<string, st
   const ids = {
     tabs: await learnPublic(w, store, 'Always use tabs for indentation', '--domain', 'eng.style', '--tags', 'style,format'),
     pnpm: await learnPublic(w, store, 'Prefer pnpm over npm', '--domain', 'eng.tools', '--type', 'procedural'),
-    api: await learnPublic(w, store, 'Version every public API', '--domain', 'arch', '--scope', 'project:api', '--type', 'architectural', '--tags', 'api'),
+    api: await learnPublic(
+      w,
+      store,
+      'Version every public API',
+      '--domain',
+      'arch',
+      '--scope',
+      'project:api',
+      '--type',
+      'architectural',
+      '--tags',
+      'api',
+    ),
     private: (await ok(w, store, ['learn', 'My private shortcut', '--domain', 'eng.style'])).id as string,
     secret: await learnPublic(w, store, `The deploy token is ${GITHUB_TOKEN}`, '--domain', 'eng.ops', '--scope', 'local'),
   };
@@ -78,10 +90,33 @@ describe.concurrent('svc packs', () => {
     const store = tempStore();
     const r = await svc(['packs', '--help'], w.opts(store));
     expect(r.code).toBe(0);
-    for (const s of ['packs list', 'packs preview <dir>', 'inspect', 'packs install <dir>', 'packs uninstall <name>', 'remove', 'packs export <name>', 'packs trust <public-key-or-file>']) {
+    for (const s of [
+      'packs list',
+      'packs preview <dir>',
+      'inspect',
+      'packs install <dir>',
+      'packs uninstall <name>',
+      'remove',
+      'packs export <name>',
+      'packs trust <public-key-or-file>',
+    ]) {
       expect(r.stdout).toContain(s);
     }
-    for (const f of ['--output', '--domain', '--scope', '--tags', '--type', '--description', '--creator', '--json', '--allow-untrusted', '--list', '--remove', '--label']) expect(r.stdout).toContain(f);
+    for (const f of [
+      '--output',
+      '--domain',
+      '--scope',
+      '--tags',
+      '--type',
+      '--description',
+      '--creator',
+      '--json',
+      '--allow-untrusted',
+      '--list',
+      '--remove',
+      '--label',
+    ])
+      expect(r.stdout).toContain(f);
     expect(existsSync(store)).toBe(false);
   });
 
@@ -103,7 +138,15 @@ describe.concurrent('svc packs', () => {
     expect(r.stderr).toMatch(new RegExp(`warning: left out ${ids.secret}: looks like it holds a secret: GitHub token`));
     expect(readdirSync(join(dir, 'engrams')).sort()).toEqual([ids.tabs, ids.pnpm, ids.api].map((id) => `${id}.yaml`).sort());
     const manifest = parse(readFileSync(join(dir, 'pack.yaml'), 'utf8'));
-    expect(manifest).toMatchObject({ format: 'svc-pack/1', name: 'everything', version: 1, description: 'All my rules', creator: 'alice', engram_count: 3, integrity: out.integrity });
+    expect(manifest).toMatchObject({
+      format: 'svc-pack/1',
+      name: 'everything',
+      version: 1,
+      description: 'All my rules',
+      creator: 'alice',
+      engram_count: 3,
+      integrity: out.integrity,
+    });
   });
 
   it('export filters by --domain, --scope, --tags and --type into --output', async () => {
@@ -121,7 +164,9 @@ describe.concurrent('svc packs', () => {
 
     const text1 = await text(w, store, ['packs', 'export', 'text', '--domain', 'eng.style', '--output', join(w.root, 'packs', 'text')]);
     expect(text1.code).toBe(0);
-    expect(text1.stdout).toMatch(/^Exported pack text v1: 1 engram\(s\) to .*packs\/text\nIntegrity   sha256-[0-9a-f]{64}\nSigned by   ed25519:[A-Za-z0-9_-]{43} \(this store's key\)\nLeft out 1: 1 private, 0 holding a secret/);
+    expect(text1.stdout).toMatch(
+      /^Exported pack text v1: 1 engram\(s\) to .*packs\/text\nIntegrity   sha256-[0-9a-f]{64}\nSigned by   ed25519:[A-Za-z0-9_-]{43} \(this store's key\)\nLeft out 1: 1 private, 0 holding a secret/,
+    );
   });
 
   it('export refuses bad flags, no match, everything left out, and a folder holding another pack', async () => {
@@ -132,12 +177,18 @@ describe.concurrent('svc packs', () => {
     expect((await fails(w, store, ['packs', 'export', 'x', '--scope', 'a b'])).message).toMatch(/scope: must not contain whitespace/);
     expect((await fails(w, store, ['packs', 'export', 'bad/name'])).message).toMatch(/pack name "bad\/name" is not valid/);
     expect((await fails(w, store, ['packs', 'export'])).message).toBe('svc packs export needs a pack name: svc packs export <name>');
-    expect((await fails(w, store, ['packs', 'export', 'x', '--domain', 'nothing.here'])).message).toBe('no engrams match (domain nothing.here): nothing to export');
-    expect((await fails(w, store, ['packs', 'export', 'x', '--scope', 'local'])).message).toMatch(/^nothing to export: all 1 matching engram\(s\) were left out \(0 private, 1 holding secrets\)/);
+    expect((await fails(w, store, ['packs', 'export', 'x', '--domain', 'nothing.here'])).message).toBe(
+      'no engrams match (domain nothing.here): nothing to export',
+    );
+    expect((await fails(w, store, ['packs', 'export', 'x', '--scope', 'local'])).message).toMatch(
+      /^nothing to export: all 1 matching engram\(s\) were left out \(0 private, 1 holding secrets\)/,
+    );
     await ok(w, store, ['packs', 'export', 'first', '--output', dir]);
     const e = await fails(w, store, ['packs', 'export', 'second', '--output', dir]);
     expect(e).toMatchObject({ kind: 'conflict' });
-    expect(e.message).toMatch(/cannot export pack "second" to .*: the folder already holds pack "first"; choose another --output or remove it/);
+    expect(e.message).toMatch(
+      /cannot export pack "second" to .*: the folder already holds pack "first"; choose another --output or remove it/,
+    );
     expect(parse(readFileSync(join(dir, 'pack.yaml'), 'utf8')).name).toBe('first');
   });
 
@@ -165,7 +216,9 @@ describe.concurrent('svc packs', () => {
     expect(t.code).toBe(0);
     expect(t.stdout).toMatch(/^Pack style v1 by /);
     expect(t.stdout).toContain('Integrity   verified (sha256-');
-    expect(t.stdout).toMatch(/\nSignature   signed by ed25519:\S+, NOT trusted \(svc packs trust ed25519:\S+ after checking it with its creator; or --allow-untrusted\)\n/);
+    expect(t.stdout).toMatch(
+      /\nSignature   signed by ed25519:\S+, NOT trusted \(svc packs trust ed25519:\S+ after checking it with its creator; or --allow-untrusted\)\n/,
+    );
     expect(t.stdout).toContain('Installed   no');
     expect(t.stdout).toContain('Security scan: no findings');
     expect(t.stdout).toMatch(/contradicts ENG-\S+ \(global\): "Always use tabs for indentation" vs "Never use tabs for indentation"/);
@@ -183,7 +236,14 @@ describe.concurrent('svc packs', () => {
     expect(exp.stderr).toMatch(/prompt injection/);
     // Export never writes a secret: add one by hand, as another tool might, and re-seal the pack.
     const secretId = 'ENG-ZZZZ-2026-0101-001';
-    const secretDoc = { id: secretId, status: 'active', type: 'behavioral', scope: 'global', visibility: 'public', statement: `Use ${GITHUB_TOKEN} to deploy` };
+    const secretDoc = {
+      id: secretId,
+      status: 'active',
+      type: 'behavioral',
+      scope: 'global',
+      visibility: 'public',
+      statement: `Use ${GITHUB_TOKEN} to deploy`,
+    };
     writeFileSync(join(dir, 'engrams', `${secretId}.yaml`), stringify(secretDoc));
     reseal(dir);
 
@@ -219,7 +279,14 @@ describe.concurrent('svc packs', () => {
     const r = await svc(['packs', 'install', dir, '--json'], w.opts(target));
     expect(r.code, r.stderr).toBe(0);
     const inst = JSON.parse(r.stdout);
-    expect(inst).toMatchObject({ name: 'style', version: 1, action: 'installed', skipped: [], retired: [], signature: { status: 'trusted' } });
+    expect(inst).toMatchObject({
+      name: 'style',
+      version: 1,
+      action: 'installed',
+      skipped: [],
+      retired: [],
+      signature: { status: 'trusted' },
+    });
     expect(inst.created.sort()).toEqual([inst.id_map[ids.tabs], inst.id_map[ids.pnpm]].sort());
     expect(inst.conflicts).toEqual([expect.objectContaining({ kind: 'duplicate', id: ids.pnpm, existing_scope: 'project:web' })]);
     expect(r.stderr).toMatch(/warning: .* duplicates .*"Prefer pnpm over npm"/);
@@ -252,7 +319,9 @@ describe.concurrent('svc packs', () => {
     const rm = await ok(w, target, ['packs', 'remove', 'style']);
     expect(rm).toMatchObject({ name: 'style', version: 1, already_retired: 0 });
     expect(rm.retired).toHaveLength(2);
-    expect((await fails(w, target, ['packs', 'remove', 'style'])).message).toBe('no pack "style" is installed (svc packs list shows the installed packs)');
+    expect((await fails(w, target, ['packs', 'remove', 'style'])).message).toBe(
+      'no pack "style" is installed (svc packs list shows the installed packs)',
+    );
   });
 
   it('refuses a tampered pack with a clear message and exit 1, installing nothing', async () => {
@@ -265,7 +334,9 @@ describe.concurrent('svc packs', () => {
     const target = tempStore('dst');
     const e = await fails(w, target, ['packs', 'install', dir]);
     expect(e.kind).toBe('conflict');
-    expect(e.message).toBe(`pack "style" at ${dir} failed its integrity check and was not installed (it changed after export; get a fresh copy)`);
+    expect(e.message).toBe(
+      `pack "style" at ${dir} failed its integrity check and was not installed (it changed after export; get a fresh copy)`,
+    );
     expect(e.details[0]).toMatch(/^the engram files do not match the integrity hash in pack.yaml/);
     const t = await text(w, target, ['packs', 'install', dir]);
     expect(t.code).toBe(1);
@@ -287,18 +358,30 @@ describe.concurrent('svc packs', () => {
     expect((await fails(w, store, ['packs', 'install', missing])).message).toBe(`no pack at ${missing}: the folder does not exist`);
     expect((await fails(w, store, ['packs', 'preview', missing])).message).toBe(`no pack at ${missing}: the folder does not exist`);
     mkdirSync(join(w.root, 'plain'));
-    expect((await fails(w, store, ['packs', 'inspect', join(w.root, 'plain')])).message).toBe(`${join(w.root, 'plain')} is not a pack: it has no pack.yaml`);
+    expect((await fails(w, store, ['packs', 'inspect', join(w.root, 'plain')])).message).toBe(
+      `${join(w.root, 'plain')} is not a pack: it has no pack.yaml`,
+    );
     writeFileSync(join(w.root, 'file.txt'), 'x');
-    expect((await fails(w, store, ['packs', 'install', join(w.root, 'file.txt')])).message).toMatch(/is not a pack: it is a file, not a folder$/);
+    expect((await fails(w, store, ['packs', 'install', join(w.root, 'file.txt')])).message).toMatch(
+      /is not a pack: it is a file, not a folder$/,
+    );
 
-    expect((await fails(w, store, ['packs'])).message).toMatch(/^svc packs needs a subcommand: list, preview, inspect, install, uninstall, remove, export/);
+    expect((await fails(w, store, ['packs'])).message).toMatch(
+      /^svc packs needs a subcommand: list, preview, inspect, install, uninstall, remove, export/,
+    );
     expect((await fails(w, store, ['packs', 'frob'])).message).toMatch(/^unknown packs subcommand "frob"/);
     expect((await fails(w, store, ['packs', 'install'])).message).toBe('svc packs install needs a pack folder: svc packs install <dir>');
-    expect((await fails(w, store, ['packs', 'uninstall'])).message).toBe('svc packs uninstall needs a pack name: svc packs uninstall <name>');
+    expect((await fails(w, store, ['packs', 'uninstall'])).message).toBe(
+      'svc packs uninstall needs a pack name: svc packs uninstall <name>',
+    );
     expect((await fails(w, store, ['packs', 'install', 'a', 'b'])).message).toMatch(/takes one <dir>, got 2/);
-    expect((await fails(w, store, ['packs', 'list', '--domain', 'x'])).message).toBe('--domain is a flag of svc packs export, not of svc packs list');
+    expect((await fails(w, store, ['packs', 'list', '--domain', 'x'])).message).toBe(
+      '--domain is a flag of svc packs export, not of svc packs list',
+    );
     expect((await fails(w, store, ['packs', 'list', '--bogus'])).message).toMatch(/unknown flag --bogus/);
-    expect((await fails(w, store, ['packs', 'uninstall', 'ghost'])).message).toBe('no pack "ghost" is installed (svc packs list shows the installed packs)');
+    expect((await fails(w, store, ['packs', 'uninstall', 'ghost'])).message).toBe(
+      'no pack "ghost" is installed (svc packs list shows the installed packs)',
+    );
 
     const t = await text(w, store, ['packs', 'install', missing]);
     expect(t).toMatchObject({ code: 1, stdout: '', stderr: `svc: no pack at ${missing}: the folder does not exist\n` });
@@ -316,7 +399,10 @@ describe.concurrent('svc packs', () => {
     expect((await ok(w, store, ['packs', 'preview', dir])).signature).toMatchObject({ status: 'trusted', signer_label: 'you' });
 
     const target = tempStore('dst');
-    expect(await text(w, target, ['packs', 'trust', '--list'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^No trusted keys yet/) });
+    expect(await text(w, target, ['packs', 'trust', '--list'])).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^No trusted keys yet/),
+    });
     const refused = await fails(w, target, ['packs', 'install', dir]);
     expect(refused.kind).toBe('conflict');
     expect(refused.message).toBe(
@@ -335,26 +421,46 @@ describe.concurrent('svc packs', () => {
 
     // Removed, then trusted again from a key file with a label of one's own.
     expect(await ok(w, target, ['packs', 'trust', '--remove', key])).toEqual({ removed: { key, label: 'creator of pack style: alice' } });
-    expect((await fails(w, target, ['packs', 'trust', '--remove', key])).message).toMatch(/^key ed25519:\S+… is not trusted \(svc packs trust --list/);
+    expect((await fails(w, target, ['packs', 'trust', '--remove', key])).message).toMatch(
+      /^key ed25519:\S+… is not trusted \(svc packs trust --list/,
+    );
     expect((await fails(w, target, ['packs', 'install', dir])).message).toMatch(/a key you do not trust/);
     const allowed = await ok(w, target, ['packs', 'install', dir, '--allow-untrusted']);
     expect(allowed).toMatchObject({ action: 'updated', signature: { status: 'untrusted', signer: key } });
     expect(Object.keys(allowed.id_map).sort()).toEqual([ids.tabs, ids.pnpm].sort());
     writeFileSync(join(w.root, 'alice.pub'), `# alice's pack key\n${key}\n`);
-    expect(await ok(w, target, ['packs', 'trust', join(w.root, 'alice.pub'), '--label', 'Alice (team lead)'])).toEqual({ key, label: 'Alice (team lead)', added: true });
+    expect(await ok(w, target, ['packs', 'trust', join(w.root, 'alice.pub'), '--label', 'Alice (team lead)'])).toEqual({
+      key,
+      label: 'Alice (team lead)',
+      added: true,
+    });
     expect((await ok(w, target, ['packs', 'trust', '--list'])).keys).toEqual([{ key, label: 'Alice (team lead)', own: false }]);
 
     // Usage mistakes, each one line.
-    expect((await fails(w, target, ['packs', 'trust'])).message).toBe('svc packs trust takes one of: <public-key-or-file>, --list, --remove <public-key> (see svc packs --help)');
-    expect((await fails(w, target, ['packs', 'trust', 'ed25519:short'])).message).toMatch(/is not a pack public key: expected ed25519:<43 base64url characters>/);
-    expect((await fails(w, target, ['packs', 'trust', join(w.root, 'nothing-here')])).message).toMatch(/is neither a public key \(ed25519:...\) nor a key file or a pack folder$/);
-    expect((await fails(w, target, ['packs', 'trust', '--list', '--label', 'x'])).message).toMatch(/^svc packs trust takes one of|^--label names a key being trusted/);
-    expect((await fails(w, target, ['packs', 'preview', dir, '--allow-untrusted'])).message).toBe('--allow-untrusted is a flag of svc packs install, not of svc packs preview');
-    expect((await fails(w, target, ['packs', 'list', '--remove', key])).message).toBe('--remove is a flag of svc packs trust, not of svc packs list');
-    expect((await fails(w, store, ['packs', 'trust', '--remove', key])).message).toBe('that is your own key: packs you export are always trusted here');
+    expect((await fails(w, target, ['packs', 'trust'])).message).toBe(
+      'svc packs trust takes one of: <public-key-or-file>, --list, --remove <public-key> (see svc packs --help)',
+    );
+    expect((await fails(w, target, ['packs', 'trust', 'ed25519:short'])).message).toMatch(
+      /is not a pack public key: expected ed25519:<43 base64url characters>/,
+    );
+    expect((await fails(w, target, ['packs', 'trust', join(w.root, 'nothing-here')])).message).toMatch(
+      /is neither a public key \(ed25519:...\) nor a key file or a pack folder$/,
+    );
+    expect((await fails(w, target, ['packs', 'trust', '--list', '--label', 'x'])).message).toMatch(
+      /^svc packs trust takes one of|^--label names a key being trusted/,
+    );
+    expect((await fails(w, target, ['packs', 'preview', dir, '--allow-untrusted'])).message).toBe(
+      '--allow-untrusted is a flag of svc packs install, not of svc packs preview',
+    );
+    expect((await fails(w, target, ['packs', 'list', '--remove', key])).message).toBe(
+      '--remove is a flag of svc packs trust, not of svc packs list',
+    );
+    expect((await fails(w, store, ['packs', 'trust', '--remove', key])).message).toBe(
+      'that is your own key: packs you export are always trusted here',
+    );
   });
 
-  it('never prints a pack\'s terminal escape sequences: preview flags them, showing them escaped', async () => {
+  it("never prints a pack's terminal escape sequences: preview flags them, showing them escaped", async () => {
     const w = world();
     const src = tempStore('src');
     await learnPublic(w, src, 'Tests pass \u001b[2J\u001b[32mALL GREEN\u001b[0m \u001b]0;owned\u0007');
@@ -376,10 +482,17 @@ describe.concurrent('svc packs', () => {
     const dir = join(w.root, 'etc-pack');
     mkdirSync(dir);
     symlinkSync('/etc', join(dir, 'engrams'));
-    writeFileSync(join(dir, 'pack.yaml'), stringify({ format: 'svc-pack/1', name: 'etc', version: 1, engram_count: 1, integrity: `sha256-${'0'.repeat(64)}` }));
+    writeFileSync(
+      join(dir, 'pack.yaml'),
+      stringify({ format: 'svc-pack/1', name: 'etc', version: 1, engram_count: 1, integrity: `sha256-${'0'.repeat(64)}` }),
+    );
     for (const verb of ['preview', 'install']) {
       const e = await fails(w, store, ['packs', verb, dir, ...(verb === 'install' ? ['--allow-untrusted'] : [])]);
-      expect(e).toEqual({ kind: 'invalid', message: `${dir} was refused: engrams/ is a symbolic link, and packs never follow links (copy the real files into the pack)`, details: [] });
+      expect(e).toEqual({
+        kind: 'invalid',
+        message: `${dir} was refused: engrams/ is a symbolic link, and packs never follow links (copy the real files into the pack)`,
+        details: [],
+      });
     }
   });
 });

@@ -8,10 +8,7 @@ import { okIn as ok, projectDir, runIn as run, tempStore, type RunOptions } from
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-
 const SES_ID = /^SES-[A-Z][A-Z0-9]+-\d{4}-\d{4}-[0-9a-f]{8}$/;
-
-
 
 async function fails(store: string, args: string[], opts: RunOptions = {}): Promise<{ kind: string; message: string }> {
   const r = await run(store, args, opts);
@@ -29,8 +26,27 @@ describe.concurrent('svc session', () => {
     const pnpm = (await ok(store, ['learn', 'Always use pnpm to install dependencies'])).id;
     const never = (await ok(store, ['learn', 'Never install dependencies globally'])).id;
 
-    const r = await ok(store, ['session', 'start', 'install', 'the', 'dependencies', '--agent', 'claude-code', '--scope', 'project:shop', '--domain', 'build', '--fast']);
-    expect(r.session).toMatchObject({ status: 'open', task: 'install the dependencies', agent: 'claude-code', scope: 'project:shop', domain: 'build' });
+    const r = await ok(store, [
+      'session',
+      'start',
+      'install',
+      'the',
+      'dependencies',
+      '--agent',
+      'claude-code',
+      '--scope',
+      'project:shop',
+      '--domain',
+      'build',
+      '--fast',
+    ]);
+    expect(r.session).toMatchObject({
+      status: 'open',
+      task: 'install the dependencies',
+      agent: 'claude-code',
+      scope: 'project:shop',
+      domain: 'build',
+    });
     expect(r.session.id).toMatch(SES_ID);
     expect(r.session.engram_ids.sort()).toEqual([pnpm, never].sort());
     expect(r.injection.blocks.directives.map((e: Json) => e.id)).toEqual([pnpm]);
@@ -72,10 +88,15 @@ describe.concurrent('svc session', () => {
     const id = start.session.id;
 
     const end = await ok(store, [
-      'session', 'end', id,
-      '--summary', 'Fixed the flaky login test. You should always wait for the token refresh before asserting.',
-      '--learn', 'Wait for the token refresh before asserting in login tests',
-      '--learn', 'The login test fixture lives in the auth package',
+      'session',
+      'end',
+      id,
+      '--summary',
+      'Fixed the flaky login test. You should always wait for the token refresh before asserting.',
+      '--learn',
+      'Wait for the token refresh before asserting in login tests',
+      '--learn',
+      'The login test fixture lives in the auth package',
     ]);
     expect(end.session).toMatchObject({ id, status: 'ended', summary: expect.stringContaining('Fixed the flaky login test') });
     expect(end.learned).toHaveLength(2);
@@ -105,7 +126,16 @@ describe.concurrent('svc session', () => {
   it('end in text mode lists what was learned and the suggestions as commands', async () => {
     const store = tempStore('session');
     const id = (await ok(store, ['session', 'start', '--fast'])).session.id;
-    const text = await run(store, ['session', 'end', id, '--no-json', '--summary', "Don't mock the database in integration tests.", '--learn', 'Run integration tests against a real database']);
+    const text = await run(store, [
+      'session',
+      'end',
+      id,
+      '--no-json',
+      '--summary',
+      "Don't mock the database in integration tests.",
+      '--learn',
+      'Run integration tests against a real database',
+    ]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(new RegExp(`^Session ${id} ended: Don't mock the database in integration tests\\.`));
     expect(text.stdout).toMatch(/Learned:\n {2}ENG-\S+ \(created, scope global\): Run integration tests against a real database/);
@@ -120,12 +150,15 @@ describe.concurrent('svc session', () => {
     expect((await fails(store, ['session'])).message).toMatch(/start\|end\|show/);
     expect((await fails(store, ['session', 'pause'])).message).toMatch(/unknown session subcommand "pause"/);
     expect((await fails(store, ['session', 'end'])).message).toMatch(/session id is missing/);
-    expect((await fails(store, ['session', 'show', 'SES-X-1', '--summary', 'x'])).message).toMatch(/--summary does not apply to "session show"/);
+    expect((await fails(store, ['session', 'show', 'SES-X-1', '--summary', 'x'])).message).toMatch(
+      /--summary does not apply to "session show"/,
+    );
     expect((await fails(store, ['session', 'start', '--learn', 'x'])).message).toMatch(/--learn does not apply to "session start"/);
     expect((await fails(store, ['session', 'end', 'SES-X-1', 'extra words'])).message).toMatch(/--summary/);
 
     const help = await run(store, ['session', '--help']);
     expect(help.code).toBe(0);
-    for (const flag of ['--agent', '--scope', '--domain', '--budget', '--summary', '--learn', '--fast']) expect(help.stdout).toContain(flag);
+    for (const flag of ['--agent', '--scope', '--domain', '--budget', '--summary', '--learn', '--fast'])
+      expect(help.stdout).toContain(flag);
   });
 });

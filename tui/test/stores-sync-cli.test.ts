@@ -11,9 +11,6 @@ import { startGitHttpServer, type GitHttpServer } from '../../engine/test/suppor
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-
-
-
 async function fails(store: string, args: string[], code = 1): Promise<string> {
   const r = await run(store, args);
   expect(r.code, `svc ${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(code);
@@ -22,7 +19,8 @@ async function fails(store: string, args: string[], code = 1): Promise<string> {
   return lines[lines.length - 1] ?? '';
 }
 
-const engramFiles = (root: string): string[] => (existsSync(join(root, 'engrams')) ? readdirSync(join(root, 'engrams')).filter((f) => f.endsWith('.yaml')) : []);
+const engramFiles = (root: string): string[] =>
+  existsSync(join(root, 'engrams')) ? readdirSync(join(root, 'engrams')).filter((f) => f.endsWith('.yaml')) : [];
 
 describe.concurrent('svc stores', () => {
   it('adds stores, routes learn by scope, spans recall, list, inject and status, and never writes a read-only store', async () => {
@@ -40,7 +38,9 @@ describe.concurrent('svc stores', () => {
     // The same path again (with any scope) changes nothing, and says so.
     const again = await run(primary, ['stores', 'add', web, 'project:other', '--no-json']);
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/Nothing changed: .* is already registered for scope project:web; a store is keyed by its path, so scope project:other was not added/);
+    expect(again.stdout).toMatch(
+      /Nothing changed: .* is already registered for scope project:web; a store is keyed by its path, so scope project:other was not added/,
+    );
     expect(await ok(primary, ['stores', 'add', web, 'project:web'])).toMatchObject({ action: 'unchanged' });
 
     // learn with the added store's scope lands there; without it, in the primary store.
@@ -151,7 +151,11 @@ describe('svc sync between two machines', () => {
     expect(conflicted.run.code, conflicted.run.stderr).toBe(0);
     expect(conflicted.data.conflicts).toHaveLength(1);
     expect(conflicted.data.conflicts[0]).toMatchObject({ engram_id: shared.id, kind: 'edited-on-both', fields: ['rationale'] });
-    expect(conflicted.run.stderr).toMatch(new RegExp(`sync conflict: engram ${shared.id}: kept this machine's rationale .*the other machine's is in conflicts/.*svc conflicts resolve ${shared.id}`));
+    expect(conflicted.run.stderr).toMatch(
+      new RegExp(
+        `sync conflict: engram ${shared.id}: kept this machine's rationale .*the other machine's is in conflicts/.*svc conflicts resolve ${shared.id}`,
+      ),
+    );
     expect(parse(readFileSync(join(b, 'engrams', `${shared.id}.yaml`), 'utf8')).rationale).toBe('Edited on B');
     const status = await ok(b, ['status']);
     expect(status.sync_conflicts).toEqual([expect.objectContaining({ engram_id: shared.id, fields: ['rationale'] })]);
@@ -160,7 +164,9 @@ describe('svc sync between two machines', () => {
     const synced = await ok(a, ['sync']);
     expect(synced.open_conflicts).toEqual([expect.objectContaining({ engram_id: shared.id })]);
     const listed = await ok(a, ['conflicts']);
-    expect(listed.conflicts).toEqual([expect.objectContaining({ engram_id: shared.id, kept: { rationale: 'Edited on B' }, other: { rationale: 'Edited on A' } })]);
+    expect(listed.conflicts).toEqual([
+      expect.objectContaining({ engram_id: shared.id, kept: { rationale: 'Edited on B' }, other: { rationale: 'Edited on A' } }),
+    ]);
     expect((await run(a, ['conflicts', '--no-json'])).stdout).toMatch(/rationale: now Edited on B \| other Edited on A/);
     expect(await fails(a, ['conflicts', 'resolve', shared.id])).toMatch(/--keep must be current .* or other/);
     const resolved = await ok(a, ['conflicts', 'resolve', shared.id, '--keep', 'other']);

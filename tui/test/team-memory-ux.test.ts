@@ -15,7 +15,6 @@ import { freePort } from '../../engine/test/support/free-port.js';
 // token lives in .svc.local.yaml so .svc.yaml can be committed; session start names the hub's
 // writable scopes; stores list calls a hub that is down unreachable, not read-only.
 
-
 /** A project folder naming the hub the new way: url in .svc.yaml, token in .svc.local.yaml. */
 function hubProject(url: string, key: string, extra = ''): string {
   const dir = projectDir(`remote_url: ${url}\n${extra}`);
@@ -27,7 +26,9 @@ function hubProject(url: string, key: string, extra = ''): string {
 async function mcpIn(store: string, cwd: string) {
   const base = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === 'string'));
   const client = new Client({ name: 'team-ux-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd, env: { ...base, SVC_PATH: store }, stderr: 'pipe' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd, env: { ...base, SVC_PATH: store }, stderr: 'pipe' }),
+  );
   return {
     ok: async (name: string, args: Record<string, unknown>) => {
       const r = await callTool(client, name, args);
@@ -53,7 +54,8 @@ describe('team memory that explains itself', () => {
   let url: string;
   let aliceKey: string;
   const alice = { store: tempStore('alice'), dir: '' };
-  const start = () => startHubProcess({ SVC_HUB_RATE_LIMIT: '100000', SVC_HUB_WRITE_RATE_LIMIT: '100000' }, ['--data', data, '--port', String(port)]);
+  const start = () =>
+    startHubProcess({ SVC_HUB_RATE_LIMIT: '100000', SVC_HUB_WRITE_RATE_LIMIT: '100000' }, ['--data', data, '--port', String(port)]);
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(`${url}/api/v1${path}`, {
       method,
@@ -62,7 +64,8 @@ describe('team memory that explains itself', () => {
     });
     return { status: r.status, body: (await r.json().catch(() => null)) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
-  const onHub = async (statement: string) => (await api('GET', '/engrams?limit=200')).body.items.filter((e: { statement: string }) => e.statement === statement);
+  const onHub = async (statement: string) =>
+    (await api('GET', '/engrams?limit=200')).body.items.filter((e: { statement: string }) => e.statement === statement);
   const as = (who: typeof alice, cwd = who.dir) => ({ store: who.store, cwd });
 
   beforeAll(async () => {
@@ -113,11 +116,21 @@ describe('team memory that explains itself', () => {
 
     const found = await svcJson(['recall', 'deploys freeze fridays'], as(alice));
     expect(found.run.code, found.run.stderr).toBe(0);
-    expect(found.data.results[0]).toMatchObject({ statement: 'Deploys freeze on Fridays after noon', source: 'outbox', scope: 'group:backend' });
-    expect((await svc(['recall', 'deploys freeze fridays', '--no-json'], as(alice))).stdout).toMatch(/Deploys freeze on Fridays after noon\s+\[queued\]/);
+    expect(found.data.results[0]).toMatchObject({
+      statement: 'Deploys freeze on Fridays after noon',
+      source: 'outbox',
+      scope: 'group:backend',
+    });
+    expect((await svc(['recall', 'deploys freeze fridays', '--no-json'], as(alice))).stdout).toMatch(
+      /Deploys freeze on Fridays after noon\s+\[queued\]/,
+    );
 
     const listed = await svcJson(['list'], as(alice));
-    expect(listed.data.engrams).toEqual(expect.arrayContaining([expect.objectContaining({ statement: 'Deploys freeze on Fridays after noon', source: 'outbox', scope: 'group:backend' })]));
+    expect(listed.data.engrams).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ statement: 'Deploys freeze on Fridays after noon', source: 'outbox', scope: 'group:backend' }),
+      ]),
+    );
     expect((await svc(['list', '--no-json'], as(alice))).stdout).toMatch(/Deploys freeze on Fridays after noon\s+\[queued\]/);
     expect((await svcJson(['list', '--scope', 'group:frontend'], as(alice))).data.engrams).toEqual([]);
 
@@ -125,7 +138,12 @@ describe('team memory that explains itself', () => {
     expect(injected.data.text).toContain('Deploys freeze on Fridays after noon');
 
     // The agent host's prompt hook finds it too.
-    const event = JSON.stringify({ session_id: 'queued', cwd: alice.dir, hook_event_name: 'UserPromptSubmit', prompt: 'when do deploys freeze on fridays' });
+    const event = JSON.stringify({
+      session_id: 'queued',
+      cwd: alice.dir,
+      hook_event_name: 'UserPromptSubmit',
+      prompt: 'when do deploys freeze on fridays',
+    });
     const hooked = await svc(['hook-inject'], { store: alice.store, cwd: alice.dir, input: event });
     expect(hooked.code).toBe(0);
     expect(hooked.stdout).toContain('Deploys freeze on Fridays after noon');
@@ -136,8 +154,12 @@ describe('team memory that explains itself', () => {
       const recalled = await mcp.ok('svc_recall', { query: 'deploys freeze fridays' });
       expect(recalled.results[0]).toMatchObject({ statement: 'Deploys freeze on Fridays after noon', source: 'outbox' });
       const all = await mcp.ok('svc_list', {});
-      expect(all.engrams).toEqual(expect.arrayContaining([expect.objectContaining({ statement: 'Deploys freeze on Fridays after noon', source: 'outbox' })]));
-      expect((await mcp.ok('svc_inject', { task: 'when do deploys freeze on fridays' })).text).toContain('Deploys freeze on Fridays after noon');
+      expect(all.engrams).toEqual(
+        expect.arrayContaining([expect.objectContaining({ statement: 'Deploys freeze on Fridays after noon', source: 'outbox' })]),
+      );
+      expect((await mcp.ok('svc_inject', { task: 'when do deploys freeze on fridays' })).text).toContain(
+        'Deploys freeze on Fridays after noon',
+      );
     } finally {
       await mcp.close();
     }
@@ -160,11 +182,15 @@ describe('team memory that explains itself', () => {
     expect(found.run.code, found.run.stderr).toBe(0);
     expect(outbox(alice.store)).toEqual([]);
     expect(await onHub('Deploys freeze on Fridays after noon')).toHaveLength(1);
-    expect(found.data.results.find((h: { statement: string }) => h.statement === 'Deploys freeze on Fridays after noon')).toMatchObject({ source: 'hub' });
+    expect(found.data.results.find((h: { statement: string }) => h.statement === 'Deploys freeze on Fridays after noon')).toMatchObject({
+      source: 'hub',
+    });
 
     // Queued again while down; a later learn the hub takes sends it along.
     await hub.stop();
-    expect((await svcJson(['learn', 'Feature flags are removed after two releases', '--scope', 'group:backend'], as(alice))).data.queued).toBe(true);
+    expect(
+      (await svcJson(['learn', 'Feature flags are removed after two releases', '--scope', 'group:backend'], as(alice))).data.queued,
+    ).toBe(true);
     hub = await start();
     const next = await svcJson(['learn', 'Every service exposes /healthz', '--scope', 'group:backend'], as(alice));
     expect(next.run.code, next.run.stderr).toBe(0);
@@ -178,12 +204,18 @@ describe('team memory that explains itself', () => {
     expect((await svcJson(['learn', 'Logs are kept thirty days', '--scope', 'group:backend'], as(alice))).data.queued).toBe(true);
     hub = await start();
     const listed = await svcJson(['list', '--scope', 'group:backend'], as(alice));
-    expect(listed.data.engrams.filter((e: { statement: string }) => e.statement === 'Logs are kept thirty days')).toEqual([expect.objectContaining({ source: 'hub' })]);
+    expect(listed.data.engrams.filter((e: { statement: string }) => e.statement === 'Logs are kept thirty days')).toEqual([
+      expect.objectContaining({ source: 'hub' }),
+    ]);
     expect(outbox(alice.store)).toEqual([]);
   }, 90_000);
 
   it('keeps a learn without a scope on the machine when its neighbours live on the hub, and suggests the rescope; route_to_team: true routes it', async () => {
-    for (const s of ['Backend services expose metrics on /metrics', 'Backend services expose readiness on /ready', 'Backend services expose their version on /version']) {
+    for (const s of [
+      'Backend services expose metrics on /metrics',
+      'Backend services expose readiness on /ready',
+      'Backend services expose their version on /version',
+    ]) {
       expect((await api('POST', '/engrams', { statement: s, scope: 'group:backend' })).status).toBe(201);
     }
     // Fresh stores: only the hub holds neighbours.
@@ -235,9 +267,15 @@ describe('team memory that explains itself', () => {
     // The older layout still works; doctor says to move it; init-remote alone moves it.
     const old = projectDir(`scope: project:old\nremote_url: ${url}\nremote_token: ${aliceKey}\n`);
     writeFileSync(join(old, '.gitignore'), 'dist/\n.svc.yaml\n');
-    expect((await svcJson(['learn', 'Old layout learns still reach the hub', '--scope', 'group:backend'], { store: alice.store, cwd: old })).data).toMatchObject({ hub: url });
+    expect(
+      (await svcJson(['learn', 'Old layout learns still reach the hub', '--scope', 'group:backend'], { store: alice.store, cwd: old }))
+        .data,
+    ).toMatchObject({ hub: url });
     const doctor = await svcJson(['doctor', '--no-handshake'], { store: alice.store, cwd: old });
-    expect(doctor.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({ status: 'warn', fix: expect.stringContaining('svc init-remote') });
+    expect(doctor.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({
+      status: 'warn',
+      fix: expect.stringContaining('svc init-remote'),
+    });
     const moved = await svcJson(['init-remote'], { store: alice.store, cwd: old });
     expect(moved.run.code, moved.run.stderr).toBe(0);
     expect(moved.data.moved_token).toBe(true);

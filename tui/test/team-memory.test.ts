@@ -15,7 +15,6 @@ import { freePort } from '../../engine/test/support/free-port.js';
 // answer writes nothing twice; local and secret-bearing engrams never reach the hub; a scope bob
 // may not write is a clear error; a slow hub leaves recall local within its budget.
 
-
 describe('team memory through a hub', () => {
   const data = migratedDataFolder('team-hub');
   let port: number;
@@ -25,7 +24,8 @@ describe('team memory through a hub', () => {
   let bobKey: string;
   const alice = { store: tempStore('alice'), dir: '' };
   const bob = { store: tempStore('bob'), dir: '' };
-  const start = () => startHubProcess({ SVC_HUB_RATE_LIMIT: '100000', SVC_HUB_WRITE_RATE_LIMIT: '100000' }, ['--data', data, '--port', String(port)]);
+  const start = () =>
+    startHubProcess({ SVC_HUB_RATE_LIMIT: '100000', SVC_HUB_WRITE_RATE_LIMIT: '100000' }, ['--data', data, '--port', String(port)]);
   const api = async (key: string | null, method: string, path: string, body?: unknown) => {
     const r = await fetch(`${url}/api/v1${path}`, {
       method,
@@ -34,7 +34,8 @@ describe('team memory through a hub', () => {
     });
     return { status: r.status, body: (await r.json().catch(() => null)) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
-  const onHub = async (statement: string) => (await api(aliceKey, 'GET', '/engrams?limit=200')).body.items.filter((e: { statement: string }) => e.statement === statement);
+  const onHub = async (statement: string) =>
+    (await api(aliceKey, 'GET', '/engrams?limit=200')).body.items.filter((e: { statement: string }) => e.statement === statement);
   const as = (who: typeof alice) => ({ store: who.store, cwd: who.dir });
 
   beforeAll(async () => {
@@ -86,7 +87,10 @@ describe('team memory through a hub', () => {
 
   it('keeps local and secret-bearing engrams on the machine', async () => {
     await svc(['learn', 'Alice local scratch note', '--scope', 'local'], as(alice));
-    const secret = await svcJson(['learn', 'Deploy with token ghp_abcdefghijklmnopqrstuvwxyz0123456789', '--scope', 'group:backend'], as(alice));
+    const secret = await svcJson(
+      ['learn', 'Deploy with token ghp_abcdefghijklmnopqrstuvwxyz0123456789', '--scope', 'group:backend'],
+      as(alice),
+    );
     expect(secret.run.code).toBe(0);
     expect(secret.data.scope).toBe('local');
     expect(secret.run.stderr).toMatch(/secret/i);
@@ -137,8 +141,14 @@ describe('team memory through a hub', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', async () => {
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
-        const upstream = await fetch(`${url}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+        ) as Record<string, string>;
+        const upstream = await fetch(`${url}${req.url}`, {
+          method: req.method,
+          headers,
+          body: chunks.length ? Buffer.concat(chunks) : undefined,
+        });
         const text = await upstream.text();
         if (req.method === 'POST') stored = true;
         if (hold && req.method === 'POST') return; // never answered: svc waits until it is killed
@@ -149,7 +159,11 @@ describe('team memory through a hub', () => {
     await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
     const dir = projectDir(`remote_url: http://127.0.0.1:${(proxy.address() as AddressInfo).port}\nremote_token: ${aliceKey}\n`);
     try {
-      const child = spawn(process.execPath, [CLI, 'learn', 'Killed mid-delivery, stored once', '--scope', 'group:backend'], { cwd: dir, env: { ...process.env, SVC_PATH: alice.store }, stdio: 'ignore' });
+      const child = spawn(process.execPath, [CLI, 'learn', 'Killed mid-delivery, stored once', '--scope', 'group:backend'], {
+        cwd: dir,
+        env: { ...process.env, SVC_PATH: alice.store },
+        stdio: 'ignore',
+      });
       const deadline = Date.now() + 10_000;
       while (!stored && Date.now() < deadline) await new Promise((d) => setTimeout(d, 20));
       expect(stored).toBe(true);
@@ -173,7 +187,9 @@ describe('team memory through a hub', () => {
   it('discovers the hub scopes with their counts, registers shared ones, and lists them as stores', async () => {
     const found = await svcJson(['stores', 'discover'], as(bob));
     expect(found.run.code, found.run.stderr).toBe(0);
-    expect(found.data.scopes).toEqual(expect.arrayContaining([expect.objectContaining({ scope: 'group:backend', writable: true, queried: true })]));
+    expect(found.data.scopes).toEqual(
+      expect.arrayContaining([expect.objectContaining({ scope: 'group:backend', writable: true, queried: true })]),
+    );
     expect(found.data.scopes.find((s: { scope: string }) => s.scope === 'group:backend').engrams).toBeGreaterThanOrEqual(1);
     // With a whitelist, register adds the shared scopes it lacks to .svc.yaml.
     const dir = projectDir(`# bob's project\nremote_url: ${url}\nremote_token: ${bobKey}\nremote_scopes: [org:acme]\n`);
@@ -181,7 +197,9 @@ describe('team memory through a hub', () => {
     expect(reg.data.registered).toContain('group:backend');
     expect(readFileSync(join(dir, '.svc.yaml'), 'utf8')).toMatch(/# bob's project[\s\S]*remote_scopes:[\s\S]*group:backend/);
     const stores = await svcJson(['stores', 'list'], as(bob));
-    expect(stores.data.stores).toEqual(expect.arrayContaining([expect.objectContaining({ scope: 'group:backend', role: 'remote', path: url })]));
+    expect(stores.data.stores).toEqual(
+      expect.arrayContaining([expect.objectContaining({ scope: 'group:backend', role: 'remote', path: url })]),
+    );
   });
 
   it('publishes a local engram to a team scope with svc rescope, and routes a learn without scope to where its kind lives', async () => {
@@ -202,10 +220,16 @@ describe('team memory through a hub', () => {
 
   it('checks the hub in svc doctor, naming the fix for a bad token', async () => {
     const good = await svcJson(['doctor', '--no-handshake'], as(alice));
-    expect(good.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({ status: 'ok', message: expect.stringContaining('authenticated as alice') });
+    expect(good.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({
+      status: 'ok',
+      message: expect.stringContaining('authenticated as alice'),
+    });
     const dir = projectDir(`remote_url: ${url}\nremote_token: svc_sk_not_a_key\n`);
     const bad = await svcJson(['doctor', '--no-handshake'], { store: alice.store, cwd: dir });
-    expect(bad.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({ status: 'fail', fix: expect.stringContaining('svc init-remote') });
+    expect(bad.data.find((c: { check: string }) => c.check === 'remote')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('svc init-remote'),
+    });
   });
 
   it("lists every hub engram up to --limit (following the hub's pages), and says when it shows fewer than the hub holds", async () => {
@@ -226,7 +250,8 @@ describe('team memory through a hub', () => {
 
   it('sends the outbox with svc sync in a project whose hub is its only remote (exit 0, no warning); five drainers at once count each write once', async () => {
     await hub.stop();
-    for (let i = 0; i < 10; i++) expect((await svcJson(['learn', `Drained team rule ${i}`, '--scope', 'group:backend'], as(alice))).data.queued).toBe(true);
+    for (let i = 0; i < 10; i++)
+      expect((await svcJson(['learn', `Drained team rule ${i}`, '--scope', 'group:backend'], as(alice))).data.queued).toBe(true);
     // A temp file a killed writer left behind (its pid runs no more) is swept.
     const dir = join(alice.store, 'remote', 'outbox');
     writeFileSync(join(dir, '.tmp-20260101T000000000Z-x.json-999999-0123abcd'), '{');
@@ -254,7 +279,18 @@ describe('team memory through a hub', () => {
     mkdirSync(dir, { recursive: true });
     const queuedAt = new Date(Date.now() - 2 * 86_400_000 - 60_000).toISOString();
     const key = `${queuedAt.replace(/[-:.]/g, '')}-00000000-0000-4000-8000-000000000000`;
-    writeFileSync(join(dir, `${key}.json`), JSON.stringify({ key, url, method: 'POST', path: '/engrams', body: { statement, scope: 'group:backend' }, queued_at: queuedAt, attempts: 1 }));
+    writeFileSync(
+      join(dir, `${key}.json`),
+      JSON.stringify({
+        key,
+        url,
+        method: 'POST',
+        path: '/engrams',
+        body: { statement, scope: 'group:backend' },
+        queued_at: queuedAt,
+        attempts: 1,
+      }),
+    );
     // The hub wrote it after the entry was queued (its source is newer): delivered, not learned twice.
     const r = await svcJson(['sync'], as(alice));
     expect(r.run.code, r.run.stderr).toBe(0);
@@ -276,7 +312,12 @@ describe('team memory through a hub', () => {
       expect(r.run.code).toBe(0);
       expect(r.data.results[0].statement).toBe('Slow hubs never block recall');
       expect(r.data.sources.hub).toMatchObject({ state: 'unreachable' });
-      expect(r.run.stderr.trim().split('\n').filter((l) => /hub/.test(l))).toHaveLength(1);
+      expect(
+        r.run.stderr
+          .trim()
+          .split('\n')
+          .filter((l) => /hub/.test(l)),
+      ).toHaveLength(1);
       expect(r.run.stderr).toMatch(/unreachable \(no answer within 1\.5 s\): local results only/);
     } finally {
       slow.closeAllConnections();
@@ -292,4 +333,3 @@ function existsOutbox(store: string): string[] {
     return [];
   }
 }
-

@@ -82,8 +82,12 @@ class FakeLlm {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(typeof body === 'string' ? body : JSON.stringify(body));
     };
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; messages: Array<{ role: string; content: string }> };
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+      return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      model: string;
+      messages: Array<{ role: string; content: string }>;
+    };
     const prompt = body.messages.find((m) => m.role === 'user')?.content ?? '';
     const pairs = [...prompt.matchAll(/Pair (\d+)\nA \(([^,]+), scope [^)]*\): (.*)\nB \(([^,]+), scope [^)]*\): (.*)/g)].map((m) => ({
       n: Number(m[1]),
@@ -138,10 +142,18 @@ const S = {
 };
 
 const VERDICTS = [
-  { a: /pnpm/, b: /npm for installing packages in CI/, verdict: { contradiction: true, confidence: 0.92, explanation: 'One says pnpm, the other npm.' } },
+  {
+    a: /pnpm/,
+    b: /npm for installing packages in CI/,
+    verdict: { contradiction: true, confidence: 0.92, explanation: 'One says pnpm, the other npm.' },
+  },
   { a: /with tabs/, b: /two spaces/, verdict: { contradiction: true, confidence: 0.6, explanation: 'Tabs versus spaces.' } },
   { a: /with vitest/, b: /with jest/, verdict: { contradiction: true, confidence: 0.99, explanation: 'Two test runners.' } },
-  { a: /^Deploy the staging/, b: /^Never deploy the staging/, verdict: { contradiction: true, confidence: 0.95, explanation: 'Deploy on Fridays or never.' } },
+  {
+    a: /^Deploy the staging/,
+    b: /^Never deploy the staging/,
+    verdict: { contradiction: true, confidence: 0.95, explanation: 'Deploy on Fridays or never.' },
+  },
 ];
 
 const servers: FakeLlm[] = [];
@@ -157,7 +169,14 @@ afterAll(async () => {
 // ------------------------------------------------------------------ helpers
 
 /** No LLM settings leak in from the machine running the tests. */
-const CLEAN_ENV = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '', SVC_LLM_API_KEY: '', SVC_LLM_BASE_URL: '', SVC_LLM_MODEL: '', SVC_LLM_MAX_RETRIES: '' };
+const CLEAN_ENV = {
+  OPENAI_API_KEY: '',
+  OPENAI_BASE_URL: '',
+  SVC_LLM_API_KEY: '',
+  SVC_LLM_BASE_URL: '',
+  SVC_LLM_MODEL: '',
+  SVC_LLM_MAX_RETRIES: '',
+};
 
 function run(store: string, args: string[], opts: RunOptions = {}): Promise<SvcRun> {
   return runIn(store, args, { ...opts, env: { ...CLEAN_ENV, ...opts.env } });
@@ -177,8 +196,17 @@ async function fails(store: string, args: string[], opts: RunOptions = {}): Prom
   return { ...error, run: r };
 }
 
-const llmFlags = (llm: FakeLlm, ...more: string[]): string[] => ['--llm-base-url', llm.url, '--llm-api-key', KEY, '--model', 'judge-1', ...more];
-const scan = (store: string, llm: FakeLlm, ...more: string[]): Promise<Json> => ok(store, ['tensions', '--scan', ...llmFlags(llm, ...more)]);
+const llmFlags = (llm: FakeLlm, ...more: string[]): string[] => [
+  '--llm-base-url',
+  llm.url,
+  '--llm-api-key',
+  KEY,
+  '--model',
+  'judge-1',
+  ...more,
+];
+const scan = (store: string, llm: FakeLlm, ...more: string[]): Promise<Json> =>
+  ok(store, ['tensions', '--scan', ...llmFlags(llm, ...more)]);
 
 type Ids = Record<keyof typeof S, string>;
 
@@ -204,7 +232,8 @@ async function seededStore(): Promise<{ store: string; ids: Ids }> {
   return { store: root, ids };
 }
 
-const tensionFiles = (store: string): string[] => (existsSync(join(store, 'tensions')) ? readdirSync(join(store, 'tensions')).filter((f) => f.endsWith('.yaml')) : []);
+const tensionFiles = (store: string): string[] =>
+  existsSync(join(store, 'tensions')) ? readdirSync(join(store, 'tensions')).filter((f) => f.endsWith('.yaml')) : [];
 const pairOf = (t: Json): string[] => t.engrams.map((s: Json) => s.id).sort();
 const sorted = (...xs: string[]): string[] => [...xs].sort();
 const readYaml = (path: string): Json => parse(readFileSync(path, 'utf8'));
@@ -225,7 +254,9 @@ describe.concurrent('svc tensions --scan', () => {
     expect(noKey.message).toMatch(/no API key.*--llm-api-key/);
 
     // A hosted key is never sent to a custom endpoint.
-    const leak = await fails(store, ['tensions', '--scan', '--llm-base-url', 'http://127.0.0.1:9/v1'], { env: { OPENAI_API_KEY: 'sk-hosted' } });
+    const leak = await fails(store, ['tensions', '--scan', '--llm-base-url', 'http://127.0.0.1:9/v1'], {
+      env: { OPENAI_API_KEY: 'sk-hosted' },
+    });
     expect(leak.message).toMatch(/no API key/);
 
     const text = await run(store, ['tensions', '--scan', '--no-json']);
@@ -375,7 +406,11 @@ describe.concurrent('svc tensions --scan', () => {
     const first = await scan(store, llm);
     const pnpm = first.flagged.find((t: Json) => pairOf(t).includes(ids.pnpm)).id;
     const d = await ok(store, ['tensions', 'dismiss', pnpm, '--reason', 'CI really uses npm']);
-    expect(d).toMatchObject({ action: 'dismissed', changed: true, tension: { id: pnpm, status: 'dismissed', reason: 'CI really uses npm' } });
+    expect(d).toMatchObject({
+      action: 'dismissed',
+      changed: true,
+      tension: { id: pnpm, status: 'dismissed', reason: 'CI really uses npm' },
+    });
     expect((await ok(store, ['tensions', 'dismiss', pnpm])).changed).toBe(false);
 
     llm.calls.length = 0;
@@ -413,7 +448,14 @@ describe.concurrent('svc tensions --scan', () => {
     expect((await fails(store, ['tensions', 'resolve', pnpm])).message).toMatch(/--winner/);
 
     const r = await ok(store, ['tensions', 'resolve', pnpm, '--winner', ids.pnpm]);
-    expect(r).toMatchObject({ action: 'resolved', changed: true, winner: ids.pnpm, loser: ids.npm, loser_action: 'retired', tension: { status: 'resolved' } });
+    expect(r).toMatchObject({
+      action: 'resolved',
+      changed: true,
+      winner: ids.pnpm,
+      loser: ids.npm,
+      loser_action: 'retired',
+      tension: { status: 'resolved' },
+    });
     const loser = readYaml(join(store, 'engrams', `${ids.npm}.yaml`));
     expect(loser.status).toBe('retired');
     expect(loser.retirement.reason).toContain(pnpm);
@@ -471,7 +513,11 @@ describe.concurrent('svc tensions --scan', () => {
     const r = await scan(store, llm, '--batch-size', '1');
     expect(r.judged).toBe(3);
     expect(r.malformed).toEqual([
-      expect.objectContaining({ engrams: sorted(ids.tabs, ids.spaces), error: 'the judge did not answer with JSON', raw: expect.stringContaining('I am sorry') }),
+      expect.objectContaining({
+        engrams: sorted(ids.tabs, ids.spaces),
+        error: 'the judge did not answer with JSON',
+        raw: expect.stringContaining('I am sorry'),
+      }),
     ]);
     expect(r.flagged).toHaveLength(2);
 
@@ -479,7 +525,9 @@ describe.concurrent('svc tensions --scan', () => {
     const omit = await fakeLlm();
     omit.omitWhen = /^Deploy the staging/;
     const o = await scan(store, omit, '--no-persist');
-    expect(o.malformed).toEqual([expect.objectContaining({ engrams: sorted(ids.deploy, ids.noDeploy), error: 'the judge gave no judgement for this pair' })]);
+    expect(o.malformed).toEqual([
+      expect.objectContaining({ engrams: sorted(ids.deploy, ids.noDeploy), error: 'the judge gave no judgement for this pair' }),
+    ]);
 
     // The text mode says so on stderr, and still exits 0.
     const text = await run(store, ['tensions', '--scan', '--no-json', ...llmFlags(llm, '--no-persist', '--batch-size', '1')]);
@@ -556,7 +604,10 @@ npm test
     const home = join(base, 'home');
     mkdirSync(join(project, '.git'), { recursive: true });
     mkdirSync(join(project, 'src', 'store'), { recursive: true });
-    writeFileSync(join(project, 'src', 'store', 'durable-write.ts'), 'export function writeFileDurable(target: string, data: string): void {}\n');
+    writeFileSync(
+      join(project, 'src', 'store', 'durable-write.ts'),
+      'export function writeFileDurable(target: string, data: string): void {}\n',
+    );
     writeFileSync(join(project, 'package.json'), '{"name": "demo"}\n');
     writeFileSync(join(project, 'CLAUDE.md'), CLAUDE_MD);
     mkdirSync(join(home, '.claude'), { recursive: true });
@@ -585,8 +636,14 @@ npm test
   /** The one finding whose text matches (exactly one must), with its class and next step. */
   const classOf = (r: Json, text: RegExp): Json => {
     const found = r.findings.filter((x: Json) => text.test(x.text));
-    expect(found.map((x: Json) => x.text), `findings matching ${text}`).toHaveLength(1);
-    expect(found[0]).toMatchObject({ class: expect.stringMatching(/^(conflict|duplicate|snapshot|orphan|durable)$/), action: expect.any(String) });
+    expect(
+      found.map((x: Json) => x.text),
+      `findings matching ${text}`,
+    ).toHaveLength(1);
+    expect(found[0]).toMatchObject({
+      class: expect.stringMatching(/^(conflict|duplicate|snapshot|orphan|durable)$/),
+      action: expect.any(String),
+    });
     return found[0];
   };
 
@@ -604,11 +661,21 @@ npm test
     expect(r.findings.some((f: Json) => /provides guidance|npm test|notes for humans/.test(f.text))).toBe(false);
 
     const npm = classOf(r, /^Use npm/);
-    expect(npm).toMatchObject({ class: 'conflict', action: 'supersede or delete', engram: { id: w.ids.pnpm }, file: join(w.project, "CLAUDE.md"), line: 14 });
+    expect(npm).toMatchObject({
+      class: 'conflict',
+      action: 'supersede or delete',
+      engram: { id: w.ids.pnpm },
+      file: join(w.project, 'CLAUDE.md'),
+      line: 14,
+    });
     expect(npm.command).toBe(`svc learn "Use npm for installing dependencies." --supersedes ${w.ids.pnpm}`);
     expect(classOf(r, /^Indent with 4/)).toMatchObject({ class: 'conflict', engram: { id: w.ids.indent } });
 
-    expect(classOf(r, /^Always run the linter/)).toMatchObject({ class: 'duplicate', action: 'delete from memory', engram: { id: w.ids.lint } });
+    expect(classOf(r, /^Always run the linter/)).toMatchObject({
+      class: 'duplicate',
+      action: 'delete from memory',
+      engram: { id: w.ids.lint },
+    });
 
     const snap = classOf(r, /^As of 2025-03-14/);
     expect(snap).toMatchObject({ class: 'snapshot', action: 'delete from memory' });
@@ -616,14 +683,21 @@ npm test
     expect(classOf(r, /^Currently migrating/).class).toBe('snapshot');
     expect(classOf(r, /release branch is frozen this week/).class).toBe('snapshot'); // from auto memory
 
-    expect(classOf(r, /src\/config\/settings\.ts/)).toMatchObject({ class: 'orphan', missing: ['src/config/settings.ts'], action: 'fix or delete' });
+    expect(classOf(r, /src\/config\/settings\.ts/)).toMatchObject({
+      class: 'orphan',
+      missing: ['src/config/settings.ts'],
+      action: 'fix or delete',
+    });
     expect(classOf(r, /LegacyStore/)).toMatchObject({ class: 'orphan', missing: ['LegacyStore'] });
     expect(classOf(r, /^@docs\/missing-notes\.md$/)).toMatchObject({ class: 'orphan', missing: ['docs/missing-notes.md'] });
 
     const durable = classOf(r, /writeFileDurable/); // the file and the symbol exist
     expect(durable).toMatchObject({ class: 'durable', action: 'learn' });
     expect(durable.command).toBe("svc learn 'Durable writes go through `writeFileDurable()` in `src/store/durable-write.ts`.'");
-    expect(classOf(r, /^Never commit directly/)).toMatchObject({ class: 'durable', command: 'svc learn "Never commit directly to main; open a pull request instead."' });
+    expect(classOf(r, /^Never commit directly/)).toMatchObject({
+      class: 'durable',
+      command: 'svc learn "Never commit directly to main; open a pull request instead."',
+    });
     expect(classOf(r, /^Prefer small, focused commits/)).toMatchObject({ class: 'durable', file: join(w.home, '.claude', 'CLAUDE.md') });
 
     expect(r.counts).toEqual({ conflict: 2, duplicate: 1, snapshot: 3, orphan: 3, durable: 3 });
@@ -647,10 +721,19 @@ npm test
     const w = await world();
     const e = await fails(w.store, ['audit', '--source', 'cursor'], { cwd: w.project, env: { HOME: w.home } });
     expect(e.message).toMatch(/--source cursor .*--from-json/);
-    expect((await fails(w.store, ['audit', '--source', 'vim'])).message).toMatch(/--source must be one of claude-code, cursor, claude-desktop/);
+    expect((await fails(w.store, ['audit', '--source', 'vim'])).message).toMatch(
+      /--source must be one of claude-code, cursor, claude-desktop/,
+    );
 
     const json = join(w.project, 'memories.json');
-    writeFileSync(json, JSON.stringify(['Use npm for installing dependencies.', { id: 'm2', text: 'Always run the linter before committing.' }, { text: 'Name React components in PascalCase.' }]));
+    writeFileSync(
+      json,
+      JSON.stringify([
+        'Use npm for installing dependencies.',
+        { id: 'm2', text: 'Always run the linter before committing.' },
+        { text: 'Name React components in PascalCase.' },
+      ]),
+    );
     for (const source of ['cursor', 'claude-desktop', 'claude-code']) {
       const r = await auditIn(w, ['--source', source, '--from-json', json]);
       expect(r.source).toBe(source);

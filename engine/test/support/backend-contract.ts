@@ -118,7 +118,11 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
         expect((await backend.stats()).engrams).toBe(before);
       }
       const old = await learn(backend, { statement: 'Deploy with the old script', scope: 'project:web' }, ctx());
-      const next = await learn(backend, { statement: 'Deploy with the pipeline', scope: 'project:web', supersedes: [old.engram.id] }, ctx());
+      const next = await learn(
+        backend,
+        { statement: 'Deploy with the pipeline', scope: 'project:web', supersedes: [old.engram.id] },
+        ctx(),
+      );
       expect((await backend.get(old.engram.id))!.relations?.superseded_by).toEqual([next.engram.id]);
       expect(next.engram.relations?.supersedes).toEqual([old.engram.id]);
     });
@@ -127,7 +131,12 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
       const e = await learn(backend, { statement: 'Always tag releases', scope: 'project:web' }, ctx());
       const cosmetic = await editEngram(backend, e.engram.id, { statement: 'always tag releases.' }, ctx('2026-03-01T11:00:00.000Z'));
       expect(cosmetic).toMatchObject({ statement: 'always tag releases.', engram_version: 1, content_hash: e.engram.content_hash });
-      const changed = await editEngram(backend, e.engram.id, { statement: 'Never tag releases by hand', commitment: 'locked', domain: 'release' }, ctx('2026-03-01T12:00:00.000Z'));
+      const changed = await editEngram(
+        backend,
+        e.engram.id,
+        { statement: 'Never tag releases by hand', commitment: 'locked', domain: 'release' },
+        ctx('2026-03-01T12:00:00.000Z'),
+      );
       expect(changed).toMatchObject({
         engram_version: 2,
         polarity: 'dont',
@@ -138,16 +147,32 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
       expect(changed.content_hash).not.toBe(e.engram.content_hash);
       expect(await backend.findByHash(changed.content_hash!)).toEqual([expect.objectContaining({ id: e.engram.id })]);
       expect((await editEngram(backend, e.engram.id, { domain: null }, ctx())).domain).toBeUndefined();
-      await expect(editEngram(backend, e.engram.id, { statement: 'token ghp_abcdefghijklmnopqrstuvwxyz0123456789' }, ctx())).rejects.toThrow(/holds a secret/);
-      await expect(editEngram(backend, e.engram.id, { tags: ['x'] }, ctx(), { authorize: () => { throw new Error('refused by the caller'); } })).rejects.toThrow(/refused by the caller/);
+      await expect(
+        editEngram(backend, e.engram.id, { statement: 'token ghp_abcdefghijklmnopqrstuvwxyz0123456789' }, ctx()),
+      ).rejects.toThrow(/holds a secret/);
+      await expect(
+        editEngram(backend, e.engram.id, { tags: ['x'] }, ctx(), {
+          authorize: () => {
+            throw new Error('refused by the caller');
+          },
+        }),
+      ).rejects.toThrow(/refused by the caller/);
       expect((await backend.get(e.engram.id))!.tags).toEqual([]);
       await forget(backend, { target: e.engram.id }, ctx());
       await expect(editEngram(backend, e.engram.id, { tags: ['x'] }, ctx())).rejects.toThrow(/is retired/);
     });
 
     test('sources', async () => {
-      for (let i = 0; i < 30; i++) await learn(backend, { statement: 'Bounded sources rule', scope: 'project:web' }, ctx(`2026-03-02T10:00:${String(i).padStart(2, '0')}.000Z`));
-      const [e] = await backend.findByHash((await learn(backend, { statement: 'Bounded sources rule', scope: 'project:web' }, ctx('2026-03-02T10:01:00.000Z'))).engram.content_hash!);
+      for (let i = 0; i < 30; i++)
+        await learn(
+          backend,
+          { statement: 'Bounded sources rule', scope: 'project:web' },
+          ctx(`2026-03-02T10:00:${String(i).padStart(2, '0')}.000Z`),
+        );
+      const [e] = await backend.findByHash(
+        (await learn(backend, { statement: 'Bounded sources rule', scope: 'project:web' }, ctx('2026-03-02T10:01:00.000Z'))).engram
+          .content_hash!,
+      );
       expect(e!.reference_count).toBe(31);
       expect(e!.sources).toHaveLength(MAX_SOURCES);
       expect(e!.sources_omitted).toBe(31 - MAX_SOURCES);
@@ -163,7 +188,11 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
       const r = await recall(backend, 'database migrations deploy', { limit: 5, fast: true, now: new Date('2026-03-02T00:00:00Z') });
       expect(r.legs.bm25).toBe('ran');
       expect(r.hits[0]!.engram.statement).toBe('Run the database migrations before each deploy');
-      const inj = await inject(backend, 'deploy the database migrations', { budget: 200, fast: true, now: new Date('2026-03-02T00:00:00Z') });
+      const inj = await inject(backend, 'deploy the database migrations', {
+        budget: 200,
+        fast: true,
+        now: new Date('2026-03-02T00:00:00Z'),
+      });
       expect(inj.tokens).toBeLessThanOrEqual(200);
       expect(inj.text).toContain('Run the database migrations before each deploy');
     });
@@ -194,7 +223,11 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
     });
 
     test('records', async () => {
-      const e1 = await capture(backend, { summary: 'Moved CI to the new runners', agent: 'claude', channel: 'ci' }, ctx('2026-03-01T10:00:00.000Z'));
+      const e1 = await capture(
+        backend,
+        { summary: 'Moved CI to the new runners', agent: 'claude', channel: 'ci' },
+        ctx('2026-03-01T10:00:00.000Z'),
+      );
       await capture(backend, { summary: 'Reviewed the pricing page', agent: 'cursor' }, ctx('2026-03-02T10:00:00.000Z'));
       expect((await timeline(backend, { query: 'runners' })).map((e) => e.id)).toEqual([e1.id]);
       expect((await timeline(backend, { agent: 'cursor' })).map((e) => e.summary)).toEqual(['Reviewed the pricing page']);
@@ -202,7 +235,12 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
       await learn(backend, { statement: 'Run the database migrations before each deploy', scope: 'project:web' }, ctx());
       const s = await startSession(backend, { task: 'deploy the database', agent: 'claude', scope: 'project:web', fast: true }, ctx());
       expect(s.session.status).toBe('open');
-      const end = await endSession(backend, s.session.id, { summary: 'done', learnings: [{ statement: 'Snapshot the database before deploys', scope: 'project:web' }] }, ctx());
+      const end = await endSession(
+        backend,
+        s.session.id,
+        { summary: 'done', learnings: [{ statement: 'Snapshot the database before deploys', scope: 'project:web' }] },
+        ctx(),
+      );
       expect(end.session.status).toBe('ended');
       expect(end.learned[0]!.engram.sources?.[0]?.session_id).toBe(s.session.id);
       expect((await backend.getSession(s.session.id))!.engram_ids).toContain(end.learned[0]!.engram.id);
@@ -210,7 +248,12 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
 
     test('dense', async () => {
       const root = mkdtempSync(join(tmpdir(), 'svc-contract-model-'));
-      writeTinyModel(modelFolder(root, 'bge-small-en-v1.5'), { synonyms: [['automobile', 'car'], ['physician', 'doctor']] });
+      writeTinyModel(modelFolder(root, 'bge-small-en-v1.5'), {
+        synonyms: [
+          ['automobile', 'car'],
+          ['physician', 'doctor'],
+        ],
+      });
       const state = await loadEmbedder(root, { download: false, progress: false, env: {} });
       expect(state.state).toBe('ready');
       if (state.state !== 'ready') return;
@@ -239,7 +282,12 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
       await capture(backend, { summary: 'Moved CI to the new runners', agent: 'claude' }, ctx());
       await capture(backend, { summary: 'Reviewed the pricing page', agent: 'cursor' }, ctx());
       const s = await startSession(backend, { task: 'deploy', agent: 'claude', scope: 'project:web', fast: true }, ctx());
-      await endSession(backend, s.session.id, { summary: 'done', learnings: [{ statement: 'Snapshot the database before deploys', scope: 'project:web' }] }, ctx());
+      await endSession(
+        backend,
+        s.session.id,
+        { summary: 'done', learnings: [{ statement: 'Snapshot the database before deploys', scope: 'project:web' }] },
+        ctx(),
+      );
       const st = await backend.stats();
       expect(st.engrams).toBe(3);
       expect(st.by_status).toEqual({ active: 2, retired: 1 });
@@ -252,7 +300,10 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
       const now = new Date('2026-03-01T10:00:00.000Z');
       const base = (await learn(backend, { statement: 'Use pnpm, never npm', scope: 'project:web' }, ctx())).engram;
       // Two ids in one unit of work differ, and differ from what exists.
-      const ids = await backend.write(async (tx) => [await tx.allocateId('ENG', now, 'project:web'), await tx.allocateId('ENG', now, 'project:web')]);
+      const ids = await backend.write(async (tx) => [
+        await tx.allocateId('ENG', now, 'project:web'),
+        await tx.allocateId('ENG', now, 'project:web'),
+      ]);
       expect(new Set([...ids, base.id]).size).toBe(3);
       // What a failing unit of work put is never seen, not even its history.
       const eventsBefore = (await backend.listEvents({})).length;
@@ -278,7 +329,11 @@ export function runBackendContract(name: string, setup: () => Promise<ContractSu
     test('list', async () => {
       const at = (day: number) => ctx(`2026-03-0${day}T10:00:00.000Z`);
       const a = await learn(backend, { statement: 'Index the orders table by customer', scope: 'project:web', domain: 'db' }, at(1));
-      const b = await learn(backend, { statement: 'Vacuum the events table weekly', scope: 'project:web', domain: 'db.maintenance' }, at(2));
+      const b = await learn(
+        backend,
+        { statement: 'Vacuum the events table weekly', scope: 'project:web', domain: 'db.maintenance' },
+        at(2),
+      );
       const c = await learn(backend, { statement: 'Prefer small pull requests', scope: 'project:api', domain: 'dbx' }, at(3));
       const d = await learn(backend, { statement: 'Review the on-call rota', scope: 'project:api' }, at(4));
       await pin(backend, c.engram.id, true, at(4));

@@ -11,7 +11,11 @@ export interface Called {
 }
 
 export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Called> {
-  const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text: string }>; structuredContent?: unknown };
+  const r = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content: Array<{ text: string }>;
+    structuredContent?: unknown;
+  };
   const text = r.content[0]!.text;
   let data: unknown;
   try {

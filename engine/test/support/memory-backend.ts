@@ -29,7 +29,10 @@ const WORD = /[\p{L}\p{N}]+/gu;
 
 /** The words of a text as the index keeps them: folded as ftsIndexText does, lowercased, without diacritics. */
 function words(text: string): string[] {
-  const plain = ftsIndexText(text).normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+  const plain = ftsIndexText(text)
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
   return plain.match(WORD) ?? [];
 }
 
@@ -75,7 +78,12 @@ function parseQuery(query: string, mode: 'any' | 'all'): { phrases: string[][]; 
  * FTS5's bm25() over `docs` (all of them count in N and in document frequency; `eligible` says
  * which may be returned). A phrase of several words counts where all occur, with the least count.
  */
-function rankBm25<T>(docs: Array<{ item: T; index: Indexed }>, query: string, mode: 'any' | 'all', eligible: (item: T) => boolean): Array<{ item: T; score: number }> {
+function rankBm25<T>(
+  docs: Array<{ item: T; index: Indexed }>,
+  query: string,
+  mode: 'any' | 'all',
+  eligible: (item: T) => boolean,
+): Array<{ item: T; score: number }> {
   const parsed = parseQuery(query, mode);
   if (!parsed || docs.length === 0) return [];
   const avg = docs.reduce((n, d) => n + d.index.length, 0) / docs.length || 1;
@@ -309,7 +317,11 @@ export class MemoryBackend implements EngramBackend {
         .sort((a, b) => b.score - a.score || newestFirst(a.item, b.item))
         .map((h) => h.item);
     } else {
-      found = this.episodes.map((x) => x.episode).filter(fits).reverse().sort(newestFirst);
+      found = this.episodes
+        .map((x) => x.episode)
+        .filter(fits)
+        .reverse()
+        .sort(newestFirst);
     }
     return found.slice(0, f.limit ?? 20).map(clone);
   }

@@ -134,13 +134,25 @@ function gitOid(bytes: Buffer): string {
   return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 }
 
-function sendRange(res: ServerResponse, bytes: Buffer, range: string | undefined, path: string, fault: Fault | undefined, cutDone: Set<string>): void {
+function sendRange(
+  res: ServerResponse,
+  bytes: Buffer,
+  range: string | undefined,
+  path: string,
+  fault: Fault | undefined,
+  cutDone: Set<string>,
+): void {
   const etag = `"${createHash('sha1').update(bytes).digest('hex')}"`;
   const m = range ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
   const start = m ? Number(m[1]) : 0;
   const end = m && m[2] ? Math.min(Number(m[2]), bytes.length - 1) : bytes.length - 1;
   const body = bytes.subarray(start, end + 1);
-  const headers: Record<string, string> = { 'content-type': 'application/octet-stream', etag, 'content-length': String(body.length), 'accept-ranges': 'bytes' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/octet-stream',
+    etag,
+    'content-length': String(body.length),
+    'accept-ranges': 'bytes',
+  };
   if (m) headers['content-range'] = `bytes ${start}-${end}/${bytes.length}`;
   res.writeHead(m ? 206 : 200, headers);
   // A probe of one byte (the client asks the size first) is always answered.

@@ -11,5 +11,8 @@ export const RERANKER = 'ms-marco-minilm-l6';
 
 /** Installs the inverted tiny cross-encoder as RERANKER in `root`'s models/ folder. */
 export function installInvertedReranker(root: string): void {
-  writeTinyReranker(rerankerFolder(root, RERANKER), { words: ['deploy', 'staging', 'servers', 'blue', 'green', 'script', 'docs', 'mondays'], invert: true });
+  writeTinyReranker(rerankerFolder(root, RERANKER), {
+    words: ['deploy', 'staging', 'servers', 'blue', 'green', 'script', 'docs', 'mondays'],
+    invert: true,
+  });
 }

@@ -73,7 +73,8 @@ export function runIn(store: string, args: string[], opts: RunOptions = {}): Pro
 }
 
 /** Runs svc against `store`, expects exit 0 and returns the parsed JSON output. */
-export async function okIn<T = any>(store: string, args: string[], opts: RunOptions = {}): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function okIn<T = any>(store: string, args: string[], opts: RunOptions = {}): Promise<T> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const { run, data } = await svcJson<T>(args, { store, cwd: neutralCwd(), ...opts });
   if (run.code !== 0) throw new Error(`svc ${args.join(' ')} exited ${run.code}\n${run.stderr}`);
   return data;

@@ -11,13 +11,23 @@ const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOTS = join(process.cwd(), 'test-artifacts', 'screenshots');
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set SVC_CHROMIUM`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set SVC_CHROMIUM`);
   closeOnExit();
   // Without the background-networking flags Chromium keeps calling home, which this closed
   // network refuses (and slows everything down).
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
     // Our handlers below close the browser and then end this process too.
     handleSIGINT: false,
     handleSIGTERM: false,
@@ -65,7 +75,10 @@ export interface AxeViolation {
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const { axe, document } = globalThis as unknown as { document: unknown; axe: { run(ctx: unknown, o: unknown): Promise<{ violations: AxeViolation[] }> } };
+    const { axe, document } = globalThis as unknown as {
+      document: unknown;
+      axe: { run(ctx: unknown, o: unknown): Promise<{ violations: AxeViolation[] }> };
+    };
     const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
   });

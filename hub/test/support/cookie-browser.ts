@@ -27,7 +27,9 @@ export class CookieBrowser {
       const eq = pair!.indexOf('=');
       const name = pair!.slice(0, eq).trim();
       const value = pair!.slice(eq + 1).trim();
-      const gone = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()));
+      const gone = attrs.some(
+        (a) => /^\s*max-age=0\s*$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()),
+      );
       if (gone || value === '') jar.delete(name);
       else jar.set(name, value);
     }
@@ -36,7 +38,12 @@ export class CookieBrowser {
   /** One request, no redirect followed. */
   async request(method: string, href: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<Page> {
     const url = new URL(href);
-    const res = await fetch(url, { method, redirect: 'manual', headers: { cookie: this.cookieHeader(url), ...init.headers }, body: init.body });
+    const res = await fetch(url, {
+      method,
+      redirect: 'manual',
+      headers: { cookie: this.cookieHeader(url), ...init.headers },
+      body: init.body,
+    });
     this.keep(url, res.headers);
     return { status: res.status, url: url.href, headers: res.headers, text: await res.text() };
   }

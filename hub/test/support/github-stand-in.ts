@@ -47,9 +47,15 @@ export async function startGithubStandIn(client: { id: string; secret: string })
         const f = new URLSearchParams(body);
         const grant = codes.get(f.get('code') ?? '');
         codes.delete(f.get('code') ?? '');
-        const verifierOk = grant && createHash('sha256').update(f.get('code_verifier') ?? '').digest('base64url') === grant.challenge;
-        if (f.get('client_id') !== client.id || f.get('client_secret') !== client.secret) return json(200, { error: 'incorrect_client_credentials' });
-        if (!grant || !verifierOk || f.get('redirect_uri') !== grant.redirect) return json(200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+        const verifierOk =
+          grant &&
+          createHash('sha256')
+            .update(f.get('code_verifier') ?? '')
+            .digest('base64url') === grant.challenge;
+        if (f.get('client_id') !== client.id || f.get('client_secret') !== client.secret)
+          return json(200, { error: 'incorrect_client_credentials' });
+        if (!grant || !verifierOk || f.get('redirect_uri') !== grant.redirect)
+          return json(200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
         const token = `gho_${randomBytes(16).toString('hex')}`;
         tokens.set(token, grant.user);
         json(200, { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' });
@@ -59,7 +65,11 @@ export async function startGithubStandIn(client: { id: string; secret: string })
     const user = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (!user) return json(401, { message: 'Bad credentials' });
     if (url.pathname === '/api/v3/user') return json(200, { id: user.id, login: user.login, name: user.name });
-    if (url.pathname === '/api/v3/user/emails') return json(200, user.emails.map((e) => ({ ...e, visibility: null })));
+    if (url.pathname === '/api/v3/user/emails')
+      return json(
+        200,
+        user.emails.map((e) => ({ ...e, visibility: null })),
+      );
     json(404, { message: 'Not Found' });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

@@ -7,7 +7,8 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 // then signs (or does not sign) one with whatever is wrong in `mode`. The hub must refuse every
 // one of them but 'honest'.
 
-export type HostileMode = 'honest' | 'wrong-nonce' | 'wrong-issuer' | 'wrong-audience' | 'alg-none' | 'expired' | 'unverified-email' | 'other-key';
+export type HostileMode =
+  'honest' | 'wrong-nonce' | 'wrong-issuer' | 'wrong-audience' | 'alg-none' | 'expired' | 'unverified-email' | 'other-key';
 
 export interface HostileIdp {
   issuer: string;
@@ -56,7 +57,9 @@ export async function startHostileIdp(clientId: string): Promise<HostileIdp> {
       req.on('data', (d) => (body += d));
       req.on('end', () => {
         const code = new URLSearchParams(body).get('code')!;
-        void idToken(nonces.get(code) ?? '').then((id_token) => json({ access_token: randomBytes(8).toString('hex'), token_type: 'Bearer', expires_in: 300, id_token }));
+        void idToken(nonces.get(code) ?? '').then((id_token) =>
+          json({ access_token: randomBytes(8).toString('hex'), token_type: 'Bearer', expires_in: 300, id_token }),
+        );
       });
       return;
     }

@@ -31,7 +31,11 @@ export interface TestHub {
   running: RunningHub;
   newOrg(slug: string): Promise<TestOrg>;
   /** `path` is relative to /api/v1 unless it starts with "//" (then from the root). `template` names the described route. */
-  request(method: string, path: string, opts?: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string>; template?: string }): Promise<Reply>;
+  request(
+    method: string,
+    path: string,
+    opts?: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string>; template?: string },
+  ): Promise<Reply>;
   close(): Promise<void>;
 }
 
@@ -77,7 +81,10 @@ export async function startTestHub(kind: DatabaseKind, opts: Omit<HubOptions, 'd
       const parsed = type.includes('json') && text ? JSON.parse(text) : text;
       if (o.template) {
         const errors = await responseErrors(method, o.template, res.status, type, parsed);
-        if (errors.length) throw new Error(`${method} ${path} -> ${res.status} does not match the OpenAPI description: ${errors.join('; ')}\n${text.slice(0, 500)}`);
+        if (errors.length)
+          throw new Error(
+            `${method} ${path} -> ${res.status} does not match the OpenAPI description: ${errors.join('; ')}\n${text.slice(0, 500)}`,
+          );
       }
       return { status: res.status, headers: res.headers, body: parsed, text };
     },

@@ -15,7 +15,10 @@ export interface HubProcess {
 }
 
 export function startHubProcess(env: NodeJS.ProcessEnv, args: string[] = []): Promise<HubProcess> {
-  const child = spawn(process.execPath, [CLI, 'hub', ...(args.includes('--port') ? [] : ['--port', '0']), '--json', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'hub', ...(args.includes('--port') ? [] : ['--port', '0']), '--json', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += d));

@@ -24,7 +24,11 @@ export class OAuthClient {
   ) {}
 
   static async register(hub: string, name: string): Promise<OAuthClient> {
-    const reg = await fetch(`${hub}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: name }) });
+    const reg = await fetch(`${hub}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: name }),
+    });
     expect(reg.status).toBe(201);
     return new OAuthClient(hub, ((await reg.json()) as { client_id: string }).client_id);
   }
@@ -34,7 +38,11 @@ export class OAuthClient {
   }
 
   token(form: Record<string, string>): Promise<Response> {
-    return fetch(`${this.hub}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: this.id, ...form }).toString() });
+    return fetch(`${this.hub}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: this.id, ...form }).toString(),
+    });
   }
 
   refresh(refreshToken: string, extra: Record<string, string> = {}): Promise<Response> {

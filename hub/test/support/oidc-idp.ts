@@ -20,7 +20,9 @@ export interface OidcIdp {
   close(): Promise<void>;
 }
 
-export async function startOidcIdp(clients: Array<{ client_id: string; client_secret: string; redirect_uris: string[] }>): Promise<OidcIdp> {
+export async function startOidcIdp(
+  clients: Array<{ client_id: string; client_secret: string; redirect_uris: string[] }>,
+): Promise<OidcIdp> {
   const server: Server = createServer();
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -31,7 +33,12 @@ export async function startOidcIdp(clients: Array<{ client_id: string; client_se
     close: () => new Promise((done) => server.close(() => done())),
   };
   const provider = new Provider(issuer, {
-    clients: clients.map((c) => ({ ...c, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' })),
+    clients: clients.map((c) => ({
+      ...c,
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_post',
+    })),
     pkce: { required: () => true },
     features: { devInteractions: { enabled: false } },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
@@ -51,7 +58,9 @@ export async function startOidcIdp(clients: Array<{ client_id: string; client_se
         await provider.interactionFinished(req, res, { login: { accountId: idp.next.sub } }, { mergeWithLastSubmission: false });
         return;
       }
-      const grant = details.grantId ? (await provider.Grant.find(details.grantId))! : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string });
+      const grant = details.grantId
+        ? (await provider.Grant.find(details.grantId))!
+        : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string });
       grant.addOIDCScope(String(details.params.scope));
       await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
     })().catch((err) => {

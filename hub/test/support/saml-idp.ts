@@ -10,7 +10,17 @@ import { SignedXml } from 'xml-crypto';
 // AuthnRequest (HTTP-Redirect binding) and answers the auto-posting form a browser would submit
 // to the ACS; `mode` makes it lie in one way or another, for the attacks the SP must refuse.
 
-export type SamlMode = 'honest' | 'unsigned' | 'wrong-audience' | 'expired' | 'wrong-recipient' | 'wrong-issuer' | 'other-key' | 'wrapped' | 'unsolicited' | 'response-signed';
+export type SamlMode =
+  | 'honest'
+  | 'unsigned'
+  | 'wrong-audience'
+  | 'expired'
+  | 'wrong-recipient'
+  | 'wrong-issuer'
+  | 'other-key'
+  | 'wrapped'
+  | 'unsolicited'
+  | 'response-signed';
 
 export interface SamlIdp {
   url: string;
@@ -32,9 +42,17 @@ const OTHER_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
 const C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#';
 
 function sign(xml: string, element: 'Assertion' | 'Response', key: string): string {
-  const sig = new SignedXml({ privateKey: key, canonicalizationAlgorithm: C14N, signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256' });
+  const sig = new SignedXml({
+    privateKey: key,
+    canonicalizationAlgorithm: C14N,
+    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+  });
   const at = `/*[local-name(.)='Response']${element === 'Assertion' ? "/*[local-name(.)='Assertion']" : ''}`;
-  sig.addReference({ xpath: at, transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', C14N], digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256' });
+  sig.addReference({
+    xpath: at,
+    transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', C14N],
+    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+  });
   sig.computeSignature(xml, { location: { reference: `${at}/*[local-name(.)='Issuer']`, action: 'after' } });
   return sig.getSignedXml();
 }
@@ -109,6 +127,9 @@ function respond(idp: SamlIdp, to: { requestId: string; acs: string; audience: s
   // front; the genuinely signed assertion tucked inside it, where a careless verifier finds it.
   const original = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(signed)![0];
   const id = /ID="([^"]+)"/.exec(original)![1]!;
-  const evil = assertion('admin@acme.example', 'admin@acme.example', id).replace('</saml:Subject>', `</saml:Subject><saml:Advice>${original}</saml:Advice>`);
+  const evil = assertion('admin@acme.example', 'admin@acme.example', id).replace(
+    '</saml:Subject>',
+    `</saml:Subject><saml:Advice>${original}</saml:Advice>`,
+  );
   return signed.replace(original, evil);
 }

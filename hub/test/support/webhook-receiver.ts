@@ -38,11 +38,15 @@ export async function startReceiver(): Promise<Receiver> {
     received,
     secret: '',
     answer: () => 200,
-    accepted: (type) => received.filter((x) => typeof x.answered === 'number' && x.answered < 300 && (type === undefined || x.type === type)),
+    accepted: (type) =>
+      received.filter((x) => typeof x.answered === 'number' && x.answered < 300 && (type === undefined || x.type === type)),
     async until(test, ms = 10_000) {
       const deadline = Date.now() + ms;
       while (!test(received)) {
-        if (Date.now() > deadline) throw new Error(`the receiver did not get what the test waits for in ${ms} ms; it got: ${received.map((x) => `${x.type}:${x.answered}`).join(', ')}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `the receiver did not get what the test waits for in ${ms} ms; it got: ${received.map((x) => `${x.type}:${x.answered}`).join(', ')}`,
+          );
         await new Promise((done) => setTimeout(done, 25));
       }
     },
@@ -67,7 +71,14 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         standardOk = false;
       }
-      const entry: Received = { id: body.id, type: body.type, data: body.data, headers: req.headers, verified: svcOk && standardOk && req.headers['x-svc-event-id'] === body.id, answered: 200 };
+      const entry: Received = {
+        id: body.id,
+        type: body.type,
+        data: body.data,
+        headers: req.headers,
+        verified: svcOk && standardOk && req.headers['x-svc-event-id'] === body.id,
+        answered: 200,
+      };
       entry.answered = entry.verified ? r.answer(entry) : 401;
       received.push(entry);
       if (entry.answered === 'hang') {
