@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Database } from '../contracts.js';
 import { invalid } from '../../engine/errors.js';
 import { HubProblem } from '../http/problem.js';
+import { routeLabel } from '../observe/request-log.js';
 import { poolStats } from '../data/database.js';
 import { postingsCacheOf } from '../data/postings-cache.js';
 import { listOrgs } from '../data/organizations.js';
@@ -58,17 +59,6 @@ export function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const LAG_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400, 86400];
-
-/** A route label for requests no router matched: the surface they went to, never their path. */
-function surfaceOf(path: string): string {
-  if (path === '/api/v1' || path.startsWith('/api/v1/')) return '/api/v1/*';
-  if (path.startsWith('/scim/')) return '/scim/v2/*';
-  if (path === '/mcp' || path === '/sse' || path === '/messages') return path;
-  if (path.startsWith('/admin')) return '/admin/*';
-  if (path.startsWith('/me')) return '/me/*';
-  if (path.startsWith('/oauth')) return '/oauth/*';
-  return '(other)';
-}
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
@@ -328,8 +318,7 @@ export class HubMetrics {
       failed = true;
       throw err;
     } finally {
-      const route = (ctx as ParameterizedContext & { _matchedRoute?: unknown })._matchedRoute;
-      const label = typeof route === 'string' ? route : surfaceOf(ctx.path);
+      const label = routeLabel(ctx as ParameterizedContext & { _matchedRoute?: string | RegExp });
       const status = failed ? 500 : ctx.respond === false ? ctx.res.statusCode : ctx.status;
       this.requests.inc({ method: ctx.method, route: label, status: String(status) });
       this.latency.observe({ method: ctx.method, route: label }, (performance.now() - started) / 1000);
