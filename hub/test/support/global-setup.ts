@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../data/database.js';
 import { migrateHub } from '../../data/migrate.js';
 import { adminQuery, serverReachable, SERVER } from './pg-server.js';
+import { credentialsLogged } from './log-sweep.js';
 
 // Once per test run: one migrated PGlite data folder (a fresh PGlite initdb costs seconds, ~20 s
 // on a loaded machine) and one migrated PostgreSQL template database. Each hub test file then
@@ -16,12 +17,15 @@ declare module 'vitest' {
     /** Absent when the server is unreachable. */
     postgresTemplate?: string;
     postgresReachable: boolean;
+    /** Where the run's in-process test hubs write their logs (log-sweep.ts). */
+    hubLogDir: string;
   }
 }
 
 /** What one run prepares; both vitest projects (fast, slow) share it, and the last one out drops it. */
 interface Templates {
   pgliteTemplate: string;
+  logDir: string;
   template: string | undefined;
   reachable: boolean;
   users: number;
@@ -37,18 +41,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   shared.users += 1;
   project.provide('pgliteTemplate', shared.pgliteTemplate);
   project.provide('postgresReachable', shared.reachable);
+  project.provide('hubLogDir', shared.logDir);
   if (shared.template) project.provide('postgresTemplate', shared.template);
   return async () => {
     shared.users -= 1;
     if (shared.users > 0) return;
     delete holder[SHARED];
+    // The whole run's hub logs, swept for credentials before the folder goes.
+    const leaks = credentialsLogged(shared.logDir);
     await shared.teardown();
+    if (leaks.length > 0) throw new Error(`the test hubs logged credentials:\n${leaks.join('\n')}`);
   };
 }
 
 async function prepare(): Promise<Templates> {
   const root = mkdtempSync(join(tmpdir(), 'svc-hub-template-'));
   const pgliteTemplate = join(root, 'data');
+  const logDir = join(root, 'logs');
+  mkdirSync(logDir);
   const db = await openDatabase({ dataDir: pgliteTemplate });
   await migrateHub(db);
   await db.close();
@@ -85,5 +95,5 @@ async function prepare(): Promise<Templates> {
     process.off('SIGTERM', onSignal);
     await drop();
   };
-  return { pgliteTemplate, template, reachable, users: 0, teardown };
+  return { pgliteTemplate, logDir, template, reachable, users: 0, teardown };
 }

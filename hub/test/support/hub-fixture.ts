@@ -5,6 +5,8 @@ import { createUser, issueApiKey, createGroup, addMember } from '../../access/id
 import { responseErrors } from '../../openapi/spec.js';
 import type { Database, Org, Role } from '../../contracts.js';
 import { freshDatabase, type DatabaseKind, type TestDatabase } from './databases.js';
+import { logSink } from './log-sweep.js';
+import { inject } from 'vitest';
 
 // A hub on a loopback port over a fresh database, with helpers to make organizations, users and
 // keys, and a `request` that checks every answer against the OpenAPI description.
@@ -43,7 +45,12 @@ export async function startTestHub(kind: DatabaseKind, opts: Omit<HubOptions, 'd
   const database = await freshDatabase(kind);
   const db = database.db;
   // Tests make many unauthenticated calls from one address: the failure limit has a test of its own.
-  const running = await startHub({ db, log: () => undefined, ...opts, rateLimits: { authFailuresPerMinute: 10_000, ...opts.rateLimits } });
+  const running = await startHub({
+    db,
+    log: logSink(inject('hubLogDir')),
+    ...opts,
+    rateLimits: { authFailuresPerMinute: 10_000, ...opts.rateLimits },
+  });
   return {
     url: running.url,
     db,
