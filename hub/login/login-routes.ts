@@ -396,12 +396,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     page(
       ctx,
       'Sign-in link refused',
-      html`<p class="error" role="alert">${reason}.</p>
-        <p>
-          Ask an admin of ${org ? org.slug : 'your organization'} for a new link, or run
-          <code>svc hub login-link --org ${org ? org.slug : '<organization>'}</code> on the hub's machine.
-        </p>
-        <p><a href="/sign-in${org ? `?org=${encodeURIComponent(org.slug)}` : ''}">Other ways to sign in</a></p>`,
+      html`<p class="error" role="alert">${reason}.</p><p>Ask an admin of ${org ? org.slug : 'your organization'} for a new link, or run <code>svc hub login-link --org ${org ? org.slug : '<organization>'}</code> on the hub's machine.</p><p><a href="/sign-in${org ? `?org=${encodeURIComponent(org.slug)}` : ''}">Other ways to sign in</a></p>`,
       reason.startsWith('this sign-in link is not known') ? 404 : 410,
     );
   const landing = (role: string) => (role === 'admin' ? '/admin/' : '/me/');
@@ -417,13 +412,8 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     page(
       ctx,
       `Sign in to ${state.org.slug}`,
-      html`<section class="card">
-        <p>
-          This link signs this browser in as <strong>${state.user.name}</strong> (${state.user.role}) at <strong>${state.org.slug}</strong>.
-          It works once.
-        </p>
-        <form method="post" action="${linkPath(token)}"><button type="submit">Sign in as ${state.user.name}</button></form>
-      </section>`,
+      html`<section class="card"><p>This link signs this browser in as <strong>${state.user.name}</strong> (${state.user.role}) at <strong>${state.org.slug}</strong>. It works once.</p>
+<form method="post" action="${linkPath(token)}"><button type="submit">Sign in as ${state.user.name}</button></form></section>`,
     );
   });
 
@@ -460,9 +450,7 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     page(
       ctx,
       'Invitation refused',
-      html`<p class="error" role="alert">This invitation is unknown, already used or expired.</p>
-        <p>Ask the admin who invited you for a new one.</p>
-        <p><a href="/sign-in">Sign in</a></p>`,
+      html`<p class="error" role="alert">This invitation is unknown, already used or expired.</p><p>Ask the admin who invited you for a new one.</p><p><a href="/sign-in">Sign in</a></p>`,
       410,
     );
 
@@ -477,13 +465,9 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
     page(
       ctx,
       `Join ${inv.org.slug}`,
-      html`<section class="card">
-        <p>
-          You are invited to the team memory of <strong>${inv.org.slug}</strong> as <strong>${inv.user.name}</strong> (${inv.user.role}).
-        </p>
-        <p>Accepting signs this browser in and creates your first API key, shown once, for the <code>svc</code> command and your agents.</p>
-        <form method="post" action="/invite/${token}"><button type="submit">Accept and sign in</button></form>
-      </section>`,
+      html`<section class="card"><p>You are invited to the team memory of <strong>${inv.org.slug}</strong> as <strong>${inv.user.name}</strong> (${inv.user.role}).</p>
+<p>Accepting signs this browser in and creates your first API key, shown once, for the <code>svc</code> command and your agents.</p>
+<form method="post" action="/invite/${token}"><button type="submit">Accept and sign in</button></form></section>`,
     );
   });
 
@@ -526,9 +510,9 @@ export function registerLoginRoutes(router: Router, deps: LoginDeps): void {
       ctx,
       `Welcome to ${done.org.slug}, ${done.user.name}`,
       html`<p>This browser is signed in. Your first API key, for the <code>svc</code> command and your agents:</p>
-        <div class="warning" role="status">Copy your key now: it is shown only this once. The hub keeps only its hash.</div>
-        <p class="secret" id="new-secret">${done.key}</p>
-        <p><a href="/me/connect">Connect your agent with it</a> · <a href="${landing(done.user.role)}">Continue</a></p>`,
+<div class="warning" role="status">Copy your key now: it is shown only this once. The hub keeps only its hash.</div>
+<p class="secret" id="new-secret">${done.key}</p>
+<p><a href="/me/connect">Connect your agent with it</a> · <a href="${landing(done.user.role)}">Continue</a></p>`,
       201,
     );
   });

@@ -22,16 +22,10 @@ const FILTERS = ['actor', 'action', 'resource', 'from', 'to'] as const;
 
 export function auditRows(rows: AuditRow[]): Html[] {
   return rows.map(
-    (r) =>
-      html`<tr>
-        <td class="num">${r.seq}</td>
-        <td>${when(r.at)}</td>
-        <td>${r.actor}</td>
-        <td class="mono">${r.action}</td>
-        <td class="mono">${r.resource ?? ''}</td>
-        <td class="num"><span class="badge ${r.outcome < 400 ? 'ok' : 'bad'}">${r.outcome}</span></td>
-        <td class="mono">${Object.keys(r.details ?? {}).length ? JSON.stringify(r.details) : ''}</td>
-      </tr>`,
+    (
+      r,
+    ) => html`<tr><td class="num">${r.seq}</td><td>${when(r.at)}</td><td>${r.actor}</td><td class="mono">${r.action}</td><td class="mono">${r.resource ?? ''}</td>
+<td class="num"><span class="badge ${r.outcome < 400 ? 'ok' : 'bad'}">${r.outcome}</span></td><td class="mono">${Object.keys(r.details ?? {}).length ? JSON.stringify(r.details) : ''}</td></tr>`,
   );
 }
 
@@ -47,31 +41,16 @@ export const AUDIT_HEADERS: Array<string | [string, 'num']> = [
 
 function verificationBox(v: Verification): Html {
   if (v.first_bad) {
-    return html`<div class="error" role="alert">
-      <strong>The chain is broken at row ${v.first_bad.seq}:</strong> ${v.first_bad.problem}. Rows before it (${v.first_bad.seq - 1})
-      verify.
-    </div>`;
+    return html`<div class="error" role="alert"><strong>The chain is broken at row ${v.first_bad.seq}:</strong> ${v.first_bad.problem}. Rows before it (${v.first_bad.seq - 1}) verify.</div>`;
   }
   const notes: Html[] = [];
   for (const g of v.gaps)
     notes.push(html`<li>row ${g.seq} records ${g.lost} lost ${g.lost === 1 ? 'entry' : 'entries'} (${g.reason})</li>`);
   for (const w of v.unfinished)
     notes.push(
-      html`<li>
-        writer ${w.writer} (from row ${w.started_seq}) has recorded no stop: it is still running, or it crashed and reads queued there may
-        be missing
-      </li>`,
+      html`<li>writer ${w.writer} (from row ${w.started_seq}) has recorded no stop: it is still running, or it crashed and reads queued there may be missing</li>`,
     );
-  return html`<div class="notice" role="status">
-    <strong>The chain verifies:</strong> all ${v.rows} rows are signed and
-    linked.${
-      notes.length
-        ? html`<ul>
-            ${notes}
-          </ul>`
-        : null
-    }
-  </div>`;
+  return html`<div class="notice" role="status"><strong>The chain verifies:</strong> all ${v.rows} rows are signed and linked.${notes.length ? html`<ul>${notes}</ul>` : null}</div>`;
 }
 
 export function registerAuditPages(router: PageRouter, api: ApiClient): void {
@@ -93,13 +72,12 @@ export function registerAuditPages(router: PageRouter, api: ApiClient): void {
         notice(ctx),
         verificationBox(verification),
         html`<form class="filters" method="get" action="/admin/audit">
-          <label>Actor <input type="text" name="actor" value="${filters.actor ?? ''}" /></label>
-          <label>Action <input type="text" name="action" value="${filters.action ?? ''}" placeholder="POST /api/v1/engrams" /></label>
-          <label>Resource <input type="text" name="resource" value="${filters.resource ?? ''}" placeholder="engram:ENG-…" /></label>
-          <label>From (ISO 8601, UTC) <input type="text" name="from" value="${filters.from ?? ''}" placeholder="2026-01-31" /></label>
-          <label>To <input type="text" name="to" value="${filters.to ?? ''}" /></label>
-          <button type="submit">Filter</button> <a href="/admin/audit">Clear</a>
-        </form>`,
+<label>Actor <input type="text" name="actor" value="${filters.actor ?? ''}"></label>
+<label>Action <input type="text" name="action" value="${filters.action ?? ''}" placeholder="POST /api/v1/engrams"></label>
+<label>Resource <input type="text" name="resource" value="${filters.resource ?? ''}" placeholder="engram:ENG-…"></label>
+<label>From (ISO 8601, UTC) <input type="text" name="from" value="${filters.from ?? ''}" placeholder="2026-01-31"></label>
+<label>To <input type="text" name="to" value="${filters.to ?? ''}"></label>
+<button type="submit">Filter</button> <a href="/admin/audit">Clear</a></form>`,
         page.ok ? null : html`<p class="error" role="alert">${page.problem}</p>`,
         table(AUDIT_HEADERS, auditRows(rows), 'No audit rows match.'),
         page.ok && page.body.next_cursor

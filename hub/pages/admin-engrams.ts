@@ -42,46 +42,26 @@ interface Pack {
 }
 
 const counts = (title: string, m: Record<string, number>): Html =>
-  html`<section class="card">
-    <h2>${title}</h2>
-    ${
-      Object.keys(m).length
-        ? html`<table>
-            <tbody>
-              ${Object.entries(m)
-                .sort((a, b) => b[1] - a[1])
-                .map(
-                  ([k, n]) =>
-                    html`<tr>
-                      <th scope="row">${k}</th>
-                      <td class="num">${n}</td>
-                    </tr>`,
-                )}
-            </tbody>
-          </table>`
-        : html`<p class="empty">None yet.</p>`
-    }
-  </section>`;
+  html`<section class="card"><h2>${title}</h2>${
+    Object.keys(m).length
+      ? html`<table><tbody>${Object.entries(m)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, n]) => html`<tr><th scope="row">${k}</th><td class="num">${n}</td></tr>`)}</tbody></table>`
+      : html`<p class="empty">None yet.</p>`
+  }</section>`;
 
 const option = (value: string, selected: string | undefined, label = value): Html =>
-  html`<option value="${value}" ${value === selected ? html` selected` : null}>${label}</option>`;
+  html`<option value="${value}"${value === selected ? html` selected` : null}>${label}</option>`;
 
 /** A list of engrams as a table, each linking to its page under `base`. */
 export function engramTable(rows: Engram[], base: string, empty: string): Html {
   return table(
     ['Engram', 'Statement', 'Type', 'Scope', 'Status', 'Learned'],
     rows.map(
-      (e) =>
-        html`<tr>
-          <td class="mono">
-            <a href="${base}/${encodeURIComponent(e.id)}">${e.id}</a>${e.pinned ? html` <span class="badge">pinned</span>` : null}
-          </td>
-          <td>${e.statement}</td>
-          <td>${e.type}</td>
-          <td class="mono">${e.scope}</td>
-          <td>${e.status}</td>
-          <td>${when(e.temporal?.learned_at)}</td>
-        </tr>`,
+      (
+        e,
+      ) => html`<tr><td class="mono"><a href="${base}/${encodeURIComponent(e.id)}">${e.id}</a>${e.pinned ? html` <span class="badge">pinned</span>` : null}</td><td>${e.statement}</td><td>${e.type}</td>
+<td class="mono">${e.scope}</td><td>${e.status}</td><td>${when(e.temporal?.learned_at)}</td></tr>`,
     ),
     empty,
   );
@@ -90,13 +70,9 @@ export function engramTable(rows: Engram[], base: string, empty: string): Html {
 /** Every field of an engram: scalars as text, the rest as YAML. */
 export async function engramFields(e: Engram): Promise<Html> {
   const { stringify } = await import('yaml');
-  return html`<dl class="fields">
-    ${Object.entries(e).map(
-      ([k, v]) =>
-        html`<dt>${k}</dt>
-          <dd>${v !== null && typeof v === 'object' ? html`<pre>${stringify(v).trimEnd()}</pre>` : String(v)}</dd>`,
-    )}
-  </dl>`;
+  return html`<dl class="fields">${Object.entries(e).map(
+    ([k, v]) => html`<dt>${k}</dt><dd>${v !== null && typeof v === 'object' ? html`<pre>${stringify(v).trimEnd()}</pre>` : String(v)}</dd>`,
+  )}</dl>`;
 }
 
 export function historyTable(events: HistoryEvent[]): Html {
@@ -104,12 +80,7 @@ export function historyTable(events: HistoryEvent[]): Html {
     ['When', 'Change', 'Fields', 'Details'],
     events.map(
       (ev) =>
-        html`<tr>
-          <td>${when(ev.at)}</td>
-          <td>${ev.action}</td>
-          <td>${(ev.changed ?? []).join(', ')}</td>
-          <td class="mono">${ev.details && Object.keys(ev.details).length ? JSON.stringify(ev.details) : ''}</td>
-        </tr>`,
+        html`<tr><td>${when(ev.at)}</td><td>${ev.action}</td><td>${(ev.changed ?? []).join(', ')}</td><td class="mono">${ev.details && Object.keys(ev.details).length ? JSON.stringify(ev.details) : ''}</td></tr>`,
     ),
     'No recorded changes.',
   );
@@ -168,23 +139,10 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
       title: 'Overview',
       section: 'admin',
       body: [
-        html`<section class="card">
-          <dl class="fields">
-            <dt>Engrams</dt>
-            <dd>${ins.engrams}</dd>
-            <dt>Candidates to review</dt>
-            <dd>${ins.candidates}</dd>
-            <dt>Never used</dt>
-            <dd>${ins.never_used} <span class="muted">(live, never injected, hit or rated)</span></dd>
-            <dt>Stale</dt>
-            <dd>${ins.stale} <span class="muted">(not used in 90 days)</span></dd>
-            <dt>Feedback</dt>
-            <dd>${ins.feedback.positive} positive, ${ins.feedback.negative} negative, ${ins.feedback.neutral} neutral</dd>
-          </dl>
-        </section>`,
-        html`<div class="stats">
-          ${counts('By status', ins.by_status)}${counts('By type', ins.by_type)}${counts('By scope', ins.by_scope)}
-        </div>`,
+        html`<section class="card"><dl class="fields"><dt>Engrams</dt><dd>${ins.engrams}</dd><dt>Candidates to review</dt><dd>${ins.candidates}</dd>
+<dt>Never used</dt><dd>${ins.never_used} <span class="muted">(live, never injected, hit or rated)</span></dd><dt>Stale</dt><dd>${ins.stale} <span class="muted">(not used in 90 days)</span></dd>
+<dt>Feedback</dt><dd>${ins.feedback.positive} positive, ${ins.feedback.negative} negative, ${ins.feedback.neutral} neutral</dd></dl></section>`,
+        html`<div class="stats">${counts('By status', ins.by_status)}${counts('By type', ins.by_type)}${counts('By scope', ins.by_scope)}</div>`,
         html`<h2>Recent changes</h2>`,
         table(AUDIT_HEADERS, auditRows(recent.items), 'Nothing has changed yet.'),
         html`<p><a href="/admin/audit">The whole audit log</a> (reads and page views included)</p>`,
@@ -213,27 +171,11 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
       body: [
         notice(ctx),
         html`<form class="filters" method="get" action="/admin/engrams">
-          <label
-            >Scope
-            <select name="scope">
-              ${option('', f.scope, 'any')}${scopes.items.map((s) => option(s.scope, f.scope, `${s.scope} (${s.engrams})`))}
-            </select></label
-          >
-          <label
-            >Status
-            <select name="status">
-              ${option('', f.status, 'any')}${ENGRAM_STATUSES.map((s) => option(s, f.status))}
-            </select></label
-          >
-          <label
-            >Type
-            <select name="type">
-              ${option('', f.type, 'any')}${ENGRAM_TYPES.map((s) => option(s, f.type))}
-            </select></label
-          >
-          <label>Domain (exact) <input type="text" name="domain" value="${f.domain ?? ''}" /></label>
-          <button type="submit">List</button> <a href="/admin/engrams">Clear</a>
-        </form>`,
+<label>Scope <select name="scope">${option('', f.scope, 'any')}${scopes.items.map((s) => option(s.scope, f.scope, `${s.scope} (${s.engrams})`))}</select></label>
+<label>Status <select name="status">${option('', f.status, 'any')}${ENGRAM_STATUSES.map((s) => option(s, f.status))}</select></label>
+<label>Type <select name="type">${option('', f.type, 'any')}${ENGRAM_TYPES.map((s) => option(s, f.type))}</select></label>
+<label>Domain (exact) <input type="text" name="domain" value="${f.domain ?? ''}"></label>
+<button type="submit">List</button> <a href="/admin/engrams">Clear</a></form>`,
         page.ok ? null : errorBox(page.problem!),
         engramTable(page.ok ? page.body.items : [], '/admin/engrams', 'No engrams match these filters.'),
         page.ok && page.body.next_cursor
@@ -255,15 +197,8 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
       section: 'admin',
       body: [
         notice(ctx),
-        html`<p class="lead">${e.statement}</p>
-          <div class="actions">
-            ${e.status !== 'retired' ? html`<a href="${base}/retire">Retire…</a>` : null}${e.pinned ? html`<a href="${base}/unpin">Unpin…</a>` : html`<a href="${base}/pin">Pin…</a>`}<a
-              href="/admin/engrams"
-              >All engrams</a
-            >
-          </div>`,
-        html`<h2>Fields</h2>
-          <section class="card">${await engramFields(e)}</section>`,
+        html`<p class="lead">${e.statement}</p><div class="actions">${e.status !== 'retired' ? html`<a href="${base}/retire">Retire…</a>` : null}${e.pinned ? html`<a href="${base}/unpin">Unpin…</a>` : html`<a href="${base}/pin">Pin…</a>`}<a href="/admin/engrams">All engrams</a></div>`,
+        html`<h2>Fields</h2><section class="card">${await engramFields(e)}</section>`,
         html`<h2>History</h2>`,
         historyTable(history.items),
       ],
@@ -279,17 +214,8 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
     renderPage(ctx, {
       title: `${action.title} ${e.id}?`,
       section: 'admin',
-      body: html`<section class="card">
-        <p>${e.statement}</p>
-        <p>${action.question}</p>
-        <form method="post" action="/admin/engrams/${id}/${ctx.params.action}">
-          ${csrfField(ctx.state.viewer)}
-          <div class="actions">
-            <button type="submit" class="${ctx.params.action === 'retire' ? 'danger' : ''}">${action.title}</button
-            ><a href="/admin/engrams/${id}">Cancel</a>
-          </div>
-        </form>
-      </section>`,
+      body: html`<section class="card"><p>${e.statement}</p><p>${action.question}</p>
+<form method="post" action="/admin/engrams/${id}/${ctx.params.action}">${csrfField(ctx.state.viewer)}<div class="actions"><button type="submit" class="${ctx.params.action === 'retire' ? 'danger' : ''}">${action.title}</button><a href="/admin/engrams/${id}">Cancel</a></div></form></section>`,
     });
   });
 
@@ -312,45 +238,17 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
         table(
           ['Pack', 'Version', 'Creator', ['Engrams', 'num'], 'Installed', ''],
           packs.items.map(
-            (p) =>
-              html`<tr>
-                <td>
-                  ${p.name}${p.state === 'installing' ? html` <span class="badge bad">install interrupted</span>` : null}<br /><span
-                    class="muted"
-                    >${p.description}</span
-                  >
-                </td>
-                <td>${p.version}</td>
-                <td>${p.creator}</td>
-                <td class="num">${p.engram_count}</td>
-                <td>${when(p.installed_at)}</td>
-                <td>
-                  <form
-                    class="inline"
-                    method="post"
-                    action="/admin/packs/${encodeURIComponent(p.name)}/uninstall"
-                    data-confirm="Uninstall ${p.name}? Its engrams are removed from this organization."
-                  >
-                    ${csrfField(v)}<button type="submit" class="danger">Uninstall</button>
-                  </form>
-                </td>
-              </tr>`,
+            (
+              p,
+            ) => html`<tr><td>${p.name}${p.state === 'installing' ? html` <span class="badge bad">install interrupted</span>` : null}<br><span class="muted">${p.description}</span></td><td>${p.version}</td><td>${p.creator}</td><td class="num">${p.engram_count}</td><td>${when(p.installed_at)}</td>
+<td><form class="inline" method="post" action="/admin/packs/${encodeURIComponent(p.name)}/uninstall" data-confirm="Uninstall ${p.name}? Its engrams are removed from this organization.">${csrfField(v)}<button type="submit" class="danger">Uninstall</button></form></td></tr>`,
           ),
           'No packs installed.',
         ),
-        html`<section class="card">
-          <h2>Install a pack</h2>
-          <form class="stack" method="post" action="/admin/packs" enctype="multipart/form-data">
-            ${csrfField(v)}
-            <label
-              >Pack file (the JSON a pack export answers) <input type="file" name="pack" accept="application/json,.json" required
-            /></label>
-            <label class="check"
-              ><input type="checkbox" name="allow_untrusted" value="true" /> Install although nobody this hub trusts signed it</label
-            >
-            <div><button type="submit">Install</button></div>
-          </form>
-        </section>`,
+        html`<section class="card"><h2>Install a pack</h2><form class="stack" method="post" action="/admin/packs" enctype="multipart/form-data">${csrfField(v)}
+<label>Pack file (the JSON a pack export answers) <input type="file" name="pack" accept="application/json,.json" required></label>
+<label class="check"><input type="checkbox" name="allow_untrusted" value="true"> Install although nobody this hub trusts signed it</label>
+<div><button type="submit">Install</button></div></form></section>`,
       ],
     });
   });
@@ -375,10 +273,7 @@ export function registerEngramPages(router: PageRouter, api: ApiClient): void {
     renderPage(ctx, {
       title: `Pack ${r.body.name} ${r.body.action}`,
       section: 'admin',
-      body: html`<p class="notice" role="status">
-          Version ${r.body.version}: ${r.body.created.length} engrams created, ${r.body.updated.length} updated.
-        </p>
-        <p><a href="/admin/packs">Back to packs</a></p>`,
+      body: html`<p class="notice" role="status">Version ${r.body.version}: ${r.body.created.length} engrams created, ${r.body.updated.length} updated.</p><p><a href="/admin/packs">Back to packs</a></p>`,
     });
   });
 

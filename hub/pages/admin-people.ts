@@ -16,7 +16,7 @@ interface Page<T> {
 const ROLES = ['viewer', 'editor', 'admin'];
 
 const roleOptions = (selected: string): Html[] =>
-  ROLES.map((r) => html`<option value="${r}" ${r === selected ? html` selected` : null}>${r}</option>`);
+  ROLES.map((r) => html`<option value="${r}"${r === selected ? html` selected` : null}>${r}</option>`);
 
 /** Every item of a paged admin list (users, groups: an organization's worth, for pickers). */
 export async function everything<T>(ctx: PageCtx, api: ApiClient, path: string, max = 2000): Promise<T[]> {
@@ -33,46 +33,20 @@ export async function everything<T>(ctx: PageCtx, api: ApiClient, path: string, 
 function userRow(v: Viewer, u: User): Html {
   const self = u.id === v.userId;
   return html`<tr>
-    <td>${u.name}${self ? html` <span class="badge">you</span>` : null}</td>
-    <td>${u.email ?? ''}</td>
-    <td>${u.kind}</td>
-    <td>
-      <form class="inline" method="post" action="/admin/users/${u.id}">
-        ${csrfField(v)}<select name="role" aria-label="Role of ${u.name}">
-          ${roleOptions(u.role)}
-        </select>
-        <button type="submit" class="secondary">Change role</button>
-      </form>
-    </td>
-    <td>${u.active ? html`<span class="badge ok">active</span>` : html`<span class="badge bad">deactivated</span>`}</td>
-    <td>${when(u.created_at)}</td>
-    <td>
-      ${
-        self
-          ? html`<span class="muted">—</span>`
-          : html`<form
-              class="inline"
-              method="post"
-              action="/admin/users/${u.id}"
-              data-confirm="${u.active ? `Deactivate ${u.name}? Their keys and sessions stop working.` : `Reactivate ${u.name}?`}"
-            >
-              ${csrfField(v)}<input type="hidden" name="active" value="${u.active ? 'false' : 'true'}" /><button
-                type="submit"
-                class="${u.active ? 'danger' : 'secondary'}"
-              >
-                ${u.active ? 'Deactivate' : 'Reactivate'}
-              </button>
-            </form>`
-      }${
-        // A single-use sign-in link: shown for someone who never signed in, e-mailed to anyone else (login-links.ts).
-        u.kind === 'person' && u.active && !self
-          ? html` <form class="inline" method="post" action="/admin/users/${u.id}/login-link">
-              ${csrfField(v)}<button type="submit" class="secondary" aria-label="Sign-in link for ${u.name}">Sign-in link</button>
-            </form>`
-          : null
-      }
-    </td>
-  </tr>`;
+<td>${u.name}${self ? html` <span class="badge">you</span>` : null}</td><td>${u.email ?? ''}</td><td>${u.kind}</td>
+<td><form class="inline" method="post" action="/admin/users/${u.id}">${csrfField(v)}<select name="role" aria-label="Role of ${u.name}">${roleOptions(u.role)}</select> <button type="submit" class="secondary">Change role</button></form></td>
+<td>${u.active ? html`<span class="badge ok">active</span>` : html`<span class="badge bad">deactivated</span>`}</td>
+<td>${when(u.created_at)}</td>
+<td>${
+    self
+      ? html`<span class="muted">—</span>`
+      : html`<form class="inline" method="post" action="/admin/users/${u.id}" data-confirm="${u.active ? `Deactivate ${u.name}? Their keys and sessions stop working.` : `Reactivate ${u.name}?`}">${csrfField(v)}<input type="hidden" name="active" value="${u.active ? 'false' : 'true'}"><button type="submit" class="${u.active ? 'danger' : 'secondary'}">${u.active ? 'Deactivate' : 'Reactivate'}</button></form>`
+  }${
+    // A single-use sign-in link: shown for someone who never signed in, e-mailed to anyone else (login-links.ts).
+    u.kind === 'person' && u.active && !self
+      ? html` <form class="inline" method="post" action="/admin/users/${u.id}/login-link">${csrfField(v)}<button type="submit" class="secondary" aria-label="Sign-in link for ${u.name}">Sign-in link</button></form>`
+      : null
+  }</td></tr>`;
 }
 
 /** Groups as a tree: each under its parent, by path. */
@@ -83,15 +57,10 @@ function groupTree(groups: Group[]): Html {
   const level = (parent: string | null): Html | null => {
     const kids = (children.get(parent) ?? []).sort((a, b) => a.path.localeCompare(b.path));
     if (kids.length === 0) return null;
-    return html`<ul class="tree">
-      ${kids.map(
-        (g) =>
-          html`<li>
-            <a href="/admin/groups/${encodeURIComponent(g.id)}">${g.path.split('/').pop()}</a>
-            <span class="muted">${g.scope} · ${g.members} ${g.members === 1 ? 'member' : 'members'}</span>${level(g.id)}
-          </li>`,
-      )}
-    </ul>`;
+    return html`<ul class="tree">${kids.map(
+      (g) =>
+        html`<li><a href="/admin/groups/${encodeURIComponent(g.id)}">${g.path.split('/').pop()}</a> <span class="muted">${g.scope} · ${g.members} ${g.members === 1 ? 'member' : 'members'}</span>${level(g.id)}</li>`,
+    )}</ul>`;
   };
   // Roots: no parent, or a parent not in the list.
   const roots = groups.filter((g) => g.parent_id === null || !ids.has(g.parent_id));
@@ -119,57 +88,18 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
           'No users yet.',
         ),
         page.next_cursor ? html`<p class="pager"><a href="/admin/users${queryOf({ cursor: page.next_cursor })}">Next page</a></p>` : null,
-        html`<section class="card">
-          <h2>Invite a person</h2>
-          <form class="stack" method="post" action="/admin/users/invite">
-            ${csrfField(v)}
-            <label>E-mail <input type="email" name="email" required autocomplete="off" /></label>
-            <label
-              >Name (optional; default: from the address)
-              <input type="text" name="name" pattern="[a-z0-9][a-z0-9._\\-]{0,63}" autocomplete="off"
-            /></label>
-            <label
-              >Role
-              <select name="role">
-                ${roleOptions('editor')}
-              </select></label
-            >
-            <label
-              >Group (optional)
-              <select name="group">
-                <option value="">none</option>
-                ${groups.map((g) => html`<option value="${g.path}">${g.path}</option>`)}
-              </select></label
-            >
-            <div><button type="submit">Invite</button></div>
-          </form>
-          <p class="muted">
-            ${mail ? 'The invitation goes to their e-mail address.' : 'The hub sends no e-mail (no SMTP configured): you get the invitation link to pass on.'}
-            Opening it signs them in and gives them their first API key. People who sign in through a provider that creates users appear
-            here by themselves.
-          </p>
-        </section>`,
-        html`<section class="card">
-          <h2>Add a service account</h2>
-          <form class="stack" method="post" action="/admin/users">
-            ${csrfField(v)}<input type="hidden" name="kind" value="service" />
-            <label
-              >Name
-              <input type="text" name="name" required pattern="[a-z0-9][a-z0-9._\\-]{0,63}" autocomplete="off" placeholder="ci-pipeline"
-            /></label>
-            <label
-              >Role
-              <select name="role">
-                ${roleOptions('editor')}
-              </select></label
-            >
-            <div><button type="submit">Add service account</button></div>
-          </form>
-          <p class="muted">
-            For programs (CI, bots): issue its key on the <a href="/admin/api-keys">API keys</a> page. People are invited above and make
-            their own keys.
-          </p>
-        </section>`,
+        html`<section class="card"><h2>Invite a person</h2><form class="stack" method="post" action="/admin/users/invite">${csrfField(v)}
+<label>E-mail <input type="email" name="email" required autocomplete="off"></label>
+<label>Name (optional; default: from the address) <input type="text" name="name" pattern="[a-z0-9][a-z0-9._\\-]{0,63}" autocomplete="off"></label>
+<label>Role <select name="role">${roleOptions('editor')}</select></label>
+<label>Group (optional) <select name="group"><option value="">none</option>${groups.map((g) => html`<option value="${g.path}">${g.path}</option>`)}</select></label>
+<div><button type="submit">Invite</button></div></form>
+<p class="muted">${mail ? 'The invitation goes to their e-mail address.' : 'The hub sends no e-mail (no SMTP configured): you get the invitation link to pass on.'} Opening it signs them in and gives them their first API key. People who sign in through a provider that creates users appear here by themselves.</p></section>`,
+        html`<section class="card"><h2>Add a service account</h2><form class="stack" method="post" action="/admin/users">${csrfField(v)}<input type="hidden" name="kind" value="service">
+<label>Name <input type="text" name="name" required pattern="[a-z0-9][a-z0-9._\\-]{0,63}" autocomplete="off" placeholder="ci-pipeline"></label>
+<label>Role <select name="role">${roleOptions('editor')}</select></label>
+<div><button type="submit">Add service account</button></div></form>
+<p class="muted">For programs (CI, bots): issue its key on the <a href="/admin/api-keys">API keys</a> page. People are invited above and make their own keys.</p></section>`,
       ],
     });
   });
@@ -201,10 +131,7 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
         title: `Sign-in link for ${r.body.user.name}`,
         section: 'admin',
         status: 201,
-        body: html`<p class="notice" role="status">
-            A sign-in link was e-mailed to ${r.body.sent_to}. It works once, until ${when(r.body.expires_at)}.
-          </p>
-          <p><a href="/admin/users">Back to users</a></p>`,
+        body: html`<p class="notice" role="status">A sign-in link was e-mailed to ${r.body.sent_to}. It works once, until ${when(r.body.expires_at)}.</p><p><a href="/admin/users">Back to users</a></p>`,
       });
     }
     secretPage(ctx, {
@@ -235,10 +162,7 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
         title: `Invited ${r.body.user.name}`,
         section: 'admin',
         status: 201,
-        body: html`<p class="notice" role="status">
-            The invitation for ${who} was e-mailed to ${r.body.sent_to}. It works once, until ${when(r.body.expires_at)}.
-          </p>
-          <p><a href="/admin/users">Back to users</a></p>`,
+        body: html`<p class="notice" role="status">The invitation for ${who} was e-mailed to ${r.body.sent_to}. It works once, until ${when(r.body.expires_at)}.</p><p><a href="/admin/users">Back to users</a></p>`,
       });
     }
     secretPage(ctx, {
@@ -248,9 +172,7 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
       secret: `${ctx.protocol}://${ctx.host}${r.body.path}`,
       back: '/admin/users',
       backLabel: 'Back to users',
-      extra: html`<p>
-        Send it to ${who} yourself. It works once, until ${when(r.body.expires_at)}: it signs them in and shows their first API key.
-      </p>`,
+      extra: html`<p>Send it to ${who} yourself. It works once, until ${when(r.body.expires_at)}: it signs them in and shows their first API key.</p>`,
     });
   });
 
@@ -279,26 +201,10 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
         notice(ctx),
         groups.length
           ? html`<section class="card">${groupTree(groups)}</section>`
-          : html`<div class="card empty">
-              No groups yet. A group gives its members the scope <code>group:&lt;path&gt;</code> and its parents'.
-            </div>`,
-        html`<section class="card">
-          <h2>Create a group</h2>
-          <form class="stack" method="post" action="/admin/groups">
-            ${csrfField(v)}
-            <label
-              >Path
-              <input
-                type="text"
-                name="path"
-                required
-                placeholder="platform/payments"
-                pattern="[a-z0-9][a-z0-9_\\-]*(/[a-z0-9][a-z0-9_\\-]*)*"
-            /></label>
-            <div><button type="submit">Create group</button></div>
-          </form>
-          <p class="muted">A path with slashes nests the group under its parent, which must exist first.</p>
-        </section>`,
+          : html`<div class="card empty">No groups yet. A group gives its members the scope <code>group:&lt;path&gt;</code> and its parents'.</div>`,
+        html`<section class="card"><h2>Create a group</h2><form class="stack" method="post" action="/admin/groups">${csrfField(v)}
+<label>Path <input type="text" name="path" required placeholder="platform/payments" pattern="[a-z0-9][a-z0-9_\\-]*(/[a-z0-9][a-z0-9_\\-]*)*"></label>
+<div><button type="submit">Create group</button></div></form><p class="muted">A path with slashes nests the group under its parent, which must exist first.</p></section>`,
       ],
     });
   });
@@ -324,46 +230,21 @@ export function registerPeoplePages(router: PageRouter, api: ApiClient): void {
       section: 'admin',
       body: [
         notice(ctx),
-        html`<p>
-          Members read scope <code>${group.scope}</code> (and its parents'); read-only members do not write it.
-          <a href="/admin/groups">All groups</a>
-        </p>`,
+        html`<p>Members read scope <code>${group.scope}</code> (and its parents'); read-only members do not write it. <a href="/admin/groups">All groups</a></p>`,
         table(
           ['Member', 'Role', 'Access', ''],
           members.items.map(
-            (m) =>
-              html`<tr>
-                <td>${m.name}${m.active ? null : html` <span class="badge bad">deactivated</span>`}</td>
-                <td>${m.role}</td>
-                <td>${m.read_only ? 'read only' : 'read and write'}</td>
-                <td>
-                  <form
-                    class="inline"
-                    method="post"
-                    action="${back}/members/${encodeURIComponent(m.user_id)}/remove"
-                    data-confirm="Remove ${m.name} from ${group.path}?"
-                  >
-                    ${csrfField(v)}<button type="submit" class="danger">Remove</button>
-                  </form>
-                </td>
-              </tr>`,
+            (
+              m,
+            ) => html`<tr><td>${m.name}${m.active ? null : html` <span class="badge bad">deactivated</span>`}</td><td>${m.role}</td><td>${m.read_only ? 'read only' : 'read and write'}</td>
+<td><form class="inline" method="post" action="${back}/members/${encodeURIComponent(m.user_id)}/remove" data-confirm="Remove ${m.name} from ${group.path}?">${csrfField(v)}<button type="submit" class="danger">Remove</button></form></td></tr>`,
           ),
           'This group has no members yet.',
         ),
-        html`<section class="card">
-          <h2>Add a member</h2>
-          <form class="stack" method="post" action="${back}/members">
-            ${csrfField(v)}
-            <label
-              >User
-              <select name="user_id" required>
-                ${users.filter((u) => u.active && !memberIds.has(u.id)).map((u) => html`<option value="${u.id}">${u.name}</option>`)}
-              </select></label
-            >
-            <label class="check"><input type="checkbox" name="read_only" value="true" /> Read only</label>
-            <div><button type="submit">Add member</button></div>
-          </form>
-        </section>`,
+        html`<section class="card"><h2>Add a member</h2><form class="stack" method="post" action="${back}/members">${csrfField(v)}
+<label>User <select name="user_id" required>${users.filter((u) => u.active && !memberIds.has(u.id)).map((u) => html`<option value="${u.id}">${u.name}</option>`)}</select></label>
+<label class="check"><input type="checkbox" name="read_only" value="true"> Read only</label>
+<div><button type="submit">Add member</button></div></form></section>`,
       ],
     });
   });

@@ -42,32 +42,19 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
       title: `Signed in as ${v.name}`,
       section: 'me',
       body: [
-        html`<section class="card">
-          <dl class="fields">
-            <dt>Organization</dt>
-            <dd>${v.org.slug}</dd>
-            <dt>Role</dt>
-            <dd>
-              ${v.role}${
-                v.role === 'viewer'
-                  ? html` <span class="muted">(reads only)</span>`
-                  : v.role === 'admin'
-                    ? html` <span class="muted">(<a href="/admin/">admin pages</a>)</span>`
-                    : null
-              }
-            </dd>
-          </dl>
-        </section>`,
+        html`<section class="card"><dl class="fields"><dt>Organization</dt><dd>${v.org.slug}</dd><dt>Role</dt><dd>${v.role}${
+          v.role === 'viewer'
+            ? html` <span class="muted">(reads only)</span>`
+            : v.role === 'admin'
+              ? html` <span class="muted">(<a href="/admin/">admin pages</a>)</span>`
+              : null
+        }</dd></dl></section>`,
         html`<h2>Scopes I can read</h2>`,
         table(
           ['Scope', 'Access', ['Engrams', 'num']],
           scopes.items.map(
             (s) =>
-              html`<tr>
-                <td class="mono">${s.scope}</td>
-                <td>${s.writable ? 'read and write' : 'read only'}</td>
-                <td class="num">${s.engrams}</td>
-              </tr>`,
+              html`<tr><td class="mono">${s.scope}</td><td>${s.writable ? 'read and write' : 'read only'}</td><td class="num">${s.engrams}</td></tr>`,
           ),
           'No scopes: ask an admin to add you to a group.',
         ),
@@ -111,19 +98,10 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
           'You have no API keys yet.',
         ),
         keys.next_cursor ? html`<p class="pager"><a href="/me/api-keys${queryOf({ cursor: keys.next_cursor })}">Next page</a></p>` : null,
-        html`<section class="card">
-          <h2>Create a key</h2>
-          <form class="stack" method="post" action="/me/api-keys">
-            ${csrfField(v)}
-            <label>Name <input type="text" name="name" required maxlength="100" placeholder="laptop" /></label>
-            <div><button type="submit">Create key</button></div>
-          </form>
-        </section>`,
-        html`<h2>MCP clients I connected</h2>
-          <p>
-            Clients you let in by signing in from them. Each uses your memory as you may (read, or read and write) through MCP only; revoke
-            the ones you no longer use.
-          </p>`,
+        html`<section class="card"><h2>Create a key</h2><form class="stack" method="post" action="/me/api-keys">${csrfField(v)}
+<label>Name <input type="text" name="name" required maxlength="100" placeholder="laptop"></label>
+<div><button type="submit">Create key</button></div></form></section>`,
+        html`<h2>MCP clients I connected</h2><p>Clients you let in by signing in from them. Each uses your memory as you may (read, or read and write) through MCP only; revoke the ones you no longer use.</p>`,
         grantTable(v, grants.items, false, '/me/grants'),
       ],
     });
@@ -161,9 +139,7 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
       title: 'My engrams',
       section: 'me',
       body: [
-        html`<p>
-          What you have learned in your own scope <code>user:${v.name}</code>. Team scopes are on <a href="/me/">your scopes</a>.
-        </p>`,
+        html`<p>What you have learned in your own scope <code>user:${v.name}</code>. Team scopes are on <a href="/me/">your scopes</a>.</p>`,
         engramTable(
           page.items,
           '/me/engrams',
@@ -184,10 +160,7 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
       title: e.id,
       section: 'me',
       body: [
-        html`<p>${e.statement}</p>
-          <h2>Fields</h2>
-          <section class="card">${await engramFields(e)}</section>
-          <h2>History</h2>`,
+        html`<p>${e.statement}</p><h2>Fields</h2><section class="card">${await engramFields(e)}</section><h2>History</h2>`,
         historyTable(history.items),
         html`<p><a href="/me/engrams">My engrams</a></p>`,
       ],
@@ -202,15 +175,10 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
       body: table(
         ['Started', 'Ended', 'Agent', 'Task', 'Scope', ['Engrams', 'num']],
         sessions.items.map(
-          (s) =>
-            html`<tr>
-              <td>${when(s.started_at)}</td>
-              <td>${s.ended_at ? when(s.ended_at) : html`<span class="badge">open</span>`}</td>
-              <td>${s.agent ?? ''}</td>
-              <td>${s.task ?? ''}${s.summary ? html`<br /><span class="muted">${s.summary}</span>` : null}</td>
-              <td class="mono">${s.scope ?? ''}</td>
-              <td class="num">${s.engram_ids.length}</td>
-            </tr>`,
+          (
+            s,
+          ) => html`<tr><td>${when(s.started_at)}</td><td>${s.ended_at ? when(s.ended_at) : html`<span class="badge">open</span>`}</td><td>${s.agent ?? ''}</td><td>${s.task ?? ''}${s.summary ? html`<br><span class="muted">${s.summary}</span>` : null}</td>
+<td class="mono">${s.scope ?? ''}</td><td class="num">${s.engram_ids.length}</td></tr>`,
         ),
         'No sessions yet: an agent starts one when it begins a task.',
       ),
@@ -223,20 +191,16 @@ export function registerMePages(router: PageRouter, { api, db, config, audit }: 
       title: 'Connect your agent',
       section: 'me',
       body: html`<p>You need an API key: <a href="/me/api-keys">create one</a> and put it where <code>svc_sk_…</code> stands below.</p>
-        <h2>The svc command (local engine, team writes pushed here)</h2>
-        <pre tabindex="0">
-svc init
+<h2>The svc command (local engine, team writes pushed here)</h2>
+<pre tabindex="0">svc init
 svc init-remote --url ${origin} --token svc_sk_…
 svc init-remote --verify</pre>
-        <h2>Claude Code, straight to this hub over MCP</h2>
-        <pre tabindex="0">claude mcp add --transport http svc-team ${origin}/mcp</pre>
-        <p>Claude Code signs you in through this hub in your browser the first time. With a key instead:</p>
-        <pre tabindex="0">claude mcp add --transport http svc-team ${origin}/mcp --header "Authorization: Bearer svc_sk_…"</pre>
-        <h2>Any other MCP client</h2>
-        <p>
-          Streamable HTTP at <code>${origin}/mcp</code>; the older SSE transport at <code>${origin}/sse</code>. REST:
-          <code>${origin}/api/v1/</code> (<a href="/api/v1/openapi.yaml">OpenAPI description</a>).
-        </p>`,
+<h2>Claude Code, straight to this hub over MCP</h2>
+<pre tabindex="0">claude mcp add --transport http svc-team ${origin}/mcp</pre>
+<p>Claude Code signs you in through this hub in your browser the first time. With a key instead:</p>
+<pre tabindex="0">claude mcp add --transport http svc-team ${origin}/mcp --header "Authorization: Bearer svc_sk_…"</pre>
+<h2>Any other MCP client</h2>
+<p>Streamable HTTP at <code>${origin}/mcp</code>; the older SSE transport at <code>${origin}/sse</code>. REST: <code>${origin}/api/v1/</code> (<a href="/api/v1/openapi.yaml">OpenAPI description</a>).</p>`,
     });
   });
 

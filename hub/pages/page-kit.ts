@@ -78,46 +78,27 @@ export function renderPage(ctx: PageCtx, o: PageOptions): void {
   const other =
     viewer?.role === 'admin' ? (o.section === 'admin' ? html`<a href="/me/">My portal</a>` : html`<a href="/admin/">Admin</a>`) : null;
   const top = viewer
-    ? html`<header class="top">
-          <a class="brand" href="${o.section === 'admin' ? '/admin/' : '/me/'}">svc hub</a><span>${viewer.org.slug}</span>${other}
-          <div class="who">
-            <span>${viewer.name} <span class="badge">${viewer.role}</span></span
-            >${
-              viewer.csrf
-                ? html`<form method="post" action="/me/sign-out">${csrfField(viewer)}<button type="submit">Sign out</button></form>`
-                : null
-            }
-          </div>
-        </header>
-        <nav class="sections" aria-label="Sections">
-          ${nav.map(([href, label]) => html`<a href="${href}" ${current(ctx.path, href) ? html` aria-current="page"` : null}>${label}</a>`)}
-        </nav>`
+    ? html`<header class="top"><a class="brand" href="${o.section === 'admin' ? '/admin/' : '/me/'}">svc hub</a><span>${viewer.org.slug}</span>${other}
+<div class="who"><span>${viewer.name} <span class="badge">${viewer.role}</span></span>${
+        viewer.csrf
+          ? html`<form method="post" action="/me/sign-out">${csrfField(viewer)}<button type="submit">Sign out</button></form>`
+          : null
+      }</div></header>
+<nav class="sections" aria-label="Sections">${nav.map(([href, label]) => html`<a href="${href}"${current(ctx.path, href) ? html` aria-current="page"` : null}>${label}</a>`)}</nav>`
     : html`<header class="top"><span class="brand">svc hub</span></header>`;
   securityHeaders(ctx);
   ctx.status = o.status ?? 200;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${o.title} · svc hub</title>
-        <link rel="icon" href="/assets/svc.svg" type="image/svg+xml" />
-        <link rel="stylesheet" href="/assets/svc.css" />
-        <script src="/assets/svc.js" defer></script>
-      </head>
-      <body>
-        ${top}
-        <main id="main">
-          <h1>${o.title}</h1>
-          ${o.body}
-        </main>
-      </body>
-    </html> `.text;
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${o.title} · svc hub</title><link rel="icon" href="/assets/svc.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/svc.css"><script src="/assets/svc.js" defer></script></head>
+<body>${top}<main id="main"><h1>${o.title}</h1>
+${o.body}
+</main></body></html>
+`.text;
 }
 
-export const csrfField = (viewer: Viewer): Html =>
-  viewer.csrf ? html`<input type="hidden" name="_csrf" value="${viewer.csrf}" />` : html``;
+export const csrfField = (viewer: Viewer): Html => (viewer.csrf ? html`<input type="hidden" name="_csrf" value="${viewer.csrf}">` : html``);
 
 /** A date as UTC text the script turns into the viewer's local time. */
 export function when(iso: string | null | undefined): Html {
@@ -137,25 +118,9 @@ export function table(headers: Array<string | [string, 'num']>, rows: Html[], em
       .filter(Boolean)
       .join(', ');
   // Focusable, so a keyboard can scroll a wide table sideways on a narrow screen.
-  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${label}">
-    <table>
-      ${
-        caption
-          ? html`<caption class="muted">
-              ${caption}
-            </caption>`
-          : null
-      }
-      <thead>
-        <tr>
-          ${headers.map((h) => (typeof h === 'string' ? html`<th scope="col">${h}</th>` : html`<th scope="col" class="num">${h[0]}</th>`))}
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${label}"><table>${caption ? html`<caption class="muted">${caption}</caption>` : null}<thead><tr>${headers.map(
+    (h) => (typeof h === 'string' ? html`<th scope="col">${h}</th>` : html`<th scope="col" class="num">${h[0]}</th>`),
+  )}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 /** Notices after an action, by code (a redirect carries the code, never the text). */
