@@ -37,8 +37,8 @@ import { registerSignInPage } from './pages/sign-in-page.js';
 import { registerAssetRoutes } from './pages/assets.js';
 import { HubMetrics, metricsToken } from './monitor/metrics.js';
 import { Readiness } from './monitor/ready.js';
-import { createLogger, errorFields, type HubLogger } from './observe/logger.js';
-import { requestIdOf, requestLog, routeLabel } from './observe/request-log.js';
+import { createLogger, type HubLogger } from './observe/logger.js';
+import { logInternalError, requestIdOf, requestLog } from './observe/request-log.js';
 
 // The hub's Koa application. Order of the middleware, outermost first:
 //   the request's id and its access line (hub/observe/request-log.ts);
@@ -149,11 +149,7 @@ export async function createHub(opts: HubOptions): Promise<Hub> {
         throw new HubProblem(501, 'not-implemented', 'Not implemented', `${ctx.method} is not a method this API uses`);
     } catch (err) {
       const problem = toProblem(fromKoaError(err));
-      if (problem.status >= 500) {
-        const route = routeLabel(ctx);
-        const fields = { event: 'internal_error', request_id: requestIdOf(ctx), method: ctx.method, route, ...errorFields(err, true) };
-        log.error(fields, `internal error on ${ctx.method} ${route}`);
-      }
+      if (problem.status >= 500) logInternalError(log, ctx, err);
       ctx.status = problem.status;
       for (const [k, v] of Object.entries(problem.headers ?? {})) ctx.set(k, v);
       ctx.type = PROBLEM_CONTENT_TYPE;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
-import type { HubLogger } from './logger.js';
+import { errorFields, type HubLogger } from './logger.js';
 
 // The outermost middleware: the request's id, and its one access line when the answer is done.
 //
@@ -55,6 +55,19 @@ function actorOf(state: Record<string, unknown> | undefined): { org?: string; ac
   const c = state?.caller as { org?: { slug?: string }; tokenId?: string } | undefined;
   if (c?.org) return { org: c.org.slug, actor: c.tokenId ? `scim:${c.tokenId}` : undefined };
   return {};
+}
+
+/** The line of an answer the hub failed to give (5xx): the error's first line and stack, with the request's id and route. */
+export function logInternalError(
+  log: HubLogger,
+  ctx: { req: IncomingMessage; method: string; _matchedRoute?: string | RegExp; path: string },
+  err: unknown,
+): void {
+  const route = routeLabel(ctx);
+  log.error(
+    { event: 'internal_error', request_id: requestIdOf(ctx), method: ctx.method, route, ...errorFields(err, true) },
+    `internal error on ${ctx.method} ${route}`,
+  );
 }
 
 export function requestLog(log: HubLogger): Middleware {

@@ -6,8 +6,8 @@ import type { Gatekeeper } from '../http/gatekeeper.js';
 import { hubOrigin } from '../http/hub-origin.js';
 import { HubProblem, toProblem } from '../http/problem.js';
 import { readLimited } from '../http/request-input.js';
-import { errorFields, type HubLogger } from '../observe/logger.js';
-import { requestIdOf, routeLabel } from '../observe/request-log.js';
+import type { HubLogger } from '../observe/logger.js';
+import { logInternalError } from '../observe/request-log.js';
 import { cookieOptions } from '../login/browser-kit.js';
 import { mintToken, sessionFromCookie, SESSION_COOKIE, type BrowserSession } from '../login/login-sessions.js';
 import { ApiFailure } from './api-call.js';
@@ -146,17 +146,7 @@ export function browserGate({ db, config, gatekeeper, log }: GateDeps) {
       const status = err instanceof ApiFailure ? err.status : toProblem(err).status;
       if (status === 401 && ctx.method === 'GET') return ctx.redirect(`/sign-in?return_to=${encodeURIComponent(ctx.originalUrl)}`);
       const internal = status >= 500 && !(err instanceof ApiFailure);
-      if (internal)
-        log.error(
-          {
-            event: 'internal_error',
-            request_id: requestIdOf(ctx),
-            method: ctx.method,
-            route: routeLabel(ctx),
-            ...errorFields(err, true),
-          },
-          `internal error on ${ctx.method} ${routeLabel(ctx)}`,
-        );
+      if (internal) logInternalError(log, ctx, err);
       const message = internal
         ? 'the hub could not show this page (the error is in its log)'
         : err instanceof ApiFailure

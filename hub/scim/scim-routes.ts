@@ -24,8 +24,7 @@ import { scimCaller, type ScimCaller } from './scim-tokens.js';
 import { createScimUser, deleteScimUser, getUser, listUsers, patchScimUser, replaceScimUser } from './scim-users.js';
 import { createScimGroup, deleteScimGroup, getGroup, listGroups, patchScimGroup, replaceScimGroup } from './scim-groups.js';
 import { hubOrigin } from '../http/hub-origin.js';
-import { errorFields } from '../observe/logger.js';
-import { requestIdOf, routeLabel } from '../observe/request-log.js';
+import { logInternalError } from '../observe/request-log.js';
 
 // The SCIM 2.0 surface, /scim/v2 (RFC 7644), outside the /api/v1 gate: it takes SCIM tokens
 // only, and answers SCIM error bodies, never problem documents. Like REST, it refuses an address
@@ -263,17 +262,7 @@ export function scimSurface(gate: Gatekeeper): Middleware<HubState> {
       await serve(scim);
     } catch (err) {
       const e = toScimError(err);
-      if (e.status >= 500)
-        log.error(
-          {
-            event: 'internal_error',
-            request_id: requestIdOf(ctx),
-            method: ctx.method,
-            route: routeLabel(ctx),
-            ...errorFields(err, true),
-          },
-          `internal error on ${ctx.method} ${routeLabel(ctx)}`,
-        );
+      if (e.status >= 500) logInternalError(log, ctx, err);
       for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
       send(ctx, e.status, errorBody(e));
     }
