@@ -1,4 +1,4 @@
-import type { EngramDoc } from './model/engram-schema.js';
+import type { EngramDoc } from './model/engram-types.js';
 import type { IdKind } from './model/ids.js';
 import type { Embedder, EmbedderState } from './embed/embedder.js';
 import type { EngramEvent, Episode, EventFilter, EventNote, Session, TimelineFilter } from './model/records.js';

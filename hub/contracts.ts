@@ -1,5 +1,5 @@
 import type { EmbedderProvider, EngramBackend } from '../engine/backend.js';
-import type { EngramDoc } from '../engine/model/engram-schema.js';
+import type { EngramDoc } from '../engine/model/engram-types.js';
 import type { EngramEvent, Session } from '../engine/model/records.js';
 import type { RerankSetting } from '../engine/rerank/reranker.js';
 

@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../engine/model/engram-schema.js';
+import type { EngramDoc } from '../engine/model/engram-types.js';
 
 // How engrams appear in text output (JSON shapes are in engine/ops/result-json.ts).
 

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { ANCHOR_RELEVANCES, ENGRAM_STATUSES, ENGRAM_TYPES, VISIBILITIES } from '../model/engram-schema.js';
+import { ANCHOR_RELEVANCES, ENGRAM_STATUSES, ENGRAM_TYPES, VISIBILITIES } from '../model/engram-types.js';
 import { checkScope } from '../model/scope.js';
 import { FEEDBACK_SIGNALS } from '../ops/feedback.js';
 import { MAX_STATEMENT_CHARS } from '../ops/edit.js';

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { z } from 'zod/v4';
 import { SvcError } from '../errors.js';
-import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
+import type { DualCoding, KnowledgeAnchor } from '../model/engram-types.js';
 import { learn, type LearnResult } from '../ops/learn.js';
 import { DEFAULT_RECALL_LIMIT, recall } from '../ops/recall.js';
 import { inject } from '../ops/inject.js';

@@ -3,7 +3,7 @@ import { capture, DEFAULT_TIMELINE_LIMIT, episodeToEngram, timeline } from '../o
 import { endSession, sessionScope, startSession } from '../ops/sessions.js';
 import { history, receipts } from '../ops/history.js';
 import { DEFAULT_INJECT_BUDGET, MAX_INJECT_BUDGET, MIN_INJECT_BUDGET } from '../ops/inject-budget.js';
-import type { DualCoding, KnowledgeAnchor } from '../model/engram-schema.js';
+import type { DualCoding, KnowledgeAnchor } from '../model/engram-types.js';
 import * as f from './fields.js';
 import { learnSummary } from '../ops/result-json.js';
 import { opContext, teamOf } from './tool-helpers.js';

@@ -1,4 +1,4 @@
-import type { EngramDoc } from './engram-schema.js';
+import type { EngramDoc } from './engram-types.js';
 
 // ACT-R style activation. Base-level learning: an item used n times, last `t` hours ago, has
 // activation B = ln(n + 1) - d * ln(t), with decay d = 0.5 (ACT-R's default). Storage strength

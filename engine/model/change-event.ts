@@ -1,4 +1,4 @@
-import type { EngramDoc } from './engram-schema.js';
+import type { EngramDoc } from './engram-types.js';
 import type { EngramEvent, EngramEventAction, EventNote } from './records.js';
 
 // Every backend records the same history for a write: this decides what the event says.

@@ -1,7 +1,7 @@
 // The engram data model (spec contract, schema version 2) as JSON Schema draft 2020-12. The
 // schema is the one source of truth: validate-engram.ts validates against it and fills defaults
 // from its `default` keywords. Its enums and the matching TypeScript types live in
-// engram-types.ts (re-exported here, where most callers import them from).
+// engram-types.ts.
 
 import {
   ENGRAM_STATUSES,
@@ -19,59 +19,6 @@ import {
   POLARITIES,
   COMMITMENTS,
   RELATION_KINDS,
-} from './engram-types.js';
-export {
-  ENGRAM_STATUSES,
-  ENGRAM_TYPES,
-  VISIBILITIES,
-  MEMORY_CLASSES,
-  COGNITIVE_LEVELS,
-  ASSOCIATION_TARGET_TYPES,
-  ASSOCIATION_TYPES,
-  ANCHOR_RELEVANCES,
-  ENTITY_TYPES,
-  INSIGHT_OPERATIONS,
-  INSIGHT_GROUNDINGS,
-  INSIGHT_FATES,
-  POLARITIES,
-  COMMITMENTS,
-  RELATION_KINDS,
-} from './engram-types.js';
-export type {
-  EngramStatus,
-  EngramType,
-  Visibility,
-  MemoryClass,
-  CognitiveLevel,
-  AssociationTargetType,
-  AssociationType,
-  AnchorRelevance,
-  EntityType,
-  InsightOperation,
-  InsightGrounding,
-  InsightFate,
-  Polarity,
-  Commitment,
-  RelationKind,
-  KnowledgeType,
-  Activation,
-  Relations,
-  Association,
-  KnowledgeAnchor,
-  DualCoding,
-  Provenance,
-  FeedbackSignals,
-  Entity,
-  Temporal,
-  Usage,
-  Episodic,
-  Exchange,
-  Serendipity,
-  Insight,
-  EngramSource,
-  PreviousVersionRef,
-  Engram,
-  EngramDoc,
 } from './engram-types.js';
 
 export const ENGRAM_ID_PATTERN = '^(ENG|ABS|META)-[A-Za-z0-9-]+$';

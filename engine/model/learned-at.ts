@@ -1,4 +1,4 @@
-import type { EngramDoc } from './engram-schema.js';
+import type { EngramDoc } from './engram-types.js';
 
 // When an engram was learned: its temporal.learned_at, else when its first source was stored
 // (engrams written by older versions, or by hand, may lack the first). One rule for lists that

@@ -1,4 +1,4 @@
-import type { EngramDoc, Polarity } from './engram-schema.js';
+import type { EngramDoc, Polarity } from './engram-types.js';
 
 // Whether a statement tells the agent to do something or forbids it. Learn stores it when the
 // wording is clear; inject files prohibitions under CONSTRAINTS.

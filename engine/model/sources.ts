@@ -1,4 +1,4 @@
-import type { EngramDoc } from './engram-schema.js';
+import type { EngramDoc } from './engram-types.js';
 import { byCodeUnit } from '../text.js';
 
 // `sources` records each write of an engram. It stays bounded: the first write and the newest

@@ -3,7 +3,8 @@
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
 import { requireWithCodeCache } from '../code-cache.js';
-import { engramJsonSchema, PATTERN_HINTS, type EngramDoc } from './engram-schema.js';
+import { engramJsonSchema, PATTERN_HINTS } from './engram-schema.js';
+import { type EngramDoc } from './engram-types.js';
 
 export type EngramValidation = { ok: true; engram: EngramDoc } | { ok: false; errors: string[] };
 

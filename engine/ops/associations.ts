@@ -1,5 +1,5 @@
 import type { EngramStore, RecordLog } from '../backend.js';
-import type { Association, AssociationType, EngramDoc } from '../model/engram-schema.js';
+import type { Association, AssociationType, EngramDoc } from '../model/engram-types.js';
 import { round } from '../text.js';
 
 // Associations (the spec's engram model): weighted links between engrams that recall spreads

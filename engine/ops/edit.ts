@@ -1,5 +1,5 @@
 import type { EngramStore } from '../backend.js';
-import type { Commitment, EngramDoc, EngramType, Visibility } from '../model/engram-schema.js';
+import type { Commitment, EngramDoc, EngramType, Visibility } from '../model/engram-types.js';
 import { contentHash } from '../model/content-hash.js';
 import { detectPolarity } from '../model/polarity.js';
 import { invalid, notFound } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { EngramStore, SearchIndex } from '../backend.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { looksLikeId } from '../model/ids.js';
 import { notFound, SvcError } from '../errors.js';
 import type { OpContext } from './context.js';

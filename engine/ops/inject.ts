@@ -1,5 +1,5 @@
 import type { EngramStore, SearchIndex } from '../backend.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { polarityOf } from '../model/polarity.js';
 import { recall, type RecallResult, type RecallSources, type TeamSource } from './recall.js';

@@ -1,5 +1,5 @@
 import type { EngramStore, SearchIndex } from '../backend.js';
-import type { DualCoding, EngramDoc, EngramType, KnowledgeAnchor, Visibility } from '../model/engram-schema.js';
+import type { DualCoding, EngramDoc, EngramType, KnowledgeAnchor, Visibility } from '../model/engram-types.js';
 import { assertNoSecrets, secretsIn } from '../model/secret-guard.js';
 import { DEFAULT_SCOPE, PRIVATE_FALLBACK_SCOPE, isSharedScope } from '../model/scope.js';
 import { invalid } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { EngramStore } from '../backend.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { conflict, notFound } from '../errors.js';
 import type { OpContext } from './context.js';
 

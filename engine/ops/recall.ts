@@ -1,6 +1,6 @@
 import type { EngramStore, SearchIndex } from '../backend.js';
 import { contentHash } from '../model/content-hash.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { activationStrength } from '../model/activation.js';
 import { round, byCodeUnit } from '../text.js';

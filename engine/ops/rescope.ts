@@ -1,5 +1,5 @@
 import type { EngramStore, SearchIndex } from '../backend.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { checkScope, isSharedScope } from '../model/scope.js';
 import { secretsIn } from '../model/secret-guard.js';
 import { invalid } from '../errors.js';

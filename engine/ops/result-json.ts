@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { LearnResult } from './learn.js';
 import type { RecallHit } from './recall.js';
 

@@ -1,5 +1,5 @@
 import type { EngramStore, SearchIndex } from '../backend.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { Embedder } from '../embed/embedder.js';
 
 export type SimilarityReading = 'duplicate' | 'related' | 'new';

@@ -1,5 +1,5 @@
 import type { EngramReader } from '../backend.js';
-import type { AssociationType, EngramDoc } from '../model/engram-schema.js';
+import type { AssociationType, EngramDoc } from '../model/engram-types.js';
 import { round } from '../text.js';
 
 // Spreading activation (ACT-R): the top hits of a recall pass a bounded share of their score to

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { RecallHit } from '../ops/recall.js';
 import { contentHash } from '../model/content-hash.js';
 import { words } from '../search/text-overlap.js';

@@ -1,5 +1,5 @@
 import type { EngramBackend, ListFilter } from '../backend.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { learnedAt } from '../model/learned-at.js';
 import { byCodeUnit } from '../text.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { RecallHit, TeamSource } from '../ops/recall.js';
 import { writeFileDurable } from '../store/durable-write.js';
 import { contentHash } from '../model/content-hash.js';

@@ -5,7 +5,7 @@
 
 import { isStopWord } from '../search/stop-words.js';
 import { words } from '../search/text-overlap.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { seededRandom } from '../seeded-random.js';
 
 export const MIN_PROBE_WORDS = 2;

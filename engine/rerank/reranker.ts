@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { invalid } from '../errors.js';
 import { errorLine, round } from '../text.js';
 

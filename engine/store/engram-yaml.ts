@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { validateEngram } from '../model/validate-engram.js';
 import { contentHash } from '../model/content-hash.js';
 import { readSvcYaml, writeSvcYaml } from './yaml-codec.js';

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { EngramWriter, StoreStats } from '../backend.js';
 import type { EventNote } from '../model/records.js';
 import type { LocalBackend, QuarantinedFile } from './local-backend.js';

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { EngramWriter, StoreStats } from '../backend.js';
 import type { EventNote } from '../model/records.js';
 import { byLearnedAtDesc } from '../model/learned-at.js';

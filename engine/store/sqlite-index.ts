@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { EngramEvent, Episode, EventFilter, TimelineFilter } from '../model/records.js';
 import { contentHash } from '../model/content-hash.js';
 import { ftsQuery } from '../search/fts-query.js';

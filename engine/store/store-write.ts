@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { EventNote } from '../model/records.js';
 import type { EngramEvent } from '../model/records.js';
 import { formatId, idDay, idStem, type IdKind } from '../model/ids.js';

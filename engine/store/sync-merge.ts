@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { boundSources } from '../model/sources.js';
 import { parseEngramYaml, stringifyEngram } from './engram-yaml.js';
 import { committedLog, LOG_PATH, lines, unionLines } from './sync-logs.js';

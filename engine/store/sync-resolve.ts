@@ -1,6 +1,6 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import type { LocalBackend } from './local-backend.js';
 import { fsyncDir, writeFileDurable } from './durable-write.js';
 import { otherVersion, readConflicts, type StoredConflict } from './sync-conflicts.js';

@@ -11,7 +11,7 @@ import { endSession, startSession } from '../ops/sessions.js';
 import { recallHitJson } from '../ops/result-json.js';
 import { MAX_ASSOCIATIONS } from '../ops/associations.js';
 import type { OpContext } from '../ops/context.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 
 let root: string;
 let store: LocalStore;

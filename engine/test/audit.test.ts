@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { LocalStore } from '../store/local-store.js';
 import { learn } from '../ops/learn.js';
 import { systemContext } from '../ops/context.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { audit } from '../ops/audit/audit.js';
 import { claudeProjectKey, loadHostMemory, markdownBlocks, projectRootOf, type HostMemory } from '../ops/host-memory.js';
 import { conflictReason, preference, snapshotReason } from '../ops/audit/heuristics.js';

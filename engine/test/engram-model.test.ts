@@ -1,11 +1,11 @@
 import { describe, it, expect } from 'vitest';
+import { ENGRAM_ID_PATTERN, engramJsonSchema } from '../model/engram-schema.js';
 import {
   ANCHOR_RELEVANCES,
   ASSOCIATION_TARGET_TYPES,
   ASSOCIATION_TYPES,
   COGNITIVE_LEVELS,
   COMMITMENTS,
-  ENGRAM_ID_PATTERN,
   ENGRAM_STATUSES,
   ENGRAM_TYPES,
   ENTITY_TYPES,
@@ -16,10 +16,9 @@ import {
   POLARITIES,
   RELATION_KINDS,
   VISIBILITIES,
-  engramJsonSchema,
   type Engram,
   type EngramDoc,
-} from '../model/engram-schema.js';
+} from '../model/engram-types.js';
 import { applyEngramDefaults, validateEngram } from '../model/validate-engram.js';
 
 type Obj = Record<string, unknown>;

@@ -24,7 +24,7 @@ import {
 import { writeTinyReranker } from '../rerank/tiny-reranker.js';
 import { contentWords, sampleProbes, synthesizeProbe, documentFrequencies } from '../rerank/probes.js';
 import { EVAL_CACHE, EVAL_THRESHOLDS, rerankEval, verdictFor } from '../ops/rerank-eval.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 
 const TINY = 'ms-marco-minilm-l6' as const;
 const QUALITY = 'bge-reranker-v2-m3' as const;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildEngram } from '../ops/learn.js';
 import { changeStatement } from '../ops/edit.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { MAX_SOURCES } from '../model/sources.js';
 import { stringifyEngram } from '../store/engram-yaml.js';
 import { mergeEngramDocs, planMerge, type MergeEntry } from '../store/sync-merge.js';

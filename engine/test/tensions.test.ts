@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import { LocalStore } from '../store/local-store.js';
 import { learn } from '../ops/learn.js';
 import type { OpContext } from '../ops/context.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 import { SvcError } from '../errors.js';
 import { ChatClient, LlmError, chatCompletionsUrl } from '../llm/chat.js';
 import { DEFAULT_LLM_MODEL, OPENAI_BASE_URL, chatClientFor, resolveLlmSettings } from '../llm/settings.js';

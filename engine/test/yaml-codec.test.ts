@@ -5,7 +5,7 @@ import { parseEngramYaml, stringifyEngram } from '../store/engram-yaml.js';
 import { buildEngram } from '../ops/learn.js';
 import { seededRandom } from '../seeded-random.js';
 import { syntheticEngrams } from '../../scripts/support/synthetic-engrams.js';
-import type { EngramDoc } from '../model/engram-schema.js';
+import type { EngramDoc } from '../model/engram-types.js';
 
 // The fast reader and writer of svc's own YAML must answer exactly what the `yaml` package
 // answers (the same values read, the same bytes written), or step aside (undefined).

@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import type { EngramEvent, Session } from '../../engine/model/records.js';
 import { SvcError } from '../../engine/errors.js';
 import { changedFields } from '../../engine/model/change-event.js';

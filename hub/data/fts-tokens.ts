@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { ftsIndexText, BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE } from '../../engine/search/fts-text.js';
 import { ftsQuery } from '../../engine/search/fts-query.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 
 // The hub ranks with the same BM25 as the local index (SQLite FTS5). To get the very same terms
 // (porter stemming, unicode61 folding, diacritics), it lets SQLite tokenize: an in-memory FTS5

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { HubState } from '../contracts.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import { ENGRAM_STATUSES, ENGRAM_TYPES } from '../../engine/model/engram-types.js';
 import { learn, type LearnInput } from '../../engine/ops/learn.js';
 import { editEngram, type EngramEdit } from '../../engine/ops/edit.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EngramWriter, ListFilter, SearchHit, StoreStats, VectorHit } from '../../engine/backend.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../../engine/model/records.js';
 import type { Embedder } from '../../engine/embed/embedder.js';
 import { idDay } from '../../engine/model/ids.js';

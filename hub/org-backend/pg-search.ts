@@ -1,5 +1,5 @@
 import type { SearchHit, VectorHit } from '../../engine/backend.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import type { Embedder } from '../../engine/embed/embedder.js';
 import type { Database } from '../contracts.js';
 import { parseQuery } from '../data/fts-tokens.js';

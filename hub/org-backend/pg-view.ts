@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import type { AccessPolicy, Database, Org, Queryable } from '../contracts.js';
 
 // What one caller sees of an organization's schema: the handle PgBackend passes to its search,

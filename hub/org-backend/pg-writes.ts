@@ -1,6 +1,6 @@
 import type { EngramWriter } from '../../engine/backend.js';
 import type { EventNote } from '../../engine/model/records.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import { contentHash } from '../../engine/model/content-hash.js';
 import { changeEvent } from '../../engine/model/change-event.js';
 import { formatId, idDay, idStem } from '../../engine/model/ids.js';

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HubState } from '../contracts.js';
-import type { EngramType } from '../../engine/model/engram-schema.js';
+import type { EngramType } from '../../engine/model/engram-types.js';
 import { SvcError } from '../../engine/errors.js';
 import { exportPack, installPack, listPacks, NO_TRUSTED_KEYS, uninstallPack } from '../../engine/ops/packs/packs.js';
 import { peekManifest } from '../../engine/ops/packs/format.js';

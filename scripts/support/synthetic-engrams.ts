@@ -1,4 +1,4 @@
-import type { EngramType } from '../../engine/model/engram-schema.js';
+import type { EngramType } from '../../engine/model/engram-types.js';
 import type { LearnInput } from '../../engine/ops/learn.js';
 import { seededRandom } from '../../engine/seeded-random.js';
 

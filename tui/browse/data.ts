@@ -1,4 +1,4 @@
-import type { EngramDoc, EngramStatus, EngramType } from '../../engine/model/engram-schema.js';
+import type { EngramDoc, EngramStatus, EngramType } from '../../engine/model/engram-types.js';
 import type { Episode } from '../../engine/model/records.js';
 import type { FeedbackSignal } from '../../engine/ops/feedback.js';
 import type { LocalBackend } from '../../engine/store/local-backend.js';

@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import type { EngramPage, EpisodePage, Facets } from './data.js';
 import { cycleFacet } from './key-reducer.js';
 import type { ConflictView } from './conflicts.js';

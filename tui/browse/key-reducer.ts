@@ -1,5 +1,5 @@
 import type { Key } from 'ink';
-import { ENGRAM_TYPES, type EngramType } from '../../engine/model/engram-schema.js';
+import { ENGRAM_TYPES, type EngramType } from '../../engine/model/engram-types.js';
 import { ALL_STORES, DEFAULT_FILTERS, type Facets, type Filters, type StatusFilter } from './data.js';
 import { keepPrompt, type ConflictKeep, type ConflictView } from './conflicts.js';
 import type { TensionView } from './tensions.js';

@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 import type { Episode } from '../../engine/model/records.js';
 import { DEFAULT_FILTERS, type EngramPage, type EpisodePage, type Facets, type Filters } from './data.js';
 import type { ConflictKeep, ConflictView } from './conflicts.js';

@@ -4,7 +4,7 @@ import { learnSummary } from '../../engine/ops/result-json.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { loadProjectConfig } from '../../engine/config/project-config.js';
 import { checkScope } from '../../engine/model/scope.js';
-import type { DualCoding, EngramType, KnowledgeAnchor, Visibility } from '../../engine/model/engram-schema.js';
+import type { DualCoding, EngramType, KnowledgeAnchor, Visibility } from '../../engine/model/engram-types.js';
 import { makeOutput, openStore, parseArgs, parseJsonFlag, splitList, textArgument } from '../../engine/cli/cli-kit.js';
 import { MAX_STATEMENT_CHARS } from '../../engine/ops/edit.js';
 import { embedderFor } from '../embedding.js';

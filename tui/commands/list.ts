@@ -1,5 +1,5 @@
 import { invalid } from '../../engine/errors.js';
-import { ENGRAM_STATUSES, ENGRAM_TYPES } from '../../engine/model/engram-schema.js';
+import { ENGRAM_STATUSES, ENGRAM_TYPES } from '../../engine/model/engram-types.js';
 import { engramLine } from '../format.js';
 import { engramSummary } from '../../engine/ops/result-json.js';
 import { makeOutput, openStore, parseArgs, positiveInt } from '../../engine/cli/cli-kit.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { invalid } from '../../engine/errors.js';
-import { ENGRAM_TYPES, type EngramType } from '../../engine/model/engram-schema.js';
+import { ENGRAM_TYPES, type EngramType } from '../../engine/model/engram-types.js';
 import { checkScope } from '../../engine/model/scope.js';
 import { systemContext } from '../../engine/ops/context.js';
 import {

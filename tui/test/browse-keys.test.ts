@@ -6,7 +6,7 @@ import { initialState, pageKey, type BrowseState, type Layout, type Step } from 
 import type { EngramPage, EngramRow } from '../browse/data.js';
 import type { TensionView } from '../browse/tensions.js';
 import type { ConflictView } from '../browse/conflicts.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 
 // The browser's keys and data events as pure functions: state in, state and effects out,
 // no Ink, no store.

@@ -17,7 +17,7 @@ import { addStore } from '../../engine/store/multi-store.js';
 import { learn, type LearnInput } from '../../engine/ops/learn.js';
 import { capture } from '../../engine/ops/episodes.js';
 import { systemContext } from '../../engine/ops/context.js';
-import type { EngramDoc } from '../../engine/model/engram-schema.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 
 // The browser rendered by ink-testing-library in an 80×24 setting, on real temp stores seeded
 // through the engine. Keys go in through stdin as a terminal would send them.

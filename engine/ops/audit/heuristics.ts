@@ -2,7 +2,7 @@
 // version, time-bound wording, a status update) and a conflict (a memory entry that contradicts
 // a stored engram). Local and deterministic, no LLM.
 
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { detectPolarity, polarityOf } from '../../model/polarity.js';
 import { contentTokens } from '../../search/text-overlap.js';
 

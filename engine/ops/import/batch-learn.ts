@@ -1,6 +1,6 @@
 import type { EngramStore, EngramWriter, SearchIndex } from '../../backend.js';
 import type { EventNote } from '../../model/records.js';
-import type { EngramDoc, Polarity } from '../../model/engram-schema.js';
+import type { EngramDoc, Polarity } from '../../model/engram-types.js';
 import { SvcError } from '../../errors.js';
 import { contentHash } from '../../model/content-hash.js';
 import type { OpContext } from '../context.js';

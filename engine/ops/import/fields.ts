@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { invalid } from '../../errors.js';
-import { ENGRAM_TYPES, VISIBILITIES, type EngramType, type Visibility } from '../../model/engram-schema.js';
+import { ENGRAM_TYPES, VISIBILITIES, type EngramType, type Visibility } from '../../model/engram-types.js';
 import { checkScope } from '../../model/scope.js';
 import type { BatchItem } from './batch-learn.js';
 

@@ -2,7 +2,7 @@
 // and `classify`, which says whether one sentence is a rule, a prohibition, a decision or a
 // definition. Shared by the document and chat extractors in ingest-extract.ts.
 
-import type { EngramType } from '../../model/engram-schema.js';
+import type { EngramType } from '../../model/engram-types.js';
 
 export type CandidateKind = 'rule' | 'prohibition' | 'decision' | 'definition' | 'procedure';
 

@@ -2,7 +2,7 @@
 // from a document (statements and procedures under their headings) or from a chat transcript
 // (the human turns). `extractCandidates` is its entry point; ingest.ts learns what it finds.
 
-import type { EngramType, Polarity } from '../../model/engram-schema.js';
+import type { EngramType, Polarity } from '../../model/engram-types.js';
 import { contentHash } from '../../model/content-hash.js';
 import { classify, inline, KIND_TYPES, sentences, slug, STEP_VERBS, type CandidateKind, type Setting } from './classify.js';
 import { lineOf, parseBlocks } from './markdown.js';

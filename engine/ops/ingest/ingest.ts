@@ -1,5 +1,5 @@
 import type { EngramStore, SearchIndex } from '../../backend.js';
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { invalid } from '../../errors.js';
 import type { OpContext } from '../context.js';
 import { learnBatch, type BatchItem } from '../import/batch-learn.js';

@@ -1,5 +1,5 @@
 import type { EngramStore } from '../../backend.js';
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { contentHash } from '../../model/content-hash.js';
 import { polarityOf } from '../../model/polarity.js';
 import { contentTokens, overlapOf } from '../../search/text-overlap.js';

@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { EngramStore } from '../../backend.js';
-import type { EngramDoc, EngramType } from '../../model/engram-schema.js';
+import type { EngramDoc, EngramType } from '../../model/engram-types.js';
 import { conflict, invalid, notFound, SvcError } from '../../errors.js';
 import type { OpContext } from '../context.js';
 import {

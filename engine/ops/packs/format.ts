@@ -3,7 +3,7 @@ import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } 
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { invalid, type SvcError } from '../../errors.js';
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { canonicalJson } from '../../canonical-json.js';
 
 // The pack format (version svc-pack/1). A pack is a folder:

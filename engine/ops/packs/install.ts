@@ -1,5 +1,5 @@
 import type { EngramReader, EngramStore, SearchIndex } from '../../backend.js';
-import type { EngramDoc, Relations } from '../../model/engram-schema.js';
+import type { EngramDoc, Relations } from '../../model/engram-types.js';
 import { contentHash } from '../../model/content-hash.js';
 import { parseId } from '../../model/ids.js';
 import { statementFields } from '../edit.js';

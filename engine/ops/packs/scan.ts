@@ -1,4 +1,4 @@
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { findSecrets } from '../../model/secret-guard.js';
 import { hasTerminalControls, terminalSafe } from '../../text.js';
 

@@ -1,5 +1,5 @@
 import type { SecretPolicy } from '../../backend.js';
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { PRIVATE_FALLBACK_SCOPE } from '../../model/scope.js';
 import type { PackConflict } from './duplicates.js';
 import { packScope } from './format.js';

@@ -2,7 +2,7 @@
 // overlap of their content words; pairs linked by `supersedes` and two copies of one statement
 // are never candidates.
 
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { contentTokens, overlapOf } from '../../search/text-overlap.js';
 import { round, byCodeUnit } from '../../text.js';
 import { pairKey } from '../../store/tension-records.js';

@@ -2,7 +2,7 @@
 // other, and reads its strict-JSON answer (tolerantly: a malformed judgement becomes an error for
 // its pair, never an exception).
 
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import type { ChatClient } from '../../llm/chat.js';
 import { oneLine } from '../../text.js';
 

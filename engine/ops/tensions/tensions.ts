@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngramStore } from '../../backend.js';
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import { learnedAt } from '../../model/learned-at.js';
 import { conflict, invalid, notFound, SvcError } from '../../errors.js';
 import type { OpContext } from '../context.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EngramBackend, EngramWriter, ListFilter, SearchHit, SecretPolicy, StoreStats, VectorHit } from '../../backend.js';
 import type { Embedder } from '../../embed/embedder.js';
-import type { EngramDoc } from '../../model/engram-schema.js';
+import type { EngramDoc } from '../../model/engram-types.js';
 import type { EngramEvent, Episode, EventFilter, EventNote, Session, TimelineFilter } from '../../model/records.js';
 import { changeEvent } from '../../model/change-event.js';
 import { contentHash } from '../../model/content-hash.js';
