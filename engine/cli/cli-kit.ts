@@ -2,7 +2,7 @@ import { packageVersion } from '../package-info.js';
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { invalid } from '../errors.js';
 import { editDistance, terminalSafe } from '../text.js';
-import type { ReconcileMode } from '../store/local-store.js';
+import type { ReconcileMode } from '../store/store-reconcile.js';
 import type { LocalBackend } from '../store/local-backend.js';
 import { existingStoreRoot, resolveStoreRoot } from '../svc-home.js';
 import { openStoreSpan } from '../store/open-store.js';

@@ -38,10 +38,7 @@ import { applyPlan, mergeEntries, remoteChanges } from './git-sync-merge.js';
 // status (git-sync-state.ts), the commit plan and staging (git-sync-plan.ts), the merge's git
 // side (git-sync-merge.ts) and the lines printed for the user (git-sync-text.ts).
 
-export { redactUrl } from './sync-transport.js';
-export type { SyncConflict } from './sync-merge.js';
 // Re-exported for the callers (and tests) that import them from here.
-export { setRemote, syncStatus, type SyncStatus } from './git-sync-state.js';
 
 const MAX_PUSH_ATTEMPTS = 3;
 

@@ -4,7 +4,6 @@ import type { EngramDoc } from '../model/engram-types.js';
 import type { EngramWriter, StoreStats } from '../backend.js';
 import type { EventNote } from '../model/records.js';
 import type { LocalBackend, QuarantinedFile } from './local-backend.js';
-export type { QuarantinedFile } from './local-backend.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
 import { idDay } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
@@ -30,8 +29,6 @@ import {
 import { rebuildLocked, reconcile, type ReconcileMode } from './store-reconcile.js';
 import { appendLogLocked, syncLogs, type LogKind } from './store-logs.js';
 import { allocateId, flushEngrams } from './store-write.js';
-export { STORE_LAYOUT_VERSION } from './store-layout.js';
-export type { ReconcileMode } from './store-reconcile.js';
 
 // The local backend: one YAML file per engram under `engrams/` (the source of truth, in a
 // git repository) and the derived SQLite index beside it. Every write holds the index's

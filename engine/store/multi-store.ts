@@ -8,12 +8,12 @@ import type { Embedder } from '../embed/embedder.js';
 import { contentHash } from '../model/content-hash.js';
 import { changedFields } from '../model/change-event.js';
 import { SvcError } from '../errors.js';
-import { LocalStore, type ReconcileMode } from './local-store.js';
+import { LocalStore } from './local-store.js';
+import { type ReconcileMode } from './store-reconcile.js';
 import type { LocalBackend, QuarantinedFile } from './local-backend.js';
 import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
 import { readRegistry, storeKey, type StoreEntry } from './store-registry.js';
 // Re-exported for the callers (and tests) that import them from here; they live in store-admin.ts.
-export { addStore, listStores, removeStore, DISCOVER_NEEDS_HUB, type AddStoreResult, type StoreRow } from './store-admin.js';
 
 // A composite backend over the primary store and the stores registered in its local.yaml
 // (see store-registry.ts). Reads span every store: search hits merged by score, lists by

@@ -1,4 +1,5 @@
-import { LocalStore, type ReconcileMode } from './local-store.js';
+import { LocalStore } from './local-store.js';
+import { type ReconcileMode } from './store-reconcile.js';
 import { hasRegisteredStores } from './store-registry.js';
 import type { StoreSpan } from './multi-store.js';
 import type { LocalBackend } from './local-backend.js';

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalStore } from '../store/local-store.js';
-import { MultiStore, addStore } from '../store/multi-store.js';
+import { MultiStore } from '../store/multi-store.js';
+import { addStore } from '../store/store-admin.js';
 import { MemoryBackend } from './support/memory-backend.js';
 import { runBackendContract } from './support/backend-contract.js';
 

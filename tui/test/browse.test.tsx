@@ -13,7 +13,7 @@ import { dismissTension } from '../../engine/ops/tensions/tensions.js';
 import { LocalTensionStore, type TensionSide } from '../../engine/store/tension-records.js';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { CONFLICTS_DIR, conflictRecordPath, conflictRecordText, type ConflictRecord } from '../../engine/store/sync-conflicts.js';
-import { addStore } from '../../engine/store/multi-store.js';
+import { addStore } from '../../engine/store/store-admin.js';
 import { learn, type LearnInput } from '../../engine/ops/learn.js';
 import { capture } from '../../engine/ops/episodes.js';
 import { systemContext } from '../../engine/ops/context.js';
