@@ -12,7 +12,7 @@ import { seed } from './hub.js';
 // whose log level flips between info (a JSON line per request, to a file as in production) and
 // warn (no access line) every window, in one process, so the machine's drift hits both alike.
 // The load comes from autocannon in its own process.
-// `node dist/scripts/bench/log-cost.js [--size 1000] [--window 3] [--windows 12]`.
+// `npm run bench -- log-cost [--size 1000] [--window 3] [--windows 12]`.
 
 const log = (text: string): void => void process.stderr.write(`bench log-cost: ${text}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -79,5 +79,3 @@ export async function run(argv: string[]): Promise<number> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = await run(process.argv.slice(2));

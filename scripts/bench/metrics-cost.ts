@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,9 +11,7 @@ import { seed } from './hub.js';
 // by two HTTP servers in this process, one with the app's whole middleware and one without the
 // metrics middleware (the same hub, the same database), driven in turns with autocannon
 // (POST /api/v1/recall/bm25, 8 connections), A B, B A, ..., so drift hits both alike.
-// Run: npx vite-node scripts/bench/metrics-cost.ts [engrams] [seconds per turn] [turns]
-
-const [size = 2000, seconds = 5, turns = 3] = process.argv.slice(2).map(Number);
+// `npm run bench -- metrics-cost [--size 2000] [--seconds 5] [--turns 3]`.
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
@@ -20,7 +19,14 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ se
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-async function main(): Promise<void> {
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { size: { type: 'string' }, seconds: { type: 'string' }, turns: { type: 'string' } },
+  });
+  const size = Number(values.size ?? 2000);
+  const seconds = Number(values.seconds ?? 5);
+  const turns = Number(values.turns ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'svc-metrics-cost-'));
   try {
     const { apiKey } = await seed(undefined, join(dir, 'hub'), size);
@@ -91,6 +97,5 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  return 0;
 }
-
-await main();

@@ -10,6 +10,8 @@ const BENCHES: Record<string, () => Promise<Bench>> = {
   locomo: () => import('./locomo.js'),
   hub: () => import('./hub.js'),
   team: () => import('./team.js'),
+  'log-cost': () => import('./log-cost.js'),
+  'metrics-cost': () => import('./metrics-cost.js'),
 };
 
 const USAGE = `Usage: npm run bench -- [${Object.keys(BENCHES).join('|')}] [--json] [flags]
@@ -21,6 +23,8 @@ const USAGE = `Usage: npm run bench -- [${Object.keys(BENCHES).join('|')}] [--js
                      on PGlite and PostgreSQL; --sizes 10000,100000 --databases pglite,postgres --duration 10
   team               svc recall and hook-inject with a hub on loopback beside local only;
                      --engrams N (default 10000) --hub pglite|postgres
+  log-cost           hub recall req/s with and without the access log, in one process; --size --window --windows
+  metrics-cost       hub recall req/s with and without the metrics middleware; --size --seconds --turns
   --json             print one JSON object as the last line of output
 `;
 
