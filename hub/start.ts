@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
@@ -59,7 +60,7 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
       const stopping = performance.now();
       hub.log.info({ event: 'drain', drain_ms: drainMs ?? null }, 'stopping: no new connections; draining');
       hub.readiness.drain();
-      if (unreadyMs > 0) await new Promise((resolve) => setTimeout(resolve, unreadyMs));
+      if (unreadyMs > 0) await sleep(unreadyMs);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

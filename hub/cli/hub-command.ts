@@ -117,6 +117,14 @@ const FLAGS = {
   force: { type: 'boolean' },
 } as const;
 
+/** What a command can ask a running hub instead of opening its locked PGlite folder (the others need it stopped). */
+const THROUGH_THE_HUB: Record<string, string> = {
+  'svc hub login-link': 'add --url <hub> --key <admin API key>',
+  'svc hub invite': 'add --url <hub> --key <admin API key>',
+  'svc hub audit verify': 'GET /api/v1/admin/audit/verify, or the admin pages',
+  'svc hub audit checkpoint': 'GET /api/v1/admin/audit/checkpoint',
+};
+
 /** The running command, as a lock on the PGlite folder names its holder. */
 let command = 'svc hub';
 /** What the last open() migrated: the migrations applied to the control schema and to each organization's. */
@@ -146,17 +154,13 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
           'conflict',
           serving
             ? `${err.holder} (pid ${err.pid}) is already running on the data folder ${dataDir}: stop it first, or give this hub another --data`
-            : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first, or do this through the running hub (${
-                command === 'svc hub login-link' || command === 'svc hub invite'
-                  ? 'add --url <hub> --key <admin API key>'
-                  : 'its REST API or admin pages'
-              })`,
+            : `${err.holder} (pid ${err.pid}) is running on the data folder ${dataDir}: stop it first${THROUGH_THE_HUB[command] ? `, or do this through the running hub (${THROUGH_THE_HUB[command]})` : ''}`,
         );
       }
       const reason = (err as Error).message.split('\n')[0];
       if (url && Date.now() + wait <= until) {
         process.stderr.write(`svc hub: waiting for the PostgreSQL server at DATABASE_URL (${reason}); trying again in ${wait / 1000} s\n`);
-        await new Promise((done) => setTimeout(done, wait));
+        await sleep(wait);
         continue;
       }
       const where = url ? 'the PostgreSQL server at DATABASE_URL' : `the PGlite folder ${dataDir}`;

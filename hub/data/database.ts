@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, OpenTransaction } from '../contracts.js';
@@ -139,7 +140,7 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
         reconnecting = true;
         client = undefined;
         for (let wait = 250; !stopped; wait = Math.min(wait * 2, 5_000)) {
-          await new Promise((done) => setTimeout(done, wait).unref());
+          await sleep(wait, undefined, { ref: false });
           if (stopped) break;
           try {
             await connect();

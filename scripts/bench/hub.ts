@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -253,7 +254,7 @@ async function webhookLag(
     for (let i = 0; i < duration * 100; i++) {
       const due = t0 + i * 10;
       const wait = due - performance.now();
-      if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+      if (wait > 0) await sleep(wait);
       writes.push(
         fetch(`${base}/api/v1/engrams`, {
           method: 'POST',
@@ -264,7 +265,7 @@ async function webhookLag(
     }
     await Promise.all(writes);
     const deadline = Date.now() + 30_000;
-    while (lags.length < writes.length && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    while (lags.length < writes.length && Date.now() < deadline) await sleep(50);
     const sorted = [...lags].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
     return { p50: at(0.5), p99: at(0.99), delivered: lags.length, written: writes.length };
