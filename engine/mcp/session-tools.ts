@@ -12,13 +12,9 @@ import { defineTool, type AnyToolDef } from './types.js';
 // Sessions (an agent's unit of work), episodes (what happened when), and an engram's history and
 // injection receipts.
 
-const agentField = () =>
-  z
-    .string()
-    .trim()
-    .min(1, { error: 'must not be empty' })
-    .max(100, { error: 'must be at most 100 characters' })
-    .describe("The agent, e.g. claude-code (default: the MCP client's name).");
+/** A short name (an agent, a channel): trimmed, 1 to 100 characters. */
+const shortName = () => z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' });
+const agentField = () => shortName().describe("The agent, e.g. claude-code (default: the MCP client's name).");
 
 export const sessionStartTool = defineTool({
   name: 'svc_session_start',
@@ -140,13 +136,7 @@ export const captureTool = defineTool({
       .max(4000, { error: 'must be at most 4000 characters' })
       .describe('What happened, in a sentence or a few.'),
     agent: agentField().optional(),
-    channel: z
-      .string()
-      .trim()
-      .min(1, { error: 'must not be empty' })
-      .max(100, { error: 'must be at most 100 characters' })
-      .optional()
-      .describe('Where it happened, e.g. chat, terminal, review, correction.'),
+    channel: shortName().optional().describe('Where it happened, e.g. chat, terminal, review, correction.'),
     session: f.session().optional(),
     engram_ids: z.array(f.engramId()).max(100, { error: 'must name at most 100 engrams' }).optional().describe('Engrams involved.'),
   }),
@@ -173,13 +163,7 @@ export const timelineTool = defineTool({
     from: f.isoDate('Only episodes at or after this date or ISO 8601 timestamp.').optional(),
     to: f.isoDate('Only episodes at or before this date or ISO 8601 timestamp.').optional(),
     agent: agentField().optional().describe('Only episodes of this agent.'),
-    channel: z
-      .string()
-      .trim()
-      .min(1, { error: 'must not be empty' })
-      .max(100, { error: 'must be at most 100 characters' })
-      .optional()
-      .describe('Only episodes of this channel.'),
+    channel: shortName().optional().describe('Only episodes of this channel.'),
     session: f.session().optional().describe('Only episodes of this session.'),
     limit: f.limit(DEFAULT_TIMELINE_LIMIT, 500, 'episodes'),
   }),
