@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { LocalBackend } from '../../engine/store/local-backend.js';
 import { hookFailed } from './failure-log.js';
 import { terminalSafe } from '../../engine/text.js';
+import type { HostId } from '../hosts.js';
 
 // What every hook handler shares: the event read from stdin, field access that never throws on a
 // wrong type, the session key, the store, and the host's output shapes. Only node built-ins are
@@ -11,7 +12,8 @@ import { terminalSafe } from '../../engine/text.js';
 /** The host's event, as parsed from stdin: always an object, any field may be missing or wrong. */
 export type HookEvent = Record<string, unknown>;
 
-export type Host = 'claude-code' | 'cursor';
+/** The agent hosts svc wires (hooks/hosts.ts names each). */
+export type Host = HostId;
 
 /** Largest stdin accepted (PostToolUse carries whole tool outputs); beyond it the event is dropped. */
 const MAX_STDIN = 32 * 1024 * 1024;
@@ -92,7 +94,19 @@ export function sessionId(e: HookEvent): string | undefined {
   return (str(e, 'conversation_id') || str(e, 'session_id') || undefined)?.slice(0, 200);
 }
 
-export function hostOf(e: HookEvent): Host {
+let declaredHost: HostId | undefined;
+
+/** The host named on the hook's command line (`--host codex`), set by the runner before the handler runs. */
+export function declareHost(host: HostId | undefined): void {
+  declaredHost = host;
+}
+
+/**
+ * The host that sent the event: the one its command line names (every host but Claude Code and
+ * Cursor is wired with `--host <id>`), else Cursor's fields, else Claude Code.
+ */
+export function hostOf(e: HookEvent): HostId {
+  if (declaredHost) return declaredHost;
   return 'conversation_id' in e || 'workspace_roots' in e || 'cursor_version' in e ? 'cursor' : 'claude-code';
 }
 

@@ -1,9 +1,9 @@
-import { sessionKey, storeReady, withStore, type HookEvent } from './io.js';
+import { hostOf, sessionKey, storeReady, withStore, type HookEvent, type Host } from './io.js';
 import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { openCorrections, readState, updateState, type Correction } from './session-state.js';
 import { oneLine } from '../../engine/text.js';
 
-// hook-learn-check — Claude Code `Stop`.
+// hook-learn-check — Claude Code and Codex CLI `Stop`.
 //
 // When the user corrected the agent (or stated a convention) during this session and nothing was
 // learned since, asks the agent to record it before it stops (stopFeedback: as context where the
@@ -16,7 +16,7 @@ import { oneLine } from '../../engine/text.js';
 
 export async function hookLearnCheck(e: HookEvent): Promise<string | undefined> {
   if (e.stop_hook_active === true) return undefined;
-  const reason = await pendingReminder(e, 'claude-code');
+  const reason = await pendingReminder(e, hostOf(e));
   return reason ? stopFeedback(reason) : undefined;
 }
 
@@ -51,7 +51,7 @@ function compareVersions(a: readonly number[], b: readonly number[]): number {
  * The reminder to send for corrections not yet recorded (marking them reminded), or undefined.
  * Shared with Cursor's stop hook, which sends it as a follow-up message.
  */
-export async function pendingReminder(e: HookEvent, host: 'claude-code' | 'cursor'): Promise<string | undefined> {
+export async function pendingReminder(e: HookEvent, host: Host): Promise<string | undefined> {
   const key = sessionKey(e);
   const root = resolveStoreRoot();
   if (!key || !storeReady(root)) return undefined;
@@ -69,10 +69,11 @@ export async function pendingReminder(e: HookEvent, host: 'claude-code' | 'curso
   return reminderText(due, host);
 }
 
-function reminderText(due: Correction[], host: 'claude-code' | 'cursor'): string {
+function reminderText(due: Correction[], host: Host): string {
   const what = due.map((c) => `"${oneLine(c.excerpt, 120)}"`).join(', ');
   const kind = due.every((c) => c.kind === 'convention') ? 'stated a convention' : 'corrected you';
-  const tool = host === 'cursor' ? 'the svc_learn tool' : 'svc_learn (CLI: svc learn "<statement>")';
+  // Claude Code's agent has a shell and the CLI on every machine; other hosts are told the tool.
+  const tool = host === 'claude-code' ? 'svc_learn (CLI: svc learn "<statement>")' : 'the svc_learn tool';
   return (
     `svc: earlier in this session the user ${kind} (${what}) and nothing has been recorded since. ` +
     `Record the lesson now with ${tool} as one short, general statement; pass supersedes if it replaces an engram you were shown. ` +

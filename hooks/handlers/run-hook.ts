@@ -2,6 +2,7 @@ import { hookDeadlineMs, type HookName } from '../hook-names.js';
 import type { HookEvent } from './io.js';
 import { hookFailed, runningHook } from './failure-log.js';
 import { terminalSafe } from '../../engine/text.js';
+import { isHostId, type HostId } from '../hosts.js';
 
 // The entry of every `svc hook-*` command (bin/svc.ts maps each name here). A hook reads the
 // host's event JSON on stdin and prints what the host expects. Whatever happens (bad or empty
@@ -12,6 +13,9 @@ import { terminalSafe } from '../../engine/text.js';
 // only when its hook runs, and imports the store and the engine lazily itself.
 //
 // Which host events each handler serves is documented at the top of its module:
+// Codex CLI's hooks take Claude Code's event JSON and answers, so it runs the same handlers; its
+// commands end in `--host codex` so that records name it.
+//
 //   hook-inject                 inject.ts             UserPromptSubmit, SessionStart
 //   hook-correction-detect      correction-detect.ts  UserPromptSubmit
 //   hook-learn-check            learn-check.ts        Stop
@@ -48,10 +52,17 @@ const HOOKS: Record<HookName, HookSpec> = {
 const STDIN_TIMEOUT_MS = 3_000;
 
 export function command(name: HookName): { run(argv: string[]): Promise<number> } {
-  return { run: () => runHook(name) };
+  return { run: (argv) => runHook(name, argv) };
 }
 
-async function runHook(name: HookName): Promise<number> {
+/** `--host <id>` on the command line (hosts other than Claude Code and Cursor are wired with it); anything else is ignored. */
+function hostArg(argv: string[]): HostId | undefined {
+  const i = argv.indexOf('--host');
+  const value = i >= 0 ? argv[i + 1] : undefined;
+  return isHostId(value) ? value : undefined;
+}
+
+async function runHook(name: HookName, argv: string[]): Promise<number> {
   const spec = HOOKS[name];
   const fallback = spec.fallback;
   runningHook(name);
@@ -76,7 +87,8 @@ async function runHook(name: HookName): Promise<number> {
   watchdog.unref();
 
   try {
-    const { parseEvent, readStdin } = await import('./io.js');
+    const { declareHost, parseEvent, readStdin } = await import('./io.js');
+    declareHost(hostArg(argv));
     const event = parseEvent(await readStdin(STDIN_TIMEOUT_MS));
     if (!event) {
       await answer(fallback);

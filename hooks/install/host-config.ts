@@ -1,6 +1,7 @@
 import { invalid } from '../../engine/errors.js';
 import { isObject, type JsonObject } from './config-files.js';
-import { CLAUDE_HOOKS, CURSOR_HOOKS, claudeHooks, hookCommand, isSvcHookCommand, type McpEntry } from './wiring.js';
+import { CURSOR_HOOKS, claudeHooks, hookCommand, isSvcHookCommand, type ClaudeHookSpec, type McpEntry } from './wiring.js';
+import type { HostId } from '../hosts.js';
 
 // Pure edits of the hosts' config objects: strip svc's own entries (recognised by the shim or an
 // older `svc hook-…` command, and the MCP key `svc`), then add the current ones. Everything else
@@ -9,6 +10,14 @@ import { CLAUDE_HOOKS, CURSOR_HOOKS, claudeHooks, hookCommand, isSvcHookCommand,
 
 /** Claude Code settings: `hooks.<Event>` is an array of `{matcher?, hooks: [{type, command, timeout, async?}]}`. */
 export function withClaudeHooks(settings: JsonObject, file: string, opts: { asyncInject?: boolean } = {}): JsonObject {
+  return withHookGroups(settings, file, claudeHooks(opts));
+}
+
+/**
+ * A hooks object in Claude Code's shape (Claude Code's settings, Codex CLI's hooks.json) with
+ * svc's groups replaced by those of `specs`, whose commands name `host` when given.
+ */
+export function withHookGroups(settings: JsonObject, file: string, specs: readonly ClaudeHookSpec[], host?: HostId): JsonObject {
   const out: JsonObject = { ...settings };
   const hooks = out.hooks === undefined ? {} : out.hooks;
   if (!isObject(hooks)) throw badShape(file, '"hooks" must be an object');
@@ -17,9 +26,9 @@ export function withClaudeHooks(settings: JsonObject, file: string, opts: { asyn
     if (!Array.isArray(groups)) throw badShape(file, `"hooks.${event}" must be an array`);
     const { kept, removed } = stripClaudeGroups(groups);
     // An event that only held svc's entries disappears unless svc wires it again below.
-    if (kept.length > 0 || !removed || CLAUDE_HOOKS.some((h) => h.event === event)) next[event] = kept;
+    if (kept.length > 0 || !removed || specs.some((h) => h.event === event)) next[event] = kept;
   }
-  for (const [event, groups] of ourClaudeGroups(opts)) {
+  for (const [event, groups] of hookGroups(specs, host)) {
     next[event] = [...((next[event] as unknown[] | undefined) ?? []), ...groups];
   }
   out.hooks = next;
@@ -46,9 +55,9 @@ function stripClaudeGroups(groups: unknown[]): { kept: unknown[]; removed: boole
 }
 
 /** svc's groups per event, in table order: one group per (event, matcher). */
-export function ourClaudeGroups(opts: { asyncInject?: boolean } = {}): Map<string, JsonObject[]> {
+export function hookGroups(specs: readonly ClaudeHookSpec[], host?: HostId): Map<string, JsonObject[]> {
   const byEvent = new Map<string, JsonObject[]>();
-  for (const spec of claudeHooks(opts)) {
+  for (const spec of specs) {
     const groups = byEvent.get(spec.event) ?? [];
     byEvent.set(spec.event, groups);
     let group = groups.find((g) => g.matcher === spec.matcher);
@@ -56,7 +65,7 @@ export function ourClaudeGroups(opts: { asyncInject?: boolean } = {}): Map<strin
       group = spec.matcher === undefined ? { hooks: [] } : { matcher: spec.matcher, hooks: [] };
       groups.push(group);
     }
-    const entry: JsonObject = { type: 'command', command: hookCommand(spec.hook), timeout: spec.timeout };
+    const entry: JsonObject = { type: 'command', command: hookCommand(spec.hook, host), timeout: spec.timeout };
     if (spec.async) entry.async = true;
     (group.hooks as JsonObject[]).push(entry);
   }

@@ -9,6 +9,7 @@ import { withClaudeHooks, withCursorHooks, withMcpApproval, withMcpServer } from
 import { claudeLocalSettings, isTrusted } from './claude-state.js';
 import { svcYamlWith } from './dot-svc-yaml.js';
 import { CURSOR_STATIC_RULES_TEXT } from './cursor-rules.js';
+import { planCodex } from './codex-install.js';
 import { projectRootOf } from '../../engine/ops/host-memory.js';
 import {
   CLAUDE_HOOKS,
@@ -16,6 +17,7 @@ import {
   CURSOR_HOOKS,
   MCP_SERVER_KEY,
   claudePaths,
+  codexPaths,
   cursorPaths,
   desktopConfigDir,
   desktopConfigPath,
@@ -31,8 +33,9 @@ const HELP = `
     svc init [flags]
 
   Wires svc into the agent host (Claude Code), the desktop assistant (Claude Desktop) and, when
-  asked or when a .cursor/ folder exists, the editor (Cursor). Safe to re-run: it replaces only
-  its own entries and keeps everything else in those files.
+  asked or when its folder exists here, Cursor (.cursor/) and Codex CLI (.codex/, or ~/.codex/
+  with --global). Safe to re-run: it replaces only its own entries and keeps everything else in
+  those files, comments included.
 
   Flags
     --project          hooks in ./.claude/settings.json, MCP server in ./.mcp.json (default)
@@ -42,7 +45,10 @@ const HELP = `
     --domain <d>       write domain into ./.svc.yaml (other keys kept)
     --cursor           set up Cursor here (.cursor/mcp.json, hooks.json, rules)
     --no-cursor        skip Cursor even when .cursor/ exists
-    --no-approve       leave the approval of the project's MCP server to Claude Code's prompt
+    --codex            set up Codex CLI (.codex/hooks.json and config.toml; ~/.codex/ with --global)
+    --no-codex         skip Codex CLI even when its folder exists
+    --no-approve       leave approvals to the hosts' own prompts: Claude Code's for the project's
+                       MCP server, Codex CLI's review of new hooks
     --async-inject     run hook-inject in the background (90 s ceiling): memory arrives one
                        prompt late, and never in claude -p
 
@@ -68,6 +74,7 @@ export async function run(argv: string[]): Promise<number> {
     domain: { type: 'string' },
     scope: { type: 'string' },
     cursor: { type: 'boolean' },
+    codex: { type: 'boolean' },
     approve: { type: 'boolean' },
     asyncInject: { type: 'boolean' },
   });
@@ -95,6 +102,8 @@ export async function run(argv: string[]): Promise<number> {
     desktop: f.desktop !== false,
     cursor: f.cursor === true || (f.cursor !== false && isDir(join(cwd, '.cursor'))),
     cursorAuto: f.cursor === undefined,
+    codex: f.codex === true || (f.codex !== false && isDir(codexPaths(scope, cwd, home).dir)),
+    codexAuto: f.codex === undefined,
     svcYaml: { scope: f.scope?.trim(), domain: f.domain?.trim() },
     approve: f.approve !== false,
     asyncInject: f.asyncInject === true,
@@ -124,6 +133,8 @@ interface PlanContext {
   desktop: boolean;
   cursor: boolean;
   cursorAuto: boolean;
+  codex: boolean;
+  codexAuto: boolean;
   svcYaml: { scope?: string; domain?: string };
   approve: boolean;
   asyncInject: boolean;
@@ -235,6 +246,16 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
     ignore.push(CURSOR_DYNAMIC_RULES_GLOB);
   } else {
     skipped.push({ what: 'Cursor', reason: ctx.cursorAuto ? 'no .cursor/ folder here (use --cursor to set it up)' : '--no-cursor' });
+  }
+
+  // Codex CLI: hooks (Claude Code's shape) and the MCP server, the trust of svc's hooks.
+  if (ctx.codex) {
+    const codex = planCodex(ctx);
+    files.push(...codex.files);
+    notes.push(...codex.notes);
+  } else {
+    const where = scope === 'project' ? '.codex/ folder here' : '~/.codex/ folder';
+    skipped.push({ what: 'Codex CLI', reason: ctx.codexAuto ? `no ${where} (use --codex to set it up)` : '--no-codex' });
   }
 
   // Sessions started here default to this scope and domain.

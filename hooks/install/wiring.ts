@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../../engine/text.js';
 import { HOST_TIMEOUT_S, type HookName } from '../hook-names.js';
+import type { HostId } from '../hosts.js';
 
 // What `svc init` writes and `svc doctor` checks, in one place: the hook tables for each host,
 // where each host keeps its settings, the shim, and how svc's own entries are recognised among
@@ -10,7 +11,10 @@ import { HOST_TIMEOUT_S, type HookName } from '../hook-names.js';
 
 // ------------------------------------------------------------------ hook tables
 
-/** Claude Code: settings.json `hooks` -> event -> matcher group -> `{type: "command", ...}`. */
+/**
+ * Claude Code: settings.json `hooks` -> event -> matcher group -> `{type: "command", ...}`. Codex
+ * CLI reads the same shape from its hooks.json.
+ */
 export interface ClaudeHookSpec {
   event: string;
   hook: HookName;
@@ -52,6 +56,14 @@ export const ASYNC_INJECT = { timeout: 90, async: true } as const;
 export function claudeHooks(opts: { asyncInject?: boolean } = {}): ClaudeHookSpec[] {
   return CLAUDE_HOOKS.map((h) => (opts.asyncInject && h.hook === 'hook-inject' ? { ...h, ...ASYNC_INJECT } : h));
 }
+
+/**
+ * Codex CLI: `.codex/hooks.json` (project) or `~/.codex/hooks.json`, in Claude Code's shape, and
+ * the same event JSON and answers, so the same handlers serve it. Codex has no SessionEnd (the
+ * session's corrections are still reminded at Stop) and nothing is wired on its compaction
+ * events, whose answers it does not document. Each command names the host (`--host codex`).
+ */
+export const CODEX_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'SessionEnd' && h.event !== 'PreCompact');
 
 /** Cursor: `.cursor/hooks.json` `{version: 1, hooks: {eventName: [{command}]}}`. */
 export interface CursorHookSpec {
@@ -125,6 +137,20 @@ export function cursorPaths(cwd: string): { dir: string; mcp: string; hooks: str
   };
 }
 
+/**
+ * Codex CLI: the project's `.codex/` (loaded only once the person trusts the project in Codex) or
+ * `~/.codex/` with --global; `userConfig` is always `~/.codex/config.toml`, where Codex keeps the
+ * hashes of the hooks the person trusted.
+ */
+export function codexPaths(
+  scope: 'project' | 'global',
+  cwd: string,
+  home = homedir(),
+): { dir: string; hooks: string; config: string; userConfig: string } {
+  const dir = scope === 'project' ? join(cwd, '.codex') : join(home, '.codex');
+  return { dir, hooks: join(dir, 'hooks.json'), config: join(dir, 'config.toml'), userConfig: join(home, '.codex', 'config.toml') };
+}
+
 // ------------------------------------------------------------------ commands and recognition
 
 /**
@@ -134,9 +160,12 @@ export function cursorPaths(cwd: string): { dir: string; mcp: string; hooks: str
  */
 export const SHIM_FROM_HOME = '.svc/bin/svc-hook';
 
-/** The command a host runs for one hook: the shim through $HOME, then the hook name. */
-export function hookCommand(hook: HookName): string {
-  return `"$HOME/${SHIM_FROM_HOME}" ${hook}`;
+/**
+ * The command a host runs for one hook: the shim through $HOME, then the hook name and, for hosts
+ * whose events do not say who sent them, `--host <id>`.
+ */
+export function hookCommand(hook: HookName, host?: HostId): string {
+  return `"$HOME/${SHIM_FROM_HOME}" ${hook}${host ? ` --host ${host}` : ''}`;
 }
 
 /** `$HOME` and `${HOME}` in a command as the host's shell would expand them. */
@@ -166,6 +195,9 @@ export function runsHook(command: string, hook: string): boolean {
 
 // ------------------------------------------------------------------ the MCP server entry
 
+/** The hosts whose MCP entry svc writes. */
+export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'desktop';
+
 export interface McpEntry {
   type?: 'stdio';
   command: string;
@@ -181,7 +213,7 @@ export interface McpEntry {
  * ${HOME}, which it expands; Cursor's starts it through `sh`, which expands $HOME on any machine;
  * Claude Desktop's config is this machine's own file and names the shim's absolute path.
  */
-export function mcpEntry(host: 'claude-code' | 'cursor' | 'desktop', home = homedir()): McpEntry {
+export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
   switch (host) {
     case 'claude-code':
       // alwaysLoad: in print mode Claude Code sends its first request with only the tools of the
@@ -189,13 +221,16 @@ export function mcpEntry(host: 'claude-code' | 'cursor' | 'desktop', home = home
       return { type: 'stdio', command: `\${HOME}/${SHIM_FROM_HOME}`, args: ['mcp'], alwaysLoad: true };
     case 'cursor':
       return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], env: { ...CURSOR_MCP_ENV } };
+    case 'codex':
+      // Codex starts the command itself (no shell, no $HOME expansion): sh expands it.
+      return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
     case 'desktop':
       return { command: shimPath(home), args: ['mcp'] };
   }
 }
 
 /** Whether an entry is exactly what `svc init` writes for `host` now (older ones named this machine's paths). */
-export function isCurrentMcpEntry(entry: unknown, host: 'claude-code' | 'cursor' | 'desktop', home = homedir()): boolean {
+export function isCurrentMcpEntry(entry: unknown, host: McpHost, home = homedir()): boolean {
   if (typeof entry !== 'object' || entry === null) return false;
   const want = mcpEntry(host, home);
   const e = entry as Record<string, unknown>;
