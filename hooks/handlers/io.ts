@@ -4,6 +4,7 @@ import type { LocalBackend } from '../../engine/store/local-backend.js';
 import { hookFailed } from './failure-log.js';
 import { terminalSafe } from '../../engine/text.js';
 import type { HostId } from '../hosts.js';
+import { adaptEvent, contextAnswer } from './host-adapters.js';
 
 // What every hook handler shares: the event read from stdin, field access that never throws on a
 // wrong type, the session key, the store, and the host's output shapes. Only node built-ins are
@@ -14,6 +15,13 @@ export type HookEvent = Record<string, unknown>;
 
 /** The agent hosts svc wires (hooks/hosts.ts names each). */
 export type Host = HostId;
+
+let declaredHost: HostId | undefined;
+
+/** The host named on the hook's command line (`--host codex`), set by the runner before the handler runs. */
+export function declareHost(host: HostId | undefined): void {
+  declaredHost = host;
+}
 
 /** Largest stdin accepted (PostToolUse carries whole tool outputs); beyond it the event is dropped. */
 const MAX_STDIN = 32 * 1024 * 1024;
@@ -46,12 +54,15 @@ export async function readStdin(timeoutMs: number): Promise<string> {
   });
 }
 
-/** The event object, or null for empty input, invalid JSON or JSON that is not an object. */
+/**
+ * The event object, with the declared host's names turned into Claude Code's, or null for empty
+ * input, invalid JSON or JSON that is not an object.
+ */
 export function parseEvent(text: string): HookEvent | null {
   if (text.trim() === '') return null;
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as HookEvent) : null;
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? adaptEvent(declaredHost, value as HookEvent) : null;
   } catch {
     return null;
   }
@@ -92,13 +103,6 @@ export function sessionKey(e: HookEvent): string {
 /** The raw session id, for records that name the session (episodes, injection events). */
 export function sessionId(e: HookEvent): string | undefined {
   return (str(e, 'conversation_id') || str(e, 'session_id') || undefined)?.slice(0, 200);
-}
-
-let declaredHost: HostId | undefined;
-
-/** The host named on the hook's command line (`--host codex`), set by the runner before the handler runs. */
-export function declareHost(host: HostId | undefined): void {
-  declaredHost = host;
 }
 
 /**
@@ -150,7 +154,11 @@ export async function withStore<T>(root: string, fn: (store: LocalBackend) => Pr
   }
 }
 
-/** Claude Code's JSON answer adding context (UserPromptSubmit, SessionStart, PostToolUse). */
-export function contextOutput(hookEventName: string, text: string): string {
-  return JSON.stringify({ hookSpecificOutput: { hookEventName, additionalContext: terminalSafe(text) } });
+/**
+ * The JSON answer adding context at `hookEventName` (Claude Code's name: UserPromptSubmit,
+ * SessionStart, PostToolUse), in the shape the declared host takes (host-adapters.ts); `extra`
+ * fields (a `systemMessage` for the user) go beside it.
+ */
+export function contextOutput(hookEventName: string, text: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...extra, ...contextAnswer(declaredHost, hookEventName, terminalSafe(text)) });
 }

@@ -1,3 +1,4 @@
+import { stopAnswer } from './host-adapters.js';
 import { hostOf, sessionKey, storeReady, withStore, type HookEvent, type Host } from './io.js';
 import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { openCorrections, readState, updateState, type Correction } from './session-state.js';
@@ -17,7 +18,9 @@ import { oneLine } from '../../engine/text.js';
 export async function hookLearnCheck(e: HookEvent): Promise<string | undefined> {
   if (e.stop_hook_active === true) return undefined;
   const reason = await pendingReminder(e, hostOf(e));
-  return reason ? stopFeedback(reason) : undefined;
+  if (!reason) return undefined;
+  const own = stopAnswer(hostOf(e), reason);
+  return own ? JSON.stringify(own) : stopFeedback(reason);
 }
 
 /** Claude Code from this version takes a Stop hook's feedback as context, not as an error. */

@@ -42,11 +42,11 @@ export async function hookSessionGuard(e: HookEvent): Promise<string | undefined
   const name = eventName(e) || 'SessionStart';
   const problem = await storeProblem();
   if (!problem) return undefined;
-  const out: Record<string, unknown> = { systemMessage: `svc: ${problem.user}` };
+  const systemMessage = `svc: ${problem.user}`;
   if (problem.agent && (name === 'SessionStart' || name === 'UserPromptSubmit')) {
-    out.hookSpecificOutput = { hookEventName: name, additionalContext: `svc: ${problem.agent}` };
+    return contextOutput(name, `svc: ${problem.agent}`, { systemMessage });
   }
-  return JSON.stringify(out);
+  return JSON.stringify({ systemMessage });
 }
 
 /** What is wrong with the store, for the agent and for the user; undefined when it opens cleanly. */

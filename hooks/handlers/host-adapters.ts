@@ -1,0 +1,54 @@
+import type { HostId } from '../hosts.js';
+
+// One adapter per agent host, beside the handlers rather than copies of them. The handlers speak
+// Claude Code's hook protocol: its event names (SessionStart, UserPromptSubmit, PostToolUse,
+// Stop, PreCompact, SessionEnd), its snake_case fields (session_id, cwd, prompt, tool_name,
+// tool_input, tool_response, stop_hook_active) and its answers. An adapter says only where its
+// host differs: the names of its events, the names of its fields, and the shape of the two
+// answers that carry something to the model (context for the request, a reason to go on at a
+// stop). A host without an adapter is Claude Code's protocol as is. Cursor has handlers of its
+// own (cursor.ts): its hooks take no context, so they answer through a rules file instead.
+
+type Json = Record<string, unknown>;
+
+export interface HostAdapter {
+  /** The host's event name -> the Claude Code event the handlers know. */
+  events?: Readonly<Record<string, string>>;
+  /** The host's field name -> Claude Code's, applied to the event before any handler reads it. */
+  fields?: Readonly<Record<string, string>>;
+  /** The answer adding `text` to the model's context at `event` (a Claude Code event name). */
+  context?: (event: string, text: string) => Json;
+  /** The answer that makes the agent go on with `reason` instead of stopping. */
+  stop?: (reason: string) => Json;
+}
+
+export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
+  // Codex CLI takes Claude Code's events and answers; at Stop it continues on `decision: block`,
+  // sending the reason to the model as the next prompt.
+  codex: { stop: (reason) => ({ decision: 'block', reason }) },
+};
+
+/** The event with the host's field names and event name turned into Claude Code's. */
+export function adaptEvent(host: HostId | undefined, e: Json): Json {
+  const adapter = host ? HOST_ADAPTERS[host] : undefined;
+  if (!adapter) return e;
+  const out: Json = { ...e };
+  for (const [from, to] of Object.entries(adapter.fields ?? {})) {
+    if (from in e && !(to in e)) out[to] = e[from];
+  }
+  const name = typeof e.hook_event_name === 'string' ? e.hook_event_name : undefined;
+  if (name && adapter.events?.[name]) out.hook_event_name = adapter.events[name];
+  return out;
+}
+
+/** Claude Code's answer adding context (UserPromptSubmit, SessionStart, PostToolUse), or the host's. */
+export function contextAnswer(host: HostId | undefined, event: string, text: string): Json {
+  const own = host ? HOST_ADAPTERS[host]?.context : undefined;
+  return own ? own(event, text) : { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
+}
+
+/** The host's answer to go on at a stop; undefined when the host takes Claude Code's (learn-check.ts picks by version). */
+export function stopAnswer(host: HostId | undefined, reason: string): Json | undefined {
+  const own = host ? HOST_ADAPTERS[host]?.stop : undefined;
+  return own?.(reason);
+}
