@@ -7,6 +7,10 @@ export const HOSTS = {
   'claude-code': 'Claude Code',
   cursor: 'Cursor',
   codex: 'Codex CLI',
+  gemini: 'Gemini CLI',
+  copilot: 'GitHub Copilot CLI',
+  opencode: 'opencode',
+  vscode: 'VS Code',
 } as const;
 
 export type HostId = keyof typeof HOSTS;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { formatJson, readJsonObject, readTextOrNull, type PlannedFile } from './config-files.js';
+import type { HostPlan, InitContext } from './optional-hosts.js';
 import { withHookGroups } from './host-config.js';
 import { codexHookTrust, codexTrustsProject, parseToml, withCodexHookTrust, withCodexMcpServer } from './codex-config.js';
 import { CODEX_HOOKS, MCP_SERVER_KEY, codexPaths } from './wiring.js';
@@ -10,12 +11,7 @@ import { projectRootOf } from '../../engine/ops/host-memory.js';
 // --no-approve, the trust of svc's own hooks in ~/.codex/config.toml (Codex runs no hook of a
 // hooks.json until the person trusts it).
 
-export interface HostPlan {
-  files: PlannedFile[];
-  notes: string[];
-}
-
-export function planCodex(ctx: { home: string; cwd: string; scope: 'project' | 'global'; approve: boolean }): HostPlan {
+export function planCodex(ctx: InitContext): HostPlan {
   const paths = codexPaths(ctx.scope, ctx.cwd, ctx.home);
   const files: PlannedFile[] = [];
   const notes: string[] = [];

@@ -11,6 +11,7 @@ import { checkStorage } from './doctor/store.js';
 import { checkRemoteStore } from './doctor/remote.js';
 import { checkEmbedder } from './doctor/embedder.js';
 import { handshakeCheck } from './doctor/handshake.js';
+import { OPTIONAL_HOSTS } from './optional-hosts.js';
 
 // `svc doctor`: every wire, one check each (the checks live in doctor/, one file per host or
 // part), failures naming their fix.
@@ -21,8 +22,10 @@ const HELP = `
 
   Checks the wiring: the hook shim, the MCP registration and hooks of Claude Code (project and
   global), Claude Desktop, the store and the hooks' recent failures, the embedder (probed in a
-  separate process) and, when a .cursor/ folder exists, Cursor's MCP config, hooks and rules.
-  The MCP entries of Claude Code and Cursor are started and handshaken as the host would.
+  separate process) and, when a .cursor/ folder exists, Cursor's MCP config, hooks and rules;
+  the same for each other host whose folder exists (Codex CLI: .codex/ or ~/.codex/), with the
+  approvals those hosts ask for. Every configured MCP entry is started and handshaken as the
+  host would.
   Each failing line names the command that fixes it; exit 1 when anything fails.
 
   Flags
@@ -45,6 +48,11 @@ export async function run(argv: string[]): Promise<number> {
   checks.push(claude.check, ...checkClaudeConsent(cwd, home, scopeFix), ...checkClaudeHooks(cwd, home, scopeFix), checkDesktop(home));
   const cursor = isDir(cursorPaths(cwd).dir) ? checkCursor(cwd, home) : undefined;
   checks.push(...(cursor?.checks ?? []));
+  // The other hosts, where their folder is (here, or in the home for a global install).
+  const others = OPTIONAL_HOSTS.filter((h) => isDir(h.dir('project', cwd, home)) || isDir(h.dir('global', cwd, home))).map((h) =>
+    h.doctor(cwd, home),
+  );
+  for (const o of others) checks.push(...o.checks);
   // The slow probes (store, embedder, handshakes) run side by side.
   const [storage, remote, ...probes] = await Promise.all([
     checkStorage(storeRoot),
@@ -52,6 +60,9 @@ export async function run(argv: string[]): Promise<number> {
     checkEmbedder(storeRoot),
     ...(handshake && claude.entry ? [handshakeCheck('claude.handshake', claude.entry, cwd, scopeFix)] : []),
     ...(handshake && cursor?.entry ? [handshakeCheck('cursor.handshake', cursor.entry, cwd, 'svc init --cursor', 'lean')] : []),
+    ...(handshake
+      ? others.flatMap((o) => (o.handshake ? [handshakeCheck(o.handshake.check, o.handshake.entry, cwd, o.handshake.fix)] : []))
+      : []),
   ]);
   checks.push(...storage, ...remote, ...probes);
 

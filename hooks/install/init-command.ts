@@ -9,7 +9,8 @@ import { withClaudeHooks, withCursorHooks, withMcpApproval, withMcpServer } from
 import { claudeLocalSettings, isTrusted } from './claude-state.js';
 import { svcYamlWith } from './dot-svc-yaml.js';
 import { CURSOR_STATIC_RULES_TEXT } from './cursor-rules.js';
-import { planCodex } from './codex-install.js';
+import { HOSTS } from '../hosts.js';
+import { OPTIONAL_HOSTS } from './optional-hosts.js';
 import { projectRootOf } from '../../engine/ops/host-memory.js';
 import {
   CLAUDE_HOOKS,
@@ -17,7 +18,6 @@ import {
   CURSOR_HOOKS,
   MCP_SERVER_KEY,
   claudePaths,
-  codexPaths,
   cursorPaths,
   desktopConfigDir,
   desktopConfigPath,
@@ -33,9 +33,9 @@ const HELP = `
     svc init [flags]
 
   Wires svc into the agent host (Claude Code), the desktop assistant (Claude Desktop) and, when
-  asked or when its folder exists here, Cursor (.cursor/) and Codex CLI (.codex/, or ~/.codex/
-  with --global). Safe to re-run: it replaces only its own entries and keeps everything else in
-  those files, comments included.
+  asked or when its folder exists here, each other host below (its folder in the home with
+  --global). Safe to re-run: it replaces only its own entries and keeps everything else in those
+  files, comments included.
 
   Flags
     --project          hooks in ./.claude/settings.json, MCP server in ./.mcp.json (default)
@@ -45,10 +45,9 @@ const HELP = `
     --domain <d>       write domain into ./.svc.yaml (other keys kept)
     --cursor           set up Cursor here (.cursor/mcp.json, hooks.json, rules)
     --no-cursor        skip Cursor even when .cursor/ exists
-    --codex            set up Codex CLI (.codex/hooks.json and config.toml; ~/.codex/ with --global)
-    --no-codex         skip Codex CLI even when its folder exists
+${OPTIONAL_HOSTS.map((h) => `    --${h.flag.padEnd(17)}${h.help}\n`).join('')}    --no-<host>        skip that host even when its folder exists
     --no-approve       leave approvals to the hosts' own prompts: Claude Code's for the project's
-                       MCP server, Codex CLI's review of new hooks
+                       MCP server, Codex CLI's review of new hooks (and other hosts' approvals)
     --async-inject     run hook-inject in the background (90 s ceiling): memory arrives one
                        prompt late, and never in claude -p
 
@@ -74,7 +73,7 @@ export async function run(argv: string[]): Promise<number> {
     domain: { type: 'string' },
     scope: { type: 'string' },
     cursor: { type: 'boolean' },
-    codex: { type: 'boolean' },
+    ...Object.fromEntries(OPTIONAL_HOSTS.map((h) => [h.flag, { type: 'boolean' as const }])),
     approve: { type: 'boolean' },
     asyncInject: { type: 'boolean' },
   });
@@ -102,8 +101,10 @@ export async function run(argv: string[]): Promise<number> {
     desktop: f.desktop !== false,
     cursor: f.cursor === true || (f.cursor !== false && isDir(join(cwd, '.cursor'))),
     cursorAuto: f.cursor === undefined,
-    codex: f.codex === true || (f.codex !== false && isDir(codexPaths(scope, cwd, home).dir)),
-    codexAuto: f.codex === undefined,
+    optional: OPTIONAL_HOSTS.map((h) => {
+      const flag = (f as Record<string, unknown>)[h.flag];
+      return { host: h, on: flag === true || (flag !== false && isDir(h.dir(scope, cwd, home))), auto: flag === undefined };
+    }),
     svcYaml: { scope: f.scope?.trim(), domain: f.domain?.trim() },
     approve: f.approve !== false,
     asyncInject: f.asyncInject === true,
@@ -133,8 +134,7 @@ interface PlanContext {
   desktop: boolean;
   cursor: boolean;
   cursorAuto: boolean;
-  codex: boolean;
-  codexAuto: boolean;
+  optional: { host: (typeof OPTIONAL_HOSTS)[number]; on: boolean; auto: boolean }[];
   svcYaml: { scope?: string; domain?: string };
   approve: boolean;
   asyncInject: boolean;
@@ -248,14 +248,18 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
     skipped.push({ what: 'Cursor', reason: ctx.cursorAuto ? 'no .cursor/ folder here (use --cursor to set it up)' : '--no-cursor' });
   }
 
-  // Codex CLI: hooks (Claude Code's shape) and the MCP server, the trust of svc's hooks.
-  if (ctx.codex) {
-    const codex = planCodex(ctx);
-    files.push(...codex.files);
-    notes.push(...codex.notes);
-  } else {
-    const where = scope === 'project' ? '.codex/ folder here' : '~/.codex/ folder';
-    skipped.push({ what: 'Codex CLI', reason: ctx.codexAuto ? `no ${where} (use --codex to set it up)` : '--no-codex' });
+  // The other hosts, each where asked or where its folder exists (optional-hosts.ts).
+  for (const { host, on, auto } of ctx.optional) {
+    if (on) {
+      const plan = host.plan(ctx);
+      files.push(...plan.files);
+      notes.push(...plan.notes);
+      ignore.push(...(plan.ignore ?? []));
+    } else {
+      const dir = host.dir(scope, cwd, home);
+      const where = dir.startsWith(home + '/') ? `~${dir.slice(home.length)}` : dir;
+      skipped.push({ what: HOSTS[host.id], reason: auto ? `no ${where} folder (use --${host.flag} to set it up)` : `--no-${host.flag}` });
+    }
   }
 
   // Sessions started here default to this scope and domain.

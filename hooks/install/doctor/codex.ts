@@ -1,0 +1,129 @@
+import { isObject, readJsonObject, readTextOrNull, type JsonObject } from '../config-files.js';
+import { codexHookTrust, codexMcpEntry, codexTrustsProject, parseToml, untrustedCodexHooks } from '../codex-config.js';
+import { CODEX_HOOKS, MCP_SERVER_KEY, codexPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
+import { projectRootOf } from '../../../engine/ops/host-memory.js';
+import { entryProblem, wiredLine, type Check } from './check.js';
+import type { DoctorResult } from '../optional-hosts.js';
+
+// Codex CLI: svc's hooks in .codex/hooks.json (or ~/.codex/hooks.json), the MCP server in the same
+// folder's config.toml, the trust Codex needs before it runs a hook (hashes in
+// ~/.codex/config.toml) and, for a project, the folder's own trust, without which Codex reads
+// nothing of its .codex/.
+
+function svcHooksIn(path: string): number {
+  try {
+    const hooks = readJsonObject(path).data.hooks;
+    if (!isObject(hooks)) return 0;
+    return Object.values(hooks)
+      .flatMap((groups) => (Array.isArray(groups) ? groups : []))
+      .flatMap((g: unknown) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
+      .filter((h: unknown) => isObject(h) && isSvcHookCommand(h.command)).length;
+  } catch {
+    return 0;
+  }
+}
+
+export function checkCodex(cwd: string, home: string): DoctorResult {
+  const project = codexPaths('project', cwd, home);
+  const global = codexPaths('global', cwd, home);
+  const scope = svcHooksIn(project.hooks) === 0 && svcHooksIn(global.hooks) > 0 ? 'global' : 'project';
+  const paths = scope === 'project' ? project : global;
+  const fix = scope === 'project' ? 'svc init --codex' : 'svc init --global --codex';
+  const checks: Check[] = [];
+
+  let user: JsonObject = {};
+  try {
+    user = parseToml(readTextOrNull(paths.userConfig) ?? '', paths.userConfig);
+  } catch (err) {
+    checks.push({
+      check: 'codex.config',
+      status: 'fail',
+      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
+      fix: `fix ${paths.userConfig} by hand`,
+    });
+  }
+
+  // Hooks: every event of the table, with the current command.
+  let hooksData: JsonObject | undefined;
+  try {
+    hooksData = readJsonObject(paths.hooks).data;
+  } catch (err) {
+    checks.push({
+      check: 'codex.hooks',
+      status: 'fail',
+      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
+      fix: `fix the JSON in ${paths.hooks} by hand, then ${fix}`,
+    });
+  }
+  if (hooksData) {
+    const events = isObject(hooksData.hooks) ? hooksData.hooks : {};
+    const commands = (event: string): string[] =>
+      (Array.isArray(events[event]) ? (events[event] as unknown[]) : [])
+        .flatMap((g) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
+        .filter(isObject)
+        .map((h) => h.command)
+        .filter((c): c is string => typeof c === 'string');
+    const missing: string[] = [];
+    const stale: string[] = [];
+    for (const spec of CODEX_HOOKS) {
+      const mine = commands(spec.event).filter((c) => isSvcHookCommand(c) && runsHook(c, spec.hook));
+      if (mine.length === 0) missing.push(`${spec.event} -> ${spec.hook}`);
+      else if (!mine.includes(hookCommand(spec.hook, 'codex'))) stale.push(`${spec.event} -> ${mine[0]}`);
+    }
+    if (missing.length > 0)
+      checks.push({ check: 'codex.hooks', status: 'fail', message: `not wired in ${paths.hooks}: ${missing.join(', ')}`, fix });
+    else if (stale.length > 0)
+      checks.push({ check: 'codex.hooks', status: 'warn', message: `older commands in ${paths.hooks}: ${stale.join(', ')}`, fix });
+    else checks.push(wiredLine('codex.hooks', [...new Set(CODEX_HOOKS.map((h) => h.event))].join(', '), home, fix));
+
+    const untrusted = untrustedCodexHooks(user, codexHookTrust(paths.hooks, hooksData));
+    if (missing.length === 0 && untrusted.length > 0) {
+      checks.push({
+        check: 'codex.trust',
+        status: 'fail',
+        message: `${untrusted.length} of svc's hooks are new or changed since they were trusted (or disabled) in ${paths.userConfig}: Codex will not run them`,
+        fix: `${fix} (trusts svc's hooks), or start codex and accept "Hooks need review"`,
+      });
+    } else if (missing.length === 0)
+      checks.push({ check: 'codex.trust', status: 'ok', message: `svc's hooks are trusted in ${paths.userConfig}` });
+  }
+
+  // The project folder's own trust: without it Codex loads nothing of .codex/.
+  if (scope === 'project') {
+    const root = projectRootOf(cwd);
+    checks.push(
+      codexTrustsProject(user, root)
+        ? { check: 'codex.project', status: 'ok', message: `Codex trusts ${root}` }
+        : {
+            check: 'codex.project',
+            status: 'fail',
+            message: `Codex has not been told to trust ${root}: it reads nothing of ${project.dir} (hooks, MCP server) until then`,
+            fix: `run codex in ${root} once and accept "Trust this folder", or use svc init --global --codex`,
+          },
+    );
+  }
+
+  // The MCP server: the scope's config.toml, or the user's.
+  let entry: JsonObject | undefined;
+  let where = paths.config;
+  try {
+    entry = codexMcpEntry(readTextOrNull(paths.config) ?? '', paths.config);
+    if (!entry && scope === 'project') {
+      entry = isObject(user.mcp_servers) && isObject(user.mcp_servers[MCP_SERVER_KEY]) ? user.mcp_servers[MCP_SERVER_KEY] : undefined;
+      where = paths.userConfig;
+    }
+  } catch (err) {
+    checks.push({
+      check: 'codex.mcp',
+      status: 'fail',
+      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
+      fix: `fix ${paths.config} by hand, then ${fix}`,
+    });
+  }
+  const problem = entry ? entryProblem(entry, home) : 'missing';
+  if (!entry) checks.push({ check: 'codex.mcp', status: 'fail', message: `MCP server "${MCP_SERVER_KEY}" is not in ${paths.config}`, fix });
+  else if (problem) checks.push({ check: 'codex.mcp', status: 'fail', message: `${where}: ${problem}`, fix });
+  else checks.push({ check: 'codex.mcp', status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" in ${where}` });
+
+  return { checks, ...(entry && !problem ? { handshake: { check: 'codex.handshake', entry, fix } } : {}) };
+}

@@ -1,0 +1,56 @@
+import type { HostId } from '../hosts.js';
+import type { PlannedFile } from './config-files.js';
+import type { Check } from './doctor/check.js';
+import type { JsonObject } from './config-files.js';
+import { planCodex } from './codex-install.js';
+import { checkCodex } from './doctor/codex.js';
+import { codexPaths } from './wiring.js';
+
+// The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
+// skips), and `svc doctor` checks when their folder exists: one row each. A row names the folder
+// that says the host is used here, what init writes, and what doctor checks. Claude Code and
+// Claude Desktop, always set up, and Cursor, whose row predates this table, are in init-command.ts.
+
+export interface InitContext {
+  home: string;
+  cwd: string;
+  scope: 'project' | 'global';
+  /** Approve svc's own entries where the host asks (--no-approve leaves it to the host's prompt). */
+  approve: boolean;
+}
+
+export interface HostPlan {
+  files: PlannedFile[];
+  notes: string[];
+  /** Machine-local files written in the project, for its .gitignore. */
+  ignore?: string[];
+}
+
+export interface DoctorResult {
+  checks: Check[];
+  /** The MCP entry to start for a live handshake, with the fix to name when it fails. */
+  handshake?: { check: string; entry: JsonObject; fix: string };
+}
+
+export interface OptionalHost {
+  id: HostId;
+  /** The command-line flag: --<flag> and --no-<flag>. */
+  flag: string;
+  /** One line for `svc init --help`. */
+  help: string;
+  /** The folder whose presence turns the host on (project scope: in the project; global: in the home). */
+  dir(scope: 'project' | 'global', cwd: string, home: string): string;
+  plan(ctx: InitContext): HostPlan;
+  doctor(cwd: string, home: string): DoctorResult;
+}
+
+export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
+  {
+    id: 'codex',
+    flag: 'codex',
+    help: 'Codex CLI: .codex/hooks.json and config.toml (~/.codex/ with --global)',
+    dir: (scope, cwd, home) => codexPaths(scope, cwd, home).dir,
+    plan: planCodex,
+    doctor: checkCodex,
+  },
+];
