@@ -26,7 +26,24 @@ export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
   // Codex CLI takes Claude Code's events and answers; at Stop it continues on `decision: block`,
   // sending the reason to the model as the next prompt.
   codex: { stop: (reason) => ({ decision: 'block', reason }) },
+  // VS Code's agent hooks (Preview) run the commands of Claude Code's .claude/settings.json with
+  // camelCase common fields, and want a stop's decision inside hookSpecificOutput. Its
+  // UserPromptSubmit hook adds nothing to the request (svc's instructions block asks the agent to
+  // call svc_inject instead). Documented by VS Code, not run here: there is no headless VS Code.
+  vscode: {
+    fields: { hookEventName: 'hook_event_name', sessionId: 'session_id' },
+    stop: (reason) => ({ hookSpecificOutput: { hookEventName: 'Stop', decision: 'block', reason } }),
+  },
 };
+
+/**
+ * The host of an event whose command line names none: VS Code's events are the only ones with the
+ * camelCase `hookEventName`; Cursor's carry `conversation_id`; the rest are Claude Code's.
+ */
+export function sniffHost(e: Json): HostId {
+  if ('hookEventName' in e) return 'vscode';
+  return 'conversation_id' in e || 'workspace_roots' in e || 'cursor_version' in e ? 'cursor' : 'claude-code';
+}
 
 /** The event with the host's field names and event name turned into Claude Code's. */
 export function adaptEvent(host: HostId | undefined, e: Json): Json {

@@ -4,7 +4,7 @@ import type { LocalBackend } from '../../engine/store/local-backend.js';
 import { hookFailed } from './failure-log.js';
 import { terminalSafe } from '../../engine/text.js';
 import type { HostId } from '../hosts.js';
-import { adaptEvent, contextAnswer } from './host-adapters.js';
+import { adaptEvent, contextAnswer, sniffHost } from './host-adapters.js';
 
 // What every hook handler shares: the event read from stdin, field access that never throws on a
 // wrong type, the session key, the store, and the host's output shapes. Only node built-ins are
@@ -62,7 +62,9 @@ export function parseEvent(text: string): HookEvent | null {
   if (text.trim() === '') return null;
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? adaptEvent(declaredHost, value as HookEvent) : null;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? adaptEvent(declaredHost ?? sniffHost(value as HookEvent), value as HookEvent)
+      : null;
   } catch {
     return null;
   }
@@ -106,12 +108,11 @@ export function sessionId(e: HookEvent): string | undefined {
 }
 
 /**
- * The host that sent the event: the one its command line names (every host but Claude Code and
- * Cursor is wired with `--host <id>`), else Cursor's fields, else Claude Code.
+ * The host that sent the event: the one its command line names (hosts with files of their own are
+ * wired with `--host <id>`), else what its fields say (host-adapters.ts).
  */
 export function hostOf(e: HookEvent): HostId {
-  if (declaredHost) return declaredHost;
-  return 'conversation_id' in e || 'workspace_roots' in e || 'cursor_version' in e ? 'cursor' : 'claude-code';
+  return declaredHost ?? sniffHost(e);
 }
 
 /** The project folder: Claude Code's `cwd`, Cursor's first workspace root. */

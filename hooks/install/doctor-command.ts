@@ -49,9 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   const cursor = isDir(cursorPaths(cwd).dir) ? checkCursor(cwd, home) : undefined;
   checks.push(...(cursor?.checks ?? []));
   // The other hosts, where their folder is (here, or in the home for a global install).
-  const others = OPTIONAL_HOSTS.filter((h) => isDir(h.dir('project', cwd, home)) || isDir(h.dir('global', cwd, home))).map((h) =>
-    h.doctor(cwd, home),
-  );
+  const others = OPTIONAL_HOSTS.filter((h) => isDir(h.dir('project', cwd, home)) || h.wiredGlobally(home)).map((h) => h.doctor(cwd, home));
   for (const o of others) checks.push(...o.checks);
   // The slow probes (store, embedder, handshakes) run side by side.
   const [storage, remote, ...probes] = await Promise.all([

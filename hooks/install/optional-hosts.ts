@@ -3,11 +3,14 @@ import type { PlannedFile } from './config-files.js';
 import type { Check } from './doctor/check.js';
 import type { JsonObject } from './config-files.js';
 import { planCodex } from './codex-install.js';
-import { checkCodex } from './doctor/codex.js';
-import { codexPaths } from './wiring.js';
+import { checkCodex, svcHooksIn } from './doctor/codex.js';
+import { hasServerEntry, planVsCode } from './vscode-install.js';
+import { checkVsCode } from './doctor/vscode.js';
+import { codexPaths, vscodePaths } from './wiring.js';
 
 // The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
-// skips), and `svc doctor` checks when their folder exists: one row each. A row names the folder
+// skips), and `svc doctor` checks when their project folder exists or svc is wired in the home:
+// one row each. A row names the folder
 // that says the host is used here, what init writes, and what doctor checks. Claude Code and
 // Claude Desktop, always set up, and Cursor, whose row predates this table, are in init-command.ts.
 
@@ -41,6 +44,8 @@ export interface OptionalHost {
   /** The folder whose presence turns the host on (project scope: in the project; global: in the home). */
   dir(scope: 'project' | 'global', cwd: string, home: string): string;
   plan(ctx: InitContext): HostPlan;
+  /** Whether `svc init --global` wired this host in the home (doctor then checks it anywhere). */
+  wiredGlobally(home: string): boolean;
   doctor(cwd: string, home: string): DoctorResult;
 }
 
@@ -51,6 +56,16 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     help: 'Codex CLI: .codex/hooks.json and config.toml (~/.codex/ with --global)',
     dir: (scope, cwd, home) => codexPaths(scope, cwd, home).dir,
     plan: planCodex,
+    wiredGlobally: (home) => svcHooksIn(codexPaths('global', home, home).hooks) > 0,
     doctor: checkCodex,
+  },
+  {
+    id: 'vscode',
+    flag: 'vscode',
+    help: 'VS Code: .vscode/mcp.json and .github/copilot-instructions.md (user profile with --global)',
+    dir: (scope, cwd, home) => vscodePaths(scope, cwd, home).dir,
+    plan: planVsCode,
+    wiredGlobally: (home) => hasServerEntry(vscodePaths('global', home, home).mcp),
+    doctor: checkVsCode,
   },
 ];

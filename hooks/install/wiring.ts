@@ -151,6 +151,39 @@ export function codexPaths(
   return { dir, hooks: join(dir, 'hooks.json'), config: join(dir, 'config.toml'), userConfig: join(home, '.codex', 'config.toml') };
 }
 
+/** VS Code's user folder (its user-profile mcp.json and prompts/ live there) for this platform. */
+export function vscodeUserDir(home = homedir(), env: NodeJS.ProcessEnv = process.env): string {
+  switch (platform()) {
+    case 'darwin':
+      return join(home, 'Library', 'Application Support', 'Code', 'User');
+    case 'win32':
+      return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'Code', 'User');
+    default:
+      return join(env.XDG_CONFIG_HOME ? resolve(env.XDG_CONFIG_HOME) : join(home, '.config'), 'Code', 'User');
+  }
+}
+
+/**
+ * VS Code: the workspace's `.vscode/mcp.json` and the instructions its agent reads on every
+ * request (`.github/copilot-instructions.md`); with --global, the user profile's mcp.json and an
+ * instructions file of svc's own in its prompts/ folder.
+ */
+export function vscodePaths(
+  scope: 'project' | 'global',
+  cwd: string,
+  home = homedir(),
+): { dir: string; mcp: string; instructions: string } {
+  if (scope === 'project') {
+    return {
+      dir: join(cwd, '.vscode'),
+      mcp: join(cwd, '.vscode', 'mcp.json'),
+      instructions: join(cwd, '.github', 'copilot-instructions.md'),
+    };
+  }
+  const dir = vscodeUserDir(home);
+  return { dir, mcp: join(dir, 'mcp.json'), instructions: join(dir, 'prompts', 'svc.instructions.md') };
+}
+
 // ------------------------------------------------------------------ commands and recognition
 
 /**
@@ -196,7 +229,7 @@ export function runsHook(command: string, hook: string): boolean {
 // ------------------------------------------------------------------ the MCP server entry
 
 /** The hosts whose MCP entry svc writes. */
-export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'desktop';
+export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'vscode' | 'desktop';
 
 export interface McpEntry {
   type?: 'stdio';
@@ -224,6 +257,8 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
     case 'codex':
       // Codex starts the command itself (no shell, no $HOME expansion): sh expands it.
       return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
+    case 'vscode':
+      return { type: 'stdio', command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
     case 'desktop':
       return { command: shimPath(home), args: ['mcp'] };
   }

@@ -10,7 +10,8 @@ import type { DoctorResult } from '../optional-hosts.js';
 // ~/.codex/config.toml) and, for a project, the folder's own trust, without which Codex reads
 // nothing of its .codex/.
 
-function svcHooksIn(path: string): number {
+/** How many of svc's hooks a hooks.json holds (0 when it is missing or unreadable). */
+export function svcHooksIn(path: string): number {
   try {
     const hooks = readJsonObject(path).data.hooks;
     if (!isObject(hooks)) return 0;
