@@ -26,6 +26,13 @@ export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
   // Codex CLI takes Claude Code's events and answers; at Stop it continues on `decision: block`,
   // sending the reason to the model as the next prompt.
   codex: { stop: (reason) => ({ decision: 'block', reason }) },
+  // GitHub Copilot CLI, wired with Claude Code's event names, sends Claude's fields, but reads
+  // context only as a top-level `additionalContext` (it drops `hookSpecificOutput`), and goes on
+  // at Stop on `decision: block`, sending the reason as the next prompt.
+  copilot: {
+    context: (_event, text) => ({ additionalContext: text }),
+    stop: (reason) => ({ decision: 'block', reason }),
+  },
 };
 
 /** The event with the host's field names and event name turned into Claude Code's. */
@@ -51,4 +58,14 @@ export function contextAnswer(host: HostId | undefined, event: string, text: str
 export function stopAnswer(host: HostId | undefined, reason: string): Json | undefined {
   const own = host ? HOST_ADAPTERS[host]?.stop : undefined;
   return own?.(reason);
+}
+
+/**
+ * Whether this is a hook wired for Claude Code (no `--host`) that GitHub Copilot CLI runs: Copilot
+ * also runs the hooks of a project's .claude/settings.json (it sets COPILOT_CLI=1 for hooks, and
+ * Claude Code names itself in AI_AGENT). Such a copy would run each svc hook a second time beside
+ * Copilot's own (`--host copilot`), answering in a shape Copilot ignores but for Stop, so it stays quiet.
+ */
+export function isClaudeHookRunByCopilot(host: HostId | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  return host === undefined && env.COPILOT_CLI === '1' && !/^claude-code/.test(env.AI_AGENT ?? '');
 }
