@@ -4,7 +4,9 @@ import type { Check } from './doctor/check.js';
 import type { JsonObject } from './config-files.js';
 import { planCodex } from './codex-install.js';
 import { checkCodex } from './doctor/codex.js';
-import { codexPaths } from './wiring.js';
+import { planCopilot } from './copilot-install.js';
+import { checkCopilot } from './doctor/copilot.js';
+import { codexPaths, copilotPaths } from './wiring.js';
 
 // The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
 // skips), and `svc doctor` checks when their folder exists: one row each. A row names the folder
@@ -52,5 +54,15 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     dir: (scope, cwd, home) => codexPaths(scope, cwd, home).dir,
     plan: planCodex,
     doctor: checkCodex,
+  },
+  {
+    id: 'copilot',
+    flag: 'copilot',
+    help: 'GitHub Copilot CLI: .github/hooks/svc.json and .github/mcp.json (~/.copilot/ with --global)',
+    // .github/hooks/ is Copilot's own folder (a bare .github/ is in most GitHub projects, Copilot or
+    // not); ~/.copilot/ appears on a machine where Copilot CLI has run.
+    dir: (scope, cwd, home) => copilotPaths(scope, cwd, home).dir,
+    plan: planCopilot,
+    doctor: checkCopilot,
   },
 ];

@@ -65,6 +65,17 @@ export function claudeHooks(opts: { asyncInject?: boolean } = {}): ClaudeHookSpe
  */
 export const CODEX_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'SessionEnd' && h.event !== 'PreCompact');
 
+/**
+ * GitHub Copilot CLI: `.github/hooks/svc.json` (project) or `~/.copilot/hooks/svc.json`, in Claude
+ * Code's shape, which Copilot takes as is: PascalCase events switch its event JSON to Claude's
+ * snake_case fields, and `timeout` is in seconds. Its matcher is a regular expression (anchored),
+ * so "all tools" is `.*`, not `*`. PreCompact is not wired: what Copilot does with its answer is
+ * not known. Its answers differ from Claude's (handlers/host-adapters.ts).
+ */
+export const COPILOT_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'PreCompact').map((h) =>
+  h.matcher === '*' ? { ...h, matcher: '.*' } : h,
+);
+
 /** Cursor: `.cursor/hooks.json` `{version: 1, hooks: {eventName: [{command}]}}`. */
 export interface CursorHookSpec {
   event: string;
@@ -151,6 +162,34 @@ export function codexPaths(
   return { dir, hooks: join(dir, 'hooks.json'), config: join(dir, 'config.toml'), userConfig: join(home, '.codex', 'config.toml') };
 }
 
+/**
+ * GitHub Copilot CLI: svc's hooks file and MCP config, in the project's `.github/` or, with
+ * --global, in `~/.copilot/`; `userConfig` is `~/.copilot/config.json`, where Copilot keeps the
+ * folders the person trusted. In a project, Copilot reads `.mcp.json` (Claude Code's, which svc
+ * also writes) and only without one `.github/mcp.json`: svc writes its entry to both.
+ */
+export function copilotPaths(
+  scope: 'project' | 'global',
+  cwd: string,
+  home = homedir(),
+): { dir: string; hooks: string; mcp: string; sharedMcp?: string; userConfig: string } {
+  const userConfig = join(home, '.copilot', 'config.json');
+  return scope === 'project'
+    ? {
+        dir: join(cwd, '.github', 'hooks'),
+        hooks: join(cwd, '.github', 'hooks', 'svc.json'),
+        mcp: join(cwd, '.github', 'mcp.json'),
+        sharedMcp: join(cwd, '.mcp.json'),
+        userConfig,
+      }
+    : {
+        dir: join(home, '.copilot'),
+        hooks: join(home, '.copilot', 'hooks', 'svc.json'),
+        mcp: join(home, '.copilot', 'mcp-config.json'),
+        userConfig,
+      };
+}
+
 // ------------------------------------------------------------------ commands and recognition
 
 /**
@@ -196,7 +235,7 @@ export function runsHook(command: string, hook: string): boolean {
 // ------------------------------------------------------------------ the MCP server entry
 
 /** The hosts whose MCP entry svc writes. */
-export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'desktop';
+export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'copilot' | 'desktop';
 
 export interface McpEntry {
   type?: 'stdio';
@@ -205,6 +244,8 @@ export interface McpEntry {
   env?: Record<string, string>;
   /** Claude Code waits for this server before its first model request, `claude -p` included. */
   alwaysLoad?: boolean;
+  /** GitHub Copilot CLI: which of the server's tools the agent gets (`*`: all). */
+  tools?: string[];
 }
 
 /**
@@ -224,6 +265,9 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
     case 'codex':
       // Codex starts the command itself (no shell, no $HOME expansion): sh expands it.
       return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
+    case 'copilot':
+      // Codex's form: sh expands $HOME, whatever the host does with a command's variables.
+      return { type: 'stdio', command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], tools: ['*'] };
     case 'desktop':
       return { command: shimPath(home), args: ['mcp'] };
   }
