@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -129,11 +129,13 @@ describe.skipIf(!version)(
       expect(String(tool?.content)).toMatch(/Deploys to production happen only on Tuesdays/);
     }, 120_000);
 
-    it('asks the agent to record a correction before it stops, and Copilot goes on with that request', async () => {
+    it('asks the agent to record a correction before it stops; Copilot goes on, and the svc_learn it calls reaches svc and counts', async () => {
       const dir = join(root, 'correct');
       const h = await home('home-correct', [dir]);
       await project('correct', h, ['--copilot']);
       const prompt = 'no, use pnpm instead of npm for installing dependencies';
+      const lesson = 'Use pnpm, not npm, to install dependencies';
+      api.callOn('earlier in this session the user corrected you', { name: 'svc-svc_learn', arguments: { statement: lesson } });
       const run = await copilot(dir, h, prompt);
       expect(run.code, run.stderr).toBe(0);
       const first = api.requests.indexOf(requestFor(prompt));
@@ -144,6 +146,18 @@ describe.skipIf(!version)(
       expect(later.find((t) => t.includes('earlier in this session the user corrected you')) ?? '(no request after the Stop hook)').toMatch(
         /svc: earlier in this session the user corrected you \("no, use pnpm instead of npm for installing dependencies"\)/,
       );
+      // The stand-in answered the reminder with svc_learn: the lesson is in svc's store, and
+      // hook-observe (PostToolUse, matcher .*) counted Copilot's svc-svc_learn as the session's learn.
+      const recall = await svc(['recall', 'pnpm npm install dependencies', '--json'], {
+        cwd: dir,
+        env: { HOME: h, SVC_PATH: '', SVC_EMBED: 'off' },
+      });
+      expect(recall.stdout).toContain(lesson);
+      const sessions = join(h, '.svc', 'sessions', 'hooks');
+      const states = readdirSync(sessions)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as { corrections: unknown[]; learns: number });
+      expect(states.find((st) => st.corrections.length > 0)).toMatchObject({ corrections: [expect.anything()], learns: 1 });
     }, 120_000);
 
     it("loads nothing of a project the person has not trusted, and svc doctor names the fix; --global's user files need no trust", async () => {
