@@ -148,5 +148,11 @@ describe('svc doctor: GitHub Copilot CLI', () => {
     c = await checks();
     expect(c['copilot.hooks'].status).toBe('ok');
     expect(c['copilot.mcp'].status).toBe('ok');
+    expect(c['copilot.duplicate']).toBeUndefined();
+
+    // Wired for the user as well: Copilot would run every hook twice here.
+    expect((await s.run(['init', '--global', '--no-desktop', '--copilot'])).code).toBe(0);
+    c = await checks();
+    expect(c['copilot.duplicate']).toMatchObject({ status: 'warn', fix: expect.stringContaining('keep one') });
   });
 });

@@ -76,6 +76,16 @@ export function checkCopilot(cwd: string, home: string): DoctorResult {
     else checks.push(wiredLine('copilot.hooks', [...new Set(COPILOT_HOOKS.map((h) => h.event))].join(', '), home, fix));
   }
 
+  // Copilot runs the user's hooks and the project's side by side: each svc hook would run twice.
+  if (scope === 'project' && hasSvcHooks(project.hooks) && hasSvcHooks(global.hooks)) {
+    checks.push({
+      check: 'copilot.duplicate',
+      status: 'warn',
+      message: `svc's hooks are in both ${project.hooks} and ${global.hooks}: Copilot runs both, so each hook runs twice here`,
+      fix: `keep one: delete ${global.hooks} (svc init --copilot wires each project) or ${project.hooks}`,
+    });
+  }
+
   // The project folder's trust: without it Copilot loads none of the project's hooks and servers.
   if (scope === 'project') {
     const root = projectRootOf(cwd);
