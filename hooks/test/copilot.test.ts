@@ -46,16 +46,17 @@ describe.skipIf(!version)(
       await api?.close();
     });
 
+    const FACT = 'Deploys to production happen only on Tuesdays';
+    let factId = '';
+
     /** A home with one memory in svc's store, and Copilot's record of the folders trusted there. */
     async function home(name: string, trusted: string[]): Promise<string> {
       const dir = join(root, name);
       mkdirSync(join(dir, '.copilot'), { recursive: true });
       writeFileSync(join(dir, '.copilot', 'config.json'), JSON.stringify({ trustedFolders: trusted }, null, 2));
-      const learn = await svc(['learn', 'Deploys to production happen only on Tuesdays'], {
-        cwd: root,
-        env: { HOME: dir, SVC_PATH: '', SVC_EMBED: 'off' },
-      });
+      const learn = await svc(['learn', FACT, '--json'], { cwd: root, env: { HOME: dir, SVC_PATH: '', SVC_EMBED: 'off' } });
       expect(learn.code, learn.stderr).toBe(0);
+      factId = (JSON.parse(learn.stdout) as { id: string }).id;
       return dir;
     }
 
@@ -103,12 +104,14 @@ describe.skipIf(!version)(
       return found;
     };
 
-    it("sends the prompt's memory in the prompt's own request, lists svc's tools, and returns a tool call's answer", async () => {
+    it("sends the prompt's memory in the prompt's own request, lists svc's tools, returns a tool call's answer, and takes feedback", async () => {
       const dir = join(root, 'wired');
       const h = await home('home-wired', [dir]);
       await project('wired', h, ['--copilot']);
       const prompt = 'when do deploys to production happen';
       api.callOn(prompt, { name: 'svc-svc_recall', arguments: { query: 'deploys to production' } });
+      // Once recall's answer is back, the task is done: the stand-in rates the engram that helped.
+      api.callOn(`"statement":"${FACT}"`, { name: 'svc-svc_feedback', arguments: { id: factId, signal: 'positive' } });
       const run = await copilot(dir, h, prompt);
       expect(run.code, run.stderr).toBe(0);
 
@@ -125,8 +128,14 @@ describe.skipIf(!version)(
 
       // The stand-in called svc_recall: svc's answer is in the next request, as the tool's result.
       const next = api.requests[api.requests.indexOf(request) + 1];
-      const tool = ((next?.body.messages ?? []) as Array<{ role: string; content: unknown }>).find((m) => m.role === 'tool');
-      expect(String(tool?.content)).toMatch(/Deploys to production happen only on Tuesdays/);
+      const toolResults = (r: RecordedRequest | undefined) =>
+        ((r?.body.messages ?? []) as Array<{ role: string; content: unknown }>)
+          .filter((m) => m.role === 'tool')
+          .map((m) => String(m.content));
+      expect(toolResults(next)[0]).toMatch(/Deploys to production happen only on Tuesdays/);
+      // Then svc_feedback: svc recorded the rating, and its answer came back.
+      const after = api.requests[api.requests.indexOf(request) + 2];
+      expect(toolResults(after)[1]).toMatch(new RegExp(`"recorded":1,"engrams":\\[\\{"id":"${factId}"`));
     }, 120_000);
 
     it('asks the agent to record a correction before it stops; Copilot goes on, and the svc_learn it calls reaches svc and counts', async () => {
@@ -147,7 +156,8 @@ describe.skipIf(!version)(
         /svc: earlier in this session the user corrected you \("no, use pnpm instead of npm for installing dependencies"\)/,
       );
       // The stand-in answered the reminder with svc_learn: the lesson is in svc's store, and
-      // hook-observe (PostToolUse, matcher .*) counted Copilot's svc-svc_learn as the session's learn.
+      // hook-observe (PostToolUse, matcher .*) counted Copilot's svc-svc_learn as the session's learn;
+      // hook-session-mark saw the session start and end.
       const recall = await svc(['recall', 'pnpm npm install dependencies', '--json'], {
         cwd: dir,
         env: { HOME: h, SVC_PATH: '', SVC_EMBED: 'off' },
@@ -156,8 +166,14 @@ describe.skipIf(!version)(
       const sessions = join(h, '.svc', 'sessions', 'hooks');
       const states = readdirSync(sessions)
         .filter((f) => f.endsWith('.json'))
-        .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as { corrections: unknown[]; learns: number });
-      expect(states.find((st) => st.corrections.length > 0)).toMatchObject({ corrections: [expect.anything()], learns: 1 });
+        .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as { corrections: unknown[] });
+      expect(states.find((st) => st.corrections.length > 0)).toMatchObject({
+        host: 'copilot',
+        starts: 1,
+        end_reason: 'complete',
+        corrections: [expect.anything()],
+        learns: 1,
+      });
     }, 120_000);
 
     it("loads nothing of a project the person has not trusted, and svc doctor names the fix; --global's user files need no trust", async () => {

@@ -5,8 +5,8 @@ import type { RecordedRequest } from './messages-api-stub.js';
 // A loopback stand-in for an OpenAI-compatible Chat Completions API (POST /v1/chat/completions,
 // streamed as server-sent events when asked), enough for GitHub Copilot CLI to run whole sessions
 // offline with a custom provider. Every request is recorded. It answers with one short message,
-// or, when the last user message holds a text the test registered with `callOn`, first with a
-// call of that tool; the request that carries the tool's result then gets the message.
+// or, when the newest message (user or tool) holds a text the test registered with `callOn`, with
+// a call of that tool; the request that carries the tool's result gets the next answer.
 
 export interface ToolCall {
   /** The tool's name as the host lists it (Copilot: `svc-svc_recall`). */
@@ -17,7 +17,7 @@ export interface ToolCall {
 export interface ChatCompletionsStub {
   url: string;
   requests: RecordedRequest[];
-  /** Answer the first request whose last user message contains `trigger` with `call`. */
+  /** Answer the first request whose newest message contains `trigger` with `call`. */
   callOn(trigger: string, call: ToolCall): void;
   close(): Promise<void>;
 }
@@ -63,9 +63,10 @@ export async function startChatCompletionsStub(): Promise<ChatCompletionsStub> {
       requests.push({ url: req.url, body });
       const n = requests.length;
       const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
+      // The newest message (the prompt, a hook's reason, or a tool's result) decides.
       const last = messages[messages.length - 1];
-      const lastUser = last?.role === 'user' ? textOf(last) : '';
-      const pending = calls.find((c) => !c.used && lastUser.includes(c.trigger));
+      const lastText = last ? textOf(last) : '';
+      const pending = calls.find((c) => !c.used && lastText.includes(c.trigger));
       if (pending) pending.used = true;
       const call = pending
         ? { id: `call_${n}`, type: 'function', function: { name: pending.call.name, arguments: JSON.stringify(pending.call.arguments) } }
