@@ -146,8 +146,9 @@ async function unrecorded(e: HookEvent): Promise<string[]> {
 /** svc_learn through MCP (mcp__svc__svc_learn, any server prefix) or `svc learn` in a shell. */
 export function isLearnTool(e: HookEvent): boolean {
   const tool = str(e, 'tool_name');
-  if (/(^|__)svc_learn$/.test(tool)) return true;
-  if (tool === 'Bash' || tool === 'Shell') {
+  // Claude Code and Codex name MCP tools `mcp__svc__svc_learn`; GitHub Copilot CLI `svc-svc_learn`.
+  if (/(^|__|-)svc_learn$/.test(tool)) return true;
+  if (tool === 'Bash' || tool === 'Shell' || tool === 'bash') {
     const command = str(obj(e, 'tool_input'), 'command') || str(e, 'command');
     return /(^|[;&|(]\s*|\s)(svc|npx svc)\s+learn\b/.test(command);
   }
