@@ -6,7 +6,9 @@ import { planCodex } from './codex-install.js';
 import { checkCodex, svcHooksIn } from './doctor/codex.js';
 import { hasServerEntry, planVsCode } from './vscode-install.js';
 import { checkVsCode } from './doctor/vscode.js';
-import { codexPaths, vscodePaths } from './wiring.js';
+import { planOpencode } from './opencode-install.js';
+import { checkOpencode, opencodeWiredGlobally } from './doctor/opencode.js';
+import { codexPaths, opencodePaths, vscodePaths } from './wiring.js';
 
 // The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
 // skips), and `svc doctor` checks when their project folder exists or svc is wired in the home:
@@ -67,5 +69,14 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     plan: planVsCode,
     wiredGlobally: (home) => hasServerEntry(vscodePaths('global', home, home).mcp),
     doctor: checkVsCode,
+  },
+  {
+    id: 'opencode',
+    flag: 'opencode',
+    help: "opencode: opencode.json and svc's plugin in .opencode/plugin/ (~/.config/opencode/ with --global)",
+    dir: (scope, cwd, home) => opencodePaths(scope, cwd, home).dir,
+    plan: planOpencode,
+    wiredGlobally: opencodeWiredGlobally,
+    doctor: checkOpencode,
   },
 ];
