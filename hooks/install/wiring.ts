@@ -295,8 +295,8 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
 
 /**
  * opencode's `mcp.svc`: a local server whose command is one array, started without a shell (sh
- * expands $HOME). `timeout` (ms, opencode's default 5000) covers svc's first dense search, which
- * loads the embedding model.
+ * expands $HOME). `timeout` (ms) bounds every tool call too; opencode's default, 5 s, is less than
+ * svc's first dense search can take while it loads the embedding model.
  */
 export function opencodeMcpEntry(): { type: 'local'; command: string[]; enabled: true; timeout: number } {
   const { command, args } = mcpEntry('codex');
