@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RecordedRequest } from './messages-api-stub.js';
+import { readBody, type RecordedRequest } from './messages-api-stub.js';
 
 // A loopback stand-in for OpenAI's Chat Completions API (POST /v1/chat/completions, streamed as
 // server-sent events), enough for opencode's bundled `@ai-sdk/openai-compatible` provider to run
@@ -103,13 +103,4 @@ export async function startChatCompletionsStub(): Promise<ChatCompletionsStub> {
         server.close(() => resolve());
       }),
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    req.on('data', (d) => (text += d));
-    req.on('end', () => resolve(text));
-    req.on('error', () => resolve(text));
-  });
 }
