@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -201,6 +201,13 @@ describe.skipIf(!version)(
       await api.waitFor((r) => texts(r, 'tool').some((t) => t.includes('created')));
       const recall = await svc(['recall', 'pnpm', '--json'], { cwd: dir, env: svcEnv() });
       expect(recall.stdout).toContain(lesson);
+      // The hooks' record of the session: its start, the correction (reminded) and the learn, seen
+      // after the tool call (tool.execute.after -> hook-observe, under Claude Code's tool name).
+      const states = readdirSync(join(home, '.svc', 'sessions', 'hooks'))
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(home, '.svc', 'sessions', 'hooks', f), 'utf8')) as Record<string, unknown>);
+      const state = states.find((st) => JSON.stringify(st.corrections).includes('use pnpm instead of npm'));
+      expect(state).toMatchObject({ starts: 1, learns: 1, corrections: [expect.objectContaining({ reminded: true })] });
     }, 60_000);
   },
 );
