@@ -177,8 +177,9 @@ describe.skipIf(!version)(
       expect(tools).toContain('svc_svc_recall');
       expect(tools.filter((t) => t.startsWith('svc_svc_'))).toHaveLength(39);
 
-      // The stand-in called svc_recall: svc's answer is in the next request.
-      const next = api.requests[api.requests.indexOf(request) + 1];
+      // The stand-in called svc_recall: svc's answer is in the session's next request (the title
+      // request, sent beside the first, may come between).
+      const next = api.requests.slice(api.requests.indexOf(request) + 1).find((r) => texts(r, 'tool').length > 0);
       expect(next && texts(next, 'tool').join('\n')).toMatch(/Deploys to production happen only on Tuesdays/);
     }, 60_000);
 
