@@ -26,6 +26,9 @@ export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
   // Codex CLI takes Claude Code's events and answers; at Stop it continues on `decision: block`,
   // sending the reason to the model as the next prompt.
   codex: { stop: (reason) => ({ decision: 'block', reason }) },
+  // opencode has no command hooks: svc's plugin (install/opencode-plugin.ts) sends Claude Code's
+  // events and answers; at a stop it sends the reason of `decision: block` as the next prompt.
+  opencode: { stop: (reason) => ({ decision: 'block', reason }) },
   // VS Code's agent hooks (Preview) run the commands of Claude Code's .claude/settings.json with
   // camelCase common fields, and want a stop's decision inside hookSpecificOutput. Its
   // UserPromptSubmit hook adds nothing to the request (svc's instructions block asks the agent to

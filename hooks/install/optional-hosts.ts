@@ -8,7 +8,9 @@ import { hasServerEntry, planVsCode } from './vscode-install.js';
 import { checkVsCode } from './doctor/vscode.js';
 import { planCopilot } from './copilot-install.js';
 import { checkCopilot, copilotWiredGlobally } from './doctor/copilot.js';
-import { codexPaths, copilotPaths, vscodePaths } from './wiring.js';
+import { planOpencode } from './opencode-install.js';
+import { checkOpencode, opencodeWiredGlobally } from './doctor/opencode.js';
+import { codexPaths, copilotPaths, opencodePaths, vscodePaths } from './wiring.js';
 
 // The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
 // skips), and `svc doctor` checks when their project folder exists or svc is wired in the home:
@@ -80,5 +82,14 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     plan: planCopilot,
     wiredGlobally: copilotWiredGlobally,
     doctor: checkCopilot,
+  },
+  {
+    id: 'opencode',
+    flag: 'opencode',
+    help: "opencode: opencode.json and svc's plugin in .opencode/plugin/ (~/.config/opencode/ with --global)",
+    dir: (scope, cwd, home) => opencodePaths(scope, cwd, home).dir,
+    plan: planOpencode,
+    wiredGlobally: opencodeWiredGlobally,
+    doctor: checkOpencode,
   },
 ];

@@ -1,6 +1,5 @@
-import { applyEdits, modify, parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { invalid } from '../../engine/errors.js';
 import { isObject, readTextOrNull, type JsonObject, type PlannedFile } from './config-files.js';
+import { readJsonc, withJsoncKey } from './jsonc-file.js';
 import { hasCurrentBlock, withInstructionsBlock } from './instructions-block.js';
 import { MCP_SERVER_KEY, mcpEntry, vscodePaths } from './wiring.js';
 import type { HostPlan, InitContext } from './optional-hosts.js';
@@ -12,34 +11,9 @@ import type { HostPlan, InitContext } from './optional-hosts.js';
 // VS Code's agent hooks (Preview) also load Claude Code's .claude/settings.json, which svc init
 // writes for Claude Code: the handlers read VS Code's field names (handlers/host-adapters.ts).
 
-/** A JSON-with-comments file as data; `invalid` naming the file when it does not parse. */
-export function readJsonc(path: string): { text: string; data: JsonObject } {
-  const text = readTextOrNull(path) ?? '';
-  if (text.trim() === '') return { text, data: {} };
-  const errors: ParseError[] = [];
-  const data: unknown = parse(text, errors, { allowTrailingComma: true });
-  if (errors.length > 0) {
-    const first = errors[0]!;
-    throw invalid(
-      `${path} is not valid JSON (${printParseErrorCode(first.error)} at offset ${first.offset}); fix it by hand and run again: nothing was changed`,
-    );
-  }
-  if (!isObject(data)) throw invalid(`${path} must hold a JSON object; fix it by hand and run again: nothing was changed`);
-  return { text, data };
-}
-
 /** mcp.json with `servers.svc` set to svc's entry, every other byte kept where it can be. */
 export function withVsCodeServer(path: string): string {
-  const { text, data } = readJsonc(path);
-  if (data.servers !== undefined && !isObject(data.servers)) {
-    throw invalid(`${path}: "servers" must be an object; fix it by hand and run again: nothing was changed`);
-  }
-  const base = text.trim() === '' ? '{}' : text;
-  const edits = modify(base, ['servers', MCP_SERVER_KEY], mcpEntry('vscode'), {
-    formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' },
-  });
-  const out = applyEdits(base, edits);
-  return out.endsWith('\n') ? out : `${out}\n`;
+  return withJsoncKey(path, 'servers', MCP_SERVER_KEY, mcpEntry('vscode'));
 }
 
 /** svc's server entry in an mcp.json, if any. */

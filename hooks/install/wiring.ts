@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +76,13 @@ export const CODEX_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) =>
 export const COPILOT_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'PreCompact').map((h) =>
   h.matcher === '*' ? { ...h, matcher: '.*' } : h,
 );
+
+/**
+ * opencode: no command hooks. svc's plugin (.opencode/plugin/svc.js, opencode-plugin.ts) sends
+ * Claude Code's events to these hooks from its plugin hooks (PreCompact from its compaction hook);
+ * opencode has no event when a session ends.
+ */
+export const OPENCODE_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'SessionEnd');
 
 /** Cursor: `.cursor/hooks.json` `{version: 1, hooks: {eventName: [{command}]}}`. */
 export interface CursorHookSpec {
@@ -160,6 +168,27 @@ export function codexPaths(
 ): { dir: string; hooks: string; config: string; userConfig: string } {
   const dir = scope === 'project' ? join(cwd, '.codex') : join(home, '.codex');
   return { dir, hooks: join(dir, 'hooks.json'), config: join(dir, 'config.toml'), userConfig: join(home, '.codex', 'config.toml') };
+}
+
+/**
+ * opencode: `opencode.json` at the project's root (or its `opencode.jsonc` when that is the one
+ * there) and svc's plugin in `.opencode/plugin/`; with --global, both in ~/.config/opencode/
+ * (XDG_CONFIG_HOME is honoured, as opencode does). `dir` is the folder that says opencode is used.
+ */
+export function opencodePaths(
+  scope: 'project' | 'global',
+  cwd: string,
+  home = homedir(),
+  env: NodeJS.ProcessEnv = process.env,
+): { dir: string; config: string; plugin: string } {
+  const dir =
+    scope === 'project'
+      ? join(cwd, '.opencode')
+      : join(env.XDG_CONFIG_HOME ? resolve(env.XDG_CONFIG_HOME) : join(home, '.config'), 'opencode');
+  const configDir = scope === 'project' ? cwd : dir;
+  const json = join(configDir, 'opencode.json');
+  const jsonc = join(configDir, 'opencode.jsonc');
+  return { dir, config: !existsSync(json) && existsSync(jsonc) ? jsonc : json, plugin: join(dir, 'plugin', 'svc.js') };
 }
 
 /** VS Code's user folder (its user-profile mcp.json and prompts/ live there) for this platform. */
@@ -306,6 +335,16 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
     case 'desktop':
       return { command: shimPath(home), args: ['mcp'] };
   }
+}
+
+/**
+ * opencode's `mcp.svc`: a local server whose command is one array, started without a shell (sh
+ * expands $HOME). `timeout` (ms) bounds every tool call too; opencode's default, 5 s, is less than
+ * svc's first dense search can take while it loads the embedding model.
+ */
+export function opencodeMcpEntry(): { type: 'local'; command: string[]; enabled: true; timeout: number } {
+  const { command, args } = mcpEntry('codex');
+  return { type: 'local', command: [command, ...args], enabled: true, timeout: 30_000 };
 }
 
 /** Whether an entry is exactly what `svc init` writes for `host` now (older ones named this machine's paths). */

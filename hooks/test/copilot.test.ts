@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { svc } from '../../engine/test/support/run-svc.js';
-import { messageTexts, startChatCompletionsStub, toolNames, type ChatCompletionsStub } from './support/chat-completions-stub.js';
+import { texts as messageTexts, startChatCompletionsStub, toolNames, type ChatCompletionsStub } from './support/chat-completions-stub.js';
 import type { RecordedRequest } from './support/messages-api-stub.js';
 
 // The real GitHub Copilot CLI (the @github/copilot devDependency) on a project after `svc init`,

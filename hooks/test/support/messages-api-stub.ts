@@ -71,7 +71,7 @@ export async function startMessagesApiStub(): Promise<MessagesApiStub> {
   };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
     req.on('data', (d) => (text += d));
