@@ -20,7 +20,29 @@ export interface HostAdapter {
   context?: (event: string, text: string) => Json;
   /** The answer that makes the agent go on with `reason` instead of stopping. */
   stop?: (reason: string) => Json;
+  /** Undoes what the host itself added to a field (after the renames), so handlers see what the user wrote. */
+  normalize?: (e: Json) => Json;
 }
+
+// Gemini CLI: its own event names and Claude Code's fields and context answer, under its own
+// event name. At AfterAgent it continues on `decision: deny`, sending the reason as the next
+// prompt. In `gemini -p` the SessionStart context is glued before the prompt as
+// `<hook_context>…</hook_context>\n\n`, so BeforeAgent's `prompt` starts with it: stripped, so
+// recall and correction detection read the user's words only.
+const GEMINI_EVENTS: Readonly<Record<string, string>> = {
+  BeforeAgent: 'UserPromptSubmit',
+  AfterAgent: 'Stop',
+  AfterTool: 'PostToolUse',
+  PreCompress: 'PreCompact',
+};
+const GEMINI_NAMES = Object.fromEntries(Object.entries(GEMINI_EVENTS).map(([gemini, claude]) => [claude, gemini]));
+const GEMINI: HostAdapter = {
+  events: GEMINI_EVENTS,
+  context: (event, text) => ({ hookSpecificOutput: { hookEventName: GEMINI_NAMES[event] ?? event, additionalContext: text } }),
+  stop: (reason) => ({ decision: 'deny', reason }),
+  normalize: (e) =>
+    typeof e.prompt === 'string' ? { ...e, prompt: e.prompt.replace(/^<hook_context>[\s\S]*?<\/hook_context>\n\n/, '') } : e,
+};
 
 export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
   // Codex CLI takes Claude Code's events and answers; at Stop it continues on `decision: block`,
@@ -34,6 +56,7 @@ export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
     fields: { hookEventName: 'hook_event_name', sessionId: 'session_id' },
     stop: (reason) => ({ hookSpecificOutput: { hookEventName: 'Stop', decision: 'block', reason } }),
   },
+  gemini: GEMINI,
 };
 
 /**
@@ -55,7 +78,7 @@ export function adaptEvent(host: HostId | undefined, e: Json): Json {
   }
   const name = typeof e.hook_event_name === 'string' ? e.hook_event_name : undefined;
   if (name && adapter.events?.[name]) out.hook_event_name = adapter.events[name];
-  return out;
+  return adapter.normalize ? adapter.normalize(out) : out;
 }
 
 /** Claude Code's answer adding context (UserPromptSubmit, SessionStart, PostToolUse), or the host's. */
