@@ -6,7 +6,9 @@ import { planCodex } from './codex-install.js';
 import { checkCodex, svcHooksIn } from './doctor/codex.js';
 import { hasServerEntry, planVsCode } from './vscode-install.js';
 import { checkVsCode } from './doctor/vscode.js';
-import { codexPaths, vscodePaths } from './wiring.js';
+import { hasGeminiSvcHooks, planGemini } from './gemini-install.js';
+import { checkGemini } from './doctor/gemini.js';
+import { codexPaths, geminiPaths, vscodePaths } from './wiring.js';
 
 // The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
 // skips), and `svc doctor` checks when their project folder exists or svc is wired in the home:
@@ -67,5 +69,14 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     plan: planVsCode,
     wiredGlobally: (home) => hasServerEntry(vscodePaths('global', home, home).mcp),
     doctor: checkVsCode,
+  },
+  {
+    id: 'gemini',
+    flag: 'gemini',
+    help: 'Gemini CLI: hooks and MCP server in .gemini/settings.json (~/.gemini/ with --global)',
+    dir: (scope, cwd, home) => geminiPaths(scope, cwd, home).dir,
+    plan: planGemini,
+    wiredGlobally: (home) => hasGeminiSvcHooks(geminiPaths('global', home, home).settings),
+    doctor: checkGemini,
   },
 ];

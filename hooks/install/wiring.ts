@@ -65,6 +65,24 @@ export function claudeHooks(opts: { asyncInject?: boolean } = {}): ClaudeHookSpe
  */
 export const CODEX_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'SessionEnd' && h.event !== 'PreCompact');
 
+/**
+ * Gemini CLI: settings.json `hooks`, Claude Code's shape under its own event names, with timeouts
+ * in milliseconds. Nothing on PreCompress, whose answer it only shows; each command names the
+ * host (`--host gemini`), whose adapter maps the events back (handlers/host-adapters.ts).
+ */
+const GEMINI_EVENT: Readonly<Record<string, string>> = {
+  SessionStart: 'SessionStart',
+  UserPromptSubmit: 'BeforeAgent',
+  PostToolUse: 'AfterTool',
+  Stop: 'AfterAgent',
+  SessionEnd: 'SessionEnd',
+};
+export const GEMINI_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event in GEMINI_EVENT).map((h) => ({
+  ...h,
+  event: GEMINI_EVENT[h.event]!,
+  timeout: h.timeout * 1000,
+}));
+
 /** Cursor: `.cursor/hooks.json` `{version: 1, hooks: {eventName: [{command}]}}`. */
 export interface CursorHookSpec {
   event: string;
@@ -184,6 +202,20 @@ export function vscodePaths(
   return { dir, mcp: join(dir, 'mcp.json'), instructions: join(dir, 'prompts', 'svc.instructions.md') };
 }
 
+/**
+ * Gemini CLI: the project's `.gemini/settings.json` (read only in a folder the person trusted) or
+ * `~/.gemini/settings.json` with --global; `trustedFolders` is the person's own list of trusted
+ * folders, which svc reads and never writes.
+ */
+export function geminiPaths(
+  scope: 'project' | 'global',
+  cwd: string,
+  home = homedir(),
+): { dir: string; settings: string; trustedFolders: string } {
+  const dir = scope === 'project' ? join(cwd, '.gemini') : join(home, '.gemini');
+  return { dir, settings: join(dir, 'settings.json'), trustedFolders: join(home, '.gemini', 'trustedFolders.json') };
+}
+
 // ------------------------------------------------------------------ commands and recognition
 
 /**
@@ -229,7 +261,7 @@ export function runsHook(command: string, hook: string): boolean {
 // ------------------------------------------------------------------ the MCP server entry
 
 /** The hosts whose MCP entry svc writes. */
-export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'vscode' | 'desktop';
+export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'vscode' | 'gemini' | 'desktop';
 
 export interface McpEntry {
   type?: 'stdio';
@@ -238,6 +270,8 @@ export interface McpEntry {
   env?: Record<string, string>;
   /** Claude Code waits for this server before its first model request, `claude -p` included. */
   alwaysLoad?: boolean;
+  /** Gemini CLI: calls need no confirmation (and `gemini -p` lists the tools at all). */
+  trust?: boolean;
 }
 
 /**
@@ -259,6 +293,9 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
       return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
     case 'vscode':
       return { type: 'stdio', command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
+    case 'gemini':
+      // Gemini CLI expands $HOME in its settings before it starts the command.
+      return { command: `$HOME/${SHIM_FROM_HOME}`, args: ['mcp'] };
     case 'desktop':
       return { command: shimPath(home), args: ['mcp'] };
   }
