@@ -49,7 +49,7 @@ export function planGemini(ctx: InitContext): HostPlan {
   }
   if (ctx.scope === 'project' && geminiTrustsFolder(ctx.cwd, ctx.home) !== true) {
     notes.push(
-      `Gemini CLI reads ${paths.settings} only in a folder you trust, and gemini -p stops in one you do not: run gemini in ${ctx.cwd} once and choose "Trust folder" (svc does not trust folders for you), or use svc init --global --gemini.`,
+      `Gemini CLI reads ${paths.settings} only in a folder you trust, and gemini -p stops in one you do not: run gemini in ${ctx.cwd} once and choose "Trust folder" (svc does not trust folders for you).`,
     );
   }
   return { files, notes };

@@ -204,16 +204,18 @@ export function vscodePaths(
 
 /**
  * Gemini CLI: the project's `.gemini/settings.json` (read only in a folder the person trusted) or
- * `~/.gemini/settings.json` with --global; `trustedFolders` is the person's own list of trusted
- * folders, which svc reads and never writes.
+ * the user's with --global; `trustedFolders` is the person's own list of trusted folders, which svc
+ * reads and never writes. The user's folder is under $GEMINI_CLI_HOME when set, as Gemini CLI has it.
  */
 export function geminiPaths(
   scope: 'project' | 'global',
   cwd: string,
   home = homedir(),
+  env: NodeJS.ProcessEnv = process.env,
 ): { dir: string; settings: string; trustedFolders: string } {
-  const dir = scope === 'project' ? join(cwd, '.gemini') : join(home, '.gemini');
-  return { dir, settings: join(dir, 'settings.json'), trustedFolders: join(home, '.gemini', 'trustedFolders.json') };
+  const user = join(env.GEMINI_CLI_HOME || home, '.gemini');
+  const dir = scope === 'project' ? join(cwd, '.gemini') : user;
+  return { dir, settings: join(dir, 'settings.json'), trustedFolders: join(user, 'trustedFolders.json') };
 }
 
 // ------------------------------------------------------------------ commands and recognition

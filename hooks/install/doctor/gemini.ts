@@ -114,7 +114,7 @@ export function checkGemini(cwd: string, home: string): DoctorResult {
               trusted === false
                 ? `Gemini CLI is told not to trust ${cwd} (${global.trustedFolders}): it reads nothing of ${project.settings}`
                 : `Gemini CLI has not been told to trust ${cwd}: it reads nothing of ${project.settings} (and gemini -p stops) until then`,
-            fix: `run gemini in ${cwd} once and choose "Trust folder", or use svc init --global --gemini`,
+            fix: `run gemini in ${cwd} once and choose "Trust folder" (or /permissions in a session there)`,
           },
     );
   }
