@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { svc, type SvcRun } from '../../engine/test/support/run-svc.js';
-import { blankComments } from '../install/jsonc.js';
+import { blankComments, withTopLevelKeys } from '../install/jsonc.js';
 
 // `svc init --gemini` and `svc doctor` on Gemini CLI's settings, as real processes in a temporary
 // HOME and project: what is written, what is kept, and what doctor says when a part is missing.
@@ -254,4 +254,19 @@ describe('svc doctor for Gemini CLI', () => {
       message: expect.stringMatching(/hooksConfig\.enabled is false/),
     });
   }, 60_000);
+});
+
+describe('settings with comments (jsonc.ts)', () => {
+  const values = { hooks: { BeforeAgent: [] }, mcpServers: { svc: { command: 'c' } } };
+  it.each([
+    ['an empty object with a comment', '{ // nothing yet\n}\n', ['// nothing yet']],
+    ['comment-like text in strings', '{"a": "x // not a comment", /* c */ "b": [1, {"c": "}"}]}\n', ['/* c */']],
+    ['comments around the replaced key', '// top\n{\n  "hooks": { "Old": [] } // trailing\n}\n', ['// top', '// trailing']],
+  ])('sets top-level keys in %s, keeping the comments', (_what, text, comments) => {
+    const out = withTopLevelKeys(text, values);
+    const before = JSON.parse(blankComments(text)) as Settings;
+    expect(JSON.parse(blankComments(out))).toEqual({ ...before, ...values });
+    for (const c of comments) expect(out).toContain(c);
+    expect(withTopLevelKeys(out, values)).toBe(out);
+  });
 });
