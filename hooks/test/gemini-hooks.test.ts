@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { svc, svcJson, tempStore, type SvcRun } from '../../engine/test/support/run-svc.js';
 import { isLearnTool } from '../handlers/session.js';
+import { LocalStore } from '../../engine/store/local-store.js';
 
 // svc's hooks as Gemini CLI runs them (`--host gemini`), as real child processes fed the event
 // JSON Gemini CLI 0.61.0 sends (its names: BeforeAgent, AfterAgent, AfterTool), with a temporary
@@ -79,6 +80,43 @@ describe('Gemini CLI hooks (--host gemini)', () => {
     expect((await hook('hook-observe', tool, store)).code).toBe(0);
     const stop = { ...base('g-3', 'AfterAgent'), prompt: prompt.prompt, prompt_response: 'Done.', stop_hook_active: false };
     expect((await hook('hook-learn-check', stop, store)).stdout).toBe('');
+  });
+
+  it("hook-observe and hook-revert-detect know Gemini CLI's shell, edits and svc's own tools at AfterTool", async () => {
+    const tool = (session: string, tool_name: string, tool_input: object, mcp_context?: object) => ({
+      ...base(session, 'AfterTool'),
+      tool_name,
+      tool_input,
+      tool_response: { llmContent: [{ text: 'ok' }], returnDisplay: 'ok' },
+      ...(mcp_context ? { mcp_context } : {}),
+    });
+    const edit = { file_path: '/work/project/src/app.ts', old_string: 'a = 1', new_string: 'a = 2' };
+    for (const event of [
+      tool('g-4', 'run_shell_command', { command: 'npm test' }),
+      tool('g-4', 'replace', edit),
+      tool('g-4', 'read_file', { file_path: '/work/project/src/app.ts' }),
+      tool('g-4', 'mcp_svc_svc_recall', { query: 'deploys' }, { server_name: 'svc', tool_name: 'svc_recall' }),
+    ]) {
+      const run = await hook('hook-observe', event, store);
+      expect([run.code, run.stdout]).toEqual([0, '']);
+    }
+    const s = await LocalStore.open(store, 'fast');
+    try {
+      const episodes = await s.queryEpisodes({ session: 'g-4' });
+      expect(episodes.map((e) => e.summary).sort()).toEqual(['Edit src/app.ts', 'Ran: npm test']);
+      expect(episodes.every((e) => e.agent === 'gemini')).toBe(true);
+    } finally {
+      s.close();
+    }
+
+    const revert = await hook('hook-revert-detect', tool('g-5', 'run_shell_command', { command: 'git revert HEAD' }), store);
+    expect(JSON.parse(revert.stdout).hookSpecificOutput).toMatchObject({
+      hookEventName: 'AfterTool',
+      additionalContext: expect.stringMatching(/^svc: a change was just reverted/),
+    });
+    await hook('hook-revert-detect', tool('g-6', 'replace', edit), store);
+    const undo = await hook('hook-revert-detect', tool('g-6', 'replace', { ...edit, old_string: 'a = 2', new_string: 'a = 1' }), store);
+    expect(JSON.parse(undo.stdout).hookSpecificOutput.additionalContext).toMatch(/an edit of .*app\.ts that undoes an earlier one/);
   });
 
   it("isLearnTool knows Gemini CLI's MCP tool name and shell tool", () => {
