@@ -47,6 +47,11 @@ export function planGemini(ctx: InitContext): HostPlan {
       `Gemini CLI asks before each call of an MCP server it does not trust, and gemini -p leaves its tools out: set "trust": true on mcpServers.${MCP_SERVER_KEY} in ${paths.settings}, or run svc init without --no-approve.`,
     );
   }
+  // Gemini CLI runs the hooks of the user's and the project's settings both.
+  const other = geminiPaths(ctx.scope === 'project' ? 'global' : 'project', ctx.cwd, ctx.home).settings;
+  if (hasGeminiSvcHooks(other)) {
+    notes.push(`svc hooks are also in ${other}: Gemini CLI would run each twice; remove svc's entries from one of the two files.`);
+  }
   if (ctx.scope === 'project' && geminiTrustsFolder(ctx.cwd, ctx.home) !== true) {
     notes.push(
       `Gemini CLI reads ${paths.settings} only in a folder you trust, and gemini -p stops in one you do not: run gemini in ${ctx.cwd} once and choose "Trust folder" (svc does not trust folders for you).`,

@@ -186,6 +186,13 @@ describe('svc init --gemini', () => {
     expect(svcHooks(user)).toEqual(EXPECTED);
     expect(data.notes.join('\n')).not.toMatch(/folder you trust/);
 
+    // Installed in the project too: Gemini CLI would run each hook twice, and both commands say so.
+    await s.init('--gemini');
+    const both = await s.init('--global', '--gemini');
+    expect(both.data.notes.join('\n')).toMatch(/svc hooks are also in .*\.gemini\/settings\.json: Gemini CLI would run each twice/);
+    s.trustFolder();
+    expect(byName(await s.doctor(), 'gemini.hooks')).toMatchObject({ status: 'warn', message: expect.stringMatching(/runs each twice/) });
+
     const manual = await s.init('--global', '--gemini', '--no-approve');
     expect(readJsonc(s.userSettings).mcpServers.svc).toEqual({ command: '$HOME/.svc/bin/svc-hook', args: ['mcp'] });
     expect(manual.data.notes.join('\n')).toMatch(/set "trust": true on mcpServers\.svc/);

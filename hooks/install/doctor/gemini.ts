@@ -1,6 +1,6 @@
 import { isObject, type JsonObject } from '../config-files.js';
 import { readJsoncObject } from '../jsonc.js';
-import { geminiTrustsFolder } from '../gemini-install.js';
+import { hasGeminiSvcHooks, geminiTrustsFolder } from '../gemini-install.js';
 import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
 import { entryProblem, wiredLine, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
@@ -29,17 +29,14 @@ function read(path: string): JsonObject | Error {
   }
 }
 
-function hasSvcHooks(settings: JsonObject | Error): boolean {
-  if (settings instanceof Error) return false;
-  return GEMINI_HOOKS.some((spec) => commands(settings, spec.event).some(isSvcHookCommand));
-}
-
 export function checkGemini(cwd: string, home: string): DoctorResult {
   const project = geminiPaths('project', cwd, home);
   const global = geminiPaths('global', cwd, home);
   const projectData = read(project.settings);
   const userData = read(global.settings);
-  const scope = !hasSvcHooks(projectData) && hasSvcHooks(userData) ? 'global' : 'project';
+  const inProject = hasGeminiSvcHooks(project.settings);
+  const inUser = hasGeminiSvcHooks(global.settings);
+  const scope = !inProject && inUser ? 'global' : 'project';
   const paths = scope === 'project' ? project : global;
   const data = scope === 'project' ? projectData : userData;
   const fix = scope === 'project' ? 'svc init --gemini' : 'svc init --global --gemini';
@@ -76,6 +73,13 @@ export function checkGemini(cwd: string, home: string): DoctorResult {
     });
   } else if (stale.length > 0) {
     checks.push({ check: 'gemini.hooks', status: 'warn', message: `older commands in ${paths.settings}: ${stale.join(', ')}`, fix });
+  } else if (inProject && inUser) {
+    checks.push({
+      check: 'gemini.hooks',
+      status: 'warn',
+      message: `svc's hooks are in both ${project.settings} and ${global.settings}: Gemini CLI runs each twice`,
+      fix: `remove svc's entries from one of the two files`,
+    });
   } else {
     checks.push(wiredLine('gemini.hooks', [...new Set(GEMINI_HOOKS.map((h) => h.event))].join(', '), home, fix));
   }
