@@ -1,15 +1,15 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { formatJson, isObject, type JsonObject, type PlannedFile } from './config-files.js';
+import { isObject, type JsonObject, type PlannedFile } from './config-files.js';
 import type { HostPlan, InitContext } from './optional-hosts.js';
 import { withHookGroups, withMcpServer } from './host-config.js';
-import { readJsoncObject, withTopLevelKeys } from './jsonc.js';
+import { readJsoncObject, withJsoncChanges, type JsoncChange } from './jsonc.js';
 import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, isSvcHookCommand, mcpEntry, type McpEntry } from './wiring.js';
 
 // What `svc init` writes for Gemini CLI: svc's hooks and MCP server in one settings.json, the
-// project's .gemini/ or, with --global, ~/.gemini/. Gemini CLI reads its settings with comments
-// allowed: a file holding comments is edited in place (jsonc.ts), only the `hooks` and
-// `mcpServers` values changing. Unless --no-approve, svc's server carries `"trust": true`, the
+// project's .gemini/ or, with --global, ~/.gemini/. Gemini CLI allows comments in its settings:
+// svc edits the file in place (jsonc.ts), only svc's hook events and its server changing, so the
+// person's comments, order and layout stay. Unless --no-approve, svc's server carries `"trust": true`, the
 // approval Gemini CLI asks for before each call (and without which `gemini -p` leaves the tools
 // out). The folder's trust is the person's: svc only says when it is missing.
 
@@ -18,17 +18,25 @@ export function geminiMcpEntry(approve: boolean): McpEntry {
   return { ...mcpEntry('gemini'), ...(approve ? { trust: true } : {}) };
 }
 
-/** The settings file's text with svc's hooks and server set; `undefined` when nothing changes. */
+/** The settings file's text with svc's hooks and server set, each changed value edited in place. */
 export function geminiSettingsText(path: string, approve: boolean): string {
   const file = readJsoncObject(path);
-  const withHooks = withHookGroups(file.data, path, GEMINI_HOOKS, 'gemini');
-  const next = withMcpServer(withHooks, path, MCP_SERVER_KEY, geminiMcpEntry(approve));
-  if (!file.hasComments) return formatJson(next);
-  const changed: JsonObject = {};
-  for (const key of ['hooks', 'mcpServers'] as const) {
-    if (JSON.stringify(file.data[key]) !== JSON.stringify(next[key])) changed[key] = next[key];
+  const next = withMcpServer(withHookGroups(file.data, path, GEMINI_HOOKS, 'gemini'), path, MCP_SERVER_KEY, geminiMcpEntry(approve));
+  const changes: JsoncChange[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const before = file.data.hooks;
+  const after = next.hooks as JsonObject;
+  if (!isObject(before)) changes.push({ path: ['hooks'], value: after });
+  else {
+    // Event by event, so comments in the person's other events stay.
+    for (const event of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (!same(before[event], after[event])) changes.push({ path: ['hooks', event], value: after[event] });
+    }
   }
-  return withTopLevelKeys(file.text, changed);
+  const servers = isObject(file.data.mcpServers) ? file.data.mcpServers : {};
+  const entry = (next.mcpServers as JsonObject)[MCP_SERVER_KEY];
+  if (!same(servers[MCP_SERVER_KEY], entry)) changes.push({ path: ['mcpServers', MCP_SERVER_KEY], value: entry });
+  return changes.length === 0 && file.text.trim() !== '' ? file.text : withJsoncChanges(file.text, changes);
 }
 
 export function planGemini(ctx: InitContext): HostPlan {

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { svc, type SvcRun } from '../../engine/test/support/run-svc.js';
-import { blankComments, withTopLevelKeys } from '../install/jsonc.js';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { geminiSettingsText } from '../install/gemini-install.js';
 
 // `svc init --gemini` and `svc doctor` on Gemini CLI's settings, as real processes in a temporary
 // HOME and project: what is written, what is kept, and what doctor says when a part is missing.
@@ -51,7 +52,7 @@ function sandbox() {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Settings = Record<string, any>;
-const readJsonc = (path: string): Settings => JSON.parse(blankComments(readFileSync(path, 'utf8')));
+const readJsonc = (path: string): Settings => parseJsonc(readFileSync(path, 'utf8')) as Settings;
 const write = (path: string, text: string): void => {
   mkdirSync(join(path, '..'), { recursive: true });
   writeFileSync(path, text);
@@ -263,17 +264,24 @@ describe('svc doctor for Gemini CLI', () => {
   }, 60_000);
 });
 
-describe('settings with comments (jsonc.ts)', () => {
-  const values = { hooks: { BeforeAgent: [] }, mcpServers: { svc: { command: 'c' } } };
+describe('settings with comments, edited in place', () => {
   it.each([
     ['an empty object with a comment', '{ // nothing yet\n}\n', ['// nothing yet']],
-    ['comment-like text in strings', '{"a": "x // not a comment", /* c */ "b": [1, {"c": "}"}]}\n', ['/* c */']],
-    ['comments around the replaced key', '// top\n{\n  "hooks": { "Old": [] } // trailing\n}\n', ['// top', '// trailing']],
-  ])('sets top-level keys in %s, keeping the comments', (_what, text, comments) => {
-    const out = withTopLevelKeys(text, values);
-    const before = JSON.parse(blankComments(text)) as Settings;
-    expect(JSON.parse(blankComments(out))).toEqual({ ...before, ...values });
+    ['comment-like text in strings', '{"a": "x // not a comment", /* c */ "b": [1, {"c": "}"}]}\n', ['/* c */', 'x // not a comment']],
+    [
+      "comments in the person's own events and servers",
+      '// top\n{\n  "hooks": {\n    // ours\n    "BeforeTool": [{ "hooks": [{ "type": "command", "command": "./guard.sh" }] }]\n  },\n  "mcpServers": { /* gh */ "github": { "command": "gh-mcp" } }\n}\n',
+      ['// top', '// ours', '/* gh */'],
+    ],
+  ])("sets svc's hooks and server in %s, keeping the comments, idempotently", (_what, text, comments) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-gemini-jsonc-')), 'settings.json');
+    writeFileSync(path, text);
+    const out = geminiSettingsText(path, true);
     for (const c of comments) expect(out).toContain(c);
-    expect(withTopLevelKeys(out, values)).toBe(out);
+    const data = parseJsonc(out) as Settings;
+    expect(svcHooks(data)).toEqual(EXPECTED);
+    expect(data.mcpServers.svc).toEqual({ command: '$HOME/.svc/bin/svc-hook', args: ['mcp'], trust: true });
+    writeFileSync(path, out);
+    expect(geminiSettingsText(path, true)).toBe(out);
   });
 });
