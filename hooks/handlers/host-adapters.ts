@@ -86,6 +86,13 @@ export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
     fields: { hookEventName: 'hook_event_name', sessionId: 'session_id' },
     stop: (reason) => ({ hookSpecificOutput: { hookEventName: 'Stop', decision: 'block', reason } }),
   },
+  // GitHub Copilot CLI, wired with Claude Code's event names, sends Claude's fields, but reads
+  // context only as a top-level `additionalContext` (it drops `hookSpecificOutput`), and goes on
+  // at Stop on `decision: block`, sending the reason as the next prompt.
+  copilot: {
+    context: (_event, text) => ({ additionalContext: text }),
+    stop: (reason) => ({ decision: 'block', reason }),
+  },
   gemini: GEMINI,
 };
 
@@ -123,4 +130,18 @@ export function contextAnswer(host: HostId | undefined, event: string, text: str
 export function stopAnswer(host: HostId | undefined, reason: string): Json | undefined {
   const own = host ? HOST_ADAPTERS[host]?.stop : undefined;
   return own?.(reason);
+}
+
+/**
+ * Whether this run is a second copy of a svc hook that another copy answers, since hosts also load
+ * other hosts' files. GitHub Copilot CLI runs Claude Code's .claude/settings.json beside its own
+ * hooks (it sets COPILOT_CLI=1 for hooks; Claude Code names itself in AI_AGENT): there the copy
+ * without `--host` stays quiet. VS Code runs both .claude/settings.json and Copilot's
+ * .github/hooks/: its events (the camelCase `hookEventName`) are answered by the copy without
+ * `--host`, and a copy naming another host stays quiet.
+ */
+export function isDuplicateCopy(host: HostId | undefined, e: Json, env: NodeJS.ProcessEnv = process.env): boolean {
+  const fromVsCode = 'hookEventName' in e;
+  if (host === undefined) return !fromVsCode && env.COPILOT_CLI === '1' && !/^claude-code/.test(env.AI_AGENT ?? '');
+  return fromVsCode && host !== 'vscode';
 }

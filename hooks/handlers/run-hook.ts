@@ -3,6 +3,7 @@ import type { HookEvent } from './io.js';
 import { hookFailed, runningHook } from './failure-log.js';
 import { terminalSafe } from '../../engine/text.js';
 import { isHostId, type HostId } from '../hosts.js';
+import { isDuplicateCopy } from './host-adapters.js';
 
 // The entry of every `svc hook-*` command (bin/svc.ts maps each name here). A hook reads the
 // host's event JSON on stdin and prints what the host expects. Whatever happens (bad or empty
@@ -89,9 +90,10 @@ async function runHook(name: HookName, argv: string[]): Promise<number> {
 
   try {
     const { declareHost, parseEvent, readStdin } = await import('./io.js');
-    declareHost(hostArg(argv));
+    const host = hostArg(argv);
+    declareHost(host);
     const event = parseEvent(await readStdin(STDIN_TIMEOUT_MS));
-    if (!event) {
+    if (!event || isDuplicateCopy(host, event)) {
       await answer(fallback);
       return 0;
     }

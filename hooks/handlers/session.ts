@@ -149,8 +149,9 @@ async function unrecorded(e: HookEvent): Promise<string[]> {
  */
 export function isLearnTool(e: HookEvent): boolean {
   const tool = str(e, 'tool_name');
-  if (/(^|__|^mcp_[A-Za-z0-9-]+_)svc_learn$/.test(tool)) return true;
-  if (tool === 'Bash' || tool === 'Shell' || tool === 'run_shell_command') {
+  // Claude Code and Codex name MCP tools `mcp__svc__svc_learn`; GitHub Copilot CLI `svc-svc_learn`; Gemini CLI `mcp_svc_svc_learn`.
+  if (/(^|__|-|^mcp_[A-Za-z0-9-]+_)svc_learn$/.test(tool)) return true;
+  if (tool === 'Bash' || tool === 'Shell' || tool === 'bash' || tool === 'run_shell_command') {
     const command = str(obj(e, 'tool_input'), 'command') || str(e, 'command');
     return /(^|[;&|(]\s*|\s)(svc|npx svc)\s+learn\b/.test(command);
   }

@@ -6,9 +6,11 @@ import { planCodex } from './codex-install.js';
 import { checkCodex, svcHooksIn } from './doctor/codex.js';
 import { hasServerEntry, planVsCode } from './vscode-install.js';
 import { checkVsCode } from './doctor/vscode.js';
+import { planCopilot } from './copilot-install.js';
+import { checkCopilot, copilotWiredGlobally } from './doctor/copilot.js';
 import { hasGeminiSvcHooks, planGemini } from './gemini-install.js';
 import { checkGemini } from './doctor/gemini.js';
-import { codexPaths, geminiPaths, vscodePaths } from './wiring.js';
+import { codexPaths, copilotPaths, geminiPaths, vscodePaths } from './wiring.js';
 
 // The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
 // skips), and `svc doctor` checks when their project folder exists or svc is wired in the home:
@@ -69,6 +71,17 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     plan: planVsCode,
     wiredGlobally: (home) => hasServerEntry(vscodePaths('global', home, home).mcp),
     doctor: checkVsCode,
+  },
+  {
+    id: 'copilot',
+    flag: 'copilot',
+    help: 'GitHub Copilot CLI: .github/hooks/svc.json and .github/mcp.json (~/.copilot/ with --global)',
+    // .github/hooks/ is Copilot's own folder (a bare .github/ is in most GitHub projects, Copilot or
+    // not); ~/.copilot/ appears on a machine where Copilot CLI has run.
+    dir: (scope, cwd, home) => copilotPaths(scope, cwd, home).dir,
+    plan: planCopilot,
+    wiredGlobally: copilotWiredGlobally,
+    doctor: checkCopilot,
   },
   {
     id: 'gemini',

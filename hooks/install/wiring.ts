@@ -66,6 +66,17 @@ export function claudeHooks(opts: { asyncInject?: boolean } = {}): ClaudeHookSpe
 export const CODEX_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'SessionEnd' && h.event !== 'PreCompact');
 
 /**
+ * GitHub Copilot CLI: `.github/hooks/svc.json` (project) or `~/.copilot/hooks/svc.json`, in Claude
+ * Code's shape, which Copilot takes as is: PascalCase events switch its event JSON to Claude's
+ * snake_case fields, and `timeout` is in seconds. Its matcher is a regular expression (anchored),
+ * so "all tools" is `.*`, not `*`. PreCompact is not wired: what Copilot does with its answer is
+ * not known. Its answers differ from Claude's (handlers/host-adapters.ts).
+ */
+export const COPILOT_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'PreCompact').map((h) =>
+  h.matcher === '*' ? { ...h, matcher: '.*' } : h,
+);
+
+/**
  * Gemini CLI: settings.json `hooks`, Claude Code's shape under its own event names, with timeouts
  * in milliseconds. Nothing on PreCompress, whose answer it only shows; each command names the
  * host (`--host gemini`), whose adapter maps the events back (handlers/host-adapters.ts).
@@ -203,6 +214,34 @@ export function vscodePaths(
 }
 
 /**
+ * GitHub Copilot CLI: svc's hooks file and MCP config, in the project's `.github/` or, with
+ * --global, in `~/.copilot/`; `userConfig` is `~/.copilot/config.json`, where Copilot keeps the
+ * folders the person trusted. In a project, Copilot reads `.mcp.json` (Claude Code's, which svc
+ * also writes) and only without one `.github/mcp.json`: svc writes its entry to both.
+ */
+export function copilotPaths(
+  scope: 'project' | 'global',
+  cwd: string,
+  home = homedir(),
+): { dir: string; hooks: string; mcp: string; sharedMcp?: string; userConfig: string } {
+  const userConfig = join(home, '.copilot', 'config.json');
+  return scope === 'project'
+    ? {
+        dir: join(cwd, '.github', 'hooks'),
+        hooks: join(cwd, '.github', 'hooks', 'svc.json'),
+        mcp: join(cwd, '.github', 'mcp.json'),
+        sharedMcp: join(cwd, '.mcp.json'),
+        userConfig,
+      }
+    : {
+        dir: join(home, '.copilot'),
+        hooks: join(home, '.copilot', 'hooks', 'svc.json'),
+        mcp: join(home, '.copilot', 'mcp-config.json'),
+        userConfig,
+      };
+}
+
+/**
  * Gemini CLI: the project's `.gemini/settings.json` (read only in a folder the person trusted) or
  * the user's with --global; `trustedFolders` is the person's own list of trusted folders, which svc
  * reads and never writes. The user's folder is under $GEMINI_CLI_HOME when set, as Gemini CLI has it.
@@ -263,7 +302,7 @@ export function runsHook(command: string, hook: string): boolean {
 // ------------------------------------------------------------------ the MCP server entry
 
 /** The hosts whose MCP entry svc writes. */
-export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'vscode' | 'gemini' | 'desktop';
+export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'copilot' | 'vscode' | 'gemini' | 'desktop';
 
 export interface McpEntry {
   type?: 'stdio';
@@ -272,6 +311,8 @@ export interface McpEntry {
   env?: Record<string, string>;
   /** Claude Code waits for this server before its first model request, `claude -p` included. */
   alwaysLoad?: boolean;
+  /** GitHub Copilot CLI: which of the server's tools the agent gets (`*`: all). */
+  tools?: string[];
   /** Gemini CLI: calls need no confirmation (and `gemini -p` lists the tools at all). */
   trust?: boolean;
 }
@@ -295,6 +336,9 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
       return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
     case 'vscode':
       return { type: 'stdio', command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
+    case 'copilot':
+      // Codex's form: sh expands $HOME, whatever the host does with a command's variables.
+      return { type: 'stdio', command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], tools: ['*'] };
     case 'gemini':
       // Gemini CLI expands $HOME in its settings before it starts the command.
       return { command: `$HOME/${SHIM_FROM_HOME}`, args: ['mcp'] };

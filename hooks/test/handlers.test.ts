@@ -20,7 +20,8 @@ const home = mkdtempSync(join(tmpdir(), 'svc-hooks-home-'));
 function hook(name: string, event: unknown, store: string, env: NodeJS.ProcessEnv = {}): Promise<SvcRun> {
   const input = typeof event === 'string' ? event : JSON.stringify(event);
   // AI_AGENT names the host's version (Claude Code sets it for hooks): none unless a test says.
-  return svc([name], { store, input, env: { HOME: home, SVC_DEBUG: '', SVC_EMBED: 'off', AI_AGENT: '', ...env } });
+  // COPILOT_CLI: GitHub Copilot CLI's mark on its hooks, never inherited from a session running the tests.
+  return svc([name], { store, input, env: { HOME: home, SVC_DEBUG: '', SVC_EMBED: 'off', AI_AGENT: '', COPILOT_CLI: '', ...env } });
 }
 
 async function learn(store: string, statement: string): Promise<string> {

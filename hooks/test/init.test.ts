@@ -139,7 +139,14 @@ describe('svc init', () => {
     );
     // Claude Code has not been told to trust the folder yet: init says what is left to do.
     expect(data.notes).toContainEqual(expect.stringMatching(/^Claude Code has not been told to trust .*accept the trust dialog/));
-    expect(data.skipped.map((k: any) => k.what).sort()).toEqual(['Claude Desktop', 'Codex CLI', 'Cursor', 'Gemini CLI', 'VS Code']);
+    expect(data.skipped.map((k: any) => k.what).sort()).toEqual([
+      'Claude Desktop',
+      'Codex CLI',
+      'Cursor',
+      'Gemini CLI',
+      'GitHub Copilot CLI',
+      'VS Code',
+    ]);
 
     const text = await s.run(['init', '--no-json']);
     expect(text.code).toBe(0);
