@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { svc } from '../../engine/test/support/run-svc.js';
 import {
-  RECALL_TRIGGER,
   lastUserParts,
   startGeminiApiStub,
   textsOf,
@@ -27,6 +26,7 @@ import {
 // turn. The one exception is SessionEnd, which Gemini CLI fires without waiting for it: its
 // record is awaited (the session file saying it ended), with a bound, not a sleep.
 
+const FACT = 'Deploys to production happen only on Tuesdays';
 const GEMINI = fileURLToPath(new URL('../../node_modules/.bin/gemini', import.meta.url));
 const probe = existsSync(GEMINI) ? spawnSync(GEMINI, ['--version'], { encoding: 'utf8', timeout: 60_000 }) : undefined;
 const version = probe?.status === 0 ? probe.stdout.trim() : undefined;
@@ -44,6 +44,8 @@ describe.skipIf(!version)(
     let home: string;
     let project: string;
     let env: NodeJS.ProcessEnv;
+    let factId = '';
+    const svcEnv = () => ({ HOME: home, SVC_PATH: '', SVC_EMBED: 'off' });
 
     beforeAll(async () => {
       api = await startGeminiApiStub();
@@ -76,11 +78,11 @@ describe.skipIf(!version)(
         GOOGLE_GEMINI_BASE_URL: api.url,
         SVC_EMBED: 'off',
       };
-      const svcEnv = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off' };
-      const init = await svc(['init', '--no-desktop', '--gemini'], { cwd: project, env: svcEnv });
+      const init = await svc(['init', '--no-desktop', '--gemini'], { cwd: project, env: svcEnv() });
       expect(init.code, init.stderr).toBe(0);
-      const learn = await svc(['learn', 'Deploys to production happen only on Tuesdays'], { cwd: project, env: svcEnv });
+      const learn = await svc(['learn', FACT, '--json'], { cwd: project, env: svcEnv() });
       expect(learn.code, learn.stderr).toBe(0);
+      factId = (JSON.parse(learn.stdout) as { id: string }).id;
     });
 
     afterAll(async () => {
@@ -123,18 +125,21 @@ describe.skipIf(!version)(
       return [];
     }
 
-    it("sends svc's memory for a prompt in the same request, lists svc's tools, and returns svc_recall's answer to the model", async () => {
-      const prompt = `When do deploys to production happen? Use ${RECALL_TRIGGER}.`;
+    it("sends svc's memory for a prompt in the same request, lists svc's tools, returns svc_recall's answer, and takes feedback", async () => {
+      const prompt = 'When do deploys to production happen?';
+      api.callOn(prompt, { name: 'mcp_svc_svc_recall', args: { query: 'deploys to production' } });
+      // Once recall's answer is back, the task is done: the stand-in rates the engram that helped.
+      api.callOn(FACT, { name: 'mcp_svc_svc_feedback', args: { id: factId, signal: 'positive' } });
       const run = await gemini(prompt);
       expect(run.code, run.stderr).toBe(0);
-      const [first, second] = requestsFor(prompt);
+      const [first] = requestsFor(prompt);
       expect(first, `no request carried the prompt (${api.requests.length} requests)\n${run.stderr}`).toBeDefined();
 
-      // BeforeAgent (hook-inject): a part of the prompt's own user turn.
+      // BeforeAgent (hook-inject): a part of the prompt's own user turn, once (Gemini CLI does
+      // not also run the Claude Code hooks svc init wrote in .claude/).
       const turn = lastUserParts(first!).map((p) => p.text ?? '');
       const memory = turn.filter((t) => t.startsWith('<hook_context>Memory from svc'));
       expect(memory[0], turn.join('\n---\n')).toMatch(/- Deploys to production happen only on Tuesdays \(ENG-/);
-      // Once: Gemini CLI does not also run the Claude Code hooks svc init wrote in .claude/.
       expect(memory).toHaveLength(1);
       expect(memory[0]!.match(/Memory from svc/g)).toHaveLength(1);
       // SessionStart (hook-session-remind): the Learning Protocol, before the prompt.
@@ -146,22 +151,39 @@ describe.skipIf(!version)(
       expect(tools).toContain('mcp_svc_svc_recall');
 
       // The stand-in called svc_recall; svc's answer came back in the next request.
-      const result = lastUserParts(second ?? api.requests[api.requests.indexOf(first!) + 1]!).find((p) => p.functionResponse);
-      expect(result?.functionResponse?.name).toBe('mcp_svc_svc_recall');
-      expect(JSON.stringify(result?.functionResponse?.response)).toContain('Deploys to production happen only on Tuesdays');
+      const at = api.requests.indexOf(first!);
+      /** The tool result a request carries: the tool's name and the output Gemini CLI passes on. */
+      const result = (r: RecordedRequest | undefined) => {
+        const part = lastUserParts(r ?? { url: '', body: {} }).find((p) => p.functionResponse);
+        return { name: part?.functionResponse?.name, output: String(part?.functionResponse?.response?.output ?? '') };
+      };
+      expect(result(api.requests[at + 1])).toMatchObject({ name: 'mcp_svc_svc_recall', output: expect.stringContaining(FACT) });
+      // Then svc_feedback: svc recorded the rating, and its answer came back.
+      expect(result(api.requests[at + 2])).toMatchObject({
+        name: 'mcp_svc_svc_feedback',
+        output: expect.stringContaining(`"recorded":1,"engrams":[{"id":"${factId}"`),
+      });
 
       // SessionStart and SessionEnd (hook-session-mark): the session is recorded as Gemini CLI's, and ended.
       const sessions = await endedSessions();
       expect(sessions.find((s) => s.ended_at)).toMatchObject({ host: 'gemini', starts: 1 });
     }, 60_000);
 
-    it('asks the agent to record a correction before it stops, and the agent goes on with that request', async () => {
+    it('asks the agent to record a correction before it stops; Gemini CLI goes on, and the svc_learn it calls reaches svc and counts', async () => {
       const prompt = 'no, use pnpm instead of npm for installing dependencies';
+      const lesson = 'Use pnpm, not npm, to install dependencies';
+      api.callOn('earlier in this session the user corrected you', { name: 'mcp_svc_svc_learn', args: { statement: lesson } });
       const run = await gemini(prompt);
       expect(run.code, run.stderr).toBe(0);
       const first = api.requests.indexOf(requestsFor(prompt)[0]!);
       expect(first, `no request carried the prompt (${api.requests.length} requests)\n${run.stderr}`).toBeGreaterThanOrEqual(0);
-      // AfterAgent (hook-learn-check) answered deny: its reason is the next user turn.
+      // BeforeAgent (hook-correction-detect): its note is in the prompt's own turn.
+      expect(
+        lastUserParts(api.requests[first]!)
+          .map((p) => p.text ?? '')
+          .join('\n'),
+      ).toContain('the user is correcting you');
+      // AfterAgent (hook-learn-check) answered deny: its reason is the next user turn, once.
       const later = api.requests.slice(first + 1).map((r) =>
         lastUserParts(r)
           .map((p) => p.text ?? '')
@@ -170,8 +192,19 @@ describe.skipIf(!version)(
       expect(later.find((t) => t.includes('svc: earlier')) ?? '(no request after AfterAgent)').toMatch(
         /^svc: earlier in this session the user corrected you \("no, use pnpm instead of npm for installing dependencies"\)/,
       );
-      // Once: the second stop (stop_hook_active) lets the agent end.
       expect(later.filter((t) => t.includes('svc: earlier'))).toHaveLength(1);
+
+      // The stand-in answered the reminder with svc_learn: the lesson is in svc's store, and
+      // AfterTool (hook-observe, hook-session-mark) counted Gemini CLI's mcp_svc_svc_learn as the session's learn.
+      const recall = await svc(['recall', 'pnpm npm install dependencies', '--json'], { cwd: project, env: svcEnv() });
+      expect(recall.stdout).toContain(lesson);
+      const states = await endedSessions();
+      expect(states.find((st) => Array.isArray(st.corrections) && st.corrections.length > 0)).toMatchObject({
+        host: 'gemini',
+        starts: 1,
+        corrections: [expect.anything()],
+        learns: 1,
+      });
     }, 60_000);
   },
 );

@@ -3,23 +3,29 @@ import type { AddressInfo } from 'node:net';
 
 // A loopback stand-in for the Gemini API (generativelanguage v1beta), enough for Gemini CLI to run
 // whole sessions offline with an API key and GOOGLE_GEMINI_BASE_URL: every model request is
-// recorded and answered with one turn. The turn is a call of svc's recall tool when the user's
-// prompt asks for it (and no tool result is in the conversation yet), else a short text.
+// recorded and answered with one turn: a short text or, when the newest user turn (the prompt, or
+// a tool's result) holds a text the test registered with `callOn`, a call of that tool; the
+// request that carries the tool's result gets the next answer.
 
 export interface RecordedRequest {
   url: string;
   body: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+export interface ToolCall {
+  /** The tool's name as Gemini CLI declares it (`mcp_svc_svc_recall`). */
+  name: string;
+  args: Record<string, unknown>;
+}
+
 export interface GeminiApiStub {
   url: string;
   requests: RecordedRequest[];
+  /** Answer the first request whose newest user turn contains `trigger` with `call` (once). */
+  callOn(trigger: string, call: ToolCall): void;
   close(): Promise<void>;
 }
 
-/** A prompt holding this word gets a call of the declared `…svc_recall` tool. */
-export const RECALL_TRIGGER = 'svc_recall';
-export const RECALL_QUERY = 'deploys';
 const REPLY = 'Noted.';
 
 interface Part {
@@ -28,19 +34,16 @@ interface Part {
   functionResponse?: { name?: string; response?: Record<string, unknown> };
 }
 
-function reply(body: RecordedRequest['body'], n: number): object {
-  const declared: Array<{ name: string }> = (body.tools ?? []).flatMap(
-    (t: { functionDeclarations?: unknown[] }) => t.functionDeclarations ?? [],
-  );
-  const recall = declared.find((d) => /svc_recall$/.test(d.name));
-  const parts: Part[] = (body.contents ?? []).flatMap((c: { parts?: Part[] }) => c.parts ?? []);
-  const asked = parts.some((p) => p.text?.includes(RECALL_TRIGGER));
-  const answered = parts.some((p) => p.functionResponse);
+function reply(body: RecordedRequest['body'], n: number, calls: Array<{ trigger: string; call: ToolCall; used: boolean }>): object {
+  const newest = JSON.stringify(lastUserParts({ url: '', body }));
+  const due = calls.find((c) => !c.used && newest.includes(c.trigger));
   let out: object[];
-  if (recall && asked && !answered) out = [{ functionCall: { name: recall.name, args: { query: RECALL_QUERY } } }];
-  else if (body.generationConfig?.responseMimeType === 'application/json')
+  if (due) {
+    due.used = true;
+    out = [{ functionCall: { name: due.call.name, args: due.call.args } }];
+  } else if (body.generationConfig?.responseMimeType === 'application/json') {
     out = [{ text: JSON.stringify({ next_speaker: 'user', reasoning: 'stub' }) }];
-  else out = [{ text: REPLY }];
+  } else out = [{ text: REPLY }];
   return {
     candidates: [{ content: { role: 'model', parts: out }, finishReason: 'STOP', index: 0 }],
     usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 2, totalTokenCount: 12 },
@@ -51,6 +54,7 @@ function reply(body: RecordedRequest['body'], n: number): object {
 
 export async function startGeminiApiStub(): Promise<GeminiApiStub> {
   const requests: RecordedRequest[] = [];
+  const calls: Array<{ trigger: string; call: ToolCall; used: boolean }> = [];
   const server: Server = createServer((req, res) => {
     readBody(req).then((text) => {
       const url = req.url ?? '';
@@ -70,7 +74,7 @@ export async function startGeminiApiStub(): Promise<GeminiApiStub> {
         // recorded as sent
       }
       requests.push({ url, body });
-      const answer = JSON.stringify(reply(body, requests.length));
+      const answer = JSON.stringify(reply(body, requests.length, calls));
       if (!stream) {
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(answer);
@@ -84,6 +88,7 @@ export async function startGeminiApiStub(): Promise<GeminiApiStub> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    callOn: (trigger, call) => void calls.push({ trigger, call, used: false }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
