@@ -89,10 +89,10 @@ describe.skipIf(!version)(
       await api?.close();
     });
 
-    function gemini(prompt: string): Promise<Run> {
+    function gemini(prompt: string, cwd = project): Promise<Run> {
       return new Promise((resolve, reject) => {
         // -m pins the model, so no routing request goes out before the agent's own.
-        const child = spawn(GEMINI, ['-p', prompt, '-m', 'gemini-2.5-flash'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(GEMINI, ['-p', prompt, '-m', 'gemini-2.5-flash'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (d) => (stdout += d));
@@ -205,6 +205,23 @@ describe.skipIf(!version)(
         corrections: [expect.anything()],
         learns: 1,
       });
+    }, 60_000);
+
+    it('stops in a folder the person has not trusted, which svc doctor names with its fix', async () => {
+      const other = join(home, '..', 'untrusted');
+      mkdirSync(other);
+      execFileSync('git', ['init', '-q', other]);
+      expect((await svc(['init', '--no-desktop', '--gemini'], { cwd: other, env: svcEnv() })).code).toBe(0);
+      const prompt = 'what is in this folder';
+      const run = await gemini(prompt, other);
+      // Gemini CLI's own rule: headless in an untrusted folder is fatal (exit 55), and no request goes out.
+      expect(run.code).toBe(55);
+      expect(requestsFor(prompt)).toEqual([]);
+      const doctor = await svc(['doctor', '--no-handshake', '--json'], { cwd: other, env: svcEnv() });
+      const folder = (JSON.parse(doctor.stdout) as Array<{ check: string; status: string; fix?: string }>).find(
+        (c) => c.check === 'gemini.folder',
+      );
+      expect(folder).toMatchObject({ status: 'fail', fix: expect.stringContaining('"Trust folder"') });
     }, 60_000);
   },
 );
