@@ -20,7 +20,59 @@ export interface HostAdapter {
   context?: (event: string, text: string) => Json;
   /** The answer that makes the agent go on with `reason` instead of stopping. */
   stop?: (reason: string) => Json;
+  /** The host's name of a built-in tool -> Claude Code's, where the tool takes the same input. */
+  tools?: Readonly<Record<string, string>>;
+  /** Undoes what the host itself added to a field (after the renames), so handlers see what the user wrote. */
+  normalize?: (e: Json) => Json;
 }
+
+// Gemini CLI: its own event names and Claude Code's fields and context answer, under its own
+// event name. At AfterAgent it continues on `decision: deny`, sending the reason as the next
+// prompt. In `gemini -p` the SessionStart context is glued before the prompt as
+// `<hook_context>…</hook_context>\n\n`, so BeforeAgent's `prompt` starts with it: stripped, so
+// recall and correction detection read the user's words only. Its tools are renamed to Claude
+// Code's, so observation and revert detection know its shell and edits, and svc's own tools.
+const GEMINI_EVENTS: Readonly<Record<string, string>> = {
+  BeforeAgent: 'UserPromptSubmit',
+  AfterAgent: 'Stop',
+  AfterTool: 'PostToolUse',
+  PreCompress: 'PreCompact',
+};
+const GEMINI_NAMES = Object.fromEntries(Object.entries(GEMINI_EVENTS).map(([gemini, claude]) => [claude, gemini]));
+// Its built-in tools take Claude Code's inputs (command, file_path, old_string, new_string).
+const GEMINI_TOOLS: Readonly<Record<string, string>> = {
+  run_shell_command: 'Bash',
+  replace: 'Edit',
+  write_file: 'Write',
+  read_file: 'Read',
+  read_many_files: 'Read',
+  list_directory: 'LS',
+  glob: 'Glob',
+  grep_search: 'Grep',
+  search_file_content: 'Grep',
+  google_web_search: 'WebSearch',
+  web_fetch: 'WebFetch',
+  write_todos: 'TodoWrite',
+  ask_user: 'AskUserQuestion',
+  exit_plan_mode: 'ExitPlanMode',
+  list_mcp_resources: 'ListMcpResourcesTool',
+  read_mcp_resource: 'ReadMcpResourceTool',
+};
+/** An MCP tool (Gemini: `mcp_<server>_<tool>`, split unambiguously by its `mcp_context`) under Claude Code's name. */
+function geminiMcpTool(e: Json): Json {
+  const mcp = e.mcp_context as Json | undefined;
+  const server = typeof mcp?.server_name === 'string' ? mcp.server_name : undefined;
+  const tool = typeof mcp?.tool_name === 'string' ? mcp.tool_name : undefined;
+  return server && tool ? { ...e, tool_name: `mcp__${server}__${tool}` } : e;
+}
+const GEMINI: HostAdapter = {
+  events: GEMINI_EVENTS,
+  tools: GEMINI_TOOLS,
+  context: (event, text) => ({ hookSpecificOutput: { hookEventName: GEMINI_NAMES[event] ?? event, additionalContext: text } }),
+  stop: (reason) => ({ decision: 'deny', reason }),
+  normalize: (e) =>
+    geminiMcpTool(typeof e.prompt === 'string' ? { ...e, prompt: e.prompt.replace(/^<hook_context>[\s\S]*?<\/hook_context>\n\n/, '') } : e),
+};
 
 export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
   // Codex CLI takes Claude Code's events and answers; at Stop it continues on `decision: block`,
@@ -44,6 +96,7 @@ export const HOST_ADAPTERS: Partial<Record<HostId, HostAdapter>> = {
     context: (_event, text) => ({ additionalContext: text }),
     stop: (reason) => ({ decision: 'block', reason }),
   },
+  gemini: GEMINI,
 };
 
 /**
@@ -65,7 +118,9 @@ export function adaptEvent(host: HostId | undefined, e: Json): Json {
   }
   const name = typeof e.hook_event_name === 'string' ? e.hook_event_name : undefined;
   if (name && adapter.events?.[name]) out.hook_event_name = adapter.events[name];
-  return out;
+  const tool = typeof e.tool_name === 'string' ? adapter.tools?.[e.tool_name] : undefined;
+  if (tool) out.tool_name = tool;
+  return adapter.normalize ? adapter.normalize(out) : out;
 }
 
 /** Claude Code's answer adding context (UserPromptSubmit, SessionStart, PostToolUse), or the host's. */

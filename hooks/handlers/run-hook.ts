@@ -15,7 +15,8 @@ import { isDuplicateCopy } from './host-adapters.js';
 //
 // Which host events each handler serves is documented at the top of its module:
 // Codex CLI's hooks take Claude Code's event JSON and answers, so it runs the same handlers; its
-// commands end in `--host codex` so that records name it.
+// commands end in `--host codex` so that records name it. Gemini CLI's (`--host gemini`) differ in
+// event names and answers, which its adapter in host-adapters.ts translates.
 //
 //   hook-inject                 inject.ts             UserPromptSubmit, SessionStart
 //   hook-correction-detect      correction-detect.ts  UserPromptSubmit

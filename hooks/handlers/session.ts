@@ -143,12 +143,15 @@ async function unrecorded(e: HookEvent): Promise<string[]> {
   return openCorrections(readState(root, key)).map((c) => `"${oneLine(c.excerpt, 160)}"`);
 }
 
-/** svc_learn through MCP (mcp__svc__svc_learn, any server prefix) or `svc learn` in a shell. */
+/**
+ * svc_learn through MCP (Claude Code's mcp__svc__svc_learn, Gemini CLI's mcp_svc_svc_learn, any
+ * server name) or `svc learn` in a shell (Gemini CLI's is run_shell_command).
+ */
 export function isLearnTool(e: HookEvent): boolean {
   const tool = str(e, 'tool_name');
-  // Claude Code and Codex name MCP tools `mcp__svc__svc_learn`; GitHub Copilot CLI `svc-svc_learn`.
-  if (/(^|__|-)svc_learn$/.test(tool)) return true;
-  if (tool === 'Bash' || tool === 'Shell' || tool === 'bash') {
+  // Claude Code and Codex name MCP tools `mcp__svc__svc_learn`; GitHub Copilot CLI `svc-svc_learn`; Gemini CLI `mcp_svc_svc_learn`.
+  if (/(^|__|-|^mcp_[A-Za-z0-9-]+_)svc_learn$/.test(tool)) return true;
+  if (tool === 'Bash' || tool === 'Shell' || tool === 'bash' || tool === 'run_shell_command') {
     const command = str(obj(e, 'tool_input'), 'command') || str(e, 'command');
     return /(^|[;&|(]\s*|\s)(svc|npx svc)\s+learn\b/.test(command);
   }

@@ -23,9 +23,9 @@ const HELP = `
   Checks the wiring: the hook shim, the MCP registration and hooks of Claude Code (project and
   global), Claude Desktop, the store and the hooks' recent failures, the embedder (probed in a
   separate process) and, when a .cursor/ folder exists, Cursor's MCP config, hooks and rules;
-  the same for each other host whose folder exists (Codex CLI: .codex/ or ~/.codex/), with the
-  approvals those hosts ask for. Every configured MCP entry is started and handshaken as the
-  host would.
+  the same for each other host whose folder exists (Codex CLI: .codex/ or ~/.codex/; Gemini CLI:
+  .gemini/ or ~/.gemini/), with the approvals those hosts ask for. Every configured MCP entry is
+  started and handshaken as the host would.
   Each failing line names the command that fixes it; exit 1 when anything fails.
 
   Flags

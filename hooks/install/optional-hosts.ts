@@ -10,7 +10,9 @@ import { planCopilot } from './copilot-install.js';
 import { checkCopilot, copilotWiredGlobally } from './doctor/copilot.js';
 import { planOpencode } from './opencode-install.js';
 import { checkOpencode, opencodeWiredGlobally } from './doctor/opencode.js';
-import { codexPaths, copilotPaths, opencodePaths, vscodePaths } from './wiring.js';
+import { hasGeminiSvcHooks, planGemini } from './gemini-install.js';
+import { checkGemini } from './doctor/gemini.js';
+import { codexPaths, copilotPaths, geminiPaths, opencodePaths, vscodePaths } from './wiring.js';
 
 // The hosts `svc init` sets up when asked (--<flag>) or when their folder exists (--no-<flag>
 // skips), and `svc doctor` checks when their project folder exists or svc is wired in the home:
@@ -64,13 +66,13 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     doctor: checkCodex,
   },
   {
-    id: 'vscode',
-    flag: 'vscode',
-    help: 'VS Code: .vscode/mcp.json and .github/copilot-instructions.md (user profile with --global)',
-    dir: (scope, cwd, home) => vscodePaths(scope, cwd, home).dir,
-    plan: planVsCode,
-    wiredGlobally: (home) => hasServerEntry(vscodePaths('global', home, home).mcp),
-    doctor: checkVsCode,
+    id: 'gemini',
+    flag: 'gemini',
+    help: 'Gemini CLI: hooks and MCP server in .gemini/settings.json (~/.gemini/ with --global)',
+    dir: (scope, cwd, home) => geminiPaths(scope, cwd, home).dir,
+    plan: planGemini,
+    wiredGlobally: (home) => hasGeminiSvcHooks(geminiPaths('global', home, home).settings),
+    doctor: checkGemini,
   },
   {
     id: 'copilot',
@@ -91,5 +93,14 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     plan: planOpencode,
     wiredGlobally: opencodeWiredGlobally,
     doctor: checkOpencode,
+  },
+  {
+    id: 'vscode',
+    flag: 'vscode',
+    help: 'VS Code: .vscode/mcp.json and .github/copilot-instructions.md (user profile with --global)',
+    dir: (scope, cwd, home) => vscodePaths(scope, cwd, home).dir,
+    plan: planVsCode,
+    wiredGlobally: (home) => hasServerEntry(vscodePaths('global', home, home).mcp),
+    doctor: checkVsCode,
   },
 ];

@@ -84,6 +84,24 @@ export const COPILOT_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) 
  */
 export const OPENCODE_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event !== 'SessionEnd');
 
+/**
+ * Gemini CLI: settings.json `hooks`, Claude Code's shape under its own event names, with timeouts
+ * in milliseconds. Nothing on PreCompress, whose answer it only shows; each command names the
+ * host (`--host gemini`), whose adapter maps the events back (handlers/host-adapters.ts).
+ */
+const GEMINI_EVENT: Readonly<Record<string, string>> = {
+  SessionStart: 'SessionStart',
+  UserPromptSubmit: 'BeforeAgent',
+  PostToolUse: 'AfterTool',
+  Stop: 'AfterAgent',
+  SessionEnd: 'SessionEnd',
+};
+export const GEMINI_HOOKS: readonly ClaudeHookSpec[] = CLAUDE_HOOKS.filter((h) => h.event in GEMINI_EVENT).map((h) => ({
+  ...h,
+  event: GEMINI_EVENT[h.event]!,
+  timeout: h.timeout * 1000,
+}));
+
 /** Cursor: `.cursor/hooks.json` `{version: 1, hooks: {eventName: [{command}]}}`. */
 export interface CursorHookSpec {
   event: string;
@@ -252,6 +270,22 @@ export function copilotPaths(
       };
 }
 
+/**
+ * Gemini CLI: the project's `.gemini/settings.json` (read only in a folder the person trusted) or
+ * the user's with --global; `trustedFolders` is the person's own list of trusted folders, which svc
+ * reads and never writes. The user's folder is under $GEMINI_CLI_HOME when set, as Gemini CLI has it.
+ */
+export function geminiPaths(
+  scope: 'project' | 'global',
+  cwd: string,
+  home = homedir(),
+  env: NodeJS.ProcessEnv = process.env,
+): { dir: string; settings: string; trustedFolders: string } {
+  const user = join(env.GEMINI_CLI_HOME || home, '.gemini');
+  const dir = scope === 'project' ? join(cwd, '.gemini') : user;
+  return { dir, settings: join(dir, 'settings.json'), trustedFolders: join(user, 'trustedFolders.json') };
+}
+
 // ------------------------------------------------------------------ commands and recognition
 
 /**
@@ -297,7 +331,7 @@ export function runsHook(command: string, hook: string): boolean {
 // ------------------------------------------------------------------ the MCP server entry
 
 /** The hosts whose MCP entry svc writes. */
-export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'copilot' | 'vscode' | 'desktop';
+export type McpHost = 'claude-code' | 'cursor' | 'codex' | 'copilot' | 'vscode' | 'gemini' | 'desktop';
 
 export interface McpEntry {
   type?: 'stdio';
@@ -308,6 +342,8 @@ export interface McpEntry {
   alwaysLoad?: boolean;
   /** GitHub Copilot CLI: which of the server's tools the agent gets (`*`: all). */
   tools?: string[];
+  /** Gemini CLI: calls need no confirmation (and `gemini -p` lists the tools at all). */
+  trust?: boolean;
 }
 
 /**
@@ -332,6 +368,9 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
     case 'copilot':
       // Codex's form: sh expands $HOME, whatever the host does with a command's variables.
       return { type: 'stdio', command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], tools: ['*'] };
+    case 'gemini':
+      // Gemini CLI expands $HOME in its settings before it starts the command.
+      return { command: `$HOME/${SHIM_FROM_HOME}`, args: ['mcp'] };
     case 'desktop':
       return { command: shimPath(home), args: ['mcp'] };
   }

@@ -143,6 +143,7 @@ describe('svc init', () => {
       'Claude Desktop',
       'Codex CLI',
       'Cursor',
+      'Gemini CLI',
       'GitHub Copilot CLI',
       'VS Code',
       'opencode',

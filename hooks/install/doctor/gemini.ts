@@ -1,0 +1,127 @@
+import { isObject, type JsonObject } from '../config-files.js';
+import { readJsoncObject } from '../jsonc.js';
+import { hasGeminiSvcHooks, geminiTrustsFolder } from '../gemini-install.js';
+import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
+import { entryProblem, wiredLine, type Check } from './check.js';
+import type { DoctorResult } from '../optional-hosts.js';
+
+// Gemini CLI: svc's hooks and MCP server in .gemini/settings.json (or ~/.gemini/settings.json),
+// the server's `trust` (without it Gemini asks before each call, and `gemini -p` leaves svc's
+// tools out), hooks not switched off, and, for a project, the folder's trust, without which
+// Gemini CLI reads nothing of the project's .gemini/.
+
+/** The commands of every hook under `event` in a settings object. */
+function commands(settings: JsonObject, event: string): string[] {
+  const hooks = isObject(settings.hooks) ? settings.hooks : {};
+  const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+  return groups
+    .flatMap((g) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
+    .filter(isObject)
+    .map((h) => h.command)
+    .filter((c): c is string => typeof c === 'string');
+}
+
+function read(path: string): JsonObject | Error {
+  try {
+    return readJsoncObject(path).data;
+  } catch (err) {
+    return err as Error;
+  }
+}
+
+export function checkGemini(cwd: string, home: string): DoctorResult {
+  const project = geminiPaths('project', cwd, home);
+  const global = geminiPaths('global', cwd, home);
+  const projectData = read(project.settings);
+  const userData = read(global.settings);
+  const inProject = hasGeminiSvcHooks(project.settings);
+  const inUser = hasGeminiSvcHooks(global.settings);
+  const scope = !inProject && inUser ? 'global' : 'project';
+  const paths = scope === 'project' ? project : global;
+  const data = scope === 'project' ? projectData : userData;
+  const fix = scope === 'project' ? 'svc init --gemini' : 'svc init --global --gemini';
+  const checks: Check[] = [];
+
+  if (data instanceof Error) {
+    checks.push({
+      check: 'gemini.settings',
+      status: 'fail',
+      message: data.message.replace(/; fix it by hand.*$/, ''),
+      fix: `fix the JSON in ${paths.settings} by hand, then ${fix}`,
+    });
+    return { checks };
+  }
+
+  // Hooks: every event of the table, with the current command, and hooks not switched off.
+  const missing: string[] = [];
+  const stale: string[] = [];
+  for (const spec of GEMINI_HOOKS) {
+    const mine = commands(data, spec.event).filter((c) => isSvcHookCommand(c) && runsHook(c, spec.hook));
+    if (mine.length === 0) missing.push(`${spec.event} -> ${spec.hook}`);
+    else if (!mine.includes(hookCommand(spec.hook, 'gemini'))) stale.push(`${spec.event} -> ${mine[0]}`);
+  }
+  const off = [data, userData].find((d) => !(d instanceof Error) && isObject(d.hooksConfig) && d.hooksConfig.enabled === false);
+  if (missing.length > 0) {
+    checks.push({ check: 'gemini.hooks', status: 'fail', message: `not wired in ${paths.settings}: ${missing.join(', ')}`, fix });
+  } else if (off) {
+    const where = off === data ? paths.settings : global.settings;
+    checks.push({
+      check: 'gemini.hooks',
+      status: 'fail',
+      message: `hooksConfig.enabled is false in ${where}: Gemini CLI runs no hook`,
+      fix: `remove "hooksConfig": {"enabled": false} from ${where}`,
+    });
+  } else if (stale.length > 0) {
+    checks.push({ check: 'gemini.hooks', status: 'warn', message: `older commands in ${paths.settings}: ${stale.join(', ')}`, fix });
+  } else if (inProject && inUser) {
+    checks.push({
+      check: 'gemini.hooks',
+      status: 'warn',
+      message: `svc's hooks are in both ${project.settings} and ${global.settings}: Gemini CLI runs each twice`,
+      fix: `remove svc's entries from one of the two files`,
+    });
+  } else {
+    checks.push(wiredLine('gemini.hooks', [...new Set(GEMINI_HOOKS.map((h) => h.event))].join(', '), home, fix));
+  }
+
+  // The MCP server, and its approval.
+  const servers = isObject(data.mcpServers) ? data.mcpServers : {};
+  const entry = isObject(servers[MCP_SERVER_KEY]) ? servers[MCP_SERVER_KEY] : undefined;
+  const problem = entry ? entryProblem(entry, home) : 'missing';
+  if (!entry)
+    checks.push({ check: 'gemini.mcp', status: 'fail', message: `MCP server "${MCP_SERVER_KEY}" is not in ${paths.settings}`, fix });
+  else if (problem) checks.push({ check: 'gemini.mcp', status: 'fail', message: `${paths.settings}: ${problem}`, fix });
+  else checks.push({ check: 'gemini.mcp', status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" in ${paths.settings}` });
+  if (entry && !problem) {
+    checks.push(
+      entry.trust === true
+        ? { check: 'gemini.approval', status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" is trusted: its tools run without a prompt` }
+        : {
+            check: 'gemini.approval',
+            status: 'warn',
+            message: `MCP server "${MCP_SERVER_KEY}" is not trusted: Gemini CLI asks before each call, and gemini -p leaves svc's tools out`,
+            fix: `${fix} (sets "trust": true), or add it to mcpServers.${MCP_SERVER_KEY} by hand`,
+          },
+    );
+  }
+
+  // The project folder's own trust: without it Gemini CLI ignores .gemini/settings.json.
+  if (scope === 'project') {
+    const trusted = geminiTrustsFolder(cwd, home);
+    checks.push(
+      trusted === true
+        ? { check: 'gemini.folder', status: 'ok', message: `Gemini CLI trusts ${cwd}` }
+        : {
+            check: 'gemini.folder',
+            status: 'fail',
+            message:
+              trusted === false
+                ? `Gemini CLI is told not to trust ${cwd} (${global.trustedFolders}): it reads nothing of ${project.settings}`
+                : `Gemini CLI has not been told to trust ${cwd}: it reads nothing of ${project.settings} (and gemini -p stops) until then`,
+            fix: `run gemini in ${cwd} once and choose "Trust folder" (or /permissions in a session there)`,
+          },
+    );
+  }
+
+  return { checks, ...(entry && !problem ? { handshake: { check: 'gemini.handshake', entry, fix } } : {}) };
+}
