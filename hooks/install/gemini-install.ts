@@ -3,7 +3,7 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { isObject, type JsonObject, type PlannedFile } from './config-files.js';
 import type { HostPlan, InitContext } from './optional-hosts.js';
 import { withHookGroups, withMcpServer } from './host-config.js';
-import { readJsoncObject, withJsoncChanges, type JsoncChange } from './jsonc.js';
+import { readJsonc, withJsoncChanges, type JsoncChange } from './jsonc-file.js';
 import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, isSvcHookCommand, mcpEntry, type McpEntry } from './wiring.js';
 
 // What `svc init` writes for Gemini CLI: svc's hooks and MCP server in one settings.json, the
@@ -20,7 +20,7 @@ export function geminiMcpEntry(approve: boolean): McpEntry {
 
 /** The settings file's text with svc's hooks and server set, each changed value edited in place. */
 export function geminiSettingsText(path: string, approve: boolean): string {
-  const file = readJsoncObject(path);
+  const file = readJsonc(path, { trailingCommas: false });
   const next = withMcpServer(withHookGroups(file.data, path, GEMINI_HOOKS, 'gemini'), path, MCP_SERVER_KEY, geminiMcpEntry(approve));
   const changes: JsoncChange[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -71,7 +71,7 @@ export function planGemini(ctx: InitContext): HostPlan {
 /** Whether a Gemini CLI settings file holds any of svc's hooks (false when it is missing or unreadable). */
 export function hasGeminiSvcHooks(path: string): boolean {
   try {
-    const hooks = readJsoncObject(path).data.hooks;
+    const hooks = readJsonc(path, { trailingCommas: false }).data.hooks;
     if (!isObject(hooks)) return false;
     return Object.values(hooks)
       .flatMap((groups) => (Array.isArray(groups) ? groups : []))
@@ -92,14 +92,14 @@ export function hasGeminiSvcHooks(path: string): boolean {
 export function geminiTrustsFolder(dir: string, home: string): boolean | undefined {
   const paths = geminiPaths('global', dir, home);
   try {
-    const security = readJsoncObject(paths.settings).data.security;
+    const security = readJsonc(paths.settings, { trailingCommas: false }).data.security;
     if (isObject(security) && isObject(security.folderTrust) && security.folderTrust.enabled === false) return true;
   } catch {
     // an unreadable user settings file is doctor's finding, not this one's
   }
   let rules: JsonObject;
   try {
-    rules = readJsoncObject(paths.trustedFolders).data;
+    rules = readJsonc(paths.trustedFolders, { trailingCommas: false }).data;
   } catch {
     return undefined;
   }

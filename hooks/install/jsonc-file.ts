@@ -1,16 +1,25 @@
-import { applyEdits, modify, parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { applyEdits, modify, parse, printParseErrorCode, stripComments, type ParseError } from 'jsonc-parser';
 import { invalid } from '../../engine/errors.js';
 import { isObject, readTextOrNull, type JsonObject } from './config-files.js';
 
-// Hosts whose config is JSON with comments (VS Code's mcp.json, opencode.json): read as data, and
-// edited in place, one key at a time, so the person's comments, order and other keys stay.
+// Hosts whose config is JSON with comments (VS Code's mcp.json, opencode.json, Gemini CLI's
+// settings.json): read as data the way the host reads it, and edited in place, value by value, so
+// the person's comments, order, layout and other keys stay wherever svc's values are not.
 
-/** A JSON-with-comments file as data; `invalid` naming the file when it does not parse. */
-export function readJsonc(path: string): { text: string; data: JsonObject } {
-  const text = readTextOrNull(path) ?? '';
-  if (text.trim() === '') return { text, data: {} };
+export interface JsoncFile {
+  text: string;
+  data: JsonObject;
+}
+
+/**
+ * A JSON-with-comments object file; a missing, blank or comments-only one is `{}`. `invalid`
+ * naming the file otherwise. `trailingCommas: false` refuses them, as Gemini CLI does.
+ */
+export function readJsonc(path: string, opts: { trailingCommas?: boolean } = {}): JsoncFile {
+  const text = (readTextOrNull(path) ?? '').replace(/^\uFEFF/, '');
+  if (stripComments(text).trim() === '') return { text, data: {} };
   const errors: ParseError[] = [];
-  const data: unknown = parse(text, errors, { allowTrailingComma: true });
+  const data: unknown = parse(text, errors, { allowTrailingComma: opts.trailingCommas !== false, disallowComments: false });
   if (errors.length > 0) {
     const first = errors[0]!;
     throw invalid(
@@ -21,17 +30,30 @@ export function readJsonc(path: string): { text: string; data: JsonObject } {
   return { text, data };
 }
 
+/** A change at a path of the file's object; `undefined` removes the key. */
+export interface JsoncChange {
+  path: string[];
+  value: unknown;
+}
+
+/** The text with each change applied in place (a blank text starts as `empty`), ending in a newline. */
+export function withJsoncChanges(text: string, changes: readonly JsoncChange[], empty = '{}'): string {
+  let out = text.trim() === '' ? empty : text;
+  for (const change of changes) {
+    const edits = modify(out, change.path, change.value, { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } });
+    out = applyEdits(out, edits);
+  }
+  return out.endsWith('\n') ? out : `${out}\n`;
+}
+
 /**
- * The file's text with `parent.key` set to `value`, every other byte kept where it can be; `invalid`
- * when `parent` is there but not an object. `empty` is the text a missing or blank file starts from.
+ * The file's text with `parent.key` set to `value`; `invalid` when `parent` is there but not an
+ * object. `empty` is the text a missing or blank file starts from.
  */
 export function withJsoncKey(path: string, parent: string, key: string, value: unknown, empty = '{}'): string {
   const { text, data } = readJsonc(path);
   if (data[parent] !== undefined && !isObject(data[parent])) {
     throw invalid(`${path}: "${parent}" must be an object; fix it by hand and run again: nothing was changed`);
   }
-  const base = text.trim() === '' ? empty : text;
-  const edits = modify(base, [parent, key], value, { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } });
-  const out = applyEdits(base, edits);
-  return out.endsWith('\n') ? out : `${out}\n`;
+  return withJsoncChanges(text, [{ path: [parent, key], value }], empty);
 }

@@ -1,5 +1,5 @@
 import { isObject, type JsonObject } from '../config-files.js';
-import { readJsoncObject } from '../jsonc.js';
+import { readJsonc } from '../jsonc-file.js';
 import { hasGeminiSvcHooks, geminiTrustsFolder } from '../gemini-install.js';
 import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
 import { entryProblem, wiredLine, type Check } from './check.js';
@@ -23,7 +23,7 @@ function commands(settings: JsonObject, event: string): string[] {
 
 function read(path: string): JsonObject | Error {
   try {
-    return readJsoncObject(path).data;
+    return readJsonc(path, { trailingCommas: false }).data;
   } catch (err) {
     return err as Error;
   }
