@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { isObject, readJsonObject, type JsonObject } from '../config-files.js';
-import { expandHomeVariable, shimPath } from '../wiring.js';
+import { MCP_SERVER_KEY, expandHomeVariable, shimPath } from '../wiring.js';
 
 // What every doctor check returns, and the small helpers the per-host checks share.
 
@@ -60,4 +60,22 @@ export function wiredLine(check: string, wired: string, home: string, fix: strin
   const shim = shimPath(home);
   if (!existsSync(shim)) return { check, status: 'fail', message: `${wired} wired to ${shim}, which is missing: no hook runs`, fix };
   return { check, status: 'ok', message: `${wired} wired to the shim` };
+}
+
+/** The failing check for a config file that cannot be read or parsed (the error names it). */
+export function unreadable(check: string, err: unknown, path: string, fix: string): Check {
+  return {
+    check,
+    status: 'fail',
+    message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
+    fix: `fix ${path} by hand, then ${fix}`,
+  };
+}
+
+/** The check of svc's MCP entry in a host's `file`: missing, unable to start svc, or ok. */
+export function serverCheck(check: string, entry: JsonObject | undefined, file: string, home: string, fix: string): Check {
+  if (!entry) return { check, status: 'fail', message: `MCP server "${MCP_SERVER_KEY}" is not in ${file}`, fix };
+  const problem = entryProblem(entry, home);
+  if (problem) return { check, status: 'fail', message: `${file}: ${problem}`, fix };
+  return { check, status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" in ${file}` };
 }

@@ -2,7 +2,7 @@ import { isObject, readJsonObject, readTextOrNull, type JsonObject } from '../co
 import { codexHookTrust, codexMcpEntry, codexTrustsProject, parseToml, untrustedCodexHooks } from '../codex-config.js';
 import { CODEX_HOOKS, MCP_SERVER_KEY, codexPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
 import { projectRootOf } from '../../../engine/ops/host-memory.js';
-import { entryProblem, wiredLine, type Check } from './check.js';
+import { serverCheck, unreadable, wiredLine, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
 
 // Codex CLI: svc's hooks in .codex/hooks.json (or ~/.codex/hooks.json), the MCP server in the same
@@ -36,12 +36,7 @@ export function checkCodex(cwd: string, home: string): DoctorResult {
   try {
     user = parseToml(readTextOrNull(paths.userConfig) ?? '', paths.userConfig);
   } catch (err) {
-    checks.push({
-      check: 'codex.config',
-      status: 'fail',
-      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
-      fix: `fix ${paths.userConfig} by hand`,
-    });
+    checks.push(unreadable('codex.config', err, paths.userConfig, fix));
   }
 
   // Hooks: every event of the table, with the current command.
@@ -49,12 +44,7 @@ export function checkCodex(cwd: string, home: string): DoctorResult {
   try {
     hooksData = readJsonObject(paths.hooks).data;
   } catch (err) {
-    checks.push({
-      check: 'codex.hooks',
-      status: 'fail',
-      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
-      fix: `fix the JSON in ${paths.hooks} by hand, then ${fix}`,
-    });
+    checks.push(unreadable('codex.hooks', err, paths.hooks, fix));
   }
   if (hooksData) {
     const events = isObject(hooksData.hooks) ? hooksData.hooks : {};
@@ -114,17 +104,9 @@ export function checkCodex(cwd: string, home: string): DoctorResult {
       where = paths.userConfig;
     }
   } catch (err) {
-    checks.push({
-      check: 'codex.mcp',
-      status: 'fail',
-      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
-      fix: `fix ${paths.config} by hand, then ${fix}`,
-    });
+    checks.push(unreadable('codex.mcp', err, paths.config, fix));
   }
-  const problem = entry ? entryProblem(entry, home) : 'missing';
-  if (!entry) checks.push({ check: 'codex.mcp', status: 'fail', message: `MCP server "${MCP_SERVER_KEY}" is not in ${paths.config}`, fix });
-  else if (problem) checks.push({ check: 'codex.mcp', status: 'fail', message: `${where}: ${problem}`, fix });
-  else checks.push({ check: 'codex.mcp', status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" in ${where}` });
-
-  return { checks, ...(entry && !problem ? { handshake: { check: 'codex.handshake', entry, fix } } : {}) };
+  const server = serverCheck('codex.mcp', entry, where, home, fix);
+  if (!checks.some((c) => c.check === 'codex.mcp')) checks.push(server);
+  return { checks, ...(entry && server.status === 'ok' ? { handshake: { check: 'codex.handshake', entry, fix } } : {}) };
 }

@@ -2,7 +2,7 @@ import { isObject, type JsonObject } from '../config-files.js';
 import { readJsonc } from '../jsonc-file.js';
 import { hasGeminiSvcHooks, geminiTrustsFolder } from '../gemini-install.js';
 import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
-import { entryProblem, wiredLine, type Check } from './check.js';
+import { serverCheck, wiredLine, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
 
 // Gemini CLI: svc's hooks and MCP server in .gemini/settings.json (or ~/.gemini/settings.json),
@@ -87,12 +87,9 @@ export function checkGemini(cwd: string, home: string): DoctorResult {
   // The MCP server, and its approval.
   const servers = isObject(data.mcpServers) ? data.mcpServers : {};
   const entry = isObject(servers[MCP_SERVER_KEY]) ? servers[MCP_SERVER_KEY] : undefined;
-  const problem = entry ? entryProblem(entry, home) : 'missing';
-  if (!entry)
-    checks.push({ check: 'gemini.mcp', status: 'fail', message: `MCP server "${MCP_SERVER_KEY}" is not in ${paths.settings}`, fix });
-  else if (problem) checks.push({ check: 'gemini.mcp', status: 'fail', message: `${paths.settings}: ${problem}`, fix });
-  else checks.push({ check: 'gemini.mcp', status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" in ${paths.settings}` });
-  if (entry && !problem) {
+  const server = serverCheck('gemini.mcp', entry, paths.settings, home, fix);
+  checks.push(server);
+  if (entry && server.status === 'ok') {
     checks.push(
       entry.trust === true
         ? { check: 'gemini.approval', status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" is trusted: its tools run without a prompt` }
@@ -123,5 +120,5 @@ export function checkGemini(cwd: string, home: string): DoctorResult {
     );
   }
 
-  return { checks, ...(entry && !problem ? { handshake: { check: 'gemini.handshake', entry, fix } } : {}) };
+  return { checks, ...(entry && server.status === 'ok' ? { handshake: { check: 'gemini.handshake', entry, fix } } : {}) };
 }

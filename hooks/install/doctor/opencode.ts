@@ -3,7 +3,7 @@ import { readTextOrNull, type JsonObject } from '../config-files.js';
 import { opencodeServerEntry } from '../opencode-install.js';
 import { opencodePluginSource } from '../opencode-plugin.js';
 import { MCP_SERVER_KEY, opencodeMcpEntry, opencodePaths } from '../wiring.js';
-import { wiredLine, type Check } from './check.js';
+import { unreadable, wiredLine, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
 
 // opencode: svc's `mcp.svc` in opencode.json (the project's, else ~/.config/opencode's) and svc's
@@ -25,12 +25,7 @@ export function checkOpencode(cwd: string, home: string): DoctorResult {
   try {
     entry = opencodeServerEntry(paths.config);
   } catch (err) {
-    checks.push({
-      check: 'opencode.mcp',
-      status: 'fail',
-      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
-      fix: `fix ${paths.config} by hand, then ${fix}`,
-    });
+    checks.push(unreadable('opencode.mcp', err, paths.config, fix));
   }
   const want = opencodeMcpEntry();
   const current = entry !== undefined && JSON.stringify(entry.command) === JSON.stringify(want.command);

@@ -1,6 +1,6 @@
-import { isCurrentMcpEntry, MCP_SERVER_KEY, vscodePaths } from '../wiring.js';
+import { isCurrentMcpEntry, vscodePaths } from '../wiring.js';
 import { hasServerEntry, hasVsCodeInstructions, vscodeServerEntry } from '../vscode-install.js';
-import { entryProblem, type Check } from './check.js';
+import { serverCheck, unreadable, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
 
 // VS Code: svc's server in mcp.json (workspace, else the user profile's) and the instructions
@@ -17,26 +17,16 @@ export function checkVsCode(cwd: string, home: string): DoctorResult {
   try {
     entry = vscodeServerEntry(paths.mcp);
   } catch (err) {
-    checks.push({
-      check: 'vscode.mcp',
-      status: 'fail',
-      message: (err as Error).message.replace(/; fix it by hand.*$/, ''),
-      fix: `fix ${paths.mcp} by hand, then ${fix}`,
-    });
+    checks.push(unreadable('vscode.mcp', err, paths.mcp, fix));
   }
-  const problem = entry ? entryProblem(entry, home) : null;
-  if (!entry) {
-    if (!checks.length)
-      checks.push({ check: 'vscode.mcp', status: 'fail', message: `MCP server "${MCP_SERVER_KEY}" is not in ${paths.mcp}`, fix });
-  } else if (problem) checks.push({ check: 'vscode.mcp', status: 'fail', message: `${paths.mcp}: ${problem}`, fix });
-  else if (!isCurrentMcpEntry(entry, 'vscode')) {
-    checks.push({
-      check: 'vscode.mcp',
-      status: 'warn',
-      message: `${paths.mcp} runs ${String(entry.command)}, not the shim through $HOME`,
-      fix,
-    });
-  } else checks.push({ check: 'vscode.mcp', status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" in ${paths.mcp}` });
+  const server = serverCheck('vscode.mcp', entry, paths.mcp, home, fix);
+  if (checks.length === 0) {
+    checks.push(
+      server.status === 'ok' && entry && !isCurrentMcpEntry(entry, 'vscode')
+        ? { check: 'vscode.mcp', status: 'warn', message: `${paths.mcp} runs ${String(entry.command)}, not the shim through $HOME`, fix }
+        : server,
+    );
+  }
 
   checks.push(
     hasVsCodeInstructions(paths.instructions)
@@ -48,5 +38,5 @@ export function checkVsCode(cwd: string, home: string): DoctorResult {
           fix,
         },
   );
-  return { checks, ...(entry && !problem ? { handshake: { check: 'vscode.handshake', entry, fix } } : {}) };
+  return { checks, ...(entry && server.status === 'ok' ? { handshake: { check: 'vscode.handshake', entry, fix } } : {}) };
 }
