@@ -113,12 +113,7 @@ describe('svc doctor: Codex CLI', () => {
     const s = sandbox();
     mkdirSync(join(s.project, '.codex'));
     expect((await s.run(['init', '--no-desktop'])).code).toBe(0);
-    const checks = async () =>
-      Object.fromEntries(
-        ((await s.json(['doctor', '--no-handshake'])).data as Array<{ check: string; status: string; fix?: string }>)
-          .filter((c) => c.check.startsWith('codex.'))
-          .map((c) => [c.check, c]),
-      );
+    const checks = () => s.doctorChecks('codex.');
 
     let c = await checks();
     expect(c['codex.hooks'].status).toBe('ok');

@@ -116,10 +116,7 @@ describe.skipIf(!CODEX.version)(CODEX.title('Codex CLI after svc init'), () => {
     expect(run.code, run.stderr).toBe(0);
     expect(inputTexts(requestFor(prompt)).join('\n')).not.toContain('Memory from svc');
 
-    const doctor = await s.run(['doctor', '--no-handshake', '--json'], { cwd: dir });
-    const trust = (JSON.parse(doctor.stdout) as Array<{ check: string; status: string; fix?: string }>).find(
-      (c) => c.check === 'codex.trust',
-    );
+    const trust = (await s.doctorChecks('codex.', { cwd: dir }))['codex.trust'];
     expect(trust).toMatchObject({ status: 'fail', fix: expect.stringContaining('svc init --codex') });
   }, 120_000);
 });

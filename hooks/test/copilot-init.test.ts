@@ -11,12 +11,6 @@ const sandbox = () => hostSandbox({ label: 'copilot-init' });
 const read = (path: string): string => readFileSync(path, 'utf8');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the files' shapes are what the tests check
 const readJson = (path: string): any => JSON.parse(read(path));
-interface DoctorCheck {
-  check: string;
-  status: string;
-  message: string;
-  fix?: string;
-}
 
 const SERVER = { type: 'stdio', command: 'sh', args: ['-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'], tools: ['*'] };
 
@@ -95,12 +89,7 @@ describe('svc doctor: GitHub Copilot CLI', () => {
   it('passes after init once the project is trusted, and names the fix for an untrusted project, a missing hook or a server Copilot cannot see', async () => {
     const s = sandbox();
     expect((await s.run(['init', '--no-desktop', '--copilot'])).code).toBe(0);
-    const checks = async () =>
-      Object.fromEntries(
-        ((await s.json(['doctor', '--no-handshake'])).data as DoctorCheck[])
-          .filter((c) => c.check.startsWith('copilot.'))
-          .map((c) => [c.check, c]),
-      );
+    const checks = () => s.doctorChecks('copilot.');
 
     let c = await checks();
     expect(c['copilot.hooks'].status).toBe('ok');

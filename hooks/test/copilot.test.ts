@@ -162,10 +162,7 @@ describe.skipIf(!COPILOT.version)(COPILOT.title('GitHub Copilot CLI after svc in
     expect(messageTexts(request).join('\n')).not.toContain('Memory from svc');
     expect(toolNames(request).filter((n) => n.startsWith('svc-'))).toEqual([]);
 
-    const doctor = await s.run(['doctor', '--no-handshake', '--json'], { cwd: dir, env: { HOME: h } });
-    const trust = (JSON.parse(doctor.stdout) as Array<{ check: string; status: string; fix?: string }>).find(
-      (c) => c.check === 'copilot.project',
-    );
+    const trust = (await s.doctorChecks('copilot.', { cwd: dir, env: { HOME: h } }))['copilot.project'];
     expect(trust).toMatchObject({ status: 'fail', fix: expect.stringContaining('accept its trust prompt') });
 
     // The same person, svc set up for every project in ~/.copilot/: memory and tools, no trust asked.

@@ -181,10 +181,7 @@ describe.skipIf(!GEMINI.version)(GEMINI.title('Gemini CLI after svc init --gemin
     // Gemini CLI's own rule: headless in an untrusted folder is fatal (exit 55), and no request goes out.
     expect(run.code).toBe(55);
     expect(requestsFor(prompt)).toEqual([]);
-    const doctor = await s.run(['doctor', '--no-handshake', '--json'], { cwd: other });
-    const folder = (JSON.parse(doctor.stdout) as Array<{ check: string; status: string; fix?: string }>).find(
-      (c) => c.check === 'gemini.folder',
-    );
+    const folder = (await s.doctorChecks('gemini.', { cwd: other }))['gemini.folder'];
     expect(folder).toMatchObject({ status: 'fail', fix: expect.stringContaining('"Trust folder"') });
   }, 60_000);
 });

@@ -102,12 +102,7 @@ describe('svc doctor: opencode', () => {
     const s = sandbox();
     mkdirSync(join(s.project, '.opencode'));
     expect((await s.run(['init', '--no-desktop'])).code).toBe(0);
-    const checks = async () =>
-      Object.fromEntries(
-        ((await s.json(['doctor', '--no-handshake'])).data as Array<{ check: string; status: string; fix?: string }>)
-          .filter((c) => c.check.startsWith('opencode.'))
-          .map((c) => [c.check, c]),
-      );
+    const checks = () => s.doctorChecks('opencode.');
 
     let c = await checks();
     expect(c['opencode.mcp'].status).toBe('ok');

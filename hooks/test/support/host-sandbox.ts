@@ -25,6 +25,14 @@ export interface SvcCall {
   input?: string;
 }
 
+/** One of svc doctor's checks, as `--json` prints it. */
+export interface DoctorCheck {
+  check: string;
+  status: string;
+  message: string;
+  fix?: string;
+}
+
 export interface HostSandbox {
   root: string;
   home: string;
@@ -34,6 +42,8 @@ export interface HostSandbox {
   run(args: string[], call?: SvcCall): Promise<SvcRun>;
   /** Runs svc with `--json` and parses what it printed (throws, with its output, when that is not JSON). */
   json<T = any>(args: string[], call?: SvcCall): Promise<{ run: SvcRun; data: T }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** svc doctor's checks (no MCP handshake) whose name starts with `prefix` (`codex.`), by name. */
+  doctorChecks(prefix: string, call?: SvcCall): Promise<Record<string, DoctorCheck>>;
   /** Another git project, root/<name>. */
   gitProject(name: string): string;
 }
@@ -51,21 +61,27 @@ export function hostSandbox({ label, git = true, env: extra }: SandboxOptions): 
   };
   const project = git ? gitProject('project') : join(root, 'project');
   if (!git) mkdirSync(project);
-  const run = (args: string[], call: SvcCall = {}) =>
+  const run = (args: string[], call: SvcCall = {}): Promise<SvcRun> =>
     svc(args, { cwd: call.cwd ?? project, env: { ...env, ...call.env }, input: call.input });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const json = async <T = any>(args: string[], call?: SvcCall): Promise<{ run: SvcRun; data: T }> => {
+    const r = await run([...args, '--json'], call);
+    try {
+      return { run: r, data: JSON.parse(r.stdout) as T };
+    } catch {
+      throw new Error(`svc ${args.join(' ')} printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
+    }
+  };
   return {
     root,
     home,
     project,
     env,
     run,
-    async json(args, call) {
-      const r = await run([...args, '--json'], call);
-      try {
-        return { run: r, data: JSON.parse(r.stdout) };
-      } catch {
-        throw new Error(`svc ${args.join(' ')} printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
-      }
+    json,
+    doctorChecks: async (prefix, call) => {
+      const { data } = await json<DoctorCheck[]>(['doctor', '--no-handshake'], call);
+      return Object.fromEntries(data.filter((c) => c.check.startsWith(prefix)).map((c) => [c.check, c]));
     },
     gitProject,
   };
