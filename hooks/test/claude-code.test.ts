@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { svc } from '../../engine/test/support/run-svc.js';
 import { shellQuote } from '../../engine/text.js';
 import { Terminal } from '@xterm/headless';
+import { envWithout, hostProgram, type HostRun } from './support/host-program.js';
+import { hookSessions, hostSandbox } from './support/host-sandbox.js';
 import { startMessagesApiStub, textsOf, type MessagesApiStub, type RecordedRequest } from './support/messages-api-stub.js';
 
 // The real Claude Code CLI (the @anthropic-ai/claude-code devDependency) on a project after
@@ -26,179 +26,146 @@ import { startMessagesApiStub, textsOf, type MessagesApiStub, type RecordedReque
 // - `claude mcp list` connects each server and calls it failed after MCP_TIMEOUT: set generously.
 // - `claude doctor` is read once its screen says "Enter to close".
 
-const CLAUDE = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
-const probe = existsSync(CLAUDE) ? spawnSync(CLAUDE, ['--version'], { encoding: 'utf8', timeout: 30_000 }) : undefined;
-const version = probe?.status === 0 ? probe.stdout.trim() : undefined;
+const CLAUDE = hostProgram('claude');
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+describe.skipIf(!CLAUDE.version)(CLAUDE.title('Claude Code after svc init'), () => {
+  let api: MessagesApiStub;
+  let home: string;
+  let project: string;
+  let env: NodeJS.ProcessEnv;
 
-describe.skipIf(!version)(
-  `Claude Code after svc init${version ? ` (${version})` : ': skipped, the claude CLI (node_modules/.bin/claude) does not run on this machine'}`,
-  () => {
-    let api: MessagesApiStub;
-    let home: string;
-    let project: string;
-    let env: NodeJS.ProcessEnv;
-
-    beforeAll(async () => {
-      api = await startMessagesApiStub();
-      const root = mkdtempSync(join(tmpdir(), 'svc-claude-code-'));
-      home = join(root, 'home');
-      project = join(root, 'project');
-      mkdirSync(home);
-      mkdirSync(project);
-      execFileSync('git', ['init', '-q', project]);
+  beforeAll(async () => {
+    api = await startMessagesApiStub();
+    const s = hostSandbox({ label: 'claude-code' });
+    ({ home, project } = s);
+    env = {
       // The host's environment, without anything of a Claude Code session these tests may run in.
-      const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CLAUDE|ANTHROPIC|AI_AGENT|SVC_)/.test(k)));
-      env = {
-        ...base,
-        HOME: home,
-        ANTHROPIC_BASE_URL: api.url,
-        ANTHROPIC_API_KEY: 'sk-ant-test-key',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        // A bound, not a wait: how long `claude mcp list` gives a server to connect.
-        MCP_TIMEOUT: '60000',
-      };
-      const svcEnv = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off' };
-      const init = await svc(['init', '--no-desktop'], { cwd: project, env: svcEnv });
-      expect(init.code, init.stderr).toBe(0);
-      const learn = await svc(['learn', 'Deploys to production happen only on Tuesdays'], { cwd: project, env: svcEnv });
-      expect(learn.code, learn.stderr).toBe(0);
-    });
-
-    afterAll(async () => {
-      await api?.close();
-    });
-
-    function claude(args: string[], cwd = project, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
-      return new Promise((resolve, reject) => {
-        const child = spawn(CLAUDE, args, { cwd, env: { ...env, SVC_EMBED: 'off', ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d) => (stdout += d));
-        child.stderr.on('data', (d) => (stderr += d));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-        child.on('error', reject);
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stdout, stderr });
-        });
-      });
-    }
-
-    /**
-     * `claude doctor` is a screen for a terminal: run it on one (util-linux `script`, 120×60) until it
-     * has drawn its report, and read that screen as a terminal shows it (xterm's headless emulator
-     * applies the cursor moves and partial redraws that plain text would garble).
-     */
-    function doctorScreen(cwd: string): Promise<string> {
-      return new Promise((resolve, reject) => {
-        const term = new Terminal({ cols: 120, rows: 60, scrollback: 1000, allowProposedApi: true });
-        const screen = () => {
-          const b = term.buffer.active;
-          return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
-        };
-        const child = spawn('script', ['-qec', `stty cols 120 rows 60; ${shellQuote(CLAUDE)} doctor`, '/dev/null'], {
-          cwd,
-          env,
-          stdio: ['pipe', 'pipe', 'pipe'],
-        });
-        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-        child.stdout.on('data', (d: Buffer) =>
-          term.write(d, () => {
-            if (screen().includes('Enter to close')) child.kill('SIGKILL');
-          }),
-        );
-        child.on('error', reject);
-        child.on('close', () => {
-          clearTimeout(timer);
-          term.write('', () => resolve(screen()));
-        });
-      });
-    }
-
-    const sessionStates = () =>
-      existsSync(join(home, '.svc', 'sessions', 'hooks'))
-        ? readdirSync(join(home, '.svc', 'sessions', 'hooks')).filter((f) => f.endsWith('.json')).length
-        : 0;
-    /** The request that carried `prompt` as the user's turn. */
-    const requestFor = (prompt: string): RecordedRequest => {
-      const found = api.requests.find((r) => textsOf(r).some((t) => t === prompt));
-      if (!found) throw new Error(`no model request carried "${prompt}" (${api.requests.length} requests)`);
-      return found;
+      ...envWithout(/^(CLAUDE|ANTHROPIC|AI_AGENT|SVC_)/),
+      HOME: home,
+      ANTHROPIC_BASE_URL: api.url,
+      ANTHROPIC_API_KEY: 'sk-ant-test-key',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      // A bound, not a wait: how long `claude mcp list` gives a server to connect.
+      MCP_TIMEOUT: '60000',
     };
+    const init = await s.run(['init', '--no-desktop']);
+    expect(init.code, init.stderr).toBe(0);
+    const learn = await s.run(['learn', 'Deploys to production happen only on Tuesdays']);
+    expect(learn.code, learn.stderr).toBe(0);
+  });
 
-    it("connects the project's MCP server once svc init approved it, and lists it as pending without that", async () => {
-      const before = sessionStates();
-      const listed = await claude(['mcp', 'list']);
-      expect(listed.code, listed.stderr).toBe(0);
-      expect(listed.stdout).toMatch(/^svc: \$\{HOME\}\/\.svc\/bin\/svc-hook mcp - ✔ Connected$/m);
-      // `claude mcp list` ends a session it never started: no stray session record.
-      expect(sessionStates()).toBe(before);
+  afterAll(async () => {
+    await api?.close();
+  });
 
-      const local = join(project, '.claude', 'settings.local.json');
-      renameSync(local, `${local}.off`);
-      try {
-        expect((await claude(['mcp', 'list'])).stdout).toMatch(/^svc: .* - ⏸ Pending approval/m);
-      } finally {
-        renameSync(`${local}.off`, local);
-      }
-    }, 120_000);
+  const claude = (args: string[], cwd = project, extraEnv: NodeJS.ProcessEnv = {}): Promise<HostRun> =>
+    CLAUDE.run(args, { cwd, env: { ...env, SVC_EMBED: 'off', ...extraEnv }, killAfterMs: 90_000 });
 
-    it.skipIf(!hasScript)(
-      "passes claude doctor's settings check, which reports a deliberately wrong file",
-      async () => {
-        const screen = await doctorScreen(project);
-        expect(screen).toContain('Diagnostics');
-        expect(screen).toContain('Enter to close');
-        expect(screen).not.toContain('Invalid settings');
-
-        const broken = mkdtempSync(join(tmpdir(), 'svc-claude-broken-'));
-        cpSync(join(project, '.claude'), join(broken, '.claude'), { recursive: true });
-        writeFileSync(
-          join(broken, '.claude', 'settings.json'),
-          JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'true', timeout: 'soon' }] }] } }),
-        );
-        const reported = await doctorScreen(broken);
-        expect(reported).toContain('Invalid settings');
-        expect(reported).toContain('timeout');
-      },
-      120_000,
-    );
-
-    it('sends the model the memory for a prompt with that same prompt, and the tools of svc mcp once it waits for MCP servers', async () => {
-      const prompt = 'when do deploys to production happen';
-      // Claude Code waits for svc's handshake (see the top of this file): without that, whether the
-      // first request lists svc's tools is a race between svc mcp's start-up and the hooks.
-      const run = await claude(['-p', prompt], project, { MCP_CONNECTION_NONBLOCKING: '0', MCP_CONNECT_TIMEOUT_MS: '60000' });
-      expect(run.code, run.stderr).toBe(0);
-      const request = requestFor(prompt);
-      const context = textsOf(request).join('\n');
-      expect(context).toContain('Memory from svc');
-      expect(context).toMatch(/- Deploys to production happen only on Tuesdays \(ENG-/);
-      const tools = (request.body.tools as Array<{ name: string }>).filter((t) => t.name.startsWith('mcp__svc__'));
-      expect(tools).toHaveLength(39);
-      expect(context).toContain('LEARNING PROTOCOL'); // hook-session-remind at SessionStart
-    }, 120_000);
-
-    it('asks the agent to record a correction before it stops, as context rather than a hook error', async () => {
-      const prompt = 'no, use pnpm instead of npm for installing dependencies';
-      const run = await claude(['-p', prompt]);
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout + run.stderr).not.toMatch(/hook error/i);
-      const first = api.requests.indexOf(requestFor(prompt));
-      // The Stop hook's feedback continues the conversation: the next request carries it.
-      const later = api.requests.slice(first + 1).map((r) => textsOf(r).join('\n'));
-      expect(later.find((t) => t.includes('Stop hook additional context')) ?? '(no request after the Stop hook)').toMatch(
-        /Stop hook additional context: svc: earlier in this session the user corrected you \("no, use pnpm instead of npm for installing dependencies"\)/,
+  /**
+   * `claude doctor` is a screen for a terminal: run it on one (util-linux `script`, 120×60) until it
+   * has drawn its report, and read that screen as a terminal shows it (xterm's headless emulator
+   * applies the cursor moves and partial redraws that plain text would garble).
+   */
+  function doctorScreen(cwd: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const term = new Terminal({ cols: 120, rows: 60, scrollback: 1000, allowProposedApi: true });
+      const screen = () => {
+        const b = term.buffer.active;
+        return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
+      };
+      const child = spawn('script', ['-qec', `stty cols 120 rows 60; ${shellQuote(CLAUDE.path)} doctor`, '/dev/null'], {
+        cwd,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.stdout.on('data', (d: Buffer) =>
+        term.write(d, () => {
+          if (screen().includes('Enter to close')) child.kill('SIGKILL');
+        }),
       );
-    }, 120_000);
-  },
-);
+      child.on('error', reject);
+      child.on('close', () => {
+        clearTimeout(timer);
+        term.write('', () => resolve(screen()));
+      });
+    });
+  }
+
+  const sessionStates = () => hookSessions(home).length;
+  /** The request that carried `prompt` as the user's turn. */
+  const requestFor = (prompt: string): RecordedRequest => {
+    const found = api.requests.find((r) => textsOf(r).some((t) => t === prompt));
+    if (!found) throw new Error(`no model request carried "${prompt}" (${api.requests.length} requests)`);
+    return found;
+  };
+
+  it("connects the project's MCP server once svc init approved it, and lists it as pending without that", async () => {
+    const before = sessionStates();
+    const listed = await claude(['mcp', 'list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^svc: \$\{HOME\}\/\.svc\/bin\/svc-hook mcp - ✔ Connected$/m);
+    // `claude mcp list` ends a session it never started: no stray session record.
+    expect(sessionStates()).toBe(before);
+
+    const local = join(project, '.claude', 'settings.local.json');
+    renameSync(local, `${local}.off`);
+    try {
+      expect((await claude(['mcp', 'list'])).stdout).toMatch(/^svc: .* - ⏸ Pending approval/m);
+    } finally {
+      renameSync(`${local}.off`, local);
+    }
+  }, 120_000);
+
+  it.skipIf(!hasScript)(
+    "passes claude doctor's settings check, which reports a deliberately wrong file",
+    async () => {
+      const screen = await doctorScreen(project);
+      expect(screen).toContain('Diagnostics');
+      expect(screen).toContain('Enter to close');
+      expect(screen).not.toContain('Invalid settings');
+
+      const broken = mkdtempSync(join(tmpdir(), 'svc-claude-broken-'));
+      cpSync(join(project, '.claude'), join(broken, '.claude'), { recursive: true });
+      writeFileSync(
+        join(broken, '.claude', 'settings.json'),
+        JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'true', timeout: 'soon' }] }] } }),
+      );
+      const reported = await doctorScreen(broken);
+      expect(reported).toContain('Invalid settings');
+      expect(reported).toContain('timeout');
+    },
+    120_000,
+  );
+
+  it('sends the model the memory for a prompt with that same prompt, and the tools of svc mcp once it waits for MCP servers', async () => {
+    const prompt = 'when do deploys to production happen';
+    // Claude Code waits for svc's handshake (see the top of this file): without that, whether the
+    // first request lists svc's tools is a race between svc mcp's start-up and the hooks.
+    const run = await claude(['-p', prompt], project, { MCP_CONNECTION_NONBLOCKING: '0', MCP_CONNECT_TIMEOUT_MS: '60000' });
+    expect(run.code, run.stderr).toBe(0);
+    const request = requestFor(prompt);
+    const context = textsOf(request).join('\n');
+    expect(context).toContain('Memory from svc');
+    expect(context).toMatch(/- Deploys to production happen only on Tuesdays \(ENG-/);
+    const tools = (request.body.tools as Array<{ name: string }>).filter((t) => t.name.startsWith('mcp__svc__'));
+    expect(tools).toHaveLength(39);
+    expect(context).toContain('LEARNING PROTOCOL'); // hook-session-remind at SessionStart
+  }, 120_000);
+
+  it('asks the agent to record a correction before it stops, as context rather than a hook error', async () => {
+    const prompt = 'no, use pnpm instead of npm for installing dependencies';
+    const run = await claude(['-p', prompt]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout + run.stderr).not.toMatch(/hook error/i);
+    const first = api.requests.indexOf(requestFor(prompt));
+    // The Stop hook's feedback continues the conversation: the next request carries it.
+    const later = api.requests.slice(first + 1).map((r) => textsOf(r).join('\n'));
+    expect(later.find((t) => t.includes('Stop hook additional context')) ?? '(no request after the Stop hook)').toMatch(
+      /Stop hook additional context: svc: earlier in this session the user corrected you \("no, use pnpm instead of npm for installing dependencies"\)/,
+    );
+  }, 120_000);
+});

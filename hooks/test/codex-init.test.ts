@@ -1,34 +1,14 @@
 import { describe, it, expect } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from '@decimalturn/toml-patch';
-import { svc } from '../../engine/test/support/run-svc.js';
+import { hostSandbox, write } from './support/host-sandbox.js';
 
 // `svc init --codex` and svc doctor's Codex CLI checks as real processes on the files, in a
 // temporary HOME and git project. (codex.test.ts runs the real Codex CLI on what init writes.)
 
-function sandbox() {
-  const root = mkdtempSync(join(tmpdir(), 'svc-codex-init-'));
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(project);
-  execFileSync('git', ['init', '-q', project]);
-  const env = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off' };
-  const run = (args: string[], cwd = project) => svc(args, { cwd, env });
-  const json = async (args: string[], cwd = project) => {
-    const r = await run([...args, '--json'], cwd);
-    return { run: r, data: JSON.parse(r.stdout || 'null') };
-  };
-  return { root, home, project, run, json };
-}
+const sandbox = () => hostSandbox({ label: 'codex-init' });
 
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
 const read = (path: string): string => readFileSync(path, 'utf8');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed TOML of the files under test
 const toml = (path: string): any => parse(read(path));
@@ -133,12 +113,7 @@ describe('svc doctor: Codex CLI', () => {
     const s = sandbox();
     mkdirSync(join(s.project, '.codex'));
     expect((await s.run(['init', '--no-desktop'])).code).toBe(0);
-    const checks = async () =>
-      Object.fromEntries(
-        ((await s.json(['doctor', '--no-handshake'])).data as Array<{ check: string; status: string; fix?: string }>)
-          .filter((c) => c.check.startsWith('codex.'))
-          .map((c) => [c.check, c]),
-      );
+    const checks = () => s.doctorChecks('codex.');
 
     let c = await checks();
     expect(c['codex.hooks'].status).toBe('ok');

@@ -1,42 +1,16 @@
 import { describe, it, expect } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { svc } from '../../engine/test/support/run-svc.js';
+import { hostSandbox, write } from './support/host-sandbox.js';
 
 // `svc init --copilot` and svc doctor's GitHub Copilot CLI checks as real processes on the files,
 // in a temporary HOME and git project. (copilot.test.ts runs the real Copilot CLI on what init writes.)
 
-function sandbox() {
-  const root = mkdtempSync(join(tmpdir(), 'svc-copilot-init-'));
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(project);
-  execFileSync('git', ['init', '-q', project]);
-  const env = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off' };
-  const run = (args: string[], cwd = project) => svc(args, { cwd, env });
-  const json = async (args: string[], cwd = project) => {
-    const r = await run([...args, '--json'], cwd);
-    return { run: r, data: JSON.parse(r.stdout || 'null') };
-  };
-  return { root, home, project, run, json };
-}
+const sandbox = () => hostSandbox({ label: 'copilot-init' });
 
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
 const read = (path: string): string => readFileSync(path, 'utf8');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the files' shapes are what the tests check
 const readJson = (path: string): any => JSON.parse(read(path));
-interface DoctorCheck {
-  check: string;
-  status: string;
-  message: string;
-  fix?: string;
-}
 
 const SERVER = { type: 'stdio', command: 'sh', args: ['-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'], tools: ['*'] };
 
@@ -115,12 +89,7 @@ describe('svc doctor: GitHub Copilot CLI', () => {
   it('passes after init once the project is trusted, and names the fix for an untrusted project, a missing hook or a server Copilot cannot see', async () => {
     const s = sandbox();
     expect((await s.run(['init', '--no-desktop', '--copilot'])).code).toBe(0);
-    const checks = async () =>
-      Object.fromEntries(
-        ((await s.json(['doctor', '--no-handshake'])).data as DoctorCheck[])
-          .filter((c) => c.check.startsWith('copilot.'))
-          .map((c) => [c.check, c]),
-      );
+    const checks = () => s.doctorChecks('copilot.');
 
     let c = await checks();
     expect(c['copilot.hooks'].status).toBe('ok');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { svc, type SvcRun } from '../../engine/test/support/run-svc.js';
+import { join } from 'node:path';
+import { hostSandbox, snapshot, write } from './support/host-sandbox.js';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { geminiSettingsText } from '../install/gemini-install.js';
 
@@ -17,34 +17,19 @@ interface Check {
 }
 
 function sandbox() {
-  const root = mkdtempSync(join(tmpdir(), 'svc-gemini-config-'));
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(join(project, '.git'), { recursive: true });
-  const env = { HOME: home, SVC_PATH: '', XDG_CONFIG_HOME: '', SVC_EMBED: 'off', SVC_TOOL_PROFILE: '' };
-  const run = (args: string[]): Promise<SvcRun> => svc(args, { cwd: project, env });
-  const json = async <T>(args: string[]): Promise<{ run: SvcRun; data: T }> => {
-    const r = await run([...args, '--json']);
-    try {
-      return { run: r, data: JSON.parse(r.stdout) as T };
-    } catch {
-      throw new Error(`svc ${args.join(' ')} printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
-    }
-  };
+  const s = hostSandbox({ label: 'gemini-config' });
+  const { home, project } = s;
   return {
-    home,
-    project,
+    ...s,
     settings: join(project, '.gemini', 'settings.json'),
     userSettings: join(home, '.gemini', 'settings.json'),
-    run,
     init: (...args: string[]) =>
-      json<{ files: Array<{ path: string; status: string }>; notes: string[]; skipped: Array<{ what: string; reason: string }> }>([
+      s.json<{ files: Array<{ path: string; status: string }>; notes: string[]; skipped: Array<{ what: string; reason: string }> }>([
         'init',
         '--no-desktop',
         ...args,
       ]),
-    doctor: async () => (await json<Check[]>(['doctor', '--no-handshake'])).data,
+    doctor: async () => (await s.json<Check[]>(['doctor', '--no-handshake'])).data,
     /** What a person does in Gemini CLI's "Trust folder" dialog. */
     trustFolder: () => write(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [project]: 'TRUST_FOLDER' })),
   };
@@ -53,28 +38,11 @@ function sandbox() {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Settings = Record<string, any>;
 const readJsonc = (path: string): Settings => parseJsonc(readFileSync(path, 'utf8')) as Settings;
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
 const byName = (checks: Check[], name: string): Check => {
   const c = checks.find((x) => x.check === name);
   if (!c) throw new Error(`no check "${name}" in ${JSON.stringify(checks.map((x) => x.check))}`);
   return c;
 };
-
-function snapshot(...dirs: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (base: string, dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, entry.name);
-      if (entry.isDirectory()) walk(base, p);
-      else out[`${base}:${relative(base, p)}`] = `${(statSync(p).mode & 0o777).toString(8)} ${readFileSync(p, 'utf8')}`;
-    }
-  };
-  for (const d of dirs) walk(d, d);
-  return out;
-}
 
 const EXPECTED = {
   SessionStart: [

@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { svc } from '../../engine/test/support/run-svc.js';
 import {
   lastUserParts,
   startGeminiApiStub,
@@ -14,6 +10,8 @@ import {
   type GeminiApiStub,
   type RecordedRequest,
 } from './support/gemini-api-stub.js';
+import { envWithout, hostProgram, type HostRun } from './support/host-program.js';
+import { hookSessions, hostSandbox, type HostSandbox } from './support/host-sandbox.js';
 
 // The real Gemini CLI (the @google/gemini-cli devDependency) on a project after `svc init
 // --gemini`, offline: its model API is a loopback stand-in that records every request
@@ -27,201 +25,163 @@ import {
 // record is awaited (the session file saying it ended), with a bound, not a sleep.
 
 const FACT = 'Deploys to production happen only on Tuesdays';
-const GEMINI = fileURLToPath(new URL('../../node_modules/.bin/gemini', import.meta.url));
-const probe = existsSync(GEMINI) ? spawnSync(GEMINI, ['--version'], { encoding: 'utf8', timeout: 60_000 }) : undefined;
-const version = probe?.status === 0 ? probe.stdout.trim() : undefined;
+const GEMINI = hostProgram('gemini');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+describe.skipIf(!GEMINI.version)(GEMINI.title('Gemini CLI after svc init --gemini'), () => {
+  let api: GeminiApiStub;
+  let s: HostSandbox;
+  let home: string;
+  let project: string;
+  let env: NodeJS.ProcessEnv;
+  let factId = '';
 
-describe.skipIf(!version)(
-  `Gemini CLI after svc init --gemini${version ? ` (${version})` : ': skipped, the gemini CLI (node_modules/.bin/gemini) does not run on this machine'}`,
-  () => {
-    let api: GeminiApiStub;
-    let home: string;
-    let project: string;
-    let env: NodeJS.ProcessEnv;
-    let factId = '';
-    const svcEnv = () => ({ HOME: home, SVC_PATH: '', SVC_EMBED: 'off' });
+  beforeAll(async () => {
+    api = await startGeminiApiStub();
+    s = hostSandbox({ label: 'gemini' });
+    ({ home, project } = s);
+    mkdirSync(join(home, '.gemini'));
+    // The person's own Gemini CLI settings: sign-in with an API key (no login), and nothing
+    // sent anywhere but the stand-in (usage statistics, telemetry and update checks off).
+    writeFileSync(
+      join(home, '.gemini', 'settings.json'),
+      JSON.stringify({
+        security: { auth: { selectedType: 'gemini-api-key' } },
+        privacy: { usageStatisticsEnabled: false },
+        telemetry: { enabled: false },
+        general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+        ide: { enabled: false, hasSeenNudge: true },
+      }),
+    );
+    // What a person does once in Gemini CLI's own dialog, "Trust folder": svc never does it
+    // for them, and without it gemini -p stops (exit 55) and reads nothing of .gemini/.
+    writeFileSync(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [project]: 'TRUST_FOLDER' }));
+    env = {
+      ...envWithout(/^(GEMINI|GOOGLE|CLAUDE|AI_AGENT|SVC_)/),
+      HOME: home,
+      GEMINI_API_KEY: 'gemini-test-key',
+      GOOGLE_GEMINI_BASE_URL: api.url,
+      SVC_EMBED: 'off',
+    };
+    const init = await s.run(['init', '--no-desktop', '--gemini']);
+    expect(init.code, init.stderr).toBe(0);
+    const learn = await s.json<{ id: string }>(['learn', FACT]);
+    expect(learn.run.code, learn.run.stderr).toBe(0);
+    factId = learn.data.id;
+  });
 
-    beforeAll(async () => {
-      api = await startGeminiApiStub();
-      const root = mkdtempSync(join(tmpdir(), 'svc-gemini-'));
-      home = join(root, 'home');
-      project = join(root, 'project');
-      mkdirSync(join(home, '.gemini'), { recursive: true });
-      mkdirSync(project);
-      execFileSync('git', ['init', '-q', project]);
-      // The person's own Gemini CLI settings: sign-in with an API key (no login), and nothing
-      // sent anywhere but the stand-in (usage statistics, telemetry and update checks off).
-      writeFileSync(
-        join(home, '.gemini', 'settings.json'),
-        JSON.stringify({
-          security: { auth: { selectedType: 'gemini-api-key' } },
-          privacy: { usageStatisticsEnabled: false },
-          telemetry: { enabled: false },
-          general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-          ide: { enabled: false, hasSeenNudge: true },
-        }),
-      );
-      // What a person does once in Gemini CLI's own dialog, "Trust folder": svc never does it
-      // for them, and without it gemini -p stops (exit 55) and reads nothing of .gemini/.
-      writeFileSync(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [project]: 'TRUST_FOLDER' }));
-      const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(GEMINI|GOOGLE|CLAUDE|AI_AGENT|SVC_)/.test(k)));
-      env = {
-        ...base,
-        HOME: home,
-        GEMINI_API_KEY: 'gemini-test-key',
-        GOOGLE_GEMINI_BASE_URL: api.url,
-        SVC_EMBED: 'off',
-      };
-      const init = await svc(['init', '--no-desktop', '--gemini'], { cwd: project, env: svcEnv() });
-      expect(init.code, init.stderr).toBe(0);
-      const learn = await svc(['learn', FACT, '--json'], { cwd: project, env: svcEnv() });
-      expect(learn.code, learn.stderr).toBe(0);
-      factId = (JSON.parse(learn.stdout) as { id: string }).id;
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  // -m pins the model, so no routing request goes out before the agent's own.
+  const gemini = (prompt: string, cwd = project): Promise<HostRun> =>
+    GEMINI.run(['-p', prompt, '-m', 'gemini-2.5-flash'], { cwd, env, killAfterMs: 50_000 });
+
+  /** The requests whose last user turn is `prompt` (Gemini CLI puts the SessionStart context before it). */
+  const requestsFor = (prompt: string): RecordedRequest[] =>
+    api.requests.filter((r) => lastUserParts(r).some((p) => p.text === prompt || p.text?.endsWith(`</hook_context>\n\n${prompt}`)));
+
+  /** The session files the hooks keep, once one says its session ended (SessionEnd runs after gemini exits). */
+  async function endedSessions(): Promise<Array<Record<string, unknown>>> {
+    for (let i = 0; i < 200; i++) {
+      const states = hookSessions(home);
+      if (states.some((s) => s.ended_at)) return states;
+      await sleep(50);
+    }
+    return [];
+  }
+
+  it("sends svc's memory for a prompt in the same request, lists svc's tools, returns svc_recall's answer, and takes feedback", async () => {
+    const prompt = 'When do deploys to production happen?';
+    api.callOn(prompt, { name: 'mcp_svc_svc_recall', args: { query: 'deploys to production' } });
+    // Once recall's answer is back, the task is done: the stand-in rates the engram that helped.
+    api.callOn(FACT, { name: 'mcp_svc_svc_feedback', args: { id: factId, signal: 'positive' } });
+    const run = await gemini(prompt);
+    expect(run.code, run.stderr).toBe(0);
+    const [first] = requestsFor(prompt);
+    expect(first, `no request carried the prompt (${api.requests.length} requests)\n${run.stderr}`).toBeDefined();
+
+    // BeforeAgent (hook-inject): a part of the prompt's own user turn, once (Gemini CLI does
+    // not also run the Claude Code hooks svc init wrote in .claude/).
+    const turn = lastUserParts(first!).map((p) => p.text ?? '');
+    const memory = turn.filter((t) => t.startsWith('<hook_context>Memory from svc'));
+    expect(memory[0], turn.join('\n---\n')).toMatch(/- Deploys to production happen only on Tuesdays \(ENG-/);
+    expect(memory).toHaveLength(1);
+    expect(memory[0]!.match(/Memory from svc/g)).toHaveLength(1);
+    // SessionStart (hook-session-remind): the Learning Protocol, before the prompt.
+    expect(textsOf(first!).join('\n')).toContain('LEARNING PROTOCOL');
+
+    // svc's MCP server, trusted by svc init: all its tools, under Gemini CLI's names.
+    const tools = toolNames(first!).filter((n) => n.startsWith('mcp_svc_'));
+    expect(tools).toHaveLength(39);
+    expect(tools).toContain('mcp_svc_svc_recall');
+
+    // The stand-in called svc_recall; svc's answer came back in the next request.
+    const at = api.requests.indexOf(first!);
+    /** The tool result a request carries: the tool's name and the output Gemini CLI passes on. */
+    const result = (r: RecordedRequest | undefined) => {
+      const part = lastUserParts(r ?? { url: '', body: {} }).find((p) => p.functionResponse);
+      return { name: part?.functionResponse?.name, output: String(part?.functionResponse?.response?.output ?? '') };
+    };
+    expect(result(api.requests[at + 1])).toMatchObject({ name: 'mcp_svc_svc_recall', output: expect.stringContaining(FACT) });
+    // Then svc_feedback: svc recorded the rating, and its answer came back.
+    expect(result(api.requests[at + 2])).toMatchObject({
+      name: 'mcp_svc_svc_feedback',
+      output: expect.stringContaining(`"recorded":1,"engrams":[{"id":"${factId}"`),
     });
 
-    afterAll(async () => {
-      await api?.close();
+    // SessionStart and SessionEnd (hook-session-mark): the session is recorded as Gemini CLI's, and ended.
+    const sessions = await endedSessions();
+    expect(sessions.find((s) => s.ended_at)).toMatchObject({ host: 'gemini', starts: 1 });
+  }, 60_000);
+
+  it('asks the agent to record a correction before it stops; Gemini CLI goes on, and the svc_learn it calls reaches svc and counts', async () => {
+    const prompt = 'no, use pnpm instead of npm for installing dependencies';
+    const lesson = 'Use pnpm, not npm, to install dependencies';
+    api.callOn('earlier in this session the user corrected you', { name: 'mcp_svc_svc_learn', args: { statement: lesson } });
+    const run = await gemini(prompt);
+    expect(run.code, run.stderr).toBe(0);
+    const first = api.requests.indexOf(requestsFor(prompt)[0]!);
+    expect(first, `no request carried the prompt (${api.requests.length} requests)\n${run.stderr}`).toBeGreaterThanOrEqual(0);
+    // BeforeAgent (hook-correction-detect): its note is in the prompt's own turn.
+    expect(
+      lastUserParts(api.requests[first]!)
+        .map((p) => p.text ?? '')
+        .join('\n'),
+    ).toContain('the user is correcting you');
+    // AfterAgent (hook-learn-check) answered deny: its reason is the next user turn, once.
+    const later = api.requests.slice(first + 1).map((r) =>
+      lastUserParts(r)
+        .map((p) => p.text ?? '')
+        .join('\n'),
+    );
+    expect(later.find((t) => t.includes('svc: earlier')) ?? '(no request after AfterAgent)').toMatch(
+      /^svc: earlier in this session the user corrected you \("no, use pnpm instead of npm for installing dependencies"\)/,
+    );
+    expect(later.filter((t) => t.includes('svc: earlier'))).toHaveLength(1);
+
+    // The stand-in answered the reminder with svc_learn: the lesson is in svc's store, and
+    // AfterTool (hook-observe, hook-session-mark) counted Gemini CLI's mcp_svc_svc_learn as the session's learn.
+    const recall = await s.run(['recall', 'pnpm npm install dependencies', '--json']);
+    expect(recall.stdout).toContain(lesson);
+    const states = await endedSessions();
+    expect(states.find((st) => Array.isArray(st.corrections) && st.corrections.length > 0)).toMatchObject({
+      host: 'gemini',
+      starts: 1,
+      corrections: [expect.anything()],
+      learns: 1,
     });
+  }, 60_000);
 
-    function gemini(prompt: string, cwd = project): Promise<Run> {
-      return new Promise((resolve, reject) => {
-        // -m pins the model, so no routing request goes out before the agent's own.
-        const child = spawn(GEMINI, ['-p', prompt, '-m', 'gemini-2.5-flash'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d) => (stdout += d));
-        child.stderr.on('data', (d) => (stderr += d));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
-        child.on('error', reject);
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stdout, stderr });
-        });
-      });
-    }
-
-    /** The requests whose last user turn is `prompt` (Gemini CLI puts the SessionStart context before it). */
-    const requestsFor = (prompt: string): RecordedRequest[] =>
-      api.requests.filter((r) => lastUserParts(r).some((p) => p.text === prompt || p.text?.endsWith(`</hook_context>\n\n${prompt}`)));
-
-    /** The session files the hooks keep, once one says its session ended (SessionEnd runs after gemini exits). */
-    async function endedSessions(): Promise<Array<Record<string, unknown>>> {
-      const dir = join(home, '.svc', 'sessions', 'hooks');
-      for (let i = 0; i < 200; i++) {
-        const states = existsSync(dir)
-          ? readdirSync(dir)
-              .filter((f) => f.endsWith('.json'))
-              .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>)
-          : [];
-        if (states.some((s) => s.ended_at)) return states;
-        await sleep(50);
-      }
-      return [];
-    }
-
-    it("sends svc's memory for a prompt in the same request, lists svc's tools, returns svc_recall's answer, and takes feedback", async () => {
-      const prompt = 'When do deploys to production happen?';
-      api.callOn(prompt, { name: 'mcp_svc_svc_recall', args: { query: 'deploys to production' } });
-      // Once recall's answer is back, the task is done: the stand-in rates the engram that helped.
-      api.callOn(FACT, { name: 'mcp_svc_svc_feedback', args: { id: factId, signal: 'positive' } });
-      const run = await gemini(prompt);
-      expect(run.code, run.stderr).toBe(0);
-      const [first] = requestsFor(prompt);
-      expect(first, `no request carried the prompt (${api.requests.length} requests)\n${run.stderr}`).toBeDefined();
-
-      // BeforeAgent (hook-inject): a part of the prompt's own user turn, once (Gemini CLI does
-      // not also run the Claude Code hooks svc init wrote in .claude/).
-      const turn = lastUserParts(first!).map((p) => p.text ?? '');
-      const memory = turn.filter((t) => t.startsWith('<hook_context>Memory from svc'));
-      expect(memory[0], turn.join('\n---\n')).toMatch(/- Deploys to production happen only on Tuesdays \(ENG-/);
-      expect(memory).toHaveLength(1);
-      expect(memory[0]!.match(/Memory from svc/g)).toHaveLength(1);
-      // SessionStart (hook-session-remind): the Learning Protocol, before the prompt.
-      expect(textsOf(first!).join('\n')).toContain('LEARNING PROTOCOL');
-
-      // svc's MCP server, trusted by svc init: all its tools, under Gemini CLI's names.
-      const tools = toolNames(first!).filter((n) => n.startsWith('mcp_svc_'));
-      expect(tools).toHaveLength(39);
-      expect(tools).toContain('mcp_svc_svc_recall');
-
-      // The stand-in called svc_recall; svc's answer came back in the next request.
-      const at = api.requests.indexOf(first!);
-      /** The tool result a request carries: the tool's name and the output Gemini CLI passes on. */
-      const result = (r: RecordedRequest | undefined) => {
-        const part = lastUserParts(r ?? { url: '', body: {} }).find((p) => p.functionResponse);
-        return { name: part?.functionResponse?.name, output: String(part?.functionResponse?.response?.output ?? '') };
-      };
-      expect(result(api.requests[at + 1])).toMatchObject({ name: 'mcp_svc_svc_recall', output: expect.stringContaining(FACT) });
-      // Then svc_feedback: svc recorded the rating, and its answer came back.
-      expect(result(api.requests[at + 2])).toMatchObject({
-        name: 'mcp_svc_svc_feedback',
-        output: expect.stringContaining(`"recorded":1,"engrams":[{"id":"${factId}"`),
-      });
-
-      // SessionStart and SessionEnd (hook-session-mark): the session is recorded as Gemini CLI's, and ended.
-      const sessions = await endedSessions();
-      expect(sessions.find((s) => s.ended_at)).toMatchObject({ host: 'gemini', starts: 1 });
-    }, 60_000);
-
-    it('asks the agent to record a correction before it stops; Gemini CLI goes on, and the svc_learn it calls reaches svc and counts', async () => {
-      const prompt = 'no, use pnpm instead of npm for installing dependencies';
-      const lesson = 'Use pnpm, not npm, to install dependencies';
-      api.callOn('earlier in this session the user corrected you', { name: 'mcp_svc_svc_learn', args: { statement: lesson } });
-      const run = await gemini(prompt);
-      expect(run.code, run.stderr).toBe(0);
-      const first = api.requests.indexOf(requestsFor(prompt)[0]!);
-      expect(first, `no request carried the prompt (${api.requests.length} requests)\n${run.stderr}`).toBeGreaterThanOrEqual(0);
-      // BeforeAgent (hook-correction-detect): its note is in the prompt's own turn.
-      expect(
-        lastUserParts(api.requests[first]!)
-          .map((p) => p.text ?? '')
-          .join('\n'),
-      ).toContain('the user is correcting you');
-      // AfterAgent (hook-learn-check) answered deny: its reason is the next user turn, once.
-      const later = api.requests.slice(first + 1).map((r) =>
-        lastUserParts(r)
-          .map((p) => p.text ?? '')
-          .join('\n'),
-      );
-      expect(later.find((t) => t.includes('svc: earlier')) ?? '(no request after AfterAgent)').toMatch(
-        /^svc: earlier in this session the user corrected you \("no, use pnpm instead of npm for installing dependencies"\)/,
-      );
-      expect(later.filter((t) => t.includes('svc: earlier'))).toHaveLength(1);
-
-      // The stand-in answered the reminder with svc_learn: the lesson is in svc's store, and
-      // AfterTool (hook-observe, hook-session-mark) counted Gemini CLI's mcp_svc_svc_learn as the session's learn.
-      const recall = await svc(['recall', 'pnpm npm install dependencies', '--json'], { cwd: project, env: svcEnv() });
-      expect(recall.stdout).toContain(lesson);
-      const states = await endedSessions();
-      expect(states.find((st) => Array.isArray(st.corrections) && st.corrections.length > 0)).toMatchObject({
-        host: 'gemini',
-        starts: 1,
-        corrections: [expect.anything()],
-        learns: 1,
-      });
-    }, 60_000);
-
-    it('stops in a folder the person has not trusted, which svc doctor names with its fix', async () => {
-      const other = join(home, '..', 'untrusted');
-      mkdirSync(other);
-      execFileSync('git', ['init', '-q', other]);
-      expect((await svc(['init', '--no-desktop', '--gemini'], { cwd: other, env: svcEnv() })).code).toBe(0);
-      const prompt = 'what is in this folder';
-      const run = await gemini(prompt, other);
-      // Gemini CLI's own rule: headless in an untrusted folder is fatal (exit 55), and no request goes out.
-      expect(run.code).toBe(55);
-      expect(requestsFor(prompt)).toEqual([]);
-      const doctor = await svc(['doctor', '--no-handshake', '--json'], { cwd: other, env: svcEnv() });
-      const folder = (JSON.parse(doctor.stdout) as Array<{ check: string; status: string; fix?: string }>).find(
-        (c) => c.check === 'gemini.folder',
-      );
-      expect(folder).toMatchObject({ status: 'fail', fix: expect.stringContaining('"Trust folder"') });
-    }, 60_000);
-  },
-);
+  it('stops in a folder the person has not trusted, which svc doctor names with its fix', async () => {
+    const other = s.gitProject('untrusted');
+    expect((await s.run(['init', '--no-desktop', '--gemini'], { cwd: other })).code).toBe(0);
+    const prompt = 'what is in this folder';
+    const run = await gemini(prompt, other);
+    // Gemini CLI's own rule: headless in an untrusted folder is fatal (exit 55), and no request goes out.
+    expect(run.code).toBe(55);
+    expect(requestsFor(prompt)).toEqual([]);
+    const folder = (await s.doctorChecks('gemini.', { cwd: other }))['gemini.folder'];
+    expect(folder).toMatchObject({ status: 'fail', fix: expect.stringContaining('"Trust folder"') });
+  }, 60_000);
+});

@@ -1,74 +1,20 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { CLI, svc, type SvcRun } from '../../engine/test/support/run-svc.js';
+import { CLI } from '../../engine/test/support/run-svc.js';
+import { hostSandbox, snapshot, write } from './support/host-sandbox.js';
 
 // `svc init` and `svc init-remote` as real processes, in a temporary HOME and project folder.
 
-interface Sandbox {
-  home: string;
-  project: string;
-  shim: string;
-  run(args: string[], opts?: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<SvcRun>;
-  json(args: string[], opts?: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<{ run: SvcRun; data: any }>;
-}
-
-function sandbox(): Sandbox {
-  const root = mkdtempSync(join(tmpdir(), 'svc-init-'));
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(project);
-  const env = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
-    HOME: home,
-    SVC_PATH: '',
-    XDG_CONFIG_HOME: '',
-    SVC_EMBED: '',
-    SVC_EMBED_MODEL: '',
-    ...extra,
-  });
-  const run = (args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
-    svc(args, { cwd: opts.cwd ?? project, env: env(opts.env) });
-  return {
-    home,
-    project,
-    shim: join(home, '.svc', 'bin', 'svc-hook'),
-    run,
-    async json(args, opts) {
-      const r = await run([...args, '--json'], opts);
-      let data: any;
-      try {
-        data = JSON.parse(r.stdout);
-      } catch {
-        throw new Error(`svc ${args.join(' ')} printed no JSON (exit ${r.code}): ${r.stdout}\n${r.stderr}`);
-      }
-      return { run: r, data };
-    },
-  };
+/** A plain project folder (no .git unless a test adds one), and no embedder settings, as on a fresh machine. */
+function sandbox() {
+  const s = hostSandbox({ label: 'init', git: false, env: { SVC_EMBED: '', SVC_EMBED_MODEL: '' } });
+  return { ...s, shim: join(s.home, '.svc', 'bin', 'svc-hook') };
 }
 
 const readJson = (path: string): any => JSON.parse(readFileSync(path, 'utf8'));
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
-
-/** Every file under the given folders: relative path -> bytes and mode. */
-function snapshot(...dirs: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (base: string, dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, entry.name);
-      if (entry.isDirectory()) walk(base, p);
-      else out[`${base}:${relative(base, p)}`] = `${(statSync(p).mode & 0o777).toString(8)} ${readFileSync(p, 'utf8')}`;
-    }
-  };
-  for (const d of dirs) walk(d, d);
-  return out;
-}
 
 const EXPECTED_CLAUDE = {
   SessionStart: ['hook-session-guard', 'hook-session-remind', 'hook-session-mark'],

@@ -1,35 +1,15 @@
 import { describe, it, expect } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'jsonc-parser';
-import { svc } from '../../engine/test/support/run-svc.js';
+import { hostSandbox, write } from './support/host-sandbox.js';
 
 // `svc init --opencode` and svc doctor's opencode checks as real processes on the files, in a
 // temporary HOME and git project. (opencode.test.ts runs the real opencode on what init writes;
 // opencode-plugin.test.ts runs the plugin's hooks against a stand-in shim.)
 
-function sandbox() {
-  const root = mkdtempSync(join(tmpdir(), 'svc-opencode-init-'));
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(project);
-  execFileSync('git', ['init', '-q', project]);
-  const env = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off', XDG_CONFIG_HOME: '' };
-  const run = (args: string[]) => svc(args, { cwd: project, env });
-  const json = async (args: string[]) => {
-    const r = await run([...args, '--json']);
-    return { run: r, data: JSON.parse(r.stdout || 'null') };
-  };
-  return { home, project, run, json };
-}
+const sandbox = () => hostSandbox({ label: 'opencode-init' });
 
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
 const read = (path: string): string => readFileSync(path, 'utf8');
 const SVC_ENTRY = { type: 'local', command: ['sh', '-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'], enabled: true, timeout: 30000 };
 
@@ -122,12 +102,7 @@ describe('svc doctor: opencode', () => {
     const s = sandbox();
     mkdirSync(join(s.project, '.opencode'));
     expect((await s.run(['init', '--no-desktop'])).code).toBe(0);
-    const checks = async () =>
-      Object.fromEntries(
-        ((await s.json(['doctor', '--no-handshake'])).data as Array<{ check: string; status: string; fix?: string }>)
-          .filter((c) => c.check.startsWith('opencode.'))
-          .map((c) => [c.check, c]),
-      );
+    const checks = () => s.doctorChecks('opencode.');
 
     let c = await checks();
     expect(c['opencode.mcp'].status).toBe('ok');

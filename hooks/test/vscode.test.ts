@@ -1,13 +1,12 @@
 import { describe, it, expect } from 'vitest';
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'jsonc-parser';
-import { svc } from '../../engine/test/support/run-svc.js';
+import { hostSandbox, write } from './support/host-sandbox.js';
 import schema from './support/vscode-mcp-schema.json' with { type: 'json' };
 
 // VS Code has no headless agent to drive, so what `svc init --vscode` writes is checked the other
@@ -18,25 +17,8 @@ import schema from './support/vscode-mcp-schema.json' with { type: 'json' };
 const INSPECTOR = fileURLToPath(new URL('../../node_modules/.bin/mcp-inspector', import.meta.url));
 const run = promisify(execFile);
 
-function sandbox() {
-  const root = mkdtempSync(join(tmpdir(), 'svc-vscode-'));
-  const home = join(root, 'home');
-  const project = join(root, 'project');
-  mkdirSync(home);
-  mkdirSync(project);
-  execFileSync('git', ['init', '-q', project]);
-  const env = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off', XDG_CONFIG_HOME: '' };
-  const json = async (args: string[], input?: string) => {
-    const r = await svc([...args, '--json'], { cwd: project, env, input });
-    return { run: r, data: JSON.parse(r.stdout || 'null') as unknown };
-  };
-  return { home, project, env, json, svc: (args: string[], input?: string) => svc(args, { cwd: project, env, input }) };
-}
+const sandbox = () => hostSandbox({ label: 'vscode' });
 
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
 const read = (path: string): string => readFileSync(path, 'utf8');
 type Checks = Array<{ check: string; status: string; fix?: string }>;
 
@@ -77,7 +59,7 @@ describe('svc init --vscode', () => {
     mkdirSync(join(s.project, '.vscode'));
     const path = join(s.project, '.github', 'copilot-instructions.md');
     write(path, '# House rules\n\nUse tabs.\n');
-    expect((await s.svc(['init', '--no-desktop'])).code).toBe(0);
+    expect((await s.run(['init', '--no-desktop'])).code).toBe(0);
     const first = read(path);
     expect(first.startsWith('# House rules\n\nUse tabs.\n\n<!-- svc:begin')).toBe(true);
     expect(first).toContain('call `svc_inject` with the task');
@@ -86,7 +68,7 @@ describe('svc init --vscode', () => {
 
     // A hand-edited block is put back; what follows it stays.
     writeFileSync(path, first.replace('call `svc_inject`', 'maybe call `svc_inject`') + '\nMore of ours.\n');
-    expect((await s.svc(['init', '--no-desktop'])).code).toBe(0);
+    expect((await s.run(['init', '--no-desktop'])).code).toBe(0);
     const second = read(path);
     expect(second).toBe(first + '\nMore of ours.\n');
     expect(second.match(/svc:begin/g)).toHaveLength(1);
@@ -95,7 +77,7 @@ describe('svc init --vscode', () => {
   it('--global writes the user profile: mcp.json and an instructions file of its own; --no-vscode skips', async () => {
     const s = sandbox();
     const user = join(s.home, '.config', 'Code', 'User');
-    expect((await s.svc(['init', '--global', '--no-desktop', '--vscode'])).code).toBe(0);
+    expect((await s.run(['init', '--global', '--no-desktop', '--vscode'])).code).toBe(0);
     expect((parse(read(join(user, 'mcp.json'))) as { servers: Record<string, unknown> }).servers.svc).toBeTruthy();
     expect(read(join(user, 'prompts', 'svc.instructions.md'))).toMatch(/^---\napplyTo: "\*\*"/);
 
@@ -109,7 +91,7 @@ describe('svc init --vscode', () => {
   it('stops on an mcp.json that does not parse, naming it, with nothing written', async () => {
     const s = sandbox();
     write(join(s.project, '.vscode', 'mcp.json'), '{ "servers": { "a": ');
-    const r = await s.svc(['init', '--no-desktop', '--no-json']);
+    const r = await s.run(['init', '--no-desktop', '--no-json']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(join(s.project, '.vscode', 'mcp.json'));
     expect(r.stderr).toContain('is not valid JSON');
@@ -121,7 +103,7 @@ describe('svc doctor and the hooks: VS Code', () => {
   it('passes after init, with a live handshake; warns when the instructions block is gone', async () => {
     const s = sandbox();
     mkdirSync(join(s.project, '.vscode'));
-    expect((await s.svc(['init', '--no-desktop'])).code).toBe(0);
+    expect((await s.run(['init', '--no-desktop'])).code).toBe(0);
     let checks = (await s.json(['doctor'])).data as Checks;
     const vs = (name: string) => checks.find((c) => c.check === name);
     expect(vs('vscode.mcp')?.status).toBe('ok');
@@ -135,17 +117,19 @@ describe('svc doctor and the hooks: VS Code', () => {
 
   it("reads VS Code's event fields in the hooks of .claude/settings.json, and answers a stop in VS Code's shape", async () => {
     const s = sandbox();
-    expect((await s.svc(['learn', 'Deploys to production happen only on Tuesdays'])).code).toBe(0);
-    const event = (name: string, extra: object) =>
-      JSON.stringify({ timestamp: '2026-11-27T10:00:00Z', cwd: s.project, sessionId: 'vs-1', hookEventName: name, ...extra });
-    const injected = await s.svc(['hook-inject'], event('UserPromptSubmit', { prompt: 'when do deploys to production happen' }));
+    expect((await s.run(['learn', 'Deploys to production happen only on Tuesdays'])).code).toBe(0);
+    // A hook's stdin: the event as VS Code sends it.
+    const event = (name: string, extra: object) => ({
+      input: JSON.stringify({ timestamp: '2026-11-27T10:00:00Z', cwd: s.project, sessionId: 'vs-1', hookEventName: name, ...extra }),
+    });
+    const injected = await s.run(['hook-inject'], event('UserPromptSubmit', { prompt: 'when do deploys to production happen' }));
     expect(JSON.parse(injected.stdout).hookSpecificOutput.additionalContext).toContain('Deploys to production happen only on Tuesdays');
 
-    await s.svc(
+    await s.run(
       ['hook-correction-detect'],
       event('UserPromptSubmit', { prompt: 'no, use pnpm instead of npm for installing dependencies' }),
     );
-    const stop = await s.svc(['hook-learn-check'], event('Stop', { stop_hook_active: false }));
+    const stop = await s.run(['hook-learn-check'], event('Stop', { stop_hook_active: false }));
     expect(JSON.parse(stop.stdout)).toMatchObject({
       hookSpecificOutput: { hookEventName: 'Stop', decision: 'block', reason: expect.stringContaining('corrected you') },
     });

@@ -1,6 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readBody, type RecordedRequest } from './messages-api-stub.js';
+import { sendJson, startEventStream, startRecordingServer, type RecordedRequest, type RecordingServer } from './recording-server.js';
 
 // A loopback stand-in for an OpenAI-compatible Chat Completions API (POST /v1/chat/completions,
 // streamed as server-sent events when asked), enough for GitHub Copilot CLI (a custom provider)
@@ -15,14 +13,11 @@ export interface ToolCall {
   arguments: Record<string, unknown>;
 }
 
-export interface ChatCompletionsStub {
-  url: string;
-  requests: RecordedRequest[];
+export type { RecordedRequest } from './recording-server.js';
+
+export interface ChatCompletionsStub extends RecordingServer {
   /** Answer the first request listing the tool whose newest message contains `trigger` with `call`. */
   callOn(trigger: string, call: ToolCall): void;
-  /** Resolves with the first request (already here or to come) that `match` accepts. */
-  waitFor(match: (r: RecordedRequest) => boolean): Promise<RecordedRequest>;
-  close(): Promise<void>;
 }
 
 const REPLY = 'Noted.';
@@ -52,77 +47,45 @@ export function toolNames(r: RecordedRequest): string[] {
 }
 
 export async function startChatCompletionsStub(): Promise<ChatCompletionsStub> {
-  const requests: RecordedRequest[] = [];
   const calls: { trigger: string; call: ToolCall; used: boolean }[] = [];
-  const waiters: { match: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
-
-  const server: Server = createServer((req, res) => {
-    readBody(req).then((text) => {
-      if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        return res.end('{"error":{"message":"not here","type":"invalid_request_error"}}');
-      }
-      let body: Record<string, unknown> = {};
-      try {
-        body = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        // recorded as sent
-      }
-      const request = { url: req.url, body };
-      requests.push(request);
-      const n = requests.length;
-      const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
-      const last = messages.at(-1);
-      const lastText = last ? messageText(last) : '';
-      const offered = toolNames(request);
-      // Only a request that lists the tool (opencode's title request carries the prompt, no tools).
-      const pending = calls.find((c) => !c.used && lastText.includes(c.trigger) && offered.includes(c.call.name));
-      if (pending) pending.used = true;
-      const call = pending
-        ? { id: `call_${n}`, type: 'function', function: { name: pending.call.name, arguments: JSON.stringify(pending.call.arguments) } }
-        : undefined;
-      const base = {
-        id: `chatcmpl-${n}`,
-        created: Math.floor(Date.now() / 1000),
-        model: typeof body.model === 'string' ? body.model : 'stand-in',
-      };
-      const usage = { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 };
-      const finish = call ? 'tool_calls' : 'stop';
-      if (body.stream !== true) {
-        const message = call ? { role: 'assistant', content: null, tool_calls: [call] } : { role: 'assistant', content: REPLY };
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
-      } else {
-        const chunk = (data: object) => res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', ...data })}\n\n`);
-        const delta = call
-          ? { role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] }
-          : { role: 'assistant', content: REPLY };
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        chunk({ choices: [{ index: 0, delta, finish_reason: null }] });
-        chunk({ choices: [{ index: 0, delta: {}, finish_reason: finish }] });
-        chunk({ choices: [], usage });
-        res.end('data: [DONE]\n\n');
-      }
-      for (const w of waiters.filter((w) => w.match(request))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(request);
-      }
-    });
+  const server = await startRecordingServer((request, res, record) => {
+    const { method, url, body } = request;
+    if (method !== 'POST' || !url.endsWith('/chat/completions')) {
+      return sendJson(res, 404, '{"error":{"message":"not here","type":"invalid_request_error"}}');
+    }
+    const n = record();
+    const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
+    const last = messages.at(-1);
+    const lastText = last ? messageText(last) : '';
+    const offered = toolNames(request);
+    // Only a request that lists the tool (opencode's title request carries the prompt, no tools).
+    const pending = calls.find((c) => !c.used && lastText.includes(c.trigger) && offered.includes(c.call.name));
+    if (pending) pending.used = true;
+    const call = pending
+      ? { id: `call_${n}`, type: 'function', function: { name: pending.call.name, arguments: JSON.stringify(pending.call.arguments) } }
+      : undefined;
+    const base = {
+      id: `chatcmpl-${n}`,
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' ? body.model : 'stand-in',
+    };
+    const usage = { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 };
+    const finish = call ? 'tool_calls' : 'stop';
+    if (body.stream !== true) {
+      const message = call ? { role: 'assistant', content: null, tool_calls: [call] } : { role: 'assistant', content: REPLY };
+      return sendJson(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage });
+    }
+    const chunk = (data: object) => res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', ...data })}\n\n`);
+    const delta = call ? { role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] } : { role: 'assistant', content: REPLY };
+    startEventStream(res);
+    chunk({ choices: [{ index: 0, delta, finish_reason: null }] });
+    chunk({ choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+    chunk({ choices: [], usage });
+    res.end('data: [DONE]\n\n');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    callOn: (trigger, call) => calls.push({ trigger, call, used: false }),
-    waitFor: (match) => {
-      const found = requests.find(match);
-      return found ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ match, resolve }));
-    },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    ...server,
+    url: `${server.url}/v1`,
+    callOn: (trigger, call) => void calls.push({ trigger, call, used: false }),
   };
 }

@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { sendJson, startEventStream, startRecordingServer, type RecordedRequest, type RecordingServer } from './recording-server.js';
 
 // A loopback stand-in for the Gemini API (generativelanguage v1beta), enough for Gemini CLI to run
 // whole sessions offline with an API key and GOOGLE_GEMINI_BASE_URL: every model request is
@@ -7,10 +6,7 @@ import type { AddressInfo } from 'node:net';
 // a tool's result) holds a text the test registered with `callOn`, a call of that tool; the
 // request that carries the tool's result gets the next answer.
 
-export interface RecordedRequest {
-  url: string;
-  body: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
+export type { RecordedRequest } from './recording-server.js';
 
 export interface ToolCall {
   /** The tool's name as Gemini CLI declares it (`mcp_svc_svc_recall`). */
@@ -18,12 +14,9 @@ export interface ToolCall {
   args: Record<string, unknown>;
 }
 
-export interface GeminiApiStub {
-  url: string;
-  requests: RecordedRequest[];
+export interface GeminiApiStub extends RecordingServer {
   /** Answer the first request whose newest user turn contains `trigger` with `call` (once). */
   callOn(trigger: string, call: ToolCall): void;
-  close(): Promise<void>;
 }
 
 const REPLY = 'Noted.';
@@ -53,53 +46,19 @@ function reply(body: RecordedRequest['body'], n: number, calls: Array<{ trigger:
 }
 
 export async function startGeminiApiStub(): Promise<GeminiApiStub> {
-  const requests: RecordedRequest[] = [];
   const calls: Array<{ trigger: string; call: ToolCall; used: boolean }> = [];
-  const server: Server = createServer((req, res) => {
-    readBody(req).then((text) => {
-      const url = req.url ?? '';
-      if (req.method === 'POST' && url.includes(':countTokens')) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end('{"totalTokens":10}');
-      }
-      const stream = url.includes(':streamGenerateContent');
-      if (req.method !== 'POST' || !(stream || url.includes(':generateContent'))) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        return res.end('{"error":{"code":404,"message":"not here","status":"NOT_FOUND"}}');
-      }
-      let body: Record<string, unknown> = {};
-      try {
-        body = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        // recorded as sent
-      }
-      requests.push({ url, body });
-      const answer = JSON.stringify(reply(body, requests.length, calls));
-      if (!stream) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(answer);
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.end(`data: ${answer}\r\n\r\n`);
-    });
+  const server = await startRecordingServer(({ method, url, body }, res, record) => {
+    if (method === 'POST' && url.includes(':countTokens')) return sendJson(res, 200, '{"totalTokens":10}');
+    const stream = url.includes(':streamGenerateContent');
+    if (method !== 'POST' || !(stream || url.includes(':generateContent'))) {
+      return sendJson(res, 404, '{"error":{"code":404,"message":"not here","status":"NOT_FOUND"}}');
+    }
+    const answer = JSON.stringify(reply(body, record(), calls));
+    if (!stream) return sendJson(res, 200, answer);
+    startEventStream(res);
+    res.end(`data: ${answer}\r\n\r\n`);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    callOn: (trigger, call) => void calls.push({ trigger, call, used: false }),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    req.on('data', (d) => (text += d));
-    req.on('end', () => resolve(text));
-    req.on('error', () => resolve(text));
-  });
+  return { ...server, callOn: (trigger, call) => void calls.push({ trigger, call, used: false }) };
 }
 
 /** The parts of the request's last user turn (the prompt, or a tool's result). */

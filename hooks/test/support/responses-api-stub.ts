@@ -1,12 +1,12 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { RecordedRequest } from './messages-api-stub.js';
+import { startEventStream, sendJson, startRecordingServer, type RecordedRequest, type RecordingServer } from './recording-server.js';
 
 // A loopback stand-in for OpenAI's Responses API (POST /v1/responses, streamed as server-sent
 // events), enough for Codex CLI to run whole sessions offline. Every request is recorded. It
 // answers with one short message, or, when a prompt holds a word the test registered with
 // `callOn`, first with a call of that tool (in the namespace Codex gives an MCP server's tools);
 // the request that carries the call's output then gets the message.
+
+export type { RecordedRequest } from './recording-server.js';
 
 export interface ToolCall {
   /** The function's namespace as Codex lists it (`mcp__svc`), or none for a plain function. */
@@ -15,12 +15,9 @@ export interface ToolCall {
   arguments: Record<string, unknown>;
 }
 
-export interface ResponsesApiStub {
-  url: string;
-  requests: RecordedRequest[];
+export interface ResponsesApiStub extends RecordingServer {
   /** Answer the first request whose user text contains `trigger` with `call`. */
   callOn(trigger: string, call: ToolCall): void;
-  close(): Promise<void>;
 }
 
 const REPLY = 'Noted.';
@@ -36,65 +33,39 @@ export function inputTexts(r: RecordedRequest): string[] {
 }
 
 export async function startResponsesApiStub(): Promise<ResponsesApiStub> {
-  const requests: RecordedRequest[] = [];
   const calls: { trigger: string; call: ToolCall; used: boolean }[] = [];
-  const server: Server = createServer((req, res) => {
-    readBody(req).then((text) => {
-      if (req.method !== 'POST' || !req.url?.startsWith('/v1/responses')) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        return res.end('{"error":{"message":"not here"}}');
-      }
-      let body: Record<string, unknown> = {};
-      try {
-        body = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        // recorded as sent
-      }
-      const request = { url: req.url, body };
-      requests.push(request);
-      const n = requests.length;
-      const items = Array.isArray(body.input) ? (body.input as Record<string, unknown>[]) : [];
-      const answersCall = items.some((i) => i.type === 'function_call_output');
-      const userText = items
-        .filter((i) => i.role === 'user')
-        .flatMap((i) => (Array.isArray(i.content) ? (i.content as Record<string, unknown>[]) : []))
-        .map((c) => String(c.text ?? ''))
-        .join('\n');
-      const pending = answersCall ? undefined : calls.find((c) => !c.used && userText.includes(c.trigger));
-      if (pending) pending.used = true;
-      const item = pending
-        ? {
-            type: 'function_call',
-            id: `fc_${n}`,
-            call_id: `call_${n}`,
-            name: pending.call.name,
-            ...(pending.call.namespace ? { namespace: pending.call.namespace } : {}),
-            arguments: JSON.stringify(pending.call.arguments),
-          }
-        : { type: 'message', id: `msg_${n}`, role: 'assistant', content: [{ type: 'output_text', text: REPLY }] };
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const event = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-      event('response.created', { response: { id: `resp_${n}` } });
-      event('response.output_item.done', { item });
-      event('response.completed', { response: { id: `resp_${n}`, usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12 } } });
-      res.end();
-    });
+  const server = await startRecordingServer(({ method, url, body }, res, record) => {
+    if (method !== 'POST' || !url.startsWith('/v1/responses')) return sendJson(res, 404, '{"error":{"message":"not here"}}');
+    const n = record();
+    const items = Array.isArray(body.input) ? (body.input as Record<string, unknown>[]) : [];
+    const answersCall = items.some((i) => i.type === 'function_call_output');
+    const userText = items
+      .filter((i) => i.role === 'user')
+      .flatMap((i) => (Array.isArray(i.content) ? (i.content as Record<string, unknown>[]) : []))
+      .map((c) => String(c.text ?? ''))
+      .join('\n');
+    const pending = answersCall ? undefined : calls.find((c) => !c.used && userText.includes(c.trigger));
+    if (pending) pending.used = true;
+    const item = pending
+      ? {
+          type: 'function_call',
+          id: `fc_${n}`,
+          call_id: `call_${n}`,
+          name: pending.call.name,
+          ...(pending.call.namespace ? { namespace: pending.call.namespace } : {}),
+          arguments: JSON.stringify(pending.call.arguments),
+        }
+      : { type: 'message', id: `msg_${n}`, role: 'assistant', content: [{ type: 'output_text', text: REPLY }] };
+    startEventStream(res);
+    const event = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    event('response.created', { response: { id: `resp_${n}` } });
+    event('response.output_item.done', { item });
+    event('response.completed', { response: { id: `resp_${n}`, usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12 } } });
+    res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    callOn: (trigger, call) => calls.push({ trigger, call, used: false }),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    ...server,
+    url: `${server.url}/v1`,
+    callOn: (trigger, call) => void calls.push({ trigger, call, used: false }),
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    req.on('data', (d) => (text += d));
-    req.on('end', () => resolve(text));
-    req.on('error', () => resolve(text));
-  });
 }
