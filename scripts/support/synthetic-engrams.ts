@@ -397,3 +397,66 @@ export function variedQueries(count: number, seed = 13): string[] {
   }
   return [...out];
 }
+
+// A team's shared vocabulary (issue 31): every statement reads "<verb> <thing> for the <service>
+// service <when>", from a few dozen words, so each query word has thousands of documents, and
+// queries are four such common words. A ranking that is fast only on rare words shows here.
+const DENSE_SERVICES = ['billing', 'payments', 'search', 'auth', 'orders', 'users', 'inventory', 'shipping', 'reports', 'gateway'];
+const DENSE_VERBS = ['use', 'prefer', 'avoid', 'require', 'run', 'deploy', 'cache', 'log', 'retry', 'validate'];
+const DENSE_THINGS = [
+  'the queue',
+  'the cache',
+  'the database',
+  'the client',
+  'retries',
+  'timeouts',
+  'the config',
+  'the logs',
+  'the tests',
+  'the build',
+];
+const DENSE_WHEN = ['in production', 'before release', 'on every change', 'during review', 'at startup', 'after an incident'];
+const DENSE_WHY = [
+  'to keep latency low',
+  'so alerts stay quiet',
+  'because the team agreed',
+  'to save cost',
+  'for safety',
+  'as the runbook says',
+  'until the migration ends',
+  'per the architecture review',
+];
+
+/** `count` distinct statements from the shared vocabulary above (same seed, same output). */
+export function denseEngrams(count: number, seed = 7): LearnInput[] {
+  const r = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const seen = new Set<string>();
+  const out: LearnInput[] = [];
+  while (out.length < count) {
+    const service = pick(DENSE_SERVICES);
+    const verb = pick(DENSE_VERBS);
+    let statement = `${verb[0]!.toUpperCase()}${verb.slice(1)} ${pick(DENSE_THINGS)} for the ${service} service ${pick(DENSE_WHEN)} ${pick(DENSE_WHY)}`;
+    // Past the vocabulary's combinations, a revision number keeps statements distinct.
+    if (seen.has(statement)) statement = `${statement} (rev ${out.length})`;
+    seen.add(statement);
+    out.push({ statement, type: 'behavioral', domain: `svc.${service}`, tags: [service] });
+  }
+  return out;
+}
+
+/** `count` queries of four common words of that vocabulary (a service, "service", a verb, a thing's last word). */
+export function denseQueries(count: number, seed = 17): string[] {
+  const r = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const out = new Set<string>();
+  while (out.size < Math.min(count, 1000)) {
+    const words = [pick(DENSE_SERVICES), 'service', pick(DENSE_VERBS), pick(DENSE_THINGS).split(' ').at(-1)!];
+    for (let i = words.length - 1; i > 0; i--) {
+      const j = Math.floor(r() * (i + 1));
+      [words[i], words[j]] = [words[j]!, words[i]!];
+    }
+    out.add(words.join(' '));
+  }
+  return [...out];
+}
