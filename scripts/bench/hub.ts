@@ -379,7 +379,9 @@ export function startHubProcess(url: string | undefined, dataDir: string): Promi
   };
   if (url) env.DATABASE_URL = url;
   else delete env.DATABASE_URL;
-  const child = spawn(process.execPath, [CLI, 'hub', '--port', '0', '--host', '127.0.0.1', '--data', dataDir], {
+  // SVC_BENCH_HUB_NODE_ARGS: Node flags for the hub processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them.
+  const nodeArgs = (process.env.SVC_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'hub', '--port', '0', '--host', '127.0.0.1', '--data', dataDir], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
