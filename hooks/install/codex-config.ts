@@ -45,7 +45,10 @@ export function withCodexMcpServer(text: string, file: string): string {
   const servers = data.mcp_servers === undefined ? {} : data.mcp_servers;
   if (!isObject(servers)) throw invalid(`${file}: "mcp_servers" must be a table; fix it by hand and run again: nothing was changed`);
   const entry = mcpEntry('codex');
-  return patched(text, { ...data, mcp_servers: { ...servers, [MCP_SERVER_KEY]: { command: entry.command, args: entry.args } } });
+  return patched(text, {
+    ...data,
+    mcp_servers: { ...servers, [MCP_SERVER_KEY]: { command: entry.command, args: entry.args, env_vars: entry.env_vars } },
+  });
 }
 
 /** svc's MCP entry in a Codex config.toml, if any. */

@@ -342,6 +342,8 @@ export interface McpEntry {
   alwaysLoad?: boolean;
   /** GitHub Copilot CLI: which of the server's tools the agent gets (`*`: all). */
   tools?: string[];
+  /** Codex CLI: variables of its own environment to pass on to the server. */
+  env_vars?: string[];
   /** Gemini CLI: calls need no confirmation (and `gemini -p` lists the tools at all). */
   trust?: boolean;
 }
@@ -361,8 +363,10 @@ export function mcpEntry(host: McpHost, home = homedir()): McpEntry {
     case 'cursor':
       return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], env: { ...CURSOR_MCP_ENV } };
     case 'codex':
-      // Codex starts the command itself (no shell, no $HOME expansion): sh expands it.
-      return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
+      // Codex starts the command itself (no shell, no $HOME expansion): sh expands it. It hands an
+      // MCP server only a few variables of its environment: these two are forwarded by name, so
+      // the server uses the store and embedding setting the hooks use.
+      return { command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`], env_vars: ['SVC_PATH', 'SVC_EMBED'] };
     case 'vscode':
       return { type: 'stdio', command: 'sh', args: ['-c', `exec "$HOME/${SHIM_FROM_HOME}" mcp`] };
     case 'copilot':

@@ -33,7 +33,7 @@ describe('svc init --codex', () => {
     expect(config).toContain('model = "o3" # ours');
     expect(toml(join(s.project, '.codex', 'config.toml')).mcp_servers).toEqual({
       docs: { command: 'docs-mcp' },
-      svc: { command: 'sh', args: ['-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'] },
+      svc: { command: 'sh', args: ['-c', 'exec "$HOME/.svc/bin/svc-hook" mcp'], env_vars: ['SVC_PATH', 'SVC_EMBED'] },
     });
 
     const hooks = JSON.parse(read(join(s.project, '.codex', 'hooks.json'))).hooks;

@@ -62,8 +62,7 @@ describe.skipIf(!CODEX.version)(CODEX.title('Codex CLI after svc init'), () => {
   }
 
   function codex(cwd: string, prompt: string): Promise<HostRun> {
-    // svc's MCP server gets SVC_EMBED from the entry: Codex starts MCP servers with a few variables only.
-    const args = ['exec', '--skip-git-repo-check', '-c', 'mcp_servers.svc.env={SVC_EMBED="off"}', prompt];
+    const args = ['exec', '--skip-git-repo-check', prompt];
     return CODEX.run(args, { cwd, env, killAfterMs: 90_000 });
   }
 
@@ -91,7 +90,10 @@ describe.skipIf(!CODEX.version)(CODEX.title('Codex CLI after svc init'), () => {
 
     // The stand-in called svc_recall: svc's answer is in the next request.
     const next = api.requests[api.requests.indexOf(request) + 1];
-    expect(next && inputTexts(next).join('\n')).toMatch(/Deploys to production happen only on Tuesdays/);
+    const answer = next ? inputTexts(next).join('\n') : '';
+    expect(answer).toMatch(/Deploys to production happen only on Tuesdays/);
+    // Codex passed SVC_EMBED on to the server (env_vars in svc's entry): no model was fetched.
+    expect(answer).toContain('disabled by SVC_EMBED=off');
   }, 120_000);
 
   it('asks the agent to record a correction before it stops, and Codex goes on with that request', async () => {
