@@ -119,7 +119,7 @@ describe('svc doctor: Codex CLI', () => {
     expect(c['codex.hooks'].status).toBe('ok');
     expect(c['codex.trust'].status).toBe('ok');
     expect(c['codex.mcp'].status).toBe('ok');
-    expect(c['codex.project']).toMatchObject({ status: 'fail', fix: expect.stringContaining('Trust this folder') });
+    expect(c['codex.project']).toMatchObject({ status: 'warn', fix: expect.stringContaining('Trust this folder') });
 
     writeFileSync(
       join(s.home, '.codex', 'config.toml'),

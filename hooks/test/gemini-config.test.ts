@@ -206,7 +206,7 @@ describe('svc doctor for Gemini CLI', () => {
     const s = sandbox();
     expect((await s.init('--gemini')).run.code).toBe(0);
     let checks = await s.doctor();
-    expect(byName(checks, 'gemini.folder')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/choose "Trust folder"/) });
+    expect(byName(checks, 'gemini.folder')).toMatchObject({ status: 'warn', fix: expect.stringMatching(/choose "Trust folder"/) });
 
     s.trustFolder();
     const settings = readJsonc(s.settings);

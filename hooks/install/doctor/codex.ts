@@ -79,7 +79,8 @@ export function checkCodex(cwd: string, home: string): DoctorResult {
       checks.push({ check: 'codex.trust', status: 'ok', message: `svc's hooks are trusted in ${paths.userConfig}` });
   }
 
-  // The project folder's own trust: without it Codex loads nothing of .codex/.
+  // The project folder's own trust: without it Codex loads nothing of .codex/. A warning, as for
+  // Claude Code: what svc wrote is sound, and what is left is the person's decision in Codex.
   if (scope === 'project') {
     const root = projectRootOf(cwd);
     checks.push(
@@ -87,7 +88,7 @@ export function checkCodex(cwd: string, home: string): DoctorResult {
         ? { check: 'codex.project', status: 'ok', message: `Codex trusts ${root}` }
         : {
             check: 'codex.project',
-            status: 'fail',
+            status: 'warn',
             message: `Codex has not been told to trust ${root}: it reads nothing of ${project.dir} (hooks, MCP server) until then`,
             fix: `run codex in ${root} once and accept "Trust this folder", or use svc init --global --codex`,
           },

@@ -94,7 +94,7 @@ export function checkCopilot(cwd: string, home: string): DoctorResult {
         ? { check: 'copilot.project', status: 'ok', message: `GitHub Copilot CLI trusts ${root}` }
         : {
             check: 'copilot.project',
-            status: 'fail',
+            status: 'warn',
             message: `GitHub Copilot CLI has not been told to trust ${root} (${project.userConfig}): it loads none of the project's hooks or MCP servers until then`,
             fix: `run copilot in ${root} once and accept its trust prompt, or use svc init --global --copilot`,
           },

@@ -110,7 +110,7 @@ export function checkGemini(cwd: string, home: string): DoctorResult {
         ? { check: 'gemini.folder', status: 'ok', message: `Gemini CLI trusts ${cwd}` }
         : {
             check: 'gemini.folder',
-            status: 'fail',
+            status: 'warn',
             message:
               trusted === false
                 ? `Gemini CLI is told not to trust ${cwd} (${global.trustedFolders}): it reads nothing of ${project.settings}`
