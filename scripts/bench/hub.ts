@@ -391,10 +391,15 @@ export function startHubProcess(url: string | undefined, dataDir: string): Promi
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[0] });
-      }
+      if (!m) return;
+      clearTimeout(timer);
+      // From here on the hub's log is drained and dropped, as a log collector would take it: kept,
+      // it grew without end and was searched again on every chunk, taking the CPU the hub needs.
+      child.stdout!.off('data', onData);
+      child.stderr!.off('data', onData);
+      child.stdout!.resume();
+      child.stderr!.resume();
+      resolve({ child, url: m[0] });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
