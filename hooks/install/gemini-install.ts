@@ -2,9 +2,9 @@ import { existsSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { isObject, type JsonObject, type PlannedFile } from './config-files.js';
 import type { HostPlan, InitContext } from './optional-hosts.js';
-import { withHookGroups, withMcpServer } from './host-config.js';
+import { svcHooksInFile, withHookGroups, withMcpServer } from './host-config.js';
 import { readJsonc, withJsoncChanges, type JsoncChange } from './jsonc-file.js';
-import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, isSvcHookCommand, mcpEntry, type McpEntry } from './wiring.js';
+import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, mcpEntry, type McpEntry } from './wiring.js';
 
 // What `svc init` writes for Gemini CLI: svc's hooks and MCP server in one settings.json, the
 // project's .gemini/ or, with --global, ~/.gemini/. Gemini CLI allows comments in its settings:
@@ -70,16 +70,7 @@ export function planGemini(ctx: InitContext): HostPlan {
 
 /** Whether a Gemini CLI settings file holds any of svc's hooks (false when it is missing or unreadable). */
 export function hasGeminiSvcHooks(path: string): boolean {
-  try {
-    const hooks = readJsonc(path, { trailingCommas: false }).data.hooks;
-    if (!isObject(hooks)) return false;
-    return Object.values(hooks)
-      .flatMap((groups) => (Array.isArray(groups) ? groups : []))
-      .flatMap((g: unknown) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
-      .some((h: unknown) => isObject(h) && isSvcHookCommand(h.command));
-  } catch {
-    return false;
-  }
+  return svcHooksInFile(path, (p) => readJsonc(p, { trailingCommas: false }).data) > 0;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { invalid } from '../../engine/errors.js';
-import { isObject, type JsonObject } from './config-files.js';
+import { isObject, readJsonObject, type JsonObject } from './config-files.js';
 import { CURSOR_HOOKS, claudeHooks, hookCommand, isSvcHookCommand, type ClaudeHookSpec, type McpEntry } from './wiring.js';
 import type { HostId } from '../hosts.js';
 
@@ -120,4 +120,31 @@ export function withMcpApproval(settings: JsonObject, file: string, key: string)
   const disabled = out.disabledMcpjsonServers as string[] | undefined;
   if (disabled?.includes(key)) out.disabledMcpjsonServers = disabled.filter((k) => k !== key);
   return out;
+}
+
+/** Every hook command of a hooks object in Claude Code's shape (also Codex's, Copilot's, Gemini's), per event. */
+export function hookCommandsByEvent(settings: JsonObject): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const events = isObject(settings.hooks) ? settings.hooks : {};
+  for (const [event, groups] of Object.entries(events)) {
+    const commands = (Array.isArray(groups) ? groups : [])
+      .flatMap((g: unknown) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
+      .filter(isObject)
+      .map((h) => h.command)
+      .filter((c): c is string => typeof c === 'string');
+    out.set(event, commands);
+  }
+  return out;
+}
+
+/**
+ * How many of svc's hooks the file at `path` holds (0 when it is missing or unreadable). `read`
+ * parses it as its host does (plain JSON unless said otherwise).
+ */
+export function svcHooksInFile(path: string, read: (path: string) => JsonObject = (p) => readJsonObject(p).data): number {
+  try {
+    return [...hookCommandsByEvent(read(path)).values()].flat().filter(isSvcHookCommand).length;
+  } catch {
+    return 0;
+  }
 }

@@ -1,11 +1,11 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { invalid } from '../../engine/errors.js';
 import { checkScope } from '../../engine/model/scope.js';
 import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
-import { applyPlan, formatJson, isObject, readJsonObject, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
-import { withClaudeHooks, withCursorHooks, withMcpApproval, withMcpServer } from './host-config.js';
+import { applyPlan, formatJson, readJsonObject, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
+import { svcHooksInFile, withClaudeHooks, withCursorHooks, withMcpApproval, withMcpServer } from './host-config.js';
 import { claudeLocalSettings, isTrusted } from './claude-state.js';
 import { svcYamlWith } from './dot-svc-yaml.js';
 import { CURSOR_STATIC_RULES_TEXT } from './cursor-rules.js';
@@ -21,7 +21,6 @@ import {
   cursorPaths,
   desktopConfigDir,
   desktopConfigPath,
-  isSvcHookCommand,
   mcpEntry,
   shimPath,
   shimScript,
@@ -203,7 +202,7 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
     }
   }
   const other = claudePaths(scope === 'project' ? 'global' : 'project', cwd, home).claudeSettings;
-  if (other !== paths.claudeSettings && hasSvcHooks(other)) {
+  if (other !== paths.claudeSettings && svcHooksInFile(other) > 0) {
     notes.push(`svc hooks are also installed in ${other}: each hook would run twice; remove svc's entries from one of the two files.`);
   }
 
@@ -278,21 +277,6 @@ async function planInit(ctx: PlanContext): Promise<{ files: PlannedFile[]; skipp
   }
   notes.push('Run svc doctor to check the wiring.');
   return { files, skipped, notes };
-}
-
-function hasSvcHooks(settingsPath: string): boolean {
-  try {
-    const text = readFileSync(settingsPath, 'utf8');
-    const data = JSON.parse(text) as unknown;
-    if (!isObject(data) || !isObject(data.hooks)) return false;
-    return Object.values(data.hooks).some(
-      (groups) =>
-        Array.isArray(groups) &&
-        groups.some((g) => isObject(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isObject(h) && isSvcHookCommand(h.command))),
-    );
-  } catch {
-    return false;
-  }
 }
 
 function isDir(path: string): boolean {

@@ -3,7 +3,8 @@ import type { PlannedFile } from './config-files.js';
 import type { Check } from './doctor/check.js';
 import type { JsonObject } from './config-files.js';
 import { planCodex } from './codex-install.js';
-import { checkCodex, svcHooksIn } from './doctor/codex.js';
+import { checkCodex } from './doctor/codex.js';
+import { svcHooksInFile } from './host-config.js';
 import { hasServerEntry, planVsCode } from './vscode-install.js';
 import { checkVsCode } from './doctor/vscode.js';
 import { planCopilot } from './copilot-install.js';
@@ -62,7 +63,7 @@ export const OPTIONAL_HOSTS: readonly OptionalHost[] = [
     help: 'Codex CLI: .codex/hooks.json and config.toml (~/.codex/ with --global)',
     dir: (scope, cwd, home) => codexPaths(scope, cwd, home).dir,
     plan: planCodex,
-    wiredGlobally: (home) => svcHooksIn(codexPaths('global', home, home).hooks) > 0,
+    wiredGlobally: (home) => svcHooksInFile(codexPaths('global', home, home).hooks) > 0,
     doctor: checkCodex,
   },
   {

@@ -1,6 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { isObject, readJsonObject, type JsonObject } from '../config-files.js';
-import { MCP_SERVER_KEY, expandHomeVariable, shimPath } from '../wiring.js';
+import { MCP_SERVER_KEY, expandHomeVariable, hookCommand, isSvcHookCommand, runsHook, shimPath } from '../wiring.js';
+import { hookCommandsByEvent } from '../host-config.js';
+import type { HookName } from '../../hook-names.js';
+import type { HostId } from '../../hosts.js';
 
 // What every doctor check returns, and the small helpers the per-host checks share.
 
@@ -78,4 +81,35 @@ export function serverCheck(check: string, entry: JsonObject | undefined, file: 
   const problem = entryProblem(entry, home);
   if (problem) return { check, status: 'fail', message: `${file}: ${problem}`, fix };
   return { check, status: 'ok', message: `MCP server "${MCP_SERVER_KEY}" in ${file}` };
+}
+
+/** Which hooks of `specs` a hooks object of Claude Code's shape lacks, and which run an older command than this svc writes. */
+export function hookGaps(
+  settings: JsonObject,
+  specs: readonly { event: string; hook: HookName }[],
+  host?: HostId,
+): { missing: string[]; stale: string[] } {
+  const commands = hookCommandsByEvent(settings);
+  const missing: string[] = [];
+  const stale: string[] = [];
+  for (const spec of specs) {
+    const mine = (commands.get(spec.event) ?? []).filter((c) => isSvcHookCommand(c) && runsHook(c, spec.hook));
+    if (mine.length === 0) missing.push(`${spec.event} -> ${spec.hook}`);
+    else if (!mine.includes(hookCommand(spec.hook, host))) stale.push(`${spec.event} -> ${mine[0]}`);
+  }
+  return { missing, stale };
+}
+
+/** The verdict on svc's hooks from their gaps: a hook missing fails, an older command warns, else wired (when the shim is there). */
+export function hookVerdict(
+  check: string,
+  gaps: { missing: string[]; stale: string[] },
+  specs: readonly { event: string }[],
+  file: string,
+  home: string,
+  fix: string,
+): Check {
+  if (gaps.missing.length > 0) return { check, status: 'fail', message: `not wired in ${file}: ${gaps.missing.join(', ')}`, fix };
+  if (gaps.stale.length > 0) return { check, status: 'warn', message: `older commands in ${file}: ${gaps.stale.join(', ')}`, fix };
+  return wiredLine(check, [...new Set(specs.map((h) => h.event))].join(', '), home, fix);
 }

@@ -1,4 +1,4 @@
-import { isObject, readJsonObject, type JsonObject } from '../config-files.js';
+import { isObject, type JsonObject } from '../config-files.js';
 import {
   ASYNC_INJECT,
   CLAUDE_HOOKS,
@@ -12,6 +12,7 @@ import {
   usesShim,
 } from '../wiring.js';
 import { isTrusted, mcpApproval } from '../claude-state.js';
+import { svcHooksInFile } from '../host-config.js';
 import { projectRootOf } from '../../../engine/ops/host-memory.js';
 import { entryProblem, readConfig, wiredLine, type Check, type Status } from './check.js';
 
@@ -20,17 +21,9 @@ import { entryProblem, readConfig, wiredLine, type Check, type Status } from './
 
 /** `svc init` or `svc init --global`, whichever scope the user installed hooks in. */
 export function initCommandFor(cwd: string, home: string): string {
-  const project = svcHookCount(claudePaths('project', cwd, home).claudeSettings);
-  const global = svcHookCount(claudePaths('global', cwd, home).claudeSettings);
+  const project = svcHooksInFile(claudePaths('project', cwd, home).claudeSettings);
+  const global = svcHooksInFile(claudePaths('global', cwd, home).claudeSettings);
   return project === 0 && global > 0 ? 'svc init --global' : 'svc init';
-}
-
-function svcHookCount(path: string): number {
-  try {
-    return hookEntries(readJsonObject(path).data).filter((e) => isSvcHookCommand(e.command)).length;
-  } catch {
-    return 0;
-  }
 }
 
 interface HookEntry {

@@ -1,8 +1,9 @@
 import { isObject, readJsonObject, readTextOrNull, type JsonObject } from '../config-files.js';
 import { codexHookTrust, codexMcpEntry, codexTrustsProject, parseToml, untrustedCodexHooks } from '../codex-config.js';
-import { CODEX_HOOKS, MCP_SERVER_KEY, codexPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
+import { CODEX_HOOKS, MCP_SERVER_KEY, codexPaths } from '../wiring.js';
+import { svcHooksInFile } from '../host-config.js';
 import { projectRootOf } from '../../../engine/ops/host-memory.js';
-import { serverCheck, unreadable, wiredLine, type Check } from './check.js';
+import { hookGaps, hookVerdict, serverCheck, unreadable, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
 
 // Codex CLI: svc's hooks in .codex/hooks.json (or ~/.codex/hooks.json), the MCP server in the same
@@ -10,24 +11,10 @@ import type { DoctorResult } from '../optional-hosts.js';
 // ~/.codex/config.toml) and, for a project, the folder's own trust, without which Codex reads
 // nothing of its .codex/.
 
-/** How many of svc's hooks a hooks.json holds (0 when it is missing or unreadable). */
-export function svcHooksIn(path: string): number {
-  try {
-    const hooks = readJsonObject(path).data.hooks;
-    if (!isObject(hooks)) return 0;
-    return Object.values(hooks)
-      .flatMap((groups) => (Array.isArray(groups) ? groups : []))
-      .flatMap((g: unknown) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
-      .filter((h: unknown) => isObject(h) && isSvcHookCommand(h.command)).length;
-  } catch {
-    return 0;
-  }
-}
-
 export function checkCodex(cwd: string, home: string): DoctorResult {
   const project = codexPaths('project', cwd, home);
   const global = codexPaths('global', cwd, home);
-  const scope = svcHooksIn(project.hooks) === 0 && svcHooksIn(global.hooks) > 0 ? 'global' : 'project';
+  const scope = svcHooksInFile(project.hooks) === 0 && svcHooksInFile(global.hooks) > 0 ? 'global' : 'project';
   const paths = scope === 'project' ? project : global;
   const fix = scope === 'project' ? 'svc init --codex' : 'svc init --global --codex';
   const checks: Check[] = [];
@@ -47,26 +34,8 @@ export function checkCodex(cwd: string, home: string): DoctorResult {
     checks.push(unreadable('codex.hooks', err, paths.hooks, fix));
   }
   if (hooksData) {
-    const events = isObject(hooksData.hooks) ? hooksData.hooks : {};
-    const commands = (event: string): string[] =>
-      (Array.isArray(events[event]) ? (events[event] as unknown[]) : [])
-        .flatMap((g) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
-        .filter(isObject)
-        .map((h) => h.command)
-        .filter((c): c is string => typeof c === 'string');
-    const missing: string[] = [];
-    const stale: string[] = [];
-    for (const spec of CODEX_HOOKS) {
-      const mine = commands(spec.event).filter((c) => isSvcHookCommand(c) && runsHook(c, spec.hook));
-      if (mine.length === 0) missing.push(`${spec.event} -> ${spec.hook}`);
-      else if (!mine.includes(hookCommand(spec.hook, 'codex'))) stale.push(`${spec.event} -> ${mine[0]}`);
-    }
-    if (missing.length > 0)
-      checks.push({ check: 'codex.hooks', status: 'fail', message: `not wired in ${paths.hooks}: ${missing.join(', ')}`, fix });
-    else if (stale.length > 0)
-      checks.push({ check: 'codex.hooks', status: 'warn', message: `older commands in ${paths.hooks}: ${stale.join(', ')}`, fix });
-    else checks.push(wiredLine('codex.hooks', [...new Set(CODEX_HOOKS.map((h) => h.event))].join(', '), home, fix));
-
+    const { missing, stale } = hookGaps(hooksData, CODEX_HOOKS, 'codex');
+    checks.push(hookVerdict('codex.hooks', { missing, stale }, CODEX_HOOKS, paths.hooks, home, fix));
     const untrusted = untrustedCodexHooks(user, codexHookTrust(paths.hooks, hooksData));
     if (missing.length === 0 && untrusted.length > 0) {
       checks.push({

@@ -1,38 +1,16 @@
 import { existsSync } from 'node:fs';
 import { isObject, readJsonObject, type JsonObject } from '../config-files.js';
 import { copilotTrustedFolders, copilotTrusts } from '../copilot-install.js';
-import { COPILOT_HOOKS, MCP_SERVER_KEY, copilotPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
+import { COPILOT_HOOKS, MCP_SERVER_KEY, copilotPaths } from '../wiring.js';
+import { svcHooksInFile } from '../host-config.js';
 import { projectRootOf } from '../../../engine/ops/host-memory.js';
-import { entryProblem, readConfig, wiredLine, type Check } from './check.js';
+import { entryProblem, hookGaps, hookVerdict, readConfig, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
 
 // GitHub Copilot CLI: svc's hooks in .github/hooks/svc.json (or ~/.copilot/hooks/svc.json), the
 // MCP server where Copilot reads it (a project's .mcp.json when there is one, else its
 // .github/mcp.json; ~/.copilot/mcp-config.json for every project) and, for a project, the
 // folder's trust, without which Copilot loads neither the project's hooks nor its servers.
-
-/** svc's hook commands per event in a Claude-shaped hooks object. */
-function commandsIn(data: JsonObject): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  const events = isObject(data.hooks) ? data.hooks : {};
-  for (const [event, groups] of Object.entries(events)) {
-    const commands = (Array.isArray(groups) ? groups : [])
-      .flatMap((g: unknown) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
-      .filter(isObject)
-      .map((h) => h.command)
-      .filter((c): c is string => isSvcHookCommand(c));
-    out.set(event, commands);
-  }
-  return out;
-}
-
-function hasSvcHooks(path: string): boolean {
-  try {
-    return [...commandsIn(readJsonObject(path).data).values()].some((c) => c.length > 0);
-  } catch {
-    return false;
-  }
-}
 
 /** svc's MCP entry in a JSON file with `mcpServers`, undefined when absent or unreadable. */
 function serverIn(path: string): JsonObject | undefined {
@@ -46,13 +24,15 @@ function serverIn(path: string): JsonObject | undefined {
 
 /** Whether `svc init --global --copilot` wired Copilot in the home (~/.copilot/hooks/svc.json). */
 export function copilotWiredGlobally(home: string): boolean {
-  return hasSvcHooks(copilotPaths('global', home, home).hooks);
+  return svcHooksInFile(copilotPaths('global', home, home).hooks) > 0;
 }
 
 export function checkCopilot(cwd: string, home: string): DoctorResult {
   const project = copilotPaths('project', cwd, home);
   const global = copilotPaths('global', cwd, home);
-  const scope = !hasSvcHooks(project.hooks) && hasSvcHooks(global.hooks) ? 'global' : 'project';
+  const inProject = svcHooksInFile(project.hooks) > 0;
+  const inUser = svcHooksInFile(global.hooks) > 0;
+  const scope = !inProject && inUser ? 'global' : 'project';
   const paths = scope === 'project' ? project : global;
   const fix = scope === 'project' ? 'svc init --copilot' : 'svc init --global --copilot';
   const checks: Check[] = [];
@@ -60,24 +40,10 @@ export function checkCopilot(cwd: string, home: string): DoctorResult {
   // Hooks: every event of the table, with the current command.
   const hooks = readConfig('copilot.hooks', paths.hooks, fix);
   if ('failed' in hooks) checks.push(hooks.failed);
-  else {
-    const commands = commandsIn(hooks.data);
-    const missing: string[] = [];
-    const stale: string[] = [];
-    for (const spec of COPILOT_HOOKS) {
-      const mine = (commands.get(spec.event) ?? []).filter((c) => runsHook(c, spec.hook));
-      if (mine.length === 0) missing.push(`${spec.event} -> ${spec.hook}`);
-      else if (!mine.includes(hookCommand(spec.hook, 'copilot'))) stale.push(`${spec.event} -> ${mine[0]}`);
-    }
-    if (missing.length > 0)
-      checks.push({ check: 'copilot.hooks', status: 'fail', message: `not wired in ${paths.hooks}: ${missing.join(', ')}`, fix });
-    else if (stale.length > 0)
-      checks.push({ check: 'copilot.hooks', status: 'warn', message: `older commands in ${paths.hooks}: ${stale.join(', ')}`, fix });
-    else checks.push(wiredLine('copilot.hooks', [...new Set(COPILOT_HOOKS.map((h) => h.event))].join(', '), home, fix));
-  }
+  else checks.push(hookVerdict('copilot.hooks', hookGaps(hooks.data, COPILOT_HOOKS, 'copilot'), COPILOT_HOOKS, paths.hooks, home, fix));
 
   // Copilot runs the user's hooks and the project's side by side: each svc hook would run twice.
-  if (scope === 'project' && hasSvcHooks(project.hooks) && hasSvcHooks(global.hooks)) {
+  if (scope === 'project' && inProject && inUser) {
     checks.push({
       check: 'copilot.duplicate',
       status: 'warn',

@@ -1,25 +1,14 @@
 import { isObject, type JsonObject } from '../config-files.js';
 import { readJsonc } from '../jsonc-file.js';
 import { hasGeminiSvcHooks, geminiTrustsFolder } from '../gemini-install.js';
-import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths, hookCommand, isSvcHookCommand, runsHook } from '../wiring.js';
-import { serverCheck, wiredLine, type Check } from './check.js';
+import { GEMINI_HOOKS, MCP_SERVER_KEY, geminiPaths } from '../wiring.js';
+import { hookGaps, serverCheck, wiredLine, type Check } from './check.js';
 import type { DoctorResult } from '../optional-hosts.js';
 
 // Gemini CLI: svc's hooks and MCP server in .gemini/settings.json (or ~/.gemini/settings.json),
 // the server's `trust` (without it Gemini asks before each call, and `gemini -p` leaves svc's
 // tools out), hooks not switched off, and, for a project, the folder's trust, without which
 // Gemini CLI reads nothing of the project's .gemini/.
-
-/** The commands of every hook under `event` in a settings object. */
-function commands(settings: JsonObject, event: string): string[] {
-  const hooks = isObject(settings.hooks) ? settings.hooks : {};
-  const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
-  return groups
-    .flatMap((g) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : []))
-    .filter(isObject)
-    .map((h) => h.command)
-    .filter((c): c is string => typeof c === 'string');
-}
 
 function read(path: string): JsonObject | Error {
   try {
@@ -53,13 +42,7 @@ export function checkGemini(cwd: string, home: string): DoctorResult {
   }
 
   // Hooks: every event of the table, with the current command, and hooks not switched off.
-  const missing: string[] = [];
-  const stale: string[] = [];
-  for (const spec of GEMINI_HOOKS) {
-    const mine = commands(data, spec.event).filter((c) => isSvcHookCommand(c) && runsHook(c, spec.hook));
-    if (mine.length === 0) missing.push(`${spec.event} -> ${spec.hook}`);
-    else if (!mine.includes(hookCommand(spec.hook, 'gemini'))) stale.push(`${spec.event} -> ${mine[0]}`);
-  }
+  const { missing, stale } = hookGaps(data, GEMINI_HOOKS, 'gemini');
   const off = [data, userData].find((d) => !(d instanceof Error) && isObject(d.hooksConfig) && d.hooksConfig.enabled === false);
   if (missing.length > 0) {
     checks.push({ check: 'gemini.hooks', status: 'fail', message: `not wired in ${paths.settings}: ${missing.join(', ')}`, fix });
