@@ -1,6 +1,8 @@
-// The hub as a developer's `svc` reaches it (.svc.yaml: remote_url; .svc.local.yaml: remote_token): plain fetch
-// with a deadline on every call, so a slow or absent hub costs at most that deadline. A failure
-// is either `unreachable` (network, timeout, 5xx, 429: worth retrying) or `refused` (any other
+import { httpSend, type HttpAnswer } from './http-send.js';
+
+// The hub as a developer's `svc` reaches it (.svc.yaml: remote_url; .svc.local.yaml:
+// remote_token): one HTTP exchange (http-send.ts) with a deadline on every call, so a slow or
+// absent hub costs at most that deadline. A failure is either `unreachable` (network, timeout, 5xx, 429: worth retrying) or `refused` (any other
 // 4xx: retrying the same request cannot help), with the hub's one-line reason.
 
 export interface RemoteConfig {
@@ -76,9 +78,9 @@ export class HubClient {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<{ status: number; body: T }> {
-    let res: Response;
+    let res: HttpAnswer;
     try {
-      res = await fetch(`${this.remote.url}/api/v1${path}`, {
+      res = await httpSend(`${this.remote.url}/api/v1${path}`, {
         method,
         headers: {
           authorization: `Bearer ${this.remote.token}`,
@@ -86,24 +88,23 @@ export class HubClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           ...headers,
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(deadlineMs),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        timeoutMs: deadlineMs,
       });
     } catch (err) {
-      const e = err as Error;
-      const why =
-        e.name === 'TimeoutError' ? `no answer within ${deadlineMs / 1000} s` : ((e.cause as Error | undefined)?.message ?? e.message);
-      throw new RemoteFailure('unreachable', `the hub at ${this.remote.url} is unreachable (${why})`);
+      throw new RemoteFailure('unreachable', `the hub at ${this.remote.url} is unreachable (${(err as Error).message})`);
     }
-    const text = await res.text().catch(() => '');
     let parsed: unknown = undefined;
     try {
-      parsed = text ? JSON.parse(text) : undefined;
+      parsed = res.text ? JSON.parse(res.text) : undefined;
     } catch {
       parsed = undefined;
     }
-    if (res.ok) return { status: res.status, body: parsed as T };
-    const detail = (parsed as { detail?: string } | undefined)?.detail ?? `HTTP ${res.status}`;
+    const ok = res.status >= 200 && res.status < 300;
+    if (ok) return { status: res.status, body: parsed as T };
+    const detail =
+      (parsed as { detail?: string } | undefined)?.detail ??
+      (res.location ? `HTTP ${res.status}, a redirect to ${res.location}: set remote_url to the address it names` : `HTTP ${res.status}`);
     const retryable = res.status >= 500 || res.status === 429 || res.status === 408;
     throw new RemoteFailure(
       retryable ? 'unreachable' : 'refused',

@@ -4,6 +4,7 @@ import { findProjectConfigPath, loadProjectConfig, localConfigPath, LOCAL_CONFIG
 import { makeOutput, parseArgs, splitList } from '../../engine/cli/cli-kit.js';
 import { applyPlan, readTextOrNull, withGitignoreLine, type PlannedFile } from './config-files.js';
 import { svcYamlWith } from './dot-svc-yaml.js';
+import { httpSend, type HttpAnswer } from '../../engine/remote/http-send.js';
 
 const HELP = `
   Usage
@@ -175,23 +176,23 @@ type MeResult = { ok: true; identity?: string; scopes?: string[] } | { ok: false
 /** `GET {url}/api/v1/me` with the token: 2xx accepts it; anything else names why not. */
 export async function checkToken(url: string, token: string): Promise<MeResult> {
   const endpoint = `${url}/api/v1/me`;
-  let res: Response;
+  let res: HttpAnswer;
   try {
-    res = await fetch(endpoint, {
-      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
-      signal: AbortSignal.timeout(ME_TIMEOUT_MS),
-      redirect: 'error',
+    res = await httpSend(endpoint, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      timeoutMs: ME_TIMEOUT_MS,
     });
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    const why = e.name === 'TimeoutError' ? `no answer within ${ME_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
-    return { ok: false, error: `cannot reach ${endpoint}: ${why}` };
+    return { ok: false, error: `cannot reach ${endpoint}: ${(err as Error).message}` };
   }
-  const body = await res.text().catch(() => '');
+  const body = res.text;
   if (res.status === 401 || res.status === 403) {
     return { ok: false, error: `the server rejected the token (HTTP ${res.status} from ${endpoint})` };
   }
-  if (!res.ok) return { ok: false, error: `${endpoint} answered HTTP ${res.status}` };
+  if (res.status >= 300 && res.status < 400) {
+    return { ok: false, error: `${endpoint} answered HTTP ${res.status}, a redirect to ${res.location ?? '?'}: use the address it names` };
+  }
+  if (res.status < 200 || res.status >= 300) return { ok: false, error: `${endpoint} answered HTTP ${res.status}` };
   let data: unknown;
   try {
     data = JSON.parse(body);

@@ -1,0 +1,70 @@
+import type { ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
+
+// One HTTP exchange with a deadline, on node:http(s). The hub is asked from commands and hooks
+// that run on every prompt: the global fetch loads undici on first use, which cost a whole
+// process more than node:http did (bench team: ~300 ms against ~45 ms on a loaded 2-core
+// machine). Redirects are not followed: a hub address that redirects is a wrong address, and
+// the caller says so.
+
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  /** The Location header of a redirect. */
+  location?: string;
+}
+
+/** Why no answer came: `timeout` after `timeoutMs`, else the socket's error (ECONNREFUSED, a TLS failure…). */
+export class HttpSendError extends Error {
+  override name = 'HttpSendError';
+  constructor(
+    readonly reason: 'timeout' | 'network',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface HttpSendOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** The whole exchange, connect to the last byte. */
+  timeoutMs: number;
+}
+
+export async function httpSend(url: string, opts: HttpSendOptions): Promise<HttpAnswer> {
+  const u = new URL(url);
+  // TLS costs its import only for https addresses.
+  const { request } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.body !== undefined) headers['content-length'] = String(Buffer.byteLength(opts.body));
+  const options: RequestOptions = { method: opts.method ?? 'GET', headers };
+  return new Promise<HttpAnswer>((resolve, reject) => {
+    let req: ClientRequest | undefined = undefined;
+    const timer = setTimeout(() => {
+      req?.destroy(new HttpSendError('timeout', `no answer within ${opts.timeoutMs / 1000} s`));
+    }, opts.timeoutMs);
+    const fail = (err: Error): void => {
+      clearTimeout(timer);
+      reject(err instanceof HttpSendError ? err : new HttpSendError('network', networkReason(err)));
+    };
+    req = request(u, options, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', fail);
+      res.on('end', () => {
+        clearTimeout(timer);
+        const location = res.headers.location;
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), ...(location ? { location } : {}) });
+      });
+    });
+    req.on('error', fail);
+    req.end(opts.body);
+  });
+}
+
+/** The socket's reason in a line: OpenSSL's messages carry a file path and a hex code. */
+function networkReason(err: Error): string {
+  const ssl = /SSL routines:[^:]*:([^:]+)/.exec(err.message);
+  return ssl ? `TLS failed: ${ssl[1]}` : err.message.split('\n')[0]!;
+}
