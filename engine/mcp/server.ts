@@ -107,18 +107,7 @@ export function createSvcServer(opts: SvcServerOptions): SvcServer {
     running += 1;
     try {
       const { name, arguments: args } = request.params;
-      const { byName, callTool, unknownHint, toErrorResult } = await toolset();
-      const run = (ctx: ToolContext, a: unknown) => callTool(byName, ctx, name, a, { unknownHint });
-      if (!opts.around) {
-        let ctx: ToolContext;
-        try {
-          ctx = await contextFor();
-        } catch (error) {
-          return toErrorResult(error);
-        }
-        return await run(ctx, args);
-      }
-      return await opts.around({ name, args, tool: byName.get(name), client: server.getClientVersion() ?? {} }, run);
+      return await runToolCall(opts.profile, { name, args, client: server.getClientVersion() ?? {} }, contextFor, opts.around);
     } finally {
       opts.afterCall?.();
       done();
@@ -129,6 +118,29 @@ export function createSvcServer(opts: SvcServerOptions): SvcServer {
     server,
     idle: () => (running === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
   };
+}
+
+/**
+ * One tools/call as every transport runs it: the tool looked up in the profile, its arguments
+ * checked, engine errors turned into tool errors, and the call wrapped by `around` when given.
+ * The SDK's Server calls it; so does the hub's direct path for a lone tools/call (hub/mcp).
+ */
+export async function runToolCall(
+  profile: ToolProfile,
+  call: Omit<ToolCall, 'tool'>,
+  contextFor: () => ToolContext | Promise<ToolContext>,
+  around?: SvcServerOptions['around'],
+): Promise<ToolResult> {
+  const { byName, callTool, unknownHint, toErrorResult } = await loadToolset(profile);
+  const run = (ctx: ToolContext, a: unknown) => callTool(byName, ctx, call.name, a, { unknownHint });
+  if (around) return around({ ...call, tool: byName.get(call.name) }, run);
+  let ctx: ToolContext;
+  try {
+    ctx = await contextFor();
+  } catch (error) {
+    return toErrorResult(error);
+  }
+  return run(ctx, call.args);
 }
 
 interface Toolset {

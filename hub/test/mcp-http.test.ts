@@ -202,4 +202,57 @@ describe.each(DATABASES)('MCP over HTTP (%s)', (db) => {
     const reads = await hub.request('GET', '/admin/audit?action=MCP%20svc_recall', { token: acme.adminKey });
     expect(reads.body.items.length).toBeGreaterThan(0);
   });
+
+  it('answers a lone tools/call directly exactly as the SDK answers it inside a batch, and leaves malformed ones to the SDK', async () => {
+    const headers = {
+      authorization: `Bearer ${erin.key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    };
+    const post = async (body: unknown, extra: Record<string, string> = {}) => {
+      const res = await fetch(`${hub.url}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+      return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as unknown };
+    };
+    const init = await fetch(`${hub.url}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
+    await init.text();
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')! };
+    const ping = { jsonrpc: '2.0', id: 'p', method: 'ping' };
+    const calls = [
+      { name: 'svc_recall', arguments: { query: 'blue green deploy', fast: true } },
+      { name: 'svc_recall', arguments: { query: 7 } }, // bad arguments: a tool error
+      { name: 'svc_nothing', arguments: {} }, // unknown tool
+      { name: 'svc_status' },
+    ];
+    for (const [i, params] of calls.entries()) {
+      const message = { jsonrpc: '2.0', id: i + 1, method: 'tools/call', params };
+      const direct = await post(message, session);
+      const viaSdk = await post([message, ping], session);
+      expect(direct.status).toBe(200);
+      expect(direct.type).toMatch(/^application\/json/);
+      expect(viaSdk.body).toEqual([direct.body, { jsonrpc: '2.0', id: 'p', result: {} }]);
+    }
+    // Malformed: the SDK's own answers.
+    const noName = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { arguments: {} } }, session);
+    expect(noName.body).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: expect.any(Number), message: expect.any(String) } });
+    const noSse = await post(
+      { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'svc_status' } },
+      { ...session, accept: 'application/json' },
+    );
+    expect(noSse.status).toBe(406);
+    const oldVersion = await post(
+      { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'svc_status' } },
+      { ...session, 'mcp-protocol-version': '1999-01-01' },
+    );
+    expect(oldVersion.status).toBe(400);
+  });
 });
