@@ -220,6 +220,11 @@ export class SqliteIndex {
     return new Map(rows.map((r) => [r.file, r]));
   }
 
+  /** Up to `limit` indexed files after `file` in file order (the hot paths' scan, store-reconcile.ts). */
+  indexedFilesAfter(file: string, limit: number): IndexedFile[] {
+    return this.stmt('SELECT id, file, mtime, size FROM engrams WHERE file > ? ORDER BY file LIMIT ?').all(file, limit) as IndexedFile[];
+  }
+
   stampOf(file: string): FileStamp | undefined {
     return this.stmt('SELECT mtime, size FROM engrams WHERE file = ?').get(file) as FileStamp | undefined;
   }

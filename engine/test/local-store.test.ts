@@ -11,6 +11,7 @@ import { promote } from '../ops/promote.js';
 import { recall } from '../ops/recall.js';
 import { systemContext, type OpContext } from '../ops/context.js';
 import { parseId } from '../model/ids.js';
+import { contentHash } from '../model/content-hash.js';
 
 let root: string;
 let store: LocalStore;
@@ -233,6 +234,49 @@ describe('the YAML is the source of truth', () => {
     writeFileSync(fileOf(added.id), stringify(added));
     await reopen('fast');
     expect((await recall(store, 'vendored')).hits).toHaveLength(1);
+  });
+
+  it('the fast path finds an edit in place a slice of files at a time, without stating the whole folder', async () => {
+    const ids = Array.from({ length: 2_500 }, (_, i) => `ENG-2026-0303-${String(i + 1).padStart(4, '0')}`);
+    const docOf = (id: string, statement: string) => ({
+      id,
+      version: 2,
+      status: 'active',
+      type: 'behavioral',
+      scope: 'global',
+      statement,
+      content_hash: contentHash(statement),
+    });
+    for (const id of ids) writeFileSync(fileOf(id), stringify(docOf(id, `Rule number ${id.slice(-4)} of the slices`)));
+    await reopen('full');
+    // An edit in place near the end of the file order: the folder's mtime does not move.
+    const last = ids.at(-1)!;
+    writeFileSync(fileOf(last), stringify(docOf(last, 'Rotate the signing keys every quarter')));
+    const { default: Database } = await import('better-sqlite3');
+    const meta = (key: string, value?: string): string | undefined => {
+      store.close();
+      const raw = new Database(join(root, 'index.db'));
+      try {
+        if (value !== undefined) raw.prepare('UPDATE meta SET value = ? WHERE key = ?').run(value, key);
+        return (raw.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+      } finally {
+        raw.close();
+      }
+    };
+    const found = async () => (await recall(store, 'rotate signing keys')).hits.length;
+    // Within the interval a hot open stats nothing.
+    await reopen('fast');
+    expect(await found()).toBe(0);
+    const seen: string[] = [];
+    for (let step = 0; step < 3; step++) {
+      meta('scan_slice_at', '0'); // as if the interval had passed
+      await reopen('fast');
+      seen.push(meta('scan_cursor')!);
+      await reopen('fast');
+      if (step < 2) expect(await found()).toBe(0);
+    }
+    expect(seen).toEqual([`${ids[999]}.yaml`, `${ids[1999]}.yaml`, '']); // 1,000 files a slice, then back to the start
+    expect(await found()).toBe(1);
   });
 
   it('quarantines a file cut short that still parses, instead of reading it as whole and rewriting it', async () => {
