@@ -31,6 +31,11 @@ export interface Database extends Queryable {
 }
 
 export interface OpenTransaction extends Queryable {
+  /**
+   * Runs `script` (statements without parameters, such as a savepoint's) and then `sql`; answers
+   * sql's rows. One round trip when every parameter has a plain literal (sql.ts `inlineParams`).
+   */
+  queryAfter<R = Record<string, unknown>>(script: string, sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Database, OpenTransaction } from '../contracts.js';
 import { SvcError } from '../../engine/errors.js';
 import { processRuns } from '../../engine/process-runs.js';
+import { inlineParams } from './sql.js';
 
 // The hub's database: PostgreSQL through a `pg` pool when a URL is given, else PGlite (PostgreSQL
 // compiled to WebAssembly) in a data folder, so a hub runs on a machine with nothing installed.
@@ -89,6 +90,16 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
     return {
       query: async (sql, params) => ({ rows: (await client.query(sql, params as unknown[])).rows }),
       exec: async (sql) => void (await client.query(sql)),
+      queryAfter: async (script, sql, params) => {
+        const inlined = inlineParams(sql, params);
+        if (inlined === undefined) {
+          await client.query(script);
+          return { rows: (await client.query(sql, params as unknown[])).rows };
+        }
+        // Several statements answer one result each.
+        const results = (await client.query(`${script};\n${inlined}`)) as unknown as Array<{ rows: never[] }>;
+        return { rows: results[results.length - 1]!.rows };
+      },
       commit: () => end('COMMIT'),
       rollback: () => end('ROLLBACK'),
     };
@@ -237,6 +248,12 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
           opened({
             query: (sql, params) => busy(async () => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] })),
             exec: (sql) => busy(async () => void (await tx.exec(sql))),
+            // One connection in this process: no round trip to save.
+            queryAfter: (script, sql, params) =>
+              busy(async () => {
+                await tx.exec(script);
+                return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
+              }),
             commit: async () => {
               // eslint-disable-next-line no-restricted-syntax -- as above: the server's fault, a logged 500
               if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);

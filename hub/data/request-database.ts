@@ -42,17 +42,35 @@ export class RequestDatabase implements Database {
     const run = this.nested.then(async () => {
       const tx = await this.open();
       const name = `svc_sp_${++this.savepoints}`;
-      // The previous unit's savepoint is released in the same round trip as this one is set
-      // (a write's last one is released by COMMIT): fewer round trips while a lock is held.
-      const release = this.unreleased ? `RELEASE SAVEPOINT ${this.unreleased}; ` : '';
+      const previous = this.unreleased;
+      // The savepoint is set in the round trip of the unit's first statement, and the previous
+      // unit's released in it too (a write's last one is released by COMMIT): fewer round trips,
+      // and none of its own while a lock is held.
+      let pending: string | undefined = `${previous ? `RELEASE SAVEPOINT ${previous}; ` : ''}SAVEPOINT ${name}`;
       this.unreleased = undefined;
-      await tx.exec(`${release}SAVEPOINT ${name}`);
+      const take = (): string | undefined => {
+        const script = pending;
+        pending = undefined;
+        return script;
+      };
+      const q: Queryable = {
+        query: (sql, params) => {
+          const script = take();
+          return script ? tx.queryAfter(script, sql, params) : tx.query(sql, params);
+        },
+        exec: (sql) => {
+          const script = take();
+          return tx.exec(script ? `${script}; ${sql}` : sql);
+        },
+      };
       try {
-        const result = await fn(tx);
-        this.unreleased = name;
+        const result = await fn(q);
+        // A unit that ran no statement set no savepoint: the previous one is still to release.
+        this.unreleased = pending === undefined ? name : previous;
         return result;
       } catch (err) {
-        await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => undefined);
+        if (pending === undefined) await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => undefined);
+        else this.unreleased = previous;
         throw err;
       }
     });
