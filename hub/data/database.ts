@@ -100,6 +100,12 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
         const results = (await client.query(`${script};\n${inlined}`)) as unknown as Array<{ rows: never[] }>;
         return { rows: results[results.length - 1]!.rows };
       },
+      commitAfter: async (script) => {
+        await client.query(`${script};\nCOMMIT`);
+        released = true;
+        client.removeListener('error', onError);
+        client.release();
+      },
       commit: () => end('COMMIT'),
       rollback: () => end('ROLLBACK'),
     };
@@ -243,6 +249,12 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
             idle();
           }
         };
+        const commit = async (): Promise<void> => {
+          // eslint-disable-next-line no-restricted-syntax -- as above: the server's fault, a logged 500
+          if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
+          finish(true);
+          await settled;
+        };
         const run = db.transaction(async (tx) => {
           idle();
           opened({
@@ -254,20 +266,19 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
                 await tx.exec(script);
                 return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
               }),
-            commit: async () => {
-              // eslint-disable-next-line no-restricted-syntax -- as above: the server's fault, a logged 500
-              if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
-              finish(true);
-              await settled;
+            commitAfter: async (script) => {
+              await busy(() => tx.exec(script));
+              await commit();
             },
+            commit,
             rollback: async () => {
               finish(false);
               await settled!.catch(() => undefined);
             },
           });
-          const commit = await ended;
+          const committed = await ended;
           clearTimeout(timer);
-          if (!commit) throw ROLLED_BACK;
+          if (!committed) throw ROLLED_BACK;
         });
         settled = run;
         run.catch((err) => (err === ROLLED_BACK ? undefined : failed(err))).finally(() => inFlight--);

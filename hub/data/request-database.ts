@@ -1,4 +1,5 @@
 import type { Database, OpenTransaction, Queryable } from '../contracts.js';
+import { inlineParams } from './sql.js';
 
 // The database as one write request sees it: every query of the request runs in one
 // transaction, so the request's changes and its audit row commit together or not at all. The
@@ -85,6 +86,42 @@ export class RequestDatabase implements Database {
 
   listen(channel: string, onPayload: (payload: string) => void, onResume?: () => void): Promise<() => Promise<void>> {
     return this.db.listen(channel, onPayload, onResume);
+  }
+
+  /**
+   * Runs one statement as the request's last unit and commits with it, in one round trip when
+   * its parameters can be written in. Resolves true when both happened; false when the statement
+   * failed (undone: the transaction is open for what the caller does instead); rejects when the
+   * commit failed.
+   */
+  async commitWith(sql: string, params: unknown[]): Promise<boolean> {
+    await this.nested;
+    const inlined = inlineParams(sql, params);
+    if (inlined === undefined) {
+      const done = await this.transaction((q) => q.query(sql, params)).then(
+        () => true,
+        () => false,
+      );
+      if (done) await this.commit();
+      return done;
+    }
+    const tx = await this.open();
+    const name = `svc_sp_${++this.savepoints}`;
+    const release = this.unreleased ? `RELEASE SAVEPOINT ${this.unreleased}; ` : '';
+    this.unreleased = undefined;
+    try {
+      await tx.commitAfter(`${release}SAVEPOINT ${name}; ${inlined}`);
+      return true;
+    } catch (err) {
+      // The statement failed and the COMMIT did not run: back to before it. If that cannot be
+      // done, the COMMIT was what failed.
+      const undone = await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).then(
+        () => true,
+        () => false,
+      );
+      if (!undone) throw err;
+      return false;
+    }
   }
 
   async commit(): Promise<void> {
