@@ -31,6 +31,17 @@ export interface Database extends Queryable {
 }
 
 export interface OpenTransaction extends Queryable {
+  /**
+   * Runs `script` (statements without parameters, such as a savepoint's) and then `sql`; answers
+   * sql's rows. One round trip when every parameter has a plain literal (sql.ts `inlineParams`).
+   */
+  queryAfter<R = Record<string, unknown>>(script: string, sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  /**
+   * Runs `script` (statements without parameters) and commits, in one round trip. When a
+   * statement of the script fails, the COMMIT does not run and the transaction stays open (the
+   * caller rolls back, or back to a savepoint); when the COMMIT fails, it has ended.
+   */
+  commitAfter(script: string): Promise<void>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
 }

@@ -106,40 +106,96 @@ export function onAuditAppend(listener: AppendListener): () => void {
   return () => void appendListeners.delete(listener);
 }
 
+/**
+ * The last row this process appended to each organization's chain: the head its next append
+ * expects. Only a guess (another process may have appended since, or the transaction rolled
+ * back): the database checks it under the audit lock.
+ */
+const knownHeads = new Map<string, { seq: number; hash: string }>();
+
 /** Appends entries to an organization's chain on `q`, which must be a transaction (the caller's). */
 export async function appendAudit(q: Queryable, org: Org, key: string, entries: AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  const s = ident(org.schema);
-  // The organization's audit lock (to the end of the transaction) and the chain's head, read after it.
-  const last = (await q.query<{ seq: number; hash: string }>(`SELECT seq, hash FROM ${CONTROL_SCHEMA}.audit_chain_head($1)`, [org.schema]))
-    .rows[0];
-  let seq = last ? Number(last.seq) : 0;
-  let prev = last?.hash ?? GENESIS;
-  const rows: AuditRow[] = [];
-  for (const raw of entries) {
-    const e = safeEntry(raw);
+  const safe = entries.map(safeEntry);
+  // One round trip while the lock is held when the guessed head is the chain's: the statement
+  // takes the organization's audit lock, reads the head after it and appends only when it is
+  // the one the rows were chained to; otherwise it answers the head, now held, and the rows are
+  // chained again to it.
+  let head = knownHeads.get(org.id) ?? { seq: 0, hash: GENESIS };
+  for (let attempt = 0; ; attempt++) {
+    const rows = chainRows(key, head, safe);
+    const { sql, params } = appendStatement(org, head, rows, false);
+    const answer = (await q.query<{ seq: number; hash: string; fits: boolean }>(sql, params)).rows[0]!;
+    if (answer.fits) return noteAppended(org, rows);
+    // eslint-disable-next-line no-restricted-syntax -- the head moved while this transaction held the lock: a bug, an internal error
+    if (attempt > 0) throw new Error(`the audit chain of ${org.slug} moved under its lock`);
+    head = { seq: Number(answer.seq), hash: answer.hash };
+  }
+}
+
+/**
+ * An append of `entries` chained to the head this process appended last, as one statement that
+ * fails when the chain's head is another (another process appended since, or that append rolled
+ * back): a caller may send it with its COMMIT in one round trip, and use appendAudit when it
+ * fails. `appended()` once it committed.
+ */
+export function guessedAppend(org: Org, key: string, entries: AuditEntry[]): { sql: string; params: unknown[]; appended(): void } {
+  const head = knownHeads.get(org.id) ?? { seq: 0, hash: GENESIS };
+  const rows = chainRows(key, head, entries.map(safeEntry));
+  return { ...appendStatement(org, head, rows, true), appended: () => noteAppended(org, rows) };
+}
+
+function noteAppended(org: Org, rows: AuditRow[]): void {
+  const last = rows[rows.length - 1]!;
+  knownHeads.set(org.id, { seq: last.seq, hash: last.hash });
+  for (const listener of appendListeners) listener(org, rows.length);
+}
+
+/** Rows chained on from `head`. */
+function chainRows(key: string, head: { seq: number; hash: string }, entries: AuditEntry[]): AuditRow[] {
+  let { seq, hash: prev } = head;
+  return entries.map((e) => {
     seq += 1;
     const hash = rowHash(key, prev, seq, e);
-    rows.push({ ...e, seq, prev_hash: prev, hash });
+    const row = { ...e, seq, prev_hash: prev, hash };
     prev = hash;
-  }
-  const params: unknown[] = [JSON.stringify(rows)];
+    return row;
+  });
+}
+
+/**
+ * The statement that takes the organization's audit lock and appends `rows` (with their webhook
+ * events) when the chain's head, read after the lock, is `head`. It answers that head and
+ * whether it appended; `strict`, it fails instead when it did not.
+ */
+function appendStatement(
+  org: Org,
+  head: { seq: number; hash: string },
+  rows: AuditRow[],
+  strict: boolean,
+): { sql: string; params: unknown[] } {
+  const s = ident(org.schema);
+  const params: unknown[] = [JSON.stringify(rows), org.schema, head.seq, head.hash, GENESIS, strict];
   const outbox = outboxSql(
     org,
     rows.map(({ prev_hash: _, ...row }) => ({ type: 'audit.entry', data: row })),
     params,
+    'EXISTS (SELECT 1 FROM fits)',
   );
-  await q.query(
-    `WITH appended AS (
+  const sql = `WITH head AS (
+       SELECT coalesce(max(h.seq), 0) AS seq, coalesce(max(h.hash), $5) AS hash FROM ${CONTROL_SCHEMA}.audit_chain_head($2) h),
+     fits AS (SELECT 1 FROM head WHERE head.seq = $3 AND head.hash = $4),
+     appended AS (
        INSERT INTO ${s}.audit_log (seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash)
        SELECT x.seq, x.at, x.actor, x.token_id, x.action, x.resource, x.outcome, x.details, x.prev_hash, x.hash
          FROM jsonb_to_recordset($1::jsonb) AS x(seq bigint, at text, actor text, token_id text, action text, resource text,
-                                                outcome int, details jsonb, prev_hash text, hash text)),
+                                                outcome int, details jsonb, prev_hash text, hash text)
+        WHERE EXISTS (SELECT 1 FROM fits)),
      ${outbox.cte}
-     ${outbox.select}`,
-    params,
-  );
-  for (const listener of appendListeners) listener(org, rows.length);
+     SELECT head.seq, head.hash, woke.n,
+            CASE WHEN EXISTS (SELECT 1 FROM fits) THEN true WHEN $6::boolean THEN ${CONTROL_SCHEMA}.audit_head_moved() ELSE false END AS fits
+       FROM head, (${outbox.select}) woke`;
+  return { sql, params };
 }
 
 export interface AuditGap {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Database, OpenTransaction } from '../contracts.js';
 import { SvcError } from '../../engine/errors.js';
 import { processRuns } from '../../engine/process-runs.js';
+import { inlineParams } from './sql.js';
 
 // The hub's database: PostgreSQL through a `pg` pool when a URL is given, else PGlite (PostgreSQL
 // compiled to WebAssembly) in a data folder, so a hub runs on a machine with nothing installed.
@@ -89,6 +90,22 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
     return {
       query: async (sql, params) => ({ rows: (await client.query(sql, params as unknown[])).rows }),
       exec: async (sql) => void (await client.query(sql)),
+      queryAfter: async (script, sql, params) => {
+        const inlined = inlineParams(sql, params);
+        if (inlined === undefined) {
+          await client.query(script);
+          return { rows: (await client.query(sql, params as unknown[])).rows };
+        }
+        // Several statements answer one result each.
+        const results = (await client.query(`${script};\n${inlined}`)) as unknown as Array<{ rows: never[] }>;
+        return { rows: results[results.length - 1]!.rows };
+      },
+      commitAfter: async (script) => {
+        await client.query(`${script};\nCOMMIT`);
+        released = true;
+        client.removeListener('error', onError);
+        client.release();
+      },
       commit: () => end('COMMIT'),
       rollback: () => end('ROLLBACK'),
     };
@@ -232,25 +249,36 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
             idle();
           }
         };
+        const commit = async (): Promise<void> => {
+          // eslint-disable-next-line no-restricted-syntax -- as above: the server's fault, a logged 500
+          if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
+          finish(true);
+          await settled;
+        };
         const run = db.transaction(async (tx) => {
           idle();
           opened({
             query: (sql, params) => busy(async () => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] })),
             exec: (sql) => busy(async () => void (await tx.exec(sql))),
-            commit: async () => {
-              // eslint-disable-next-line no-restricted-syntax -- as above: the server's fault, a logged 500
-              if (abandoned) throw new Error(`the transaction was idle for more than ${idleMs / 1000} s and was rolled back`);
-              finish(true);
-              await settled;
+            // One connection in this process: no round trip to save.
+            queryAfter: (script, sql, params) =>
+              busy(async () => {
+                await tx.exec(script);
+                return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
+              }),
+            commitAfter: async (script) => {
+              await busy(() => tx.exec(script));
+              await commit();
             },
+            commit,
             rollback: async () => {
               finish(false);
               await settled!.catch(() => undefined);
             },
           });
-          const commit = await ended;
+          const committed = await ended;
           clearTimeout(timer);
-          if (!commit) throw ROLLED_BACK;
+          if (!committed) throw ROLLED_BACK;
         });
         settled = run;
         run.catch((err) => (err === ROLLED_BACK ? undefined : failed(err))).finally(() => inFlight--);

@@ -1,4 +1,5 @@
 import type { Database, OpenTransaction, Queryable } from '../contracts.js';
+import { inlineParams } from './sql.js';
 
 // The database as one write request sees it: every query of the request runs in one
 // transaction, so the request's changes and its audit row commit together or not at all. The
@@ -42,17 +43,35 @@ export class RequestDatabase implements Database {
     const run = this.nested.then(async () => {
       const tx = await this.open();
       const name = `svc_sp_${++this.savepoints}`;
-      // The previous unit's savepoint is released in the same round trip as this one is set
-      // (a write's last one is released by COMMIT): fewer round trips while a lock is held.
-      const release = this.unreleased ? `RELEASE SAVEPOINT ${this.unreleased}; ` : '';
+      const previous = this.unreleased;
+      // The savepoint is set in the round trip of the unit's first statement, and the previous
+      // unit's released in it too (a write's last one is released by COMMIT): fewer round trips,
+      // and none of its own while a lock is held.
+      let pending: string | undefined = `${previous ? `RELEASE SAVEPOINT ${previous}; ` : ''}SAVEPOINT ${name}`;
       this.unreleased = undefined;
-      await tx.exec(`${release}SAVEPOINT ${name}`);
+      const take = (): string | undefined => {
+        const script = pending;
+        pending = undefined;
+        return script;
+      };
+      const q: Queryable = {
+        query: (sql, params) => {
+          const script = take();
+          return script ? tx.queryAfter(script, sql, params) : tx.query(sql, params);
+        },
+        exec: (sql) => {
+          const script = take();
+          return tx.exec(script ? `${script}; ${sql}` : sql);
+        },
+      };
       try {
-        const result = await fn(tx);
-        this.unreleased = name;
+        const result = await fn(q);
+        // A unit that ran no statement set no savepoint: the previous one is still to release.
+        this.unreleased = pending === undefined ? name : previous;
         return result;
       } catch (err) {
-        await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => undefined);
+        if (pending === undefined) await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => undefined);
+        else this.unreleased = previous;
         throw err;
       }
     });
@@ -67,6 +86,42 @@ export class RequestDatabase implements Database {
 
   listen(channel: string, onPayload: (payload: string) => void, onResume?: () => void): Promise<() => Promise<void>> {
     return this.db.listen(channel, onPayload, onResume);
+  }
+
+  /**
+   * Runs one statement as the request's last unit and commits with it, in one round trip when
+   * its parameters can be written in. Resolves true when both happened; false when the statement
+   * failed (undone: the transaction is open for what the caller does instead); rejects when the
+   * commit failed.
+   */
+  async commitWith(sql: string, params: unknown[]): Promise<boolean> {
+    await this.nested;
+    const inlined = inlineParams(sql, params);
+    if (inlined === undefined) {
+      const done = await this.transaction((q) => q.query(sql, params)).then(
+        () => true,
+        () => false,
+      );
+      if (done) await this.commit();
+      return done;
+    }
+    const tx = await this.open();
+    const name = `svc_sp_${++this.savepoints}`;
+    const release = this.unreleased ? `RELEASE SAVEPOINT ${this.unreleased}; ` : '';
+    this.unreleased = undefined;
+    try {
+      await tx.commitAfter(`${release}SAVEPOINT ${name}; ${inlined}`);
+      return true;
+    } catch (err) {
+      // The statement failed and the COMMIT did not run: back to before it. If that cannot be
+      // done, the COMMIT was what failed.
+      const undone = await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).then(
+        () => true,
+        () => false,
+      );
+      if (!undone) throw err;
+      return false;
+    }
   }
 
   async commit(): Promise<void> {

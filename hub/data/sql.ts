@@ -12,3 +12,38 @@ export const iso = (v: Date | string | number): string => new Date(v).toISOStrin
 
 /** Like iso, for a nullable column. */
 export const isoOrNull = (v: Date | string | number | null | undefined): string | null => (v === null || v === undefined ? null : iso(v));
+
+/** A string as an SQL literal, right whether or not the server takes backslashes as escapes. */
+function quoteLiteral(s: string): string {
+  const body = s.replace(/'/g, "''");
+  return s.includes('\\') ? `E'${body.replace(/\\/g, '\\\\')}'` : `'${body}'`;
+}
+
+/** An element of an array literal: double-quoted, backslash-escaped (PostgreSQL's array syntax). */
+const arrayElement = (v: string | number | null): string =>
+  v === null ? 'NULL' : `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+
+/** A parameter as the untyped literal PostgreSQL would infer the same type for; undefined when it has no plain one. */
+function literal(v: unknown): string | undefined {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'string') return quoteLiteral(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? `'${v}'` : undefined;
+  if (typeof v === 'boolean') return `'${v}'`;
+  if (Array.isArray(v) && v.every((x) => x === null || typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x))))
+    return quoteLiteral(`{${(v as Array<string | number | null>).map(arrayElement).join(',')}}`);
+  return undefined;
+}
+
+/**
+ * A statement with its $n parameters written in as literals, so that it can follow other
+ * statements in one simple query (one round trip); undefined when a parameter has no plain
+ * literal (a Date, a Buffer, an object). The statement must hold no $n outside its parameters
+ * (in a string or a comment).
+ */
+export function inlineParams(sql: string, params: readonly unknown[] = []): string | undefined {
+  const literals = params.map(literal);
+  if (literals.includes(undefined)) return undefined;
+  let missing = false;
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => literals[Number(n) - 1] ?? ((missing = true), ''));
+  return missing ? undefined : text;
+}

@@ -1,5 +1,5 @@
 import type { Database, Org, Principal } from '../contracts.js';
-import { appendAudit, type AuditEntry, type AuditWriter } from '../audit/audit-log.js';
+import { appendAudit, guessedAppend, type AuditEntry, type AuditWriter } from '../audit/audit-log.js';
 import { limitField, policyField, sweepRateLimits, type PolicyName, type RateDecision } from '../limits/rate-limit.js';
 import { ReservingCounter } from '../limits/reserving-counter.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
@@ -162,6 +162,20 @@ export class Gatekeeper {
 
   private async commitWithAudit(rdb: RequestDatabase, org: Org, row: AuditEntry): Promise<void> {
     const { audit, config, log } = this.deps;
+    // Most often the chain's head is still the one this process appended last: then the row
+    // goes with the COMMIT, in one round trip while the write's locks are held. When it is not
+    // (or the row cannot be written), the statement fails alone and the row is appended after
+    // reading the head.
+    const guess = guessedAppend(org, config.auditKey, [row]);
+    let committed: boolean;
+    try {
+      committed = await rdb.commitWith(guess.sql, guess.params);
+    } catch (err) {
+      await rdb.rollback();
+      audit.record(org, { ...row, outcome: 500 });
+      throw err;
+    }
+    if (committed) return guess.appended();
     const inWrite = await rdb
       .transaction((q) => appendAudit(q, org, config.auditKey, [row]))
       .then(() => true)

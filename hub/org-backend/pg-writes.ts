@@ -30,48 +30,92 @@ export async function writeUnit<T>(view: OrgView, fn: (tx: EngramWriter) => Prom
     // Ids this unit allocated and has not written yet: no engram can have them, so their
     // first put skips reading a prior version (and fails rather than overwrite one).
     const fresh = new Set<string>();
+    // Per id stem, the last id taken as this unit knows it (read under the lock, or allocated
+    // here), and the counters allocated here and not yet stored: the next put stores them.
+    const counters = new Map<string, number>();
+    const unstored = new Map<string, number>();
+    const takeUnstored = (): Map<string, number> => {
+      const taken = new Map(unstored);
+      unstored.clear();
+      return taken;
+    };
     const tx: EngramWriter = {
       get: async (id) => {
         await lock();
         return visible(view, await getDoc(q, view.s, id));
       },
-      // Takes the lock (again, if held: it is re-entrant) and reads after it, in one round trip.
+      // Takes the lock (again, if held: it is re-entrant) and reads after it, in one round trip,
+      // with the last id of today's stem (what learn allocates next).
       findByHash: async (hash) => {
-        const rows = await q.query<{ doc: EngramDoc }>(`SELECT doc FROM ${CONTROL_SCHEMA}.engrams_by_hash_locked($1, $2, $3) AS doc`, [
-          view.org.schema,
-          hash,
-          view.readable ? [...view.readable] : null,
-        ]);
+        const stem = idStem('ENG', view.org.idPrefix, idDay(new Date()));
+        const rows = (
+          await q.query<{ doc: EngramDoc | null; last_id: number | null }>(
+            `SELECT doc, last_id FROM ${CONTROL_SCHEMA}.engrams_by_hash_and_counter_locked($1, $2, $3, $4)`,
+            [view.org.schema, hash, view.readable ? [...view.readable] : null, stem],
+          )
+        ).rows;
         locked = true;
-        return rows.rows.map((r) => r.doc);
+        if (!counters.has(stem)) counters.set(stem, Number(rows[0]!.last_id));
+        return rows.slice(1).map((r) => r.doc!);
       },
       allocateId: async (kind, now) => {
         await lock();
         const day = idDay(now);
         const stem = idStem(kind, view.org.idPrefix, day);
-        const r = await q.query<{ last: number }>(
-          `INSERT INTO ${view.s}.id_counters (stem, last) VALUES ($1, 1)
-           ON CONFLICT (stem) DO UPDATE SET last = ${view.s}.id_counters.last + 1 RETURNING last`,
-          [stem],
-        );
-        const id = formatId(kind, view.org.idPrefix, day, Number(r.rows[0]!.last));
+        const known = counters.get(stem);
+        let last: number;
+        if (known === undefined) {
+          const r = await q.query<{ last: number }>(
+            `INSERT INTO ${view.s}.id_counters (stem, last) VALUES ($1, 1)
+             ON CONFLICT (stem) DO UPDATE SET last = ${view.s}.id_counters.last + 1 RETURNING last`,
+            [stem],
+          );
+          last = Number(r.rows[0]!.last);
+        } else {
+          last = known + 1;
+          unstored.set(stem, last);
+        }
+        counters.set(stem, last);
+        const id = formatId(kind, view.org.idPrefix, day, last);
         fresh.add(id);
         return id;
       },
       put: async (engram, note) => {
         await lock();
-        await putEngram(view, q, engram, note, fresh.delete(engram.id));
+        await putEngram(view, q, engram, note, fresh.delete(engram.id), takeUnstored);
       },
     };
-    return fn(tx);
+    const result = await fn(tx);
+    if (unstored.size > 0) {
+      // Allocated and not written (a unit may): stored all the same, so no id is handed out twice.
+      const params: unknown[] = [];
+      await q.query(`WITH ${countersSql(view, takeUnstored(), params)} SELECT 1`, params);
+    }
+    return result;
   });
 }
 
+/** The WITH item storing allocated id counters (never lowering one); its parameters are appended to `params`. */
+function countersSql(view: OrgView, allocated: Map<string, number>, params: unknown[]): string {
+  params.push([...allocated.keys()], [...allocated.values()]);
+  const n = params.length - 1;
+  return `counted AS (
+       INSERT INTO ${view.s}.id_counters AS c (stem, last) SELECT * FROM unnest($${n}::text[], $${n + 1}::int[])
+       ON CONFLICT (stem) DO UPDATE SET last = greatest(c.last, excluded.last))`;
+}
+
 /**
- * Writes an engram, its postings, its scope statistics, its change event and its webhook
- * events in one statement (one round trip while the organization's write lock is held).
+ * Writes an engram, its postings, its scope statistics, its change event, its webhook events
+ * and the id counters allocated before it in one statement (one round trip while the organization's write lock is held).
  */
-async function putEngram(view: OrgView, q: Queryable, engram: EngramDoc, note: EventNote | undefined, fresh: boolean): Promise<void> {
+async function putEngram(
+  view: OrgView,
+  q: Queryable,
+  engram: EngramDoc,
+  note: EventNote | undefined,
+  fresh: boolean,
+  takeCounters: () => Map<string, number>,
+): Promise<void> {
   const check = validateEngram(engram);
   if (!check.ok) throw invalid(`engram ${engram.id} is invalid`, check.errors);
   const prior = fresh
@@ -105,6 +149,7 @@ async function putEngram(view: OrgView, q: Queryable, engram: EngramDoc, note: E
     [...stats.values()].map((d) => d.tokens),
     JSON.stringify(event ? [event] : []),
   ];
+  const counted = countersSql(view, takeCounters(), params);
   const outbox = outboxSql(view.org, [{ type: lifecycleEvent(before, engram), data: engram }], params);
   const s = view.s;
   const upsert = fresh
@@ -130,6 +175,7 @@ async function putEngram(view: OrgView, q: Queryable, engram: EngramDoc, note: E
        INSERT INTO ${s}.engram_events (at, action, engram_id, session, doc)
        SELECT (x.doc->>'at')::timestamptz, x.doc->>'action', x.doc->>'engram_id', x.doc->>'session', x.doc
          FROM jsonb_array_elements($15::jsonb) AS x(doc)),
+     ${counted},
      ${outbox.cte}
      ${outbox.select}`,
     params,

@@ -75,6 +75,47 @@ describe.each(DATABASES)('the audit chain (%s)', (kind) => {
     expect(await verifyAudit(hub.db, org.org, key())).toMatchObject({ ok: true, rows: 8, gaps: [], unfinished: [{ started_seq: 6 }] });
   });
 
+  it("chains a write's row after a row another process appended, and still commits the write with it", async () => {
+    const org = await orgWithCalls('guessed', 2);
+    // Another hub process appends: this one's guess of the chain's head is now stale.
+    const last = (
+      await hub.db.query<{ seq: number; hash: string }>(
+        `SELECT seq, hash FROM ${ident(org.org.schema)}.audit_log ORDER BY seq DESC LIMIT 1`,
+      )
+    ).rows[0]!;
+    const e = entry('elsewhere');
+    const seq = Number(last.seq) + 1;
+    await hub.db.query(
+      `INSERT INTO ${ident(org.org.schema)}.audit_log (seq, at, actor, token_id, action, resource, outcome, details, prev_hash, hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+      [
+        seq,
+        e.at,
+        e.actor,
+        e.token_id,
+        e.action,
+        e.resource,
+        e.outcome,
+        JSON.stringify(e.details),
+        last.hash,
+        rowHash(key(), last.hash, seq, e),
+      ],
+    );
+    const created = await hub.request('POST', '/engrams', {
+      token: org.adminKey,
+      body: { statement: 'Written after the guess went stale', scope: 'org:guessed' },
+    });
+    expect(created.status).toBe(201);
+    expect((await hub.request('GET', `/engrams/${created.body.id}`, { token: org.adminKey, template: '/engrams/{id}' })).status).toBe(200);
+    await hub.running.hub.audit.drain();
+    const all = await rows(hub.db, org.org);
+    expect(all.filter((r) => r.seq > seq && r.action === 'POST /api/v1/engrams')).toMatchObject([
+      { outcome: 201, resource: `engram:${created.body.id}` },
+    ]);
+    expect(await verifyAudit(hub.db, org.org, key())).toMatchObject({ ok: true, gaps: [] });
+    expect(warnings.filter((w) => w.includes('queued instead'))).toEqual([]);
+  });
+
   it('is append-only in the database: UPDATE, DELETE and TRUNCATE are refused', async () => {
     const org = await orgWithCalls('locked', 2);
     const t = `${ident(org.org.schema)}.audit_log`;

@@ -36,18 +36,20 @@ export function eventBody(org: Org, e: OutboxEvent, id: string = randomUUID(), a
  * The outbox part of a change's statement: a WITH item `queued` that queues the events for every
  * active webhook that wants them, and the SELECT that ends the statement (waking the delivery
  * workers when it queued any). Its parameters are appended to `params`, so a write can queue
- * its events in the same round trip as the change itself.
+ * its events in the same round trip as the change itself. `when`, a condition on the statement's
+ * other WITH items, queues them only when it holds.
  */
-export function outboxSql(org: Org, events: OutboxEvent[], params: unknown[]): { cte: string; select: string } {
+export function outboxSql(org: Org, events: OutboxEvent[], params: unknown[], when?: string): { cte: string; select: string } {
   const s = ident(org.schema);
   params.push(JSON.stringify(events.map((e) => ({ ...eventBody(org, e), type: e.type }))), WEBHOOK_CHANNEL, org.schema);
   const n = params.length - 2;
+  const where = when ? ` WHERE ${when}` : '';
   return {
     cte: `queued AS (
        INSERT INTO ${s}.webhook_deliveries (webhook_id, event_id, event, body)
        SELECT w.id, x.id, x.type, x.body
          FROM jsonb_to_recordset($${n}::jsonb) AS x(id text, type text, body text)
-         JOIN ${s}.webhooks w ON w.state = 'active' AND x.type = ANY (w.events)
+         JOIN ${s}.webhooks w ON w.state = 'active' AND x.type = ANY (w.events)${where}
        RETURNING 1)`,
     select: `SELECT c.n FROM (SELECT count(*)::int AS n FROM queued) c
        LEFT JOIN LATERAL (SELECT pg_notify($${n + 1}, $${n + 2}) WHERE c.n > 0) woken ON true`,
