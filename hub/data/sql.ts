@@ -26,10 +26,14 @@ const arrayElement = (v: string | number | null): string =>
 /** A parameter as the untyped literal PostgreSQL would infer the same type for; undefined when it has no plain one. */
 function literal(v: unknown): string | undefined {
   if (v === null || v === undefined) return 'NULL';
-  if (typeof v === 'string') return quoteLiteral(v);
+  // A NUL would end the query text on the wire: such a string stays a parameter (and is refused as one).
+  if (typeof v === 'string') return v.includes('\0') ? undefined : quoteLiteral(v);
   if (typeof v === 'number') return Number.isFinite(v) ? `'${v}'` : undefined;
   if (typeof v === 'boolean') return `'${v}'`;
-  if (Array.isArray(v) && v.every((x) => x === null || typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x))))
+  if (
+    Array.isArray(v) &&
+    v.every((x) => x === null || (typeof x === 'string' && !x.includes('\0')) || (typeof x === 'number' && Number.isFinite(x)))
+  )
     return quoteLiteral(`{${(v as Array<string | number | null>).map(arrayElement).join(',')}}`);
   return undefined;
 }

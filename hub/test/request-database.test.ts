@@ -31,6 +31,8 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
     expect(inlineParams('SELECT $1', [new Date()])).toBeUndefined();
     expect(inlineParams('SELECT $1', [{ a: 1 }])).toBeUndefined();
     expect(inlineParams('SELECT $2', ['one'])).toBeUndefined();
+    expect(inlineParams('SELECT $1', ['nul \0 inside'])).toBeUndefined();
+    expect(inlineParams('SELECT $1', [['ok', 'nul \0 inside']])).toBeUndefined();
   });
 
   it('undoes only the unit that failed, on its first statement or a later one, and commits the others', async () => {
