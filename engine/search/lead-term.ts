@@ -1,4 +1,4 @@
-import { queryTerms } from './fts-query.js';
+import { MAX_QUERY_PHRASES } from './fts-query.js';
 import { foldText, textPatterns } from './fts-text.js';
 import { isStopWord } from './stop-words.js';
 import { singular } from './text-overlap.js';
@@ -15,19 +15,34 @@ import { singular } from './text-overlap.js';
 /** How much a statement that opens with a query term counts over one that does not. */
 export const LEAD_TERM_FACTOR = 2;
 
-/** The first word of a text that is no stop word, lowercased, without a plural `s`. */
-export function leadWord(text: string): string | undefined {
+/** Words of a text that are no stop words, lowercased and without a plural `s`: the first `max`. */
+function contentWords(text: string, max: number): string[] {
   const folded = foldText(text);
-  for (const m of folded.matchAll(textPatterns(folded).word)) {
-    const w = m[0].toLowerCase();
-    if (!isStopWord(w)) return singular(w);
+  // The shared pattern, stepped by exec (matchAll would copy it on every call); lastIndex reset after.
+  const word = textPatterns(folded).word;
+  const out: string[] = [];
+  try {
+    for (let m = word.exec(folded); m && out.length < max; m = word.exec(folded)) {
+      const w = m[0].toLowerCase();
+      if (!isStopWord(w)) out.push(singular(w));
+    }
+  } finally {
+    word.lastIndex = 0;
   }
-  return undefined;
+  return out;
 }
 
-/** Whether a statement opens with one of the query's terms (its lead word is one). */
+/** How far into a statement its lead word is looked for: a long statement is not folded whole. */
+const LEAD_SPAN = 160;
+
+/** The first word of a text that is no stop word, lowercased, without a plural `s`. */
+export function leadWord(text: string): string | undefined {
+  return contentWords(text.length > LEAD_SPAN ? text.slice(0, LEAD_SPAN) : text, 1)[0];
+}
+
+/** Whether a statement opens with one of the query's words (its lead word is one). */
 export function leadTermMatcher(query: string): (statement: string) => boolean {
-  const terms = new Set(queryTerms(query).map(singular));
+  const terms = new Set(contentWords(query, MAX_QUERY_PHRASES));
   return (statement) => {
     if (terms.size === 0) return false;
     const lead = leadWord(statement);

@@ -7,6 +7,7 @@ import { learn } from '../ops/learn.js';
 import { recall } from '../ops/recall.js';
 import { systemContext } from '../ops/context.js';
 import { leadTermMatcher, leadWord } from '../search/lead-term.js';
+import { textPatterns } from '../search/fts-text.js';
 
 // A statement that opens with a query term is about it: recall lifts it over statements that
 // only mention the term (search/lead-term.ts).
@@ -18,6 +19,14 @@ describe('lead word', () => {
     expect(leadWord('  "Ёлка" стоит в холле')).toBe('елка');
     expect(leadWord('what is it?')).toBeUndefined();
     expect(leadWord('')).toBeUndefined();
+    expect(leadWord(`${'and the '.repeat(30)}pnpm`)).toBeUndefined(); // looked for in the first words only
+  });
+
+  it('leaves the shared word patterns as it found them', () => {
+    leadWord('The deployments run on Fridays');
+    leadWord('Ёлка стоит в холле');
+    expect(textPatterns('ascii').word.lastIndex).toBe(0);
+    expect(textPatterns('ё').word.lastIndex).toBe(0);
   });
 
   it('matches a statement that opens with a query term, not one that mentions it later', () => {
