@@ -6,6 +6,7 @@ import { activationStrength } from '../model/activation.js';
 import { round, byCodeUnit } from '../text.js';
 import type { RerankReport, RerankSetting } from '../rerank/reranker.js';
 import { SPREAD_SOURCES, spreadActivation, type Via } from './spreading.js';
+import { LEAD_TERM_FACTOR, leadTermMatcher } from '../search/lead-term.js';
 
 export const DEFAULT_RECALL_LIMIT = 10;
 /** Reciprocal rank fusion constant (Cormack et al.): damps the head of each ranking. */
@@ -13,7 +14,7 @@ export const RRF_K = 60;
 
 export interface RecallHit {
   engram: EngramDoc;
-  /** Final score: relevance (best = 1; BM25 score alone, else reciprocal rank fusion) shaped by the lifecycle. */
+  /** Final score: relevance (best = 1; BM25 score alone, else reciprocal rank fusion; lifted when the statement opens with a query term) shaped by the lifecycle. */
   score: number;
   /** Which rankings found it; `association` alone: no ranking did, a hit's associations brought it (see `via`). */
   found_by: Array<'bm25' | 'vector' | 'association'>;
@@ -183,6 +184,17 @@ async function localRecall(backend: EngramStore & SearchIndex, query: string, op
       h.via = s.via;
       relevance.set(id, (relevance.get(id) ?? 0) + s.boost);
     }
+  }
+  // Of what matched, a statement that opens with a query term is about it (search/lead-term.ts).
+  // Lifted after spreading: the push a source passes on is for its text, not for its subject.
+  const opensWithTerm = leadTermMatcher(query);
+  let lifted = false;
+  for (const h of hits) {
+    if (!opensWithTerm(h.engram.statement)) continue;
+    relevance.set(h.engram.id, relevance.get(h.engram.id)! * LEAD_TERM_FACTOR);
+    lifted = true;
+  }
+  if (spread.size > 0 || lifted) {
     const top = Math.max(...relevance.values());
     for (const [id, r] of relevance) relevance.set(id, r / top);
     shape(hits, relevance, factors, now);
