@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { stringifyEngram } from '../../engine/store/engram-yaml.js';
 import { buildEngram } from '../../engine/ops/learn.js';
@@ -15,7 +16,8 @@ import { CLI, timeNode, timeNodeWithPeakRss } from './proc.js';
 // `npm run bench -- curve`: how the local engine's costs grow with the store, at 10,000, 50,000
 // and 100,000 engrams (--sizes). Each store is seeded by writing its YAML files directly (learning
 // 100,000 engrams through the API would take most of the run; `npm run bench` measures learn).
-// Per size: in-process recall latency, `svc recall` as a process against `node -e 0`, and, in a
+// Per size: in-process recall latency, `svc recall` as a process against `node -e 0` (also as the
+// first call after a pause, when the hot path's look at the files is due), and, in a
 // child process, opening the store with index.db deleted (a full index build) then a rebuild,
 // with that child's peak RSS.
 
@@ -28,6 +30,8 @@ export interface CurvePoint {
   recall_p50_ms: number;
   recall_p95_ms: number;
   recall_cli_ratio: number;
+  /** The same, for the first call after a pause (the hot path's scan of the files is due: store-reconcile.ts). */
+  recall_cli_after_pause_ratio: number;
   cold_open_ms: number;
   rebuild_ms: number;
   peak_rss_mb: number | null;
@@ -114,11 +118,24 @@ async function measure(size: number, root: string, cwd: string): Promise<CurvePo
     cli.push(r.ms);
     node.push(base);
   }
+  // After a pause: the scan's interval has passed, as when a prompt follows a minute of reading.
+  const paused: number[] = [];
+  const pausedNode: number[] = [];
+  for (let i = 0; i < PROCESS_RUNS; i++) {
+    const index = new Database(join(root, 'index.db'));
+    index.prepare("UPDATE meta SET value = '0' WHERE key = 'scan_slice_at'").run();
+    index.close();
+    const r = timeNode([CLI, 'recall', queries[i % queries.length]!, '--json'], { env, cwd });
+    if (r.code !== 0 && r.code !== 2) throw new Error(`svc recall failed (exit ${r.code}): ${r.stderr}`);
+    paused.push(r.ms);
+    pausedNode.push(timeNode(['-e', '0']).ms);
+  }
   return {
     engrams: size,
     recall_p50_ms: round(percentile(ms, 50), 2),
     recall_p95_ms: round(percentile(ms, 95), 2),
     recall_cli_ratio: round(median(cli) / median(node), 2),
+    recall_cli_after_pause_ratio: round(median(paused) / median(pausedNode), 2),
     cold_open_ms: round(built.open, 0),
     rebuild_ms: round(built.rebuild, 0),
     peak_rss_mb: child.peakRssMb === null ? null : round(child.peakRssMb, 0),
@@ -126,10 +143,10 @@ async function measure(size: number, root: string, cwd: string): Promise<CurvePo
 }
 
 function formatTable(points: CurvePoint[]): string {
-  const head = `Engine curve (files written directly, then indexed)\n  ${'engrams'.padStart(8)} ${'recall p50'.padStart(11)} ${'p95'.padStart(8)} ${'svc recall / node'.padStart(18)} ${'full build'.padStart(11)} ${'rebuild'.padStart(9)} ${'peak RSS'.padStart(9)}`;
+  const head = `Engine curve (files written directly, then indexed)\n  ${'engrams'.padStart(8)} ${'recall p50'.padStart(11)} ${'p95'.padStart(8)} ${'svc recall / node'.padStart(18)} ${'after a pause'.padStart(14)} ${'full build'.padStart(11)} ${'rebuild'.padStart(9)} ${'peak RSS'.padStart(9)}`;
   const rows = points.map(
     (p) =>
-      `  ${String(p.engrams).padStart(8)} ${`${p.recall_p50_ms} ms`.padStart(11)} ${`${p.recall_p95_ms} ms`.padStart(8)} ${`${p.recall_cli_ratio} x`.padStart(18)} ${`${p.cold_open_ms} ms`.padStart(11)} ${`${p.rebuild_ms} ms`.padStart(9)} ${(p.peak_rss_mb === null ? 'n/a' : `${p.peak_rss_mb} MB`).padStart(9)}`,
+      `  ${String(p.engrams).padStart(8)} ${`${p.recall_p50_ms} ms`.padStart(11)} ${`${p.recall_p95_ms} ms`.padStart(8)} ${`${p.recall_cli_ratio} x`.padStart(18)} ${`${p.recall_cli_after_pause_ratio} x`.padStart(14)} ${`${p.cold_open_ms} ms`.padStart(11)} ${`${p.rebuild_ms} ms`.padStart(9)} ${(p.peak_rss_mb === null ? 'n/a' : `${p.peak_rss_mb} MB`).padStart(9)}`,
   );
   const targets = points
     .filter((p) => p.engrams === 50_000)
