@@ -20,7 +20,7 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
     const params = [tricky, [1.5, -2, 0], [null, 'x'], true, 42, "E'\\x'", null];
     const sql = 'SELECT $1::text[] AS a, $2::float8[] AS b, $3::text[] AS c, $4::boolean AS d, $5::int AS e, $6::text AS f, $7::text AS g';
     const inlined = inlineParams(sql, params);
-    expect(inlined).toBeDefined();
+    expect(inlined).toMatch(/^SELECT E?'\{"it''s",/); // the first parameter, now a literal
     const direct = (await t.db.query(sql, params)).rows[0];
     const literal = (await t.db.query(inlined!)).rows[0];
     expect(literal).toEqual(direct);
