@@ -5,9 +5,13 @@ import { packageRoot } from '../../engine/package-info.js';
 import { badRequest } from '../http/problem.js';
 
 // The OpenAPI description is the one source of the request and response shapes: the hub
-// validates request bodies against its schemas, and the tests validate every response.
+// validates request bodies against its schemas, and the tests validate every response. It is
+// written in hub/openapi/openapi.yaml; the build copies it to dist/ with a JSON twin
+// (scripts/build-openapi.ts), which the hub reads: the YAML text is only served.
 
-export const OPENAPI_PATH = join(packageRoot(), 'hub', 'openapi', 'openapi.yaml');
+const BUILT = join(packageRoot(), 'dist', 'hub', 'openapi');
+export const OPENAPI_YAML = join(BUILT, 'openapi.yaml');
+export const OPENAPI_JSON = join(BUILT, 'openapi.json');
 
 let loading: Promise<{ text: string; doc: OpenApiDoc; ajv: import('ajv').default }> | undefined;
 
@@ -19,13 +23,9 @@ interface OpenApiDoc {
 /** The description, parsed once per process (concurrent first callers share the one load). */
 function load() {
   loading ??= (async () => {
-    const [{ parse }, { default: Ajv2020 }, { default: addFormats }] = await Promise.all([
-      import('yaml'),
-      import('ajv/dist/2020.js'),
-      import('ajv-formats'),
-    ]);
-    const text = readFileSync(OPENAPI_PATH, 'utf8');
-    const doc = parse(text) as OpenApiDoc;
+    const [{ default: Ajv2020 }, { default: addFormats }] = await Promise.all([import('ajv/dist/2020.js'), import('ajv-formats')]);
+    const text = readFileSync(OPENAPI_YAML, 'utf8');
+    const doc = JSON.parse(readFileSync(OPENAPI_JSON, 'utf8')) as OpenApiDoc;
     const ajv = new (Ajv2020 as unknown as typeof import('ajv').default)({ allErrors: true, strict: false, useDefaults: true });
     (addFormats as unknown as (a: unknown) => void)(ajv);
     ajv.addSchema({ $id: 'openapi', components: doc.components });
@@ -38,7 +38,7 @@ function load() {
 }
 
 /**
- * Loads the description now (about half a second), so that the first request that validates a
+ * Loads the description now (a few hundred milliseconds, mostly compiling ajv), so that the first request that validates a
  * body does not wait for it: `svc hub` calls this once it listens.
  */
 export function preloadOpenApi(): void {

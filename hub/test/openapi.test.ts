@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { packageRoot } from '../../engine/package-info.js';
 import { createHub } from '../app.js';
-import { openApiDocument } from '../openapi/spec.js';
+import { OPENAPI_JSON, OPENAPI_YAML, openApiDocument } from '../openapi/spec.js';
 import { freshDatabase } from './support/databases.js';
 import { startTestHub } from './support/hub-fixture.js';
 
@@ -53,5 +58,18 @@ describe('the OpenAPI description', () => {
     } finally {
       await hub.close();
     }
+  });
+
+  it('is in the published package, built from the source and the same as it', () => {
+    const source = readFileSync(join(packageRoot(), 'hub', 'openapi', 'openapi.yaml'), 'utf8');
+    expect(readFileSync(OPENAPI_YAML, 'utf8')).toBe(source);
+    expect(JSON.parse(readFileSync(OPENAPI_JSON, 'utf8'))).toEqual(parse(source));
+    // What `npm pack` would publish: the hub reads these at run time.
+    const [packed] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packageRoot(), encoding: 'utf8' }),
+    ) as Array<{ files: Array<{ path: string }> }>;
+    const files = new Set(packed!.files.map((f) => f.path));
+    for (const f of ['dist/hub/openapi/openapi.yaml', 'dist/hub/openapi/openapi.json', 'migrations/hub/control/001-organizations.sql'])
+      expect(files, f).toContain(f);
   });
 });
