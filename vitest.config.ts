@@ -29,10 +29,18 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // A worker process runs file after file without a fresh module graph each time: the hub, PGlite
+    // and vitest itself load once per worker instead of once per file (a seventh of the suite's
+    // CPU). Test files therefore must not leave global state behind: one that changes process.env
+    // or the working directory restores it before it ends.
+    isolate: false,
     // Two test files at a time (the default is one on a 2-core machine): most tests wait on child
     // processes, servers and timers rather than computing.
     maxWorkers: 2,
-    minWorkers: 1,
+    // As many kept as started: without isolation vitest recycles the workers between projects, and a
+    // worker the pool was retiring as idle at that moment failed the run ("Terminating worker
+    // thread", seen with fewer minimum than maximum workers).
+    minWorkers: 2,
     // No test reaches the internet for a model: the sources point at a closed local port unless a
     // test serves its own (engine/test/support/model-hub-stub.ts). Child processes inherit this.
     env: { HF_ENDPOINT: 'http://127.0.0.1:9', SVC_MODEL_ARCHIVE_URL: 'http://127.0.0.1:9', SVC_MODEL_BASE_URL: '' },

@@ -29,12 +29,12 @@ async function listIds(store: string): Promise<string[]> {
 }
 
 describe('several processes on one store', () => {
-  it('8 processes learning 50 engrams each leave exactly 400 engrams with 400 distinct ids', async () => {
+  it('8 processes learning 20 engrams each leave exactly 160 engrams with 160 distinct ids', async () => {
     const store = tempStore('conc');
     await svc(['status'], { store }); // the store exists before the race, as it would for a user
     const worker = async (w: number): Promise<string[]> => {
       const ids: string[] = [];
-      for (let i = 0; i < 50; i++) {
+      for (let i = 0; i < 20; i++) {
         const { run, data } = await svcJson(['learn', `Worker ${w} rule ${i}: keep token w${w}n${i} in shared fixture`], { store });
         expect(run.code, run.stderr).toBe(0);
         ids.push(data.id);
@@ -42,8 +42,8 @@ describe('several processes on one store', () => {
       return ids;
     };
     const printed = (await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)))).flat();
-    expect(printed).toHaveLength(400);
-    expect(new Set(printed).size).toBe(400);
+    expect(printed).toHaveLength(160);
+    expect(new Set(printed).size).toBe(160);
 
     const onDisk = idsOnDisk(store);
     expect(onDisk).toEqual([...printed].sort());
@@ -89,7 +89,7 @@ describe('several processes on one store', () => {
         });
       });
     const loop = async (w: number): Promise<void> => {
-      for (let i = 0; i < 25; i++) await learnMaybeKilled(`Killable writer ${w} note ${i} with marker k${w}x${n++}`);
+      for (let i = 0; i < 15; i++) await learnMaybeKilled(`Killable writer ${w} note ${i} with marker k${w}x${n++}`);
     };
     await Promise.all([0, 1, 2, 3].map(loop));
     expect(killed).toBeGreaterThan(10);
@@ -113,7 +113,7 @@ describe('several processes on one store', () => {
     await svc(['status'], { store });
     const worker = async (w: number): Promise<string[]> => {
       const ids: string[] = [];
-      for (let i = 0; i < 15; i++) {
+      for (let i = 0; i < 8; i++) {
         const { run, data } = await svcJson(['capture', `worker ${w} step ${i}`, '--agent', `agent-${w}`], { store });
         expect(run.code, run.stderr).toBe(0);
         ids.push(data.id);
@@ -132,7 +132,7 @@ describe('several processes on one store', () => {
       .map((l) => JSON.parse(l).id);
     expect(logLines.sort()).toEqual([...printed].sort());
     const one = await svcJson(['timeline', '--agent', 'agent-3'], { store });
-    expect(one.data.count).toBe(15);
+    expect(one.data.count).toBe(8);
   }, 240_000);
 });
 
