@@ -64,7 +64,7 @@ export function projectDir(svcYaml?: string): string {
 }
 
 let neutral: string | undefined;
-/** One neutral project folder per test file: commands run there unless told otherwise. */
+/** One neutral project folder per worker process (no file writes into it): commands run there unless told otherwise. */
 export const neutralCwd = (): string => (neutral ??= projectDir());
 
 /** Runs svc against `store` from the neutral folder (unless opts.cwd says otherwise). */
