@@ -9,6 +9,8 @@ import { badRequest } from '../http/problem.js';
 // written in hub/openapi/openapi.yaml; the build copies it to dist/ with a JSON twin
 // (scripts/build-openapi.ts), which the hub reads: the YAML text is only served.
 
+/** The description as written, in the sources. */
+export const OPENAPI_SOURCE = join(packageRoot(), 'hub', 'openapi', 'openapi.yaml');
 const BUILT = join(packageRoot(), 'dist', 'hub', 'openapi');
 export const OPENAPI_YAML = join(BUILT, 'openapi.yaml');
 export const OPENAPI_JSON = join(BUILT, 'openapi.json');
@@ -38,8 +40,8 @@ function load() {
 }
 
 /**
- * Loads the description now (a few hundred milliseconds, mostly compiling ajv), so that the first request that validates a
- * body does not wait for it: `svc hub` calls this once it listens.
+ * Loads the description now (a few hundred milliseconds, mostly compiling ajv), so that the first
+ * request that validates a body does not wait for it: `svc hub` calls this once it listens.
  */
 export function preloadOpenApi(): void {
   load().catch(() => undefined);

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parse } from 'yaml';
 import { packageRoot } from '../../engine/package-info.js';
 import { createHub } from '../app.js';
-import { OPENAPI_JSON, OPENAPI_YAML, openApiDocument } from '../openapi/spec.js';
+import { OPENAPI_JSON, OPENAPI_SOURCE, OPENAPI_YAML, openApiDocument } from '../openapi/spec.js';
 import { freshDatabase } from './support/databases.js';
 import { startTestHub } from './support/hub-fixture.js';
 
@@ -61,7 +60,7 @@ describe('the OpenAPI description', () => {
   });
 
   it('is in the published package, built from the source and the same as it', () => {
-    const source = readFileSync(join(packageRoot(), 'hub', 'openapi', 'openapi.yaml'), 'utf8');
+    const source = readFileSync(OPENAPI_SOURCE, 'utf8');
     expect(readFileSync(OPENAPI_YAML, 'utf8')).toBe(source);
     expect(JSON.parse(readFileSync(OPENAPI_JSON, 'utf8'))).toEqual(parse(source));
     // What `npm pack` would publish: the hub reads these at run time.
