@@ -1,171 +1,30 @@
 #!/usr/bin/env node
-import { SvcError } from '../engine/errors.js';
-import { HOOK_NAMES } from '../hooks/hook-names.js';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { codeCacheOf, runCommonJs } from '../engine/code-cache.js';
 
-// Entry point of `svc`. Each command lives in its own module, imported only when it runs,
-// so `svc recall` never pays for what `svc learn` needs.
+// Entry point of `svc`. Every prompt runs a hook, so start-up is paid on each: the commands run
+// from one CommonJS bundle of the dispatcher (bin/dispatch.ts, bundled by scripts/bundle-cli.ts)
+// compiled from V8's code cache, instead of some sixty ES modules each resolved, read and
+// compiled again by every process.
 
-type Command = { run(argv: string[]): Promise<number> };
+const BUNDLE = fileURLToPath(new URL('./svc.cjs', import.meta.url));
 
-// Hook handlers (hook-*, named in hooks/hook-names.ts) and installers (init, doctor) live in
-// hooks/; this table is the only place the dispatcher reaches into it, by dynamic import.
+// Relative specifiers are the bundle's own ES-module islands (dist/tui/browse/app.js), beside it.
+const dynamicImport = (specifier: string): Promise<unknown> =>
+  import(specifier.startsWith('.') ? new URL(specifier, import.meta.url).href : specifier);
 
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  ...Object.fromEntries(HOOK_NAMES.map((name) => [name, () => import('../hooks/handlers/run-hook.js').then((m) => m.command(name))])),
-  init: () => import('../hooks/install/init-command.js'),
-  'init-remote': () => import('../hooks/install/init-remote-command.js'),
-  doctor: () => import('../hooks/install/doctor-command.js'),
-  mcp: () => import('../tui/commands/mcp.js'),
-  capture: () => import('../tui/commands/capture.js'),
-  timeline: () => import('../tui/commands/timeline.js'),
-  learn: () => import('../tui/commands/learn.js'),
-  recall: () => import('../tui/commands/recall.js'),
-  inject: () => import('../tui/commands/inject.js'),
-  'similarity-search': () => import('../tui/commands/similarity-search.js'),
-  'batch-decay': () => import('../tui/commands/batch-decay.js'),
-  list: () => import('../tui/commands/list.js'),
-  forget: () => import('../tui/commands/forget.js'),
-  feedback: () => import('../tui/commands/feedback.js'),
-  promote: () => import('../tui/commands/promote.js'),
-  rescope: () => import('../tui/commands/rescope.js'),
-  status: () => import('../tui/commands/status.js'),
-  sync: () => import('../tui/commands/sync.js'),
-  conflicts: () => import('../tui/commands/conflicts.js'),
-  packs: () => import('../tui/commands/packs.js'),
-  stores: () => import('../tui/commands/stores.js'),
-  ingest: () => import('../tui/commands/ingest.js'),
-  import: () => import('../tui/commands/import.js'),
-  tensions: () => import('../tui/commands/tensions.js'),
-  audit: () => import('../tui/commands/audit.js'),
-  session: () => import('../tui/commands/session.js'),
-  browse: () => import('../tui/commands/browse.js'),
-  migrate: () => import('../tui/commands/migrate.js'),
-  models: () => import('../tui/commands/models.js'),
-  'rerank-eval': () => import('../tui/commands/rerank-eval.js'),
-  // The team server lives in hub/; like hooks/, reached only by dynamic import.
-  hub: () => import('../hub/cli/hub-command.js'),
-};
-
-const USAGE = `svc: memory for AI agents and teams
-
-  Usage
-    svc <command> [arguments] [flags]
-
-  Commands
-    init                     wire svc into the agent host and editor (MCP server, hooks, shim)
-    init-remote              connect this project to a team hub (--url --token; --verify)
-    doctor                   check that wiring; each failing line names its fix
-    mcp                      run the stdio MCP server
-    learn <statement>        save an engram (statement may come from stdin)
-    recall <query>           hybrid search (--fast: BM25 only; exit 2 when nothing matches)
-    inject <task>            what to know before a task, within --budget tokens
-    similarity-search <text> embedding cosine per engram: duplicate, related or new
-    list                     inventory, filtered by --scope --domain --type --meta
-    forget <id-or-text>      retire an engram (history kept)
-    feedback <id> <signal>   positive, negative or neutral; --batch <json>
-    promote <id>             candidate to active
-    rescope <id...> --scope  move engrams to another scope; to a team scope: publish to the hub
-    batch-decay              ACT-R decay of every engram; weak ones turn dormant
-    capture <summary>        record an episode (what happened); text may come from stdin
-    timeline [query]         episode history, newest first
-    status                   counts, storage root, index health
-    session start|end|show   agent sessions with attached learnings
-    sync [remote]            pull and push the store through git (--full: rebuild the index)
-    conflicts                what two machines changed differently: list, show, resolve
-    stores list|add|discover the stores recall and inject span (--shared, --readonly); hub scopes
-    packs <subcommand>       list, preview, install, uninstall, export engram packs
-    ingest <text>            extract rules, decisions, definitions from text (no LLM)
-    import --from <source>   bring memories from files or another memory system
-    tensions                 conflicting engrams: list, --scan, confirm, dismiss, resolve
-    audit                    classify an agent host's working memory against the store
-    migrate [up|status|down] store layout migrations, with a backup first
-    models [list|pull|import|remove]  the embedding models: fetch now, or bring a copy offline
-    rerank-eval              advisory gate: does the reranker help on this store?
-    browse                   interactive terminal browser (also: bare svc on a terminal)
-    hub                      run the team server; hub org create, hub audit verify
-
-  Run "svc <command> --help" for a command's flags.
-  Global flags: --json --path <dir> --fast --quiet --help --version
-`;
-
-/** Global flags given before the command (`svc --json status`) go after it, where commands read them. */
-function commandFirst(argv: string[]): string[] {
-  const leading: string[] = [];
-  let i = 0;
-  while (i < argv.length) {
-    const a = argv[i]!;
-    if (/^--(no-)?(json|quiet|fast)$/.test(a) || /^--path=/.test(a)) leading.push(a);
-    else if (a === '--path' && i + 1 < argv.length) leading.push(a, argv[++i]!);
-    else break;
-    i++;
-  }
-  if (leading.length === 0 || i >= argv.length) return argv;
-  return [argv[i]!, ...leading, ...argv.slice(i + 1)];
+let bundle;
+try {
+  bundle = runCommonJs(BUNDLE, { dynamicImport });
+} catch (err) {
+  if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  process.stderr.write(`svc: ${BUNDLE} is missing: build svc (npm run build)\n`);
+  process.exit(1);
 }
-
-async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = commandFirst(argv);
-  // Bare `svc` on a terminal opens the browser; piped or redirected, it prints the usage.
-  if (name === undefined && process.stdin.isTTY && process.stdout.isTTY) return (await COMMANDS.browse!()).run([]);
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (name === '--version' || name === '-v') {
-    process.stdout.write((await import('../engine/package-info.js')).packageVersion() + '\n');
-    return 0;
-  }
-  const load = COMMANDS[name];
-  if (!load) {
-    const { closest } = await import('../engine/cli/cli-kit.js');
-    const near = name.startsWith('-')
-      ? undefined
-      : closest(
-          name,
-          Object.keys(COMMANDS).filter((c) => !c.startsWith('hook-')),
-        );
-    throw new SvcError('invalid', `unknown command "${name}"${near ? ` (did you mean "svc ${near}"?)` : ''} (run svc --help)`);
-  }
-  return (await load()).run(rest);
+// The build runs a few commands with this set, each adding what it compiled to the cache.
+if (process.env.SVC_BUILD_CODE_CACHE === '1') {
+  const { script } = bundle;
+  process.once('exit', () => writeFileSync(codeCacheOf(BUNDLE), script.createCachedData()));
 }
-
-async function report(err: unknown): Promise<number> {
-  // Errors follow the mode the command chose; before flags were parsed, guess from argv.
-  const { chosenJsonMode } = await import('../engine/cli/cli-kit.js');
-  const json = chosenJsonMode ?? (process.argv.includes('--json') || (!process.stdout.isTTY && !process.argv.includes('--no-json')));
-  if (err instanceof SvcError) {
-    const details = err.details.filter((d) => d !== err.message);
-    const line = details.length ? `${err.message}: ${details.join('; ')}` : err.message;
-    const { terminalSafe } = await import('../engine/text.js');
-    process.stderr.write(
-      json
-        ? JSON.stringify({ error: { kind: err.kind, message: err.message, details: err.details } }) + '\n'
-        : `svc: ${terminalSafe(line)}\n`,
-    );
-    return err.kind === 'no_results' ? 2 : 1;
-  }
-  const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
-  const { terminalSafe } = await import('../engine/text.js');
-  process.stderr.write(
-    json ? JSON.stringify({ error: { kind: 'internal', message, details: [] } }) + '\n' : `svc: internal error: ${terminalSafe(message)}\n`,
-  );
-  if (process.env.SVC_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-  return 1;
-}
-
-// A reader that stops early (`svc list | head`) closes the pipe: that ends the output, quietly.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
-  });
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  async (err) => {
-    process.exitCode = await report(err);
-  },
-);
+void (bundle.exports as { start(argv: string[]): Promise<void> }).start(process.argv.slice(2));

@@ -1,12 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // Where the svc package is installed and which version it is: one place for the hub's migrations
-// and OpenAPI file and for every `--version`/server-info answer. This module runs from engine/ in
-// the sources and from dist/engine/ when built, so the root is found by walking up, not assumed.
+// and OpenAPI file, for every `--version`/server-info answer and for the files the code reads
+// beside itself. This module runs from engine/ in the sources, from dist/engine/ when built, and
+// from the CLI's bundle (dist/bin/svc.cjs), so the root is found by walking up, not assumed.
 
 let root: string | undefined;
+let codeRoot: string | undefined;
 let version: string | undefined;
 
 /** The folder holding svc's package.json. */
@@ -22,6 +24,17 @@ export function packageRoot(): string {
     dir = up;
   }
   return (root = dir);
+}
+
+/**
+ * A file of svc's code or written by its build, by its path in the source tree
+ * (`engine/mcp/tool-list.gen.json`): under dist/ when this runs built, in the sources otherwise.
+ * The CLI's bundle holds hundreds of modules in one file, so `new URL('./x', import.meta.url)`
+ * no longer names the folder a module was written in.
+ */
+export function codeFile(path: string): string {
+  codeRoot ??= fileURLToPath(import.meta.url).startsWith(join(packageRoot(), 'dist') + sep) ? join(packageRoot(), 'dist') : packageRoot();
+  return join(codeRoot, path);
 }
 
 /** svc's version, from its package.json. */

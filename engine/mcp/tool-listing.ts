@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { codeFile } from '../package-info.js';
 import type { ToolProfile } from './profiles.js';
 
 // The tools/list answer of a profile. `npm run build` writes every profile's answer beside this
@@ -8,7 +9,7 @@ import type { ToolProfile } from './profiles.js';
 // Run from the sources (tests), the file is absent and the answer is computed; so it is when the
 // file is older than the compiled tools (a `tsc` run without the rest of the build).
 
-export const TOOL_LIST_FILE = new URL('./tool-list.gen.json', import.meta.url);
+export const TOOL_LIST_FILE = codeFile('engine/mcp/tool-list.gen.json');
 
 export type ToolLists = Record<ToolProfile, Tool[]>;
 
@@ -18,7 +19,7 @@ const computed = new Map<ToolProfile, Promise<Tool[]>>();
 function generated(): ToolLists | null {
   if (lists !== undefined) return lists;
   try {
-    const stale = statSync(new URL('./tools.js', import.meta.url)).mtimeMs > statSync(TOOL_LIST_FILE).mtimeMs;
+    const stale = statSync(codeFile('engine/mcp/tools.js')).mtimeMs > statSync(TOOL_LIST_FILE).mtimeMs;
     lists = stale ? null : (JSON.parse(readFileSync(TOOL_LIST_FILE, 'utf8')) as ToolLists);
   } catch {
     lists = null;

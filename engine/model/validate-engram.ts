@@ -1,8 +1,8 @@
 // Validates engram documents against engramJsonSchema and fills its defaults. The validator
 // itself is generated ahead of time by ajv (see generate-validator.ts), so no ajv compile runs.
-import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
 import { requireWithCodeCache } from '../code-cache.js';
+import { codeFile } from '../package-info.js';
 import { engramJsonSchema, PATTERN_HINTS } from './engram-schema.js';
 import { type EngramDoc } from './engram-types.js';
 
@@ -16,7 +16,7 @@ interface GeneratedValidator {
 // Required, not imported: importing CommonJS from ESM first scans the whole 136 KB file for its
 // export names, which took longer than compiling it; and compiled from its code cache, when the
 // build wrote one (svc learn pays this on every call).
-const validate = requireWithCodeCache(fileURLToPath(new URL('./engram-validator.gen.cjs', import.meta.url))) as GeneratedValidator;
+const validate = requireWithCodeCache(codeFile('engine/model/engram-validator.gen.cjs')) as GeneratedValidator;
 
 export function validateEngram(value: unknown): EngramValidation {
   const check = validate;

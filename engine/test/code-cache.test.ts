@@ -29,13 +29,16 @@ describe('requireWithCodeCache', () => {
     expect((requireWithCodeCache(file) as (x: unknown) => string)(1)).toBe(`${join(dir, '1')}!`);
   });
 
-  it('the build writes a cache of the engram validator that node accepts', () => {
-    const gen = fileURLToPath(new URL('../../dist/engine/model/engram-validator.gen.cjs', import.meta.url));
-    expect(existsSync(`${gen}.v8cache`)).toBe(true);
-    const check = `const { Script } = require('node:vm'); const { Module } = require('node:module'); const fs = require('node:fs');
-      const s = new Script(Module.wrap(fs.readFileSync(${JSON.stringify(gen)}, 'utf8')), { filename: ${JSON.stringify(gen)}, cachedData: fs.readFileSync(${JSON.stringify(gen + '.v8cache')}) });
-      process.stdout.write(String(s.cachedDataRejected));`;
-    const r = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
-    expect(r.stdout).toBe('false');
+  it.each([
+    ['the engram validator', 'engine/model/engram-validator.gen.cjs'],
+    ["the CLI's bundle", 'bin/svc.cjs'],
+  ])('the build writes a cache of %s that a new node process accepts', (_, path) => {
+    const file = fileURLToPath(new URL(`../../dist/${path}`, import.meta.url));
+    expect(existsSync(`${file}.v8cache`)).toBe(true);
+    const codeCache = new URL('../../dist/engine/code-cache.js', import.meta.url).href;
+    const check = `const { runCommonJs } = await import(${JSON.stringify(codeCache)});
+      process.stdout.write(String(runCommonJs(${JSON.stringify(file)}).cacheRejected));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', check], { encoding: 'utf8' });
+    expect(r.stdout, r.stderr).toBe('false');
   });
 });

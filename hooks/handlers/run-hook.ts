@@ -5,7 +5,7 @@ import { terminalSafe } from '../../engine/text.js';
 import { isHostId, type HostId } from '../hosts.js';
 import { isDuplicateCopy } from './host-adapters.js';
 
-// The entry of every `svc hook-*` command (bin/svc.ts maps each name here). A hook reads the
+// The entry of every `svc hook-*` command (bin/dispatch.ts maps each name here). A hook reads the
 // host's event JSON on stdin and prints what the host expects. Whatever happens (bad or empty
 // JSON, a missing or mistyped field, a broken store, an exception, a hang) it exits 0, prints
 // nothing or only a harmless default (Cursor handlers always print valid JSON), writes nothing to

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { codeFile } from '../../engine/package-info.js';
 import { shellQuote } from '../../engine/text.js';
 import { HOST_TIMEOUT_S, type HookName } from '../hook-names.js';
 import type { HostId } from '../hosts.js';
@@ -125,9 +125,9 @@ export const CURSOR_STATIC_RULES = join('.cursor', 'rules', 'svc.mdc');
 
 // ------------------------------------------------------------------ paths
 
-/** The compiled entry point of this install (this file is dist/hooks/install/wiring.js). */
+/** The compiled entry point of this install. */
 export function thisCliPath(): string {
-  return fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
+  return codeFile('bin/svc.js');
 }
 
 /** `~/.svc/bin/svc-hook`: always under the home folder, whatever SVC_PATH says. */

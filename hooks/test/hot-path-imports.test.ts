@@ -4,11 +4,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI, projectDir, svc } from '../../engine/test/support/run-svc.js';
+import { moduleByModule, projectDir, svc } from '../../engine/test/support/run-svc.js';
 
 // `svc hook-inject` runs before every prompt: what it loads is its start-up time. A module
 // loader hook records every file the real process loads, and the hot path must keep to the
 // store, the index and recall: no argument parser, YAML, validator, MCP, TUI, hub or packs.
+// The command runs module by module here (moduleByModule), not from its bundle.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -23,7 +24,7 @@ function loadsOf(args: string[], input: string, cwd: string, env: NodeJS.Process
 register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(`import { appendFileSync } from 'node:fs';
 export async function load(url, context, next) { if (url.startsWith('file:')) appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }`)}));\n`,
   );
-  const run = spawnSync(process.execPath, ['--import', hooks, CLI, ...args], {
+  const run = spawnSync(process.execPath, ['--import', hooks, ...moduleByModule(args)], {
     cwd,
     env: { ...process.env, ...env },
     input,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, tempStore } from '../../engine/test/support/run-svc.js';
+import { CLI, moduleByModule, tempStore } from '../../engine/test/support/run-svc.js';
 import { describeProfile } from '../../engine/mcp/describe-tool.js';
 import { TOOL_PROFILES } from '../../engine/mcp/profiles.js';
 
@@ -51,7 +51,8 @@ process.stdout.write = (chunk, ...rest) => {
     );
     writeFileSync(trace, '');
     const store = tempStore('mcp-trace');
-    const child = spawn(process.execPath, ['--import', preload, CLI, 'mcp'], {
+    // Module by module, not from the bundle, so that the trace sees each module.
+    const child = spawn(process.execPath, ['--import', preload, ...moduleByModule(['mcp'])], {
       env: { ...process.env, SVC_PATH: store },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -98,7 +99,7 @@ process.stdout.write = (chunk, ...rest) => {
     expect(
       before.filter(
         (m) =>
-          !/^(bin\/svc|tui\/commands\/mcp|engine\/(errors|package-info)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js$/.test(
+          !/^(bin\/dispatch|tui\/commands\/mcp|engine\/(errors|package-info)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js$/.test(
             m,
           ),
       ),

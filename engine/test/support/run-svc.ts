@@ -8,6 +8,20 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../../dist/bin/svc.js', import.meta.url));
 
+/**
+ * Node's arguments that run `svc <args>` from the dispatcher's ES modules (dist/bin/dispatch.js)
+ * instead of the bundle the CLI runs (scripts/bundle-cli.ts): the bundle initialises a module
+ * exactly when its ES module would load, but a module-load trace sees only the ES modules.
+ */
+export function moduleByModule(args: string[]): string[] {
+  const dispatch = new URL('../../../dist/bin/dispatch.js', import.meta.url).href;
+  return [
+    '--input-type=module',
+    '-e',
+    `const { start } = await import(${JSON.stringify(dispatch)}); await start(${JSON.stringify(args)});`,
+  ];
+}
+
 export interface SvcRun {
   code: number | null;
   signal: NodeJS.Signals | null;

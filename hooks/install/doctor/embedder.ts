@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { codeFile } from '../../../engine/package-info.js';
 import { errorLine, shellQuote } from '../../../engine/text.js';
 import type { Check } from './check.js';
 
@@ -7,7 +7,7 @@ import type { Check } from './check.js';
 
 /** How long the probe may take (loading a real model takes a few seconds). */
 const EMBED_PROBE_TIMEOUT_MS = 90_000;
-const PROBE = fileURLToPath(new URL('./embedder-probe.js', import.meta.url));
+const PROBE = codeFile('hooks/install/doctor/embedder-probe.js');
 
 export async function checkEmbedder(root: string): Promise<Check> {
   const name = 'embedder';

@@ -1,0 +1,132 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin, createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+import { codeCacheOf } from '../engine/code-cache.js';
+
+// Part of the build (`npm run build`, after tsc): bundles the dispatcher (dist/bin/dispatch.js)
+// and every module it reaches into one CommonJS file, dist/bin/svc.cjs, then writes its V8 code
+// cache by running the commands a prompt runs (bin/svc.ts explains why). Dynamic imports of our
+// own modules become lazy initialisers inside the file, so a command still initialises only what
+// it uses. Packages stay outside (required, or imported through the loader), except INLINE.
+
+const DIST = fileURLToPath(new URL('../', import.meta.url));
+const ENTRY = join(DIST, 'bin', 'dispatch.js');
+const BUNDLE = join(DIST, 'bin', 'svc.cjs');
+const CLI = join(DIST, 'bin', 'svc.js');
+
+/** ES-module-only packages a static import reaches: bundled, since require() loads them only from Node 20.19 on. */
+const INLINE = new Set(['@decimalturn/toml-patch']);
+
+/**
+ * Modules that stay ES modules beside the bundle, reached by import() through the loader: the
+ * Ink UI, because Ink's yoga-layout awaits at its top level, which require() cannot load.
+ */
+const ISLANDS = new Set(['tui/browse/app.js']);
+
+const packageName = (specifier: string): string =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
+
+const layout: Plugin = {
+  name: 'svc-layout',
+  setup(bundler) {
+    bundler.onResolve({ filter: /^[^./]/ }, ({ path }) => (INLINE.has(packageName(path)) ? undefined : { path, external: true }));
+    bundler.onResolve({ filter: /^\./ }, ({ path, resolveDir, kind, importer }) => {
+      const target = resolve(resolveDir, path);
+      if (!ISLANDS.has(relative(DIST, target).split(sep).join('/'))) return undefined;
+      if (kind !== 'dynamic-import')
+        return { errors: [{ text: `${importer} imports the ES-module island ${path} statically: use import()` }] };
+      return { path: './' + relative(dirname(BUNDLE), target).split(sep).join('/'), external: true };
+    });
+  },
+};
+
+const result = await build({
+  entryPoints: [ENTRY],
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  write: false,
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [layout],
+  // import.meta.url of every module becomes the bundle's: package-info.ts's codeFile() finds files from it.
+  define: { 'import.meta.url': '__svcImportMetaUrl' },
+  banner: { js: 'const __svcImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+});
+
+// Code compiled by node:vm has no import() of its own (Node 20 lends it only behind a flag): the
+// external dynamic imports call the loader's instead. Each one replaced must be one esbuild kept.
+const kept = new Set(
+  Object.values(result.metafile.inputs).flatMap((input) =>
+    input.imports.filter((i) => i.kind === 'dynamic-import' && i.external).map((i) => i.path),
+  ),
+);
+let code = result.outputFiles[0]!.text.replace(/\bimport\("([^"]+)"\)/g, (call, specifier: string) => {
+  if (!kept.has(specifier)) throw new Error(`bundle-cli: ${call} in the bundle is not an import esbuild kept`);
+  return `__svcImport(${JSON.stringify(specifier)})`;
+});
+if (/\bimport\(/.test(code)) throw new Error('bundle-cli: an import() the loader cannot serve is left in the bundle');
+
+// Every package the bundle requires must be CommonJS (or have a CommonJS build) on Node 20.11.
+const require = createRequire(BUNDLE);
+for (const [, specifier] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
+  if (isBuiltin(specifier!)) continue;
+  const file = require.resolve(specifier!);
+  if (file.endsWith('.mjs') || (file.endsWith('.js') && packageType(file) === 'module')) {
+    throw new Error(`bundle-cli: the bundle requires ${specifier}, an ES module: add it to INLINE or reach it by import()`);
+  }
+}
+code = code.replace(/^#!.*\n/, '');
+writeFileSync(BUNDLE, code);
+rmSync(codeCacheOf(BUNDLE), { force: true });
+
+function packageType(file: string): string | undefined {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: string }).type ?? 'commonjs';
+    } catch {
+      // no package.json here: look one folder up
+    }
+  }
+  return undefined;
+}
+
+// The code cache: each command below runs from the cache the one before wrote and adds what it
+// compiled, so the cache holds the functions of the commands a prompt runs (and no others, whose
+// bytecode would only make every start read more).
+const home = mkdtempSync(join(tmpdir(), 'svc-code-cache-'));
+const event = (name: string, extra: object): string => JSON.stringify({ hook_event_name: name, session_id: 'build', cwd: home, ...extra });
+const WARM: Array<{ args: string[]; input?: string }> = [
+  { args: ['learn', 'Deploys to production happen only on Tuesdays', '--tags', 'release'] },
+  { args: ['learn', 'Release notes are written in the pull request'] },
+  { args: ['learn', 'Deploys to production happen only on Tuesdays'] },
+  { args: ['recall', 'when do deploys happen'] },
+  { args: ['inject', 'write the release notes'] },
+  { args: ['hook-inject'], input: event('UserPromptSubmit', { prompt: 'when do we deploy to production' }) },
+  {
+    args: ['hook-observe'],
+    input: event('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }),
+  },
+  { args: ['hook-correction-detect'], input: event('UserPromptSubmit', { prompt: 'no, use pnpm instead of npm' }) },
+];
+try {
+  for (const { args, input } of WARM) {
+    const run = spawnSync(process.execPath, [CLI, ...args], {
+      cwd: home,
+      input: input ?? '',
+      encoding: 'utf8',
+      env: { ...process.env, HOME: home, SVC_PATH: '', SVC_EMBED: 'off', SVC_BUILD_CODE_CACHE: '1' },
+    });
+    if (run.status !== 0) throw new Error(`bundle-cli: svc ${args.join(' ')} exited with ${run.status}: ${run.stderr}`);
+  }
+} finally {
+  rmSync(home, { recursive: true, force: true });
+}
