@@ -32,17 +32,52 @@ const packageName = (specifier: string): string =>
     .split('/')
     .slice(0, specifier.startsWith('@') ? 2 : 1)
     .join('/');
+const require = createRequire(BUNDLE);
+
+/** Whether require() loads `specifier` as CommonJS (a CommonJS package, or a package's CommonJS build). */
+function requiresAsCommonJs(specifier: string): boolean {
+  if (isBuiltin(specifier)) return true;
+  let file: string;
+  try {
+    file = require.resolve(specifier);
+  } catch {
+    return false; // an ES-module-only package exports nothing to require()
+  }
+  return !(file.endsWith('.mjs') || (file.endsWith('.js') && packageType(file) === 'module'));
+}
+
+function packageType(file: string): string | undefined {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: string }).type ?? 'commonjs';
+    } catch {
+      // no package.json here: look one folder up
+    }
+  }
+  return undefined;
+}
 
 const layout: Plugin = {
   name: 'svc-layout',
   setup(bundler) {
-    bundler.onResolve({ filter: /^[^./]/ }, ({ path }) => (INLINE.has(packageName(path)) ? undefined : { path, external: true }));
+    bundler.onResolve({ filter: /^[^./]/ }, ({ path, kind }) => {
+      if (INLINE.has(packageName(path))) return undefined;
+      // A package with a CommonJS build is required even where we import() it: a process that
+      // loaded both of a dual package's builds (the MCP SDK and zod) paid for each.
+      if (kind === 'dynamic-import' && requiresAsCommonJs(path)) return { path, namespace: 'required' };
+      return { path, external: true };
+    });
+    bundler.onLoad({ filter: /.*/, namespace: 'required' }, ({ path }) => ({
+      contents: `module.exports = require(${JSON.stringify(path)});`,
+      resolveDir: DIST,
+    }));
     bundler.onResolve({ filter: /^\./ }, ({ path, resolveDir, kind, importer }) => {
       const target = resolve(resolveDir, path);
       if (!ISLANDS.has(relative(DIST, target).split(sep).join('/'))) return undefined;
       if (kind !== 'dynamic-import')
         return { errors: [{ text: `${importer} imports the ES-module island ${path} statically: use import()` }] };
-      return { path: './' + relative(dirname(BUNDLE), target).split(sep).join('/'), external: true };
+      const beside = relative(dirname(BUNDLE), target).split(sep).join('/');
+      return { path: beside.startsWith('.') ? beside : `./${beside}`, external: true };
     });
   },
 };
@@ -76,28 +111,13 @@ let code = result.outputFiles[0]!.text.replace(/\bimport\("([^"]+)"\)/g, (call, 
 if (/\bimport\(/.test(code)) throw new Error('bundle-cli: an import() the loader cannot serve is left in the bundle');
 
 // Every package the bundle requires must be CommonJS (or have a CommonJS build) on Node 20.11.
-const require = createRequire(BUNDLE);
 for (const [, specifier] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
-  if (isBuiltin(specifier!)) continue;
-  const file = require.resolve(specifier!);
-  if (file.endsWith('.mjs') || (file.endsWith('.js') && packageType(file) === 'module')) {
+  if (!requiresAsCommonJs(specifier!))
     throw new Error(`bundle-cli: the bundle requires ${specifier}, an ES module: add it to INLINE or reach it by import()`);
-  }
 }
 code = code.replace(/^#!.*\n/, '');
 writeFileSync(BUNDLE, code);
 rmSync(codeCacheOf(BUNDLE), { force: true });
-
-function packageType(file: string): string | undefined {
-  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
-    try {
-      return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: string }).type ?? 'commonjs';
-    } catch {
-      // no package.json here: look one folder up
-    }
-  }
-  return undefined;
-}
 
 // The code cache: each command below runs from the cache the one before wrote and adds what it
 // compiled, so the cache holds the functions of the commands a prompt runs (and no others, whose
