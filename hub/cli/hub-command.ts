@@ -143,7 +143,7 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
     try {
       if (!url) mkdirSync(dataDir, { recursive: true });
       // PGlite is one process's: the folder is locked while a hub (or a command) has it open.
-      db = await openDatabase(url ? { url } : { dataDir, holder: command });
+      db = await openDatabase(url ? { url } : { dataDir, holder: command, brief: !serving });
       if (url) await db.query('SELECT 1');
       break;
     } catch (err) {
@@ -276,6 +276,7 @@ async function orgCreate(
   const [slug] = args;
   if (!slug || args.length !== 1) throw invalid('usage: svc hub org create <slug> --admin <name>');
   if (!flags.admin) throw invalid("--admin <name> is required: the organization's first admin");
+  (await import('../data/organizations.js')).checkSlug(slug); // before the database opens: a typo answers at once
   const db = await open(flags);
   try {
     const [{ createOrgWithAdmin, mintLoginLinkLocally }, { loadConfig }, { linkPath }] = await Promise.all([
