@@ -24,8 +24,6 @@ export interface OpenOptions {
   idleTransactionTimeoutMs?: number;
   /** What a lock on the PGlite folder says holds it (default "svc hub"). */
   holder?: string;
-  /** A command that runs a few statements and exits (see compileWasmBaselineOnly), not a serving hub. */
-  brief?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -37,12 +35,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   };
   return opts.url
     ? openPostgres(opts.url, opts.poolSize ?? 10, timeouts)
-    : openPglite(opts.dataDir, timeouts.idleMs, opts.holder ?? 'svc hub', opts.brief ?? false);
+    : openPglite(opts.dataDir, timeouts.idleMs, opts.holder ?? 'svc hub');
 }
 
 /**
  * Makes V8 compile WebAssembly with its baseline compiler only, for the rest of this process: for
- * a command that opens PGlite, runs a few statements and exits. By default V8 also optimizes the
+ * a command that opens PGlite, runs a few statements and exits (every `svc hub` subcommand). By default V8 also optimizes the
  * Postgres functions that run hot, on background threads, which a short command pays for and
  * never gets back: `svc hub org list` took 2.0 s and 2.5 s of CPU so, 1.1 s and 0.9 s without
  * (2 cores, `node -e 0` 130 ms). A serving hub keeps the default: its queries run for days.
@@ -198,8 +196,7 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
   return db;
 }
 
-async function openPglite(dataDir: string | undefined, idleMs: number, holder: string, brief: boolean): Promise<Database> {
-  if (brief) compileWasmBaselineOnly();
+async function openPglite(dataDir: string | undefined, idleMs: number, holder: string): Promise<Database> {
   const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   const unlock = dataDir ? lockDataDir(dataDir, holder) : () => undefined;
   let db: InstanceType<typeof PGlite>;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
-import { compileWasmBaselineOnly, lockDataDir } from './database.js';
+import { lockDataDir } from './database.js';
 
 /** The folder's lock file (database.ts lockDataDir): never archived, never restored. */
 export const LOCK_FILE = 'svc-hub.lock';
@@ -36,9 +36,7 @@ export class BadArchive extends Error {
   override name = 'BadArchive';
 }
 
-// Backup and restore are commands that run and exit.
 async function openPglite(dataDir: string) {
-  compileWasmBaselineOnly();
   const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   return PGlite.create({ dataDir, extensions: { vector } });
 }
