@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHub, type HubOptions, type Hub } from './app.js';
+import type { Database } from './contracts.js';
 import { preloadOpenApi } from './openapi/spec.js';
 import { answerStarting, unreadySeconds } from './monitor/ready.js';
 import { packageVersion } from '../engine/package-info.js';
@@ -14,15 +15,24 @@ export interface RunningHub {
   url: string;
   port: number;
   hub: Hub;
+  db: Database;
   /** Stops listening, then closes the hub (its audit writer drains for at most drainMs). */
   close(drainMs?: number): Promise<void>;
 }
 
-export async function startHub(opts: HubOptions & { port?: number; host?: string; unreadyMs?: number }): Promise<RunningHub> {
+export interface StartOptions extends Omit<HubOptions, 'db'> {
+  /** The database, or how to open it once the port is ours (`svc hub`: opening PGlite the first time takes seconds). */
+  db: Database | (() => Promise<Database>);
+  port?: number;
+  host?: string;
+  unreadyMs?: number;
+}
+
+export async function startHub(opts: StartOptions): Promise<RunningHub> {
   // How long close() serves on while /ready says 503 (default SVC_HUB_UNREADY_SECONDS, else 0).
   const unreadyMs = opts.unreadyMs ?? unreadySeconds(opts.env ?? process.env) * 1000;
-  // The port first: a busy one is the only thing said (no hub built, no warnings, nothing to
-  // stop). A request that comes before the hub is built waits for it.
+  // The port first: a busy one is the only thing said (no database opened, no hub built, no
+  // warnings, nothing to stop). A request that comes before the hub is built waits for it.
   let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let built: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (built = resolve));
@@ -36,8 +46,10 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
   });
   let hub: Hub;
+  let db: Database;
   try {
-    hub = await createHub(opts);
+    db = typeof opts.db === 'function' ? await opts.db() : opts.db;
+    hub = await createHub({ ...opts, db });
   } catch (err) {
     server.close();
     server.closeAllConnections();
@@ -49,13 +61,14 @@ export async function startHub(opts: HubOptions & { port?: number; host?: string
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   hub.log.info(
-    { event: 'start', url: `http://${host}:${port}`, database: opts.db.kind, version: packageVersion(), node: process.version },
+    { event: 'start', url: `http://${host}:${port}`, database: db.kind, version: packageVersion(), node: process.version },
     `svc hub listening on http://${host}:${port}`,
   );
   return {
     url: `http://${host}:${port}`,
     port,
     hub,
+    db,
     async close(drainMs?: number) {
       const stopping = performance.now();
       hub.log.info({ event: 'drain', drain_ms: drainMs ?? null }, 'stopping: no new connections; draining');

@@ -222,7 +222,6 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalid(`--port must be a port number, 0 to 65535 (got ${flags.port})`);
   // The log: JSON lines on stderr (readable ones on a terminal) at SVC_HUB_LOG_LEVEL, checked before anything opens.
   const logger = (await import('../observe/logger.js')).createLogger();
-  const db = await open(flags, true);
   const [{ startHub }, { localEmbedderProvider }, { rerankerSetting }] = await Promise.all([
     import('../start.js'),
     import('../../engine/mcp/embedder-provider.js'),
@@ -232,9 +231,11 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   const modelsRoot = flags.data ?? resolveStoreRoot(flags.path);
   const embedder = localEmbedderProvider(modelsRoot, { log: (m) => logger.warn({ event: 'embedder' }, m) });
   let running;
+  let db: Database | undefined;
   try {
     running = await startHub({
-      db,
+      // Opened once the port is ours: a busy port is said at once, before PGlite starts or migrates.
+      db: async () => (db = await open(flags, true)),
       port,
       host: flags.host ?? '127.0.0.1',
       embedder,
@@ -242,7 +243,7 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
       logger,
     });
   } catch (err) {
-    await db.close();
+    await db?.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw invalid(`port ${port} is in use; pick another with --port`);
     throw err;
@@ -255,8 +256,8 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   );
   // The URL goes to stdout in both modes: scripts wait for it.
   out.result(
-    { url: running.url, database: db.kind },
-    () => `svc hub listening on ${running.url} (${db.kind === 'postgres' ? 'PostgreSQL' : 'PGlite'})`,
+    { url: running.url, database: running.db.kind },
+    () => `svc hub listening on ${running.url} (${running.db.kind === 'postgres' ? 'PostgreSQL' : 'PGlite'})`,
   );
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -266,7 +267,7 @@ async function serve(flags: { port?: number; host?: string; data?: string; path?
   // The audit queue gets its drain window; after it the process ends whatever the database does.
   const drain = Number(process.env.SVC_HUB_DRAIN_SECONDS || 10);
   await running.close((Number.isFinite(drain) && drain >= 0 ? drain : 10) * 1000);
-  await Promise.race([db.close().catch(() => undefined), sleep(2000, undefined, { ref: false })]);
+  await Promise.race([running.db.close().catch(() => undefined), sleep(2000, undefined, { ref: false })]);
   return 0;
 }
 

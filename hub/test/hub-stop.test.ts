@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { AuditWriter } from '../audit/audit-log.js';
 import { ident } from '../data/sql.js';
 
 // Starting and stopping `svc hub` as an operator sees it (real child processes): a busy port is
-// the one line said; a hub that served a request stops as soon as nothing is left to write,
+// the one line said, before any database opens; a hub that served a request stops as soon as nothing is left to write,
 // not when its audit drain window runs out; when rows do wait, stderr says what it waits for.
 
 /** A port something else listens on. */
@@ -34,6 +34,8 @@ describe('svc hub start and stop', () => {
         expect(r.stderr).toBe(`svc: port ${port} is in use; pick another with --port\n`);
         expect(r.stdout).toBe('');
         expect(r.code).toBe(1);
+        // Said before the database opens: nothing created (a first PGlite start takes seconds).
+        expect(existsSync(data)).toBe(false);
       } finally {
         server.close();
         await db?.close();
