@@ -143,7 +143,7 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
     try {
       if (!url) mkdirSync(dataDir, { recursive: true });
       // PGlite is one process's: the folder is locked while a hub (or a command) has it open.
-      db = await openDatabase(url ? { url } : { dataDir, holder: command });
+      db = await openDatabase(url ? { url } : { dataDir, holder: command, shortLived: !serving });
       if (url) await db.query('SELECT 1');
       break;
     } catch (err) {

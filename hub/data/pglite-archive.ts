@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
-import { lockDataDir } from './database.js';
+import { lockDataDir, pgliteStart } from './database.js';
 
 /** The folder's lock file (database.ts lockDataDir): never archived, never restored. */
 export const LOCK_FILE = 'svc-hub.lock';
@@ -34,11 +34,6 @@ export interface ArchiveHeader {
 /** Why a file is not a backup this hub can restore: one line. */
 export class BadArchive extends Error {
   override name = 'BadArchive';
-}
-
-async function openPglite(dataDir: string) {
-  const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
-  return PGlite.create({ dataDir, extensions: { vector } });
 }
 
 async function pgliteVersion(): Promise<string> {
@@ -77,7 +72,7 @@ export async function archiveDataFolder(dataDir: string, holder: string): Promis
   if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new BadArchive(`${dataDir} holds no hub database (no PG_VERSION)`);
   const unlock = lockDataDir(dataDir, holder);
   try {
-    const db = await openPglite(dataDir);
+    const db = await pgliteStart(dataDir, true);
     let tables: Record<string, number>;
     try {
       tables = await tableCounts((sql) => db.query(sql));
@@ -141,7 +136,7 @@ export async function loadDataFolder(dataDir: string, payload: Buffer, holder: s
   if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new BadArchive('it holds no PostgreSQL data folder (no PG_VERSION)');
   const unlock = lockDataDir(dataDir, holder);
   try {
-    const db = await openPglite(dataDir);
+    const db = await pgliteStart(dataDir, true);
     try {
       return await tableCounts((sql) => db.query(sql));
     } finally {

@@ -36,7 +36,7 @@ export async function freshDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'pglite') {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'svc-hub-pglite-')), 'data');
     cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
-    const db = await openDatabase({ dataDir });
+    const db = await openDatabase({ dataDir, shortLived: true });
     return { db, dataDir, close: () => db.close() };
   }
   const name = `svc_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;

@@ -59,7 +59,7 @@ async function prepare(): Promise<Templates> {
   const pgliteTemplate = join(root, 'data');
   const logDir = join(root, 'logs');
   mkdirSync(logDir);
-  const db = await openDatabase({ dataDir: pgliteTemplate });
+  const db = await openDatabase({ dataDir: pgliteTemplate, shortLived: true });
   await migrateHub(db);
   await db.close();
 
