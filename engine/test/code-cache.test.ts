@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,5 +40,10 @@ describe('requireWithCodeCache', () => {
       process.stdout.write(String(runCommonJs(${JSON.stringify(file)}).cacheRejected));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', check], { encoding: 'utf8' });
     expect(r.stdout, r.stderr).toBe('false');
+  });
+
+  it("keeps the CLI's bundle ASCII, so that node reads it as a one-byte string", () => {
+    const bundle = readFileSync(fileURLToPath(new URL('../../dist/bin/svc.cjs', import.meta.url)), 'utf8');
+    expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
   });
 });

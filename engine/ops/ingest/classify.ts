@@ -56,7 +56,8 @@ const MODAL = String.raw`(?:must|should|shall|needs? to|ha(?:s|ve) to|(?:is|are)
 const NEG_MODAL = String.raw`(?:must not|mustn'?t|must never|should not|shouldn'?t|should never|shall not|need not|are not allowed to|is not allowed to|(?:cannot|can'?t|can not|may not) be)`;
 const PERSON_NEG =
   /^(?:you|we|contributors?|users?|maintainers?|developers?|agents?|nobody|no one)\s+(?:may not|cannot|can'?t|can not)\s+\w/i;
-const SUBJECT = String.raw`((?:[\w\`"'“”./@#()+-]+\s+){0,7}?[\w\`"'“”./@#()+-]+)`;
+// Curly quotes as escapes: String.raw keeps them as text and RegExp reads them (the CLI's bundle is ASCII: scripts/bundle-cli.ts).
+const SUBJECT = String.raw`((?:[\w\`"'\u201C\u201D./@#()+-]+\s+){0,7}?[\w\`"'\u201C\u201D./@#()+-]+)`;
 const SUBJECT_PROHIBITION = new RegExp(String.raw`^${SUBJECT}\s+${NEG_MODAL}\s+\w`, 'i');
 const SUBJECT_RULE = new RegExp(String.raw`^${SUBJECT}\s+${MODAL}\s+(?!not\b|never\b)\w`, 'i');
 const PASSIVE_PROHIBITION = /\b(?:is|are)\s+(?:not allowed|not permitted|forbidden|prohibited|not accepted|banned)\b/i;
