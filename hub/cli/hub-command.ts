@@ -143,7 +143,7 @@ async function open(flags: { data?: string; path?: string }, serving = false): P
     try {
       if (!url) mkdirSync(dataDir, { recursive: true });
       // PGlite is one process's: the folder is locked while a hub (or a command) has it open.
-      db = await openDatabase(url ? { url } : { dataDir, holder: command, shortLived: !serving });
+      db = await openDatabase(url ? { url } : { dataDir, holder: command });
       if (url) await db.query('SELECT 1');
       break;
     } catch (err) {
@@ -191,8 +191,8 @@ export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = cli.input;
   command = ['svc hub', ...cli.input.slice(0, 2)].join(' ');
   if (sub === undefined) return serve(cli.flags, out);
-  // Every other subcommand runs a few statements and exits: PGlite on V8's baseline compiler.
-  (await import('../data/database.js')).compileWasmBaselineOnly();
+  // Every other subcommand runs a few statements and exits: PGlite on V8's baseline compiler, with a small buffer cache.
+  (await import('../data/database.js')).runShortLived();
   if (sub === 'org' && rest[0] === 'create') return orgCreate(rest.slice(1), cli.flags, out);
   if (sub === 'org' && rest[0] === 'list') return orgList(cli.flags, out);
   if (sub === 'org' && rest[0] === 'admin' && rest[1] === 'add' && rest.length === 2) return orgAdminAdd(cli.flags, out);

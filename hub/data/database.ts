@@ -24,7 +24,7 @@ export interface OpenOptions {
   idleTransactionTimeoutMs?: number;
   /** What a lock on the PGlite folder says holds it (default "svc hub"). */
   holder?: string;
-  /** A use that runs a few statements (a command, a test): PGlite with a small buffer cache (pgliteStart). */
+  /** A use that runs a few statements (a test): PGlite with a small buffer cache (pgliteStart; default: whether runShortLived() was called). */
   shortLived?: boolean;
   env?: NodeJS.ProcessEnv;
 }
@@ -37,28 +37,35 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   };
   return opts.url
     ? openPostgres(opts.url, opts.poolSize ?? 10, timeouts)
-    : openPglite(opts.dataDir, timeouts.idleMs, opts.holder ?? 'svc hub', opts.shortLived ?? false);
+    : openPglite(opts.dataDir, timeouts.idleMs, opts.holder ?? 'svc hub', opts.shortLived);
 }
 
+/** Set by runShortLived(): every PGlite this process opens is short-lived. */
+let shortLivedProcess = false;
+
 /**
- * Makes V8 compile WebAssembly with its baseline compiler only, for the rest of this process: for
- * a command that opens PGlite, runs a few statements and exits (every `svc hub` subcommand). By default V8 also optimizes the
- * Postgres functions that run hot, on background threads, which a short command pays for and
- * never gets back: `svc hub org list` took 2.0 s and 2.5 s of CPU so, 1.1 s and 0.9 s without
- * (2 cores, `node -e 0` 130 ms). A serving hub keeps the default: its queries run for days.
+ * For a process that opens PGlite, runs a few statements and exits (every `svc hub` subcommand),
+ * called once before anything opens:
+ * - V8 compiles WebAssembly with its baseline compiler only. By default it also optimizes the
+ *   Postgres functions that run hot, on background threads, which a short command pays for and
+ *   never gets back: `svc hub org list` took 2.0 s and 2.5 s of CPU so, 1.1 s and 0.9 s without
+ *   (2 cores, `node -e 0` 130 ms).
+ * - Each PGlite it opens is short-lived (pgliteStart).
+ * A serving hub keeps the defaults: its queries run for days.
  */
-export function compileWasmBaselineOnly(): void {
+export function runShortLived(): void {
   setFlagsFromString('--liftoff-only');
+  shortLivedProcess = true;
 }
 
 /**
  * Starts PGlite on a data folder (in memory without one). A serving hub keeps PostgreSQL's 128 MB
- * buffer cache. A short-lived use (a `svc hub` subcommand, a backup, a test) gets 16 MB:
+ * buffer cache. A short-lived use (a process after runShortLived(), a test) gets 16 MB:
  * PostgreSQL sets up the whole cache at start, and a process that runs a few statements paid for
  * 128 MB it never used, most of it the kernel handing over memory: a start and close took
  * 0.75–0.9 s, 0.3–0.4 s with 16 MB (warm process, 2 cores, `node -e 0` 100 ms).
  */
-export async function pgliteStart(dataDir: string | undefined, shortLived: boolean) {
+export async function pgliteStart(dataDir: string | undefined, shortLived = shortLivedProcess) {
   const [{ PGlite }, { vector }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-pgvector')]);
   return PGlite.create({
     ...(dataDir ? { dataDir } : {}),
@@ -214,7 +221,7 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
   return db;
 }
 
-async function openPglite(dataDir: string | undefined, idleMs: number, holder: string, shortLived: boolean): Promise<Database> {
+async function openPglite(dataDir: string | undefined, idleMs: number, holder: string, shortLived?: boolean): Promise<Database> {
   const unlock = dataDir ? lockDataDir(dataDir, holder) : () => undefined;
   let db: Awaited<ReturnType<typeof pgliteStart>>;
   try {

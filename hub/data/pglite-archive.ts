@@ -72,7 +72,7 @@ export async function archiveDataFolder(dataDir: string, holder: string): Promis
   if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new BadArchive(`${dataDir} holds no hub database (no PG_VERSION)`);
   const unlock = lockDataDir(dataDir, holder);
   try {
-    const db = await pgliteStart(dataDir, true);
+    const db = await pgliteStart(dataDir);
     let tables: Record<string, number>;
     try {
       tables = await tableCounts((sql) => db.query(sql));
@@ -136,7 +136,7 @@ export async function loadDataFolder(dataDir: string, payload: Buffer, holder: s
   if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new BadArchive('it holds no PostgreSQL data folder (no PG_VERSION)');
   const unlock = lockDataDir(dataDir, holder);
   try {
-    const db = await pgliteStart(dataDir, true);
+    const db = await pgliteStart(dataDir);
     try {
       return await tableCounts((sql) => db.query(sql));
     } finally {
