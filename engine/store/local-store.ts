@@ -131,7 +131,7 @@ export class LocalStore implements LocalBackend {
           await store.rebuildLocked();
         });
       }
-      if (!store.readOnly && !store.index.hasAddedIndexes()) await store.exclusive(async () => store.index.createAddedIndexes());
+      if (!store.readOnly && !store.index.hasAddedSchema()) await store.exclusive(async () => store.index.createAddedSchema());
       if (!store.readOnly && !existsSync(join(root, 'local.yaml'))) await store.exclusive(() => initLayout(root));
       const notice = storeVersionNotice(root);
       if (notice) store.warnings.push(notice);

@@ -1,6 +1,6 @@
 import type { Database } from '../contracts.js';
 import { ident } from './sql.js';
-import type { RankedDoc, RankInput, TermPostings } from './bm25-rank.js';
+import type { RankedDoc, RankInput, TermPostings } from '../../engine/search/bm25-rank.js';
 
 // BM25 postings of each organization, and its engrams as JSON text, held in memory by a hub
 // process, so that ranking a query reads no postings from the database (common terms have

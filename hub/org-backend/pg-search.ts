@@ -2,9 +2,9 @@ import type { SearchHit, VectorHit } from '../../engine/backend.js';
 import type { EngramDoc } from '../../engine/model/engram-types.js';
 import type { Embedder } from '../../engine/embed/embedder.js';
 import type { Database } from '../contracts.js';
-import { parseQuery } from '../data/fts-tokens.js';
+import { parseQuery } from '../../engine/search/fts-tokens.js';
 import { postingsCacheOf } from '../data/postings-cache.js';
-import { rankBm25, type RankedDoc, type RankInput, type TermPostings } from '../data/bm25-rank.js';
+import { rankBm25, type RankedDoc, type RankInput, type TermPostings } from '../../engine/search/bm25-rank.js';
 import { scopeClause, type OrgView } from './pg-view.js';
 
 // Search on the hub's PostgreSQL backend: BM25 over the postings (from the shared postings cache

@@ -8,7 +8,7 @@ import { validateEngram } from '../../engine/model/validate-engram.js';
 import { invalid } from '../../engine/errors.js';
 import type { Queryable } from '../contracts.js';
 import { CONTROL_SCHEMA } from '../data/sql.js';
-import { documentTerms } from '../data/fts-tokens.js';
+import { documentTerms } from '../../engine/search/fts-tokens.js';
 import { outboxSql, type WebhookEvent } from '../webhooks/webhook-outbox.js';
 import { getDoc, visible, type OrgView } from './pg-view.js';
 

@@ -1,7 +1,8 @@
 import type { ParsedQuery } from './fts-tokens.js';
 
-// SQLite FTS5's bm25() computed in the hub over postings, from the database or from memory
-// (postings-cache.ts). Hot at scale: a common term of a 100,000-engram organization has tens of
+// SQLite FTS5's bm25() computed over postings: by the hub, from the database or from memory
+// (hub/data/postings-cache.ts), and by a local process that keeps them in memory
+// (store/rank-memory.ts). Hot at scale: a common term of a 100,000-engram organization has tens of
 // thousands of postings. So scores accumulate in a typed array indexed by each document's
 // ordinal (reused between queries); document frequencies are sums of group sizes (postings come
 // grouped by scope, only the groups the caller may read); and top-k pruning (MaxScore) skips the
@@ -104,24 +105,29 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
     const order = parsed.groups ? phrases : [...phrases].sort((a, b) => b.idf - a.idf);
     const rest: number[] = [];
     for (let i = order.length - 1, sum = 0; i >= 0; i--) rest[i] = sum += order[i]!.idf * (K1 + 1);
-    let pruned = false;
+    // Once pruned, the documents that can still reach the top: those whose score so far plus the
+    // most the remaining phrases add is not below the k-th best (scores only grow, so neither does it).
+    let candidates: RankedDoc[] | null = null;
     order.forEach((p, i) => {
-      if (!pruned && !parsed.groups && touched.length >= limit && rest[i]! < kthBest(touched, score, limit) * (1 - 1e-9)) pruned = true;
-      if (pruned) {
-        for (const doc of touched) {
+      if (!parsed.groups && touched.length >= limit) {
+        const bar = kthBest(candidates ?? touched, score, limit) * (1 - 1e-9);
+        if (candidates || rest[i]! < bar) candidates = (candidates ?? touched).filter((d) => score[d.ord]! + rest[i]! >= bar);
+      }
+      if (candidates) {
+        for (const doc of candidates) {
           const freq = freqOf(p, doc);
           if (freq > 0) score[doc.ord] += part(p.idf, freq, doc);
         }
         return;
       }
-      const add = (doc: RankedDoc, freq: number) => {
+      const add = (freq: number, doc: RankedDoc) => {
         if (!doc.live) return;
         // Every part is positive: a zero score means not touched yet.
         if (score[doc.ord] === 0) touched.push(doc);
         score[doc.ord] += part(p.idf, freq, doc);
       };
-      if (p.hits) for (const [doc, freq] of p.hits) add(doc, freq);
-      else for (const g of p.postings[0]!.values()) for (const [doc, freq] of g) add(doc, freq);
+      if (p.hits) for (const [doc, freq] of p.hits) add(freq, doc);
+      else for (const g of p.postings[0]!.values()) g.forEach(add);
     });
     const groups = parsed.groups;
     const keep = groups
@@ -133,7 +139,7 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
         const freq = freqOf(p, doc);
         return freq > 0 ? sum + part(p.idf, freq, doc) : sum;
       }, 0);
-    return topK(touched, score, keep, limit)
+    return topK(candidates ?? touched, score, keep, limit)
       .map((doc) => ({ doc, score: exact(doc) }))
       .sort((a, b) => Math.round(b.score * 1e9) - Math.round(a.score * 1e9) || a.doc.seq - b.doc.seq)
       .map((r) => ({ id: r.doc.id, score: r.score }));

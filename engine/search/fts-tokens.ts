@@ -1,13 +1,14 @@
 import Database from 'better-sqlite3';
-import { ftsIndexText, BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE } from '../../engine/search/fts-text.js';
-import { ftsQuery } from '../../engine/search/fts-query.js';
-import type { EngramDoc } from '../../engine/model/engram-types.js';
+import { ftsIndexText, BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE } from './fts-text.js';
+import { ftsQuery } from './fts-query.js';
+import type { EngramDoc } from '../model/engram-types.js';
 
-// The hub ranks with the same BM25 as the local index (SQLite FTS5). To get the very same terms
-// (porter stemming, unicode61 folding, diacritics), it lets SQLite tokenize: an in-memory FTS5
-// table with the local index's tokenizer, read back through fts5vocab. Documents become
-// column-weighted term counts (FTS5's bm25 adds each instance's column weight); queries become
-// the phrases of the MATCH expression the local index would run.
+// Ranking outside FTS5 (the hub, and a local process that keeps postings in memory:
+// store/rank-memory.ts) needs the very same terms as the local index (porter stemming, unicode61
+// folding, diacritics), so SQLite tokenizes: an in-memory FTS5 table with the local index's
+// tokenizer, read back through fts5vocab. Documents become column-weighted term counts (FTS5's
+// bm25 adds each instance's column weight); queries become the phrases of the MATCH expression
+// the local index would run.
 
 let memo: { db: Database.Database; insert: Database.Statement; read: Database.Statement; clear: Database.Statement } | undefined;
 
@@ -50,12 +51,17 @@ export interface DocumentTerms {
 
 /** An engram's terms exactly as the local FTS5 index holds them. */
 export function documentTerms(e: EngramDoc): DocumentTerms {
-  const rows = instances([
+  return columnTerms([
     ftsIndexText(e.statement),
     ftsIndexText((e.tags ?? []).join(' ')),
     ftsIndexText(e.domain ?? ''),
     ftsIndexText(e.rationale ?? ''),
   ]);
+}
+
+/** The terms of a full-text row as stored (statement, tags, domain, rationale: already index text). */
+export function columnTerms(cols: [string, string, string, string]): DocumentTerms {
+  const rows = instances(cols);
   const terms = new Map<string, number>();
   for (const r of rows) terms.set(r.term, (terms.get(r.term) ?? 0) + COLUMN_WEIGHT[r.col]!);
   return { terms, ntok: rows.length };
@@ -71,7 +77,8 @@ export interface ParsedQuery {
   groups?: number[][];
 }
 
-function phraseTokens(text: string): Phrase {
+/** The tokens FTS5 makes of a text, in order. */
+export function phraseTokens(text: string): Phrase {
   return instances([text, '', '', '']).map((r) => r.term);
 }
 

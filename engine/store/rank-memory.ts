@@ -1,0 +1,218 @@
+import type Database from 'better-sqlite3';
+import { rankBm25, type RankedDoc, type TermPostings } from '../search/bm25-rank.js';
+import { columnTerms, parseQuery, phraseTokens } from '../search/fts-tokens.js';
+import { BM25_COLUMN_WEIGHTS } from '../search/fts-text.js';
+
+// Recall's BM25 ranked from postings held in memory, for a process that searches the same store
+// again and again (svc mcp, the terminal UI, a command that searches once per engram). FTS5's
+// bm25() scores every row that holds any query term: with common words at 100,000 engrams that
+// is tens of thousands of rows, 5-20 ms a query. In memory, search/bm25-rank.ts (the hub's
+// ranker: FTS5's formula, top-k pruning of common terms) needs a fraction of that.
+//
+// The index stays the truth, and the answers are FTS5's: same order, same scores.
+// - Documents (length, retired or not) are read once from FTS5's docsize table; a term's
+//   postings when a query first has it, from fts5vocab.
+// - Every write of an engram row, by any process, logs the row (engram_changes: sqlite-index.ts).
+//   Before each ranking, in the same read transaction, the rows changed since the last one are
+//   read again and their postings replaced; a reader further behind than the log reaches, with
+//   many changes to apply, or after the index was cleared, starts over. (A process of a version
+//   before the log would write unseen: until its restart, this one would rank from what it saw.)
+// - Queries with a phrase of several tokens (text written without spaces, as Chinese) return
+//   null: FTS5 checks that the tokens are adjacent, these postings do not hold positions.
+
+/** engram_fts's columns, in order: BM25_COLUMN_WEIGHTS follows it. */
+const COLUMNS = ['statement', 'tags', 'domain', 'rationale'] as const;
+const COLUMN_WEIGHT = Object.fromEntries(COLUMNS.map((c, i) => [c, BM25_COLUMN_WEIGHTS[i]!])) as Record<string, number>;
+/** How many changes engram_changes keeps (sqlite-index.ts writes it). */
+export const CHANGES_KEPT = 4096;
+/** The row of a change that touched every row (the index was cleared). */
+export const ALL_ROWS = 0;
+/** More changed rows than this at once (a rebuild, a pull): start over rather than replay them. */
+const REPLAY_AT_MOST = 512;
+const GROUP = 0;
+
+export interface RankedRow {
+  rowid: number;
+  score: number;
+}
+
+export class RankMemory {
+  private readonly docs = new Map<number, RankedDoc>();
+  /** term -> its postings (one group: a local store has no visibility groups); empty: no document has it. */
+  private readonly lists = new Map<string, TermPostings>();
+  private rows = 0;
+  private tokens = 0;
+  private size = 1;
+  /** The last change applied; -1: nothing loaded. */
+  private seen = -1;
+  private readonly stmts: Record<'latest' | 'oldest' | 'changed' | 'row' | 'instances' | 'postings' | 'match', Database.Statement>;
+
+  constructor(private readonly db: Database.Database) {
+    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_fts_instances USING fts5vocab(main, engram_fts, 'instance')`);
+    this.stmts = {
+      latest: db.prepare('SELECT max(seq) FROM engram_changes').pluck(),
+      oldest: db.prepare('SELECT min(seq) FROM engram_changes').pluck(),
+      changed: db.prepare('SELECT DISTINCT row FROM engram_changes WHERE seq > ? ORDER BY row').pluck(),
+      row: db.prepare(
+        `SELECT f.statement, f.tags, f.domain, f.rationale, e.status
+           FROM engram_fts f JOIN engrams e ON e.rowid = f.rowid WHERE f.rowid = ?`,
+      ),
+      instances: db.prepare('SELECT doc FROM temp.engram_fts_instances WHERE term = ?').pluck(),
+      postings: db.prepare('SELECT doc, col FROM temp.engram_fts_instances WHERE term = ?').raw(),
+      match: db.prepare('SELECT rowid FROM engram_fts WHERE engram_fts MATCH ? ORDER BY rowid').pluck(),
+    };
+  }
+
+  /** The best `limit` live rows for an `any` query, as FTS5 would rank them; null when FTS5 must. Call inside a read transaction. */
+  rank(query: string, limit: number): RankedRow[] | null {
+    const parsed = parseQuery(query, 'any');
+    if (!parsed) return [];
+    if (parsed.phrases.some((p) => p.length > 1)) return null;
+    this.catchUp();
+    const lists = new Map<string, TermPostings>();
+    for (const [term] of parsed.phrases as Array<[string]>) {
+      const postings = this.lists.get(term) ?? this.load(term);
+      if (postings.size > 0) lists.set(term, postings);
+    }
+    const ranked = rankBm25(parsed, { lists, rows: this.rows, tokens: this.tokens, size: this.size }, limit);
+    return ranked.map((r) => ({ rowid: Number(r.id), score: r.score }));
+  }
+
+  private catchUp(): void {
+    const latest = (this.stmts.latest.get() as number | null) ?? 0;
+    if (this.seen >= 0 && latest === this.seen) return;
+    const oldest = (this.stmts.oldest.get() as number | null) ?? 0;
+    const changed = this.seen < 0 || oldest > this.seen + 1 || latest < this.seen ? null : (this.stmts.changed.all(this.seen) as number[]);
+    if (!changed || changed.length > REPLAY_AT_MOST || changed[0] === ALL_ROWS) this.loadDocuments();
+    else for (const rowid of changed) this.replace(rowid);
+    this.seen = latest;
+  }
+
+  /** Starts over: every document's length and state, no postings (they load as queries need them). */
+  private loadDocuments(): void {
+    this.docs.clear();
+    this.lists.clear();
+    this.rows = 0;
+    this.tokens = 0;
+    this.size = 1;
+    const retired = new Set(this.db.prepare(`SELECT rowid FROM engrams WHERE status = 'retired'`).pluck().all() as number[]);
+    for (const [rowid, sz] of this.db.prepare('SELECT id, sz FROM engram_fts_docsize').raw().iterate() as Iterable<[number, Buffer]>) {
+      this.add(rowid, columnTotal(sz), !retired.has(rowid));
+    }
+  }
+
+  private add(rowid: number, ntok: number, live: boolean): RankedDoc {
+    const doc: RankedDoc = { id: String(rowid), ord: rowid, group: GROUP, ntok, live, seq: rowid };
+    this.docs.set(rowid, doc);
+    this.rows += 1;
+    this.tokens += ntok;
+    if (rowid >= this.size) this.size = rowid + 1;
+    return doc;
+  }
+
+  /** One changed row: its old postings out, its current ones in (for the terms held). */
+  private replace(rowid: number): void {
+    const old = this.docs.get(rowid);
+    if (old) {
+      for (const postings of this.lists.values()) postings.get(GROUP)?.delete(old);
+      this.docs.delete(rowid);
+      this.rows -= 1;
+      this.tokens -= old.ntok;
+    }
+    const row = this.stmts.row.get(rowid) as
+      { statement: string; tags: string; domain: string; rationale: string; status: string } | undefined;
+    if (!row) return;
+    const { terms, ntok } = columnTerms([row.statement, row.tags, row.domain, row.rationale]);
+    const doc = this.add(rowid, ntok, row.status !== 'retired');
+    for (const [term, weight] of terms) {
+      const postings = this.lists.get(term);
+      if (!postings) continue;
+      let group = postings.get(GROUP);
+      if (!group) postings.set(GROUP, (group = new Map()));
+      group.set(doc, weight);
+    }
+  }
+
+  private load(term: string): TermPostings {
+    const group = phraseTokens(term).join(' ') === term ? this.weighByColumns(term) : this.weighByInstances(term);
+    const postings: TermPostings = group.size > 0 ? new Map([[GROUP, group]]) : new Map();
+    this.lists.set(term, postings);
+    return postings;
+  }
+
+  /**
+   * A term's column-weighted count per document. fts5vocab names each instance's column, but at
+   * about 1 us an instance (it decodes positions): most of a first query's time at 100,000
+   * engrams. Instead, in document order: its instances (without the column: 5x faster), merged
+   * with one MATCH per column, which says which columns hold it. That settles the count when one
+   * column holds it, or each holding column once; otherwise (the term repeated in one column and
+   * present in another) the row is tokenized. A MATCH stems its text again, so the term must be
+   * its own token; else weighByInstances reads it.
+   */
+  private weighByColumns(term: string): Map<RankedDoc, number> {
+    const instances = this.stmts.instances.all(term) as number[];
+    const holders = COLUMNS.map((col) => this.stmts.match.all(`${col} : "${term}"`) as number[]);
+    const at = holders.map(() => 0);
+    const group = new Map<RankedDoc, number>();
+    for (let i = 0; i < instances.length;) {
+      const rowid = instances[i]!;
+      let n = 0;
+      for (; instances[i] === rowid; i++) n++;
+      let held = 0;
+      let weight = 0;
+      holders.forEach((rows, c) => {
+        while (at[c]! < rows.length && rows[at[c]!]! < rowid) at[c]! += 1;
+        if (rows[at[c]!] !== rowid) return;
+        held += 1;
+        weight += BM25_COLUMN_WEIGHTS[c]!;
+      });
+      const doc = this.docs.get(rowid);
+      if (!doc) continue;
+      if (held === 1) weight *= n;
+      else if (held !== n) weight = this.rowTerms(rowid)?.get(term) ?? 0;
+      group.set(doc, weight);
+    }
+    return group;
+  }
+
+  /** The same, from each instance's column (in document order). */
+  private weighByInstances(term: string): Map<RankedDoc, number> {
+    const group = new Map<RankedDoc, number>();
+    let rowid = -1;
+    let weight = 0;
+    const flush = () => {
+      const doc = this.docs.get(rowid);
+      if (doc) group.set(doc, weight);
+    };
+    for (const [row, col] of this.stmts.postings.iterate(term) as Iterable<[number, string]>) {
+      if (row !== rowid) {
+        if (rowid >= 0) flush();
+        rowid = row;
+        weight = 0;
+      }
+      weight += COLUMN_WEIGHT[col]!;
+    }
+    if (rowid >= 0) flush();
+    return group;
+  }
+
+  private rowTerms(rowid: number): Map<string, number> | undefined {
+    const row = this.stmts.row.get(rowid) as { statement: string; tags: string; domain: string; rationale: string } | undefined;
+    return row && columnTerms([row.statement, row.tags, row.domain, row.rationale]).terms;
+  }
+}
+
+/** The sum of a docsize record's column sizes (SQLite varints): BM25's document length. */
+function columnTotal(sz: Buffer): number {
+  let total = 0;
+  let value = 0;
+  for (let i = 0; i < sz.length; i++) {
+    const byte = sz[i]!;
+    value = value * 128 + (byte & 0x7f);
+    if (byte < 0x80) {
+      total += value;
+      value = 0;
+    }
+  }
+  return total;
+}
