@@ -62,7 +62,7 @@ describe('ranking from postings in memory', () => {
       for (const e of some.filter((_, i) => i % 41 === 0)) await tx.put({ ...e, status: 'retired' });
     });
     fts = new SqliteIndex(join(root, 'index.db'), { rankInMemoryAfter: Infinity });
-    memory = new SqliteIndex(join(root, 'index.db'), { rankInMemoryAfter: 0 });
+    memory = new SqliteIndex(join(root, 'index.db'), { rankInMemoryAfter: 0, rankInMemoryFrom: 0 });
   }, 120_000);
 
   afterAll(() => {
@@ -107,13 +107,22 @@ describe('ranking from postings in memory', () => {
     expect(memory.searchText('wombat runner', 5)[0]!.engram.statement).toMatch(/^After the rebuild/);
   }, 60_000);
 
-  it('a one-shot process ranks through FTS5; a process that searches on switches to memory', () => {
-    const index = new SqliteIndex(join(root, 'index.db'));
+  it('ranks through FTS5 in a one-shot process and on a small store; in memory from the fourth search of a large one', () => {
+    const instancesTable = (index: SqliteIndex) =>
+      index.db.prepare("SELECT 1 FROM temp.sqlite_master WHERE name = 'engram_fts_instances'").get() !== undefined;
+    const small = new SqliteIndex(join(root, 'index.db'));
+    const large = new SqliteIndex(join(root, 'index.db'), { rankInMemoryFrom: 500 });
     try {
-      for (const q of QUERIES.slice(0, 8)) expectSame(index.searchText(q, 20), fts.searchText(q, 20), q);
-      expect(index.db.prepare("SELECT 1 FROM temp.sqlite_master WHERE name = 'engram_fts_instances'").get()).toBeDefined();
+      for (const [i, q] of QUERIES.slice(0, 8).entries()) {
+        expectSame(small.searchText(q, 20), fts.searchText(q, 20), q);
+        expectSame(large.searchText(q, 20), fts.searchText(q, 20), q);
+        expect(instancesTable(large), `after search ${i + 1}`).toBe(i >= 3);
+      }
+      // 506 engrams: below the default, memory would cost RAM for nothing.
+      expect(instancesTable(small)).toBe(false);
     } finally {
-      index.close();
+      small.close();
+      large.close();
     }
   });
 });
