@@ -27,11 +27,21 @@ export interface RankedDoc {
   seq: number;
 }
 
-/** A term's postings the caller may read: group -> document -> column-weighted count. */
+/** A term's postings in one group: document -> column-weighted count. A Map is one. */
+export interface DocPostings {
+  readonly size: number;
+  get(doc: RankedDoc): number | undefined;
+  forEach(fn: (freq: number, doc: RankedDoc) => void): void;
+}
+
+/** A term's postings the caller may read, by group. */
+export type GroupedPostings = ReadonlyMap<number, DocPostings>;
+
+/** The hub's postings, as it keeps and updates them: group -> document -> column-weighted count. */
 export type TermPostings = Map<number, Map<RankedDoc, number>>;
 
 export interface RankInput {
-  lists: Map<string, TermPostings>;
+  lists: ReadonlyMap<string, GroupedPostings>;
   /** Rows and tokens of the collection the caller may read (BM25's N and average length). */
   rows: number;
   tokens: number;
@@ -43,7 +53,7 @@ let scratch = new Float64Array(1024);
 
 interface Phrase {
   ord: number;
-  postings: TermPostings[];
+  postings: GroupedPostings[];
   idf: number;
   /** For multi-token phrases: the documents holding every token, and their counts. */
   hits?: Array<[RankedDoc, number]>;
@@ -77,17 +87,17 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
   parsed.phrases.forEach((tokens, ord) => {
     const postings = tokens.map((t) => input.lists.get(t));
     if (postings.some((l) => !l)) return;
-    const p: Phrase = { ord, postings: postings as TermPostings[], idf: 0 };
+    const p: Phrase = { ord, postings: postings as GroupedPostings[], idf: 0 };
     let df = 0;
     if (tokens.length === 1) {
       for (const g of p.postings[0]!.values()) df += g.size;
     } else {
       p.hits = [];
       for (const g of p.postings[0]!.values()) {
-        for (const doc of g.keys()) {
+        g.forEach((_, doc) => {
           const freq = freqOf(p, doc);
-          if (freq > 0) p.hits.push([doc, freq]);
-        }
+          if (freq > 0) p.hits!.push([doc, freq]);
+        });
       }
       df = p.hits.length;
     }

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import { rankBm25, type RankedDoc, type TermPostings } from '../search/bm25-rank.js';
+import { rankBm25, type GroupedPostings, type RankedDoc } from '../search/bm25-rank.js';
 import { columnTerms, parseQuery, phraseTokens } from '../search/fts-tokens.js';
 import { BM25_COLUMN_WEIGHTS } from '../search/fts-text.js';
+import { SortedPostings } from './sorted-postings.js';
 
 // Recall's BM25 ranked from postings held in memory, for a process that searches the same store
 // again and again (svc mcp, the terminal UI, a command that searches once per engram). FTS5's
@@ -37,10 +38,10 @@ export interface RankedRow {
 }
 
 export class RankMemory {
-  /** By rowid (an array: looked up once per posting read, faster than a Map). */
-  private docs: Array<RankedDoc | undefined> = [];
-  /** term -> its postings (one group: a local store has no visibility groups); empty: no document has it. */
-  private readonly lists = new Map<string, TermPostings>();
+  /** By rowid (an array: looked up once per posting read, faster than a Map); the postings read it, so it is never replaced. */
+  private readonly docs: Array<RankedDoc | undefined> = [];
+  /** term -> its postings; empty: no document has it. */
+  private readonly lists = new Map<string, SortedPostings>();
   private rows = 0;
   private tokens = 0;
   private size = 1;
@@ -70,10 +71,11 @@ export class RankMemory {
     if (!parsed) return [];
     if (parsed.phrases.some((p) => p.length > 1)) return null;
     this.catchUp();
-    const lists = new Map<string, TermPostings>();
+    // One group: a local store has no visibility groups.
+    const lists = new Map<string, GroupedPostings>();
     for (const [term] of parsed.phrases as Array<[string]>) {
       const postings = this.lists.get(term) ?? this.load(term);
-      if (postings.size > 0) lists.set(term, postings);
+      if (postings.size > 0) lists.set(term, new Map([[GROUP, postings]]));
     }
     const ranked = rankBm25(parsed, { lists, rows: this.rows, tokens: this.tokens, size: this.size }, limit);
     return ranked.map((r) => ({ rowid: Number(r.id), score: r.score }));
@@ -91,7 +93,7 @@ export class RankMemory {
 
   /** Starts over: every document's length and state, no postings (they load as queries need them). */
   private loadDocuments(): void {
-    this.docs = [];
+    this.docs.length = 0;
     this.lists.clear();
     this.rows = 0;
     this.tokens = 0;
@@ -115,7 +117,7 @@ export class RankMemory {
   private replace(rowid: number): void {
     const old = this.docs[rowid];
     if (old) {
-      for (const postings of this.lists.values()) postings.get(GROUP)?.delete(old);
+      for (const postings of this.lists.values()) postings.delete(rowid);
       this.docs[rowid] = undefined;
       this.rows -= 1;
       this.tokens -= old.ntok;
@@ -125,18 +127,11 @@ export class RankMemory {
     if (!row) return;
     const { terms, ntok } = columnTerms([row.statement, row.tags, row.domain, row.rationale]);
     const doc = this.add(rowid, ntok, row.status !== 'retired');
-    for (const [term, weight] of terms) {
-      const postings = this.lists.get(term);
-      if (!postings) continue;
-      let group = postings.get(GROUP);
-      if (!group) postings.set(GROUP, (group = new Map()));
-      group.set(doc, weight);
-    }
+    for (const [term, weight] of terms) this.lists.get(term)?.set(doc.ord, weight);
   }
 
-  private load(term: string): TermPostings {
-    const group = phraseTokens(term).join(' ') === term ? this.weighByColumns(term) : this.weighByInstances(term);
-    const postings: TermPostings = group.size > 0 ? new Map([[GROUP, group]]) : new Map();
+  private load(term: string): SortedPostings {
+    const postings = (phraseTokens(term).join(' ') === term ? this.weighByColumns(term) : this.weighByInstances(term)).fit();
     this.lists.set(term, postings);
     return postings;
   }
@@ -150,11 +145,11 @@ export class RankMemory {
    * present in another) the row is tokenized. A MATCH stems its text again, so the term must be
    * its own token; else weighByInstances reads it.
    */
-  private weighByColumns(term: string): Map<RankedDoc, number> {
+  private weighByColumns(term: string): SortedPostings {
     const instances = this.stmts.instances.all(term) as number[];
     const holders = COLUMNS.map((col) => this.stmts.match.all(`${col} : "${term}"`) as number[]);
     const at = holders.map(() => 0);
-    const group = new Map<RankedDoc, number>();
+    const postings = new SortedPostings(this.docs);
     for (let i = 0; i < instances.length;) {
       const rowid = instances[i]!;
       let n = 0;
@@ -170,23 +165,21 @@ export class RankMemory {
         held += 1;
         weight += BM25_COLUMN_WEIGHTS[c]!;
       }
-      const doc = this.docs[rowid];
-      if (!doc) continue;
+      if (!this.docs[rowid]) continue;
       if (held === 1) weight *= n;
       else if (held !== n) weight = this.rowTerms(rowid)?.get(term) ?? 0;
-      group.set(doc, weight);
+      postings.push(rowid, weight);
     }
-    return group;
+    return postings;
   }
 
   /** The same, from each instance's column (in document order). */
-  private weighByInstances(term: string): Map<RankedDoc, number> {
-    const group = new Map<RankedDoc, number>();
+  private weighByInstances(term: string): SortedPostings {
+    const postings = new SortedPostings(this.docs);
     let rowid = -1;
     let weight = 0;
     const flush = () => {
-      const doc = this.docs[rowid];
-      if (doc) group.set(doc, weight);
+      if (this.docs[rowid]) postings.push(rowid, weight);
     };
     for (const [row, col] of this.stmts.postings.iterate(term) as Iterable<[number, string]>) {
       if (row !== rowid) {
@@ -197,7 +190,7 @@ export class RankMemory {
       weight += COLUMN_WEIGHT[col]!;
     }
     if (rowid >= 0) flush();
-    return group;
+    return postings;
   }
 
   private rowTerms(rowid: number): Map<string, number> | undefined {

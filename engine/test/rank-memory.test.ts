@@ -9,6 +9,9 @@ import { systemContext } from '../ops/context.js';
 import type { SearchHit } from '../backend.js';
 import { syntheticEngrams, syntheticQueries, variedQueries } from '../../scripts/support/synthetic-engrams.js';
 import { svc } from './support/run-svc.js';
+import { SortedPostings } from '../store/sorted-postings.js';
+import type { RankedDoc } from '../search/bm25-rank.js';
+import { seededRandom } from '../seeded-random.js';
 
 // A process that searches on (svc mcp, the TUI, scans) ranks from postings in memory
 // (store/rank-memory.ts). Its answers must be FTS5's, query after query, while other processes
@@ -124,5 +127,34 @@ describe('ranking from postings in memory', () => {
       small.close();
       large.close();
     }
+  });
+});
+
+describe("a word's postings in sorted arrays", () => {
+  it('keeps rowid order and the weights a Map would hold, through pushes, sets and deletes', () => {
+    const docs: RankedDoc[] = Array.from({ length: 400 }, (_, i) => ({ id: String(i), ord: i, group: 0, ntok: 10, live: true, seq: i }));
+    const postings = new SortedPostings(docs);
+    const model = new Map<number, number>();
+    for (let rowid = 1; rowid < 400; rowid += 3) {
+      postings.push(rowid, rowid % 7);
+      model.set(rowid, rowid % 7);
+    }
+    postings.fit();
+    const random = seededRandom(5);
+    for (let step = 0; step < 2000; step++) {
+      const rowid = Math.floor(random() * 400);
+      if (random() < 0.5) {
+        postings.delete(rowid);
+        model.delete(rowid);
+      } else {
+        postings.set(rowid, step);
+        model.set(rowid, step);
+      }
+    }
+    const seen: Array<[number, number]> = [];
+    postings.forEach((weight, doc) => seen.push([doc.ord, weight]));
+    expect(seen).toEqual([...model].sort((a, b) => a[0] - b[0]));
+    expect(postings.size).toBe(model.size);
+    for (const doc of docs) expect(postings.get(doc)).toBe(model.get(doc.ord));
   });
 });

@@ -1,0 +1,93 @@
+import type { DocPostings, RankedDoc } from '../search/bm25-rank.js';
+
+// One word's postings in a local index held in memory (rank-memory.ts): rowids and
+// column-weighted counts in two typed arrays, sorted by rowid. 8 bytes a posting where a Map
+// entry takes about 30, and walked without hashing. Postings arrive in rowid order when read
+// from the index (push); a changed engram moves one (set, delete: a binary search and a shift).
+
+export class SortedPostings implements DocPostings {
+  private rowids: Int32Array;
+  /** Sums of column weights (4, 2, 2, 1): small integers, exact in a float32. */
+  private weights: Float32Array;
+  size = 0;
+
+  /** `docs`: the documents by rowid, the array the owner keeps (never replaced). */
+  constructor(private readonly docs: ReadonlyArray<RankedDoc | undefined>) {
+    this.rowids = new Int32Array(8);
+    this.weights = new Float32Array(8);
+  }
+
+  /** Adds a posting above every rowid held. */
+  push(rowid: number, weight: number): void {
+    this.reserve(this.size + 1);
+    this.rowids[this.size] = rowid;
+    this.weights[this.size] = weight;
+    this.size += 1;
+  }
+
+  /** Drops the spare capacity pushes left (read once, a word's postings rarely grow much). */
+  fit(): this {
+    if (this.rowids.length > this.size) {
+      this.rowids = this.rowids.slice(0, this.size);
+      this.weights = this.weights.slice(0, this.size);
+    }
+    return this;
+  }
+
+  get(doc: RankedDoc): number | undefined {
+    const i = this.find(doc.ord);
+    return i < this.size && this.rowids[i] === doc.ord ? this.weights[i] : undefined;
+  }
+
+  forEach(fn: (weight: number, doc: RankedDoc) => void): void {
+    for (let i = 0; i < this.size; i++) {
+      const doc = this.docs[this.rowids[i]!];
+      if (doc) fn(this.weights[i]!, doc);
+    }
+  }
+
+  set(rowid: number, weight: number): void {
+    const i = this.find(rowid);
+    if (i < this.size && this.rowids[i] === rowid) {
+      this.weights[i] = weight;
+      return;
+    }
+    this.reserve(this.size + 1);
+    this.rowids.copyWithin(i + 1, i, this.size);
+    this.weights.copyWithin(i + 1, i, this.size);
+    this.rowids[i] = rowid;
+    this.weights[i] = weight;
+    this.size += 1;
+  }
+
+  delete(rowid: number): void {
+    const i = this.find(rowid);
+    if (i >= this.size || this.rowids[i] !== rowid) return;
+    this.rowids.copyWithin(i, i + 1, this.size);
+    this.weights.copyWithin(i, i + 1, this.size);
+    this.size -= 1;
+  }
+
+  /** The first index whose rowid is not below `rowid`. */
+  private find(rowid: number): number {
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.rowids[mid]! < rowid) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private reserve(n: number): void {
+    if (n <= this.rowids.length) return;
+    const capacity = Math.max(n, this.rowids.length * 2);
+    const rowids = new Int32Array(capacity);
+    rowids.set(this.rowids.subarray(0, this.size));
+    const weights = new Float32Array(capacity);
+    weights.set(this.weights.subarray(0, this.size));
+    this.rowids = rowids;
+    this.weights = weights;
+  }
+}
