@@ -7,8 +7,9 @@ import type { ParsedQuery } from './fts-tokens.js';
 // ordinal (reused between queries); document frequencies are sums of group sizes (postings come
 // grouped by scope, only the groups the caller may read); and top-k pruning (MaxScore) skips the
 // long lists: terms are taken rarest first, and once the most the remaining terms could add is
-// below the k-th best score so far, no document outside the candidates can reach the top, so the
-// remaining terms are only looked up for the candidates.
+// below the k-th best score so far, no document outside those already scored can reach the top;
+// the remaining terms are looked up only for the documents whose score so far, plus that most,
+// still reaches the k-th best.
 
 const K1 = 1.2;
 const B = 0.75;

@@ -12,7 +12,8 @@ import { SortedPostings } from './sorted-postings.js';
 //
 // The index stays the truth, and the answers are FTS5's: same order, same scores.
 // - Documents (length, retired or not) are read once from FTS5's docsize table; a term's
-//   postings when a query first has it, from fts5vocab.
+//   postings when a query first has it, from fts5vocab and FTS5 (weighByColumns), into two
+//   typed arrays (sorted-postings.ts).
 // - Every write of an engram row, by any process, logs the row (engram_changes: sqlite-index.ts).
 //   Before each ranking, in the same read transaction, the rows changed since the last one are
 //   read again and their postings replaced; a reader further behind than the log reaches, with
