@@ -123,12 +123,10 @@ export class RankMemory {
       this.rows -= 1;
       this.tokens -= old.ntok;
     }
-    const row = this.stmts.row.get(rowid) as
-      { statement: string; tags: string; domain: string; rationale: string; status: string } | undefined;
+    const row = this.readRow(rowid);
     if (!row) return;
-    const { terms, ntok } = columnTerms([row.statement, row.tags, row.domain, row.rationale]);
-    const doc = this.add(rowid, ntok, row.status !== 'retired');
-    for (const [term, weight] of terms) this.lists.get(term)?.set(doc.ord, weight);
+    const doc = this.add(rowid, row.ntok, row.live);
+    for (const [term, weight] of row.terms) this.lists.get(term)?.set(doc.ord, weight);
   }
 
   private load(term: string): SortedPostings {
@@ -168,7 +166,7 @@ export class RankMemory {
       }
       if (!this.docs[rowid]) continue;
       if (held === 1) weight *= n;
-      else if (held !== n) weight = this.rowTerms(rowid)?.get(term) ?? 0;
+      else if (held !== n) weight = this.readRow(rowid)?.terms.get(term) ?? 0;
       postings.push(rowid, weight);
     }
     return postings;
@@ -194,9 +192,12 @@ export class RankMemory {
     return postings;
   }
 
-  private rowTerms(rowid: number): Map<string, number> | undefined {
-    const row = this.stmts.row.get(rowid) as { statement: string; tags: string; domain: string; rationale: string } | undefined;
-    return row && columnTerms([row.statement, row.tags, row.domain, row.rationale]).terms;
+  /** A row as the index holds it now: its terms (tokenized as FTS5 does), length and state; undefined when gone. */
+  private readRow(rowid: number): { terms: Map<string, number>; ntok: number; live: boolean } | undefined {
+    const row = this.stmts.row.get(rowid) as
+      { statement: string; tags: string; domain: string; rationale: string; status: string } | undefined;
+    if (!row) return undefined;
+    return { ...columnTerms([row.statement, row.tags, row.domain, row.rationale]), live: row.status !== 'retired' };
   }
 }
 

@@ -467,9 +467,9 @@ export class SqliteIndex {
     return rows.map((r) => ({ engram: JSON.parse(r.doc) as EngramDoc, score: -r.rank }));
   }
 
-  /** Whether the index holds enough engrams to rank in memory; once it does, it stays so. */
+  /** Whether the index holds enough engrams to rank in memory (and can); once decided, it stays so. */
   private largeEnough(): boolean {
-    if (this.memory !== undefined) return true;
+    if (this.memory !== undefined) return this.memory !== null;
     const last = this.stmt('SELECT max(rowid) FROM engrams').pluck().get() as number | null;
     return (last ?? 0) >= this.rankInMemoryFrom;
   }
@@ -490,7 +490,7 @@ export class SqliteIndex {
     });
   }
 
-  /** The postings-in-memory ranker, when this index logs its changes (a read-only store's index in memory may predate it). */
+  /** The postings-in-memory ranker, when this index logs its changes (one made before the log, opened without LocalStore's upgrade, does not). */
   private openRankMemory(): RankMemory | null {
     if (!this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'engram_changes'").get()) return null;
     return new RankMemory(this.db);
