@@ -11,6 +11,12 @@ export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
   /** Runs a script of several statements, no parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Where present (a write request's transaction): takes a statement whose answer nobody waits
+   * for and sends it in the transaction's next round trip, often its COMMIT's. If it then fails,
+   * the whole transaction fails. Where absent, run it as a query.
+   */
+  defer?(sql: string, params: unknown[]): Promise<void>;
 }
 
 export interface Database extends Queryable {

@@ -137,12 +137,31 @@ export async function appendAudit(q: Queryable, org: Org, key: string, entries: 
  * An append of `entries` chained to the head this process appended last, as one statement that
  * fails when the chain's head is another (another process appended since, or that append rolled
  * back): a caller may send it with its COMMIT in one round trip, and use appendAudit when it
- * fails. `appended()` once it committed.
+ * fails. `appended()` once it committed, `failed()` when it did not.
+ *
+ * The rows are taken as the head at once, not when the commit's answer is read: the next write
+ * of the organization waits for this one's locks and may be handed them, and so guess, before
+ * this one's answer has been read.
  */
-export function guessedAppend(org: Org, key: string, entries: AuditEntry[]): { sql: string; params: unknown[]; appended(): void } {
+export function guessedAppend(
+  org: Org,
+  key: string,
+  entries: AuditEntry[],
+): { sql: string; params: unknown[]; appended(): void; failed(): void } {
   const head = knownHeads.get(org.id) ?? { seq: 0, hash: GENESIS };
   const rows = chainRows(key, head, entries.map(safeEntry));
-  return { ...appendStatement(org, head, rows, true), appended: () => noteAppended(org, rows) };
+  const last = rows[rows.length - 1]!;
+  knownHeads.set(org.id, { seq: last.seq, hash: last.hash });
+  return {
+    ...appendStatement(org, head, rows, true),
+    // Not noting the head again: a later write may have guessed on from it by now.
+    appended: () => {
+      for (const listener of appendListeners) listener(org, rows.length);
+    },
+    failed: () => {
+      if (knownHeads.get(org.id)?.hash === last.hash) knownHeads.delete(org.id);
+    },
+  };
 }
 
 function noteAppended(org: Org, rows: AuditRow[]): void {

@@ -6,6 +6,11 @@ import { inlineParams } from './sql.js';
 // transaction begins at the first query (work before it, such as fetching a pack by URL, holds
 // no connection and no lock); transactions opened inside it (the engine's write units) become
 // savepoints, so one that fails undoes only itself, as it would on its own.
+//
+// A unit may defer a statement whose answer it does not wait for (an engram's write): it goes
+// in the transaction's next round trip, for a create the one that appends the audit row and
+// commits. Under the organization's write lock that is one round trip fewer per write. A
+// deferred statement that fails fails the request: nothing commits.
 
 export class RequestDatabase implements Database {
   readonly kind: Database['kind'];
@@ -16,6 +21,14 @@ export class RequestDatabase implements Database {
   private unreleased: string | undefined;
   /** Nested transactions run one at a time: savepoints on one connection must not interleave. */
   private nested: Promise<unknown> = Promise.resolve();
+  /** Deferred statements, parameters written in, not sent yet; each with the savepoint of its unit. */
+  private deferred: Array<{ unit: string; sql: string }> = [];
+  /**
+   * The error that left the transaction unable to commit (a statement failed with no savepoint
+   * to go back to): every later call rejects with it, so no caller can take PostgreSQL's
+   * silent ROLLBACK of an aborted transaction for a COMMIT.
+   */
+  private failed: { error: unknown } | undefined;
 
   constructor(private readonly db: Database) {
     this.kind = db.kind;
@@ -32,16 +45,44 @@ export class RequestDatabase implements Database {
   }
 
   async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> {
-    return (await this.open()).query<R>(sql, params);
+    const tx = await this.usable();
+    const script = this.takeDeferred();
+    return this.failing(script ? tx.queryAfter<R>(script, sql, params) : tx.query<R>(sql, params));
   }
 
   async exec(sql: string): Promise<void> {
-    return (await this.open()).exec(sql);
+    const tx = await this.usable();
+    const script = this.takeDeferred();
+    return this.failing(tx.exec(script ? `${script}; ${sql}` : sql));
+  }
+
+  /** The open transaction, unless it can no longer commit. */
+  private async usable(): Promise<OpenTransaction> {
+    if (this.failed) throw this.failed.error;
+    return this.open();
+  }
+
+  /** A statement outside any unit: when it fails, the transaction is aborted for good. */
+  private async failing<T>(run: Promise<T>): Promise<T> {
+    try {
+      return await run;
+    } catch (err) {
+      this.failed ??= { error: err };
+      throw err;
+    }
+  }
+
+  /** The deferred statements as one script to go before the next statement; none left deferred. */
+  private takeDeferred(): string | undefined {
+    if (this.deferred.length === 0) return undefined;
+    const script = this.deferred.map((d) => d.sql).join(';\n');
+    this.deferred = [];
+    return script;
   }
 
   transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     const run = this.nested.then(async () => {
-      const tx = await this.open();
+      const tx = await this.usable();
       const name = `svc_sp_${++this.savepoints}`;
       const previous = this.unreleased;
       // The savepoint is set in the round trip of the unit's first statement, and the previous
@@ -49,10 +90,12 @@ export class RequestDatabase implements Database {
       // and none of its own while a lock is held.
       let pending: string | undefined = `${previous ? `RELEASE SAVEPOINT ${previous}; ` : ''}SAVEPOINT ${name}`;
       this.unreleased = undefined;
+      // What goes before the statement: deferred statements (an earlier unit's go before its
+      // savepoint's release), then this unit's savepoint when it is not set yet.
       const take = (): string | undefined => {
-        const script = pending;
+        const script = [this.takeDeferred(), pending].filter((x) => x !== undefined).join('; ');
         pending = undefined;
-        return script;
+        return script || undefined;
       };
       const q: Queryable = {
         query: (sql, params) => {
@@ -63,6 +106,11 @@ export class RequestDatabase implements Database {
           const script = take();
           return tx.exec(script ? `${script}; ${sql}` : sql);
         },
+        defer: async (sql, params) => {
+          const inlined = inlineParams(sql, params);
+          if (inlined === undefined) await q.query(sql, params);
+          else this.deferred.push({ unit: name, sql: inlined });
+        },
       };
       try {
         const result = await fn(q);
@@ -70,8 +118,15 @@ export class RequestDatabase implements Database {
         this.unreleased = pending === undefined ? name : previous;
         return result;
       } catch (err) {
-        if (pending === undefined) await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => undefined);
-        else this.unreleased = previous;
+        // What it deferred and did not send is dropped with it.
+        this.deferred = this.deferred.filter((d) => d.unit !== name);
+        if (pending === undefined) {
+          // When the savepoint cannot be gone back to, what failed came before it was set (an
+          // earlier unit's deferred statement): the transaction is aborted, it cannot commit.
+          await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).catch(() => {
+            this.failed ??= { error: err };
+          });
+        } else this.unreleased = previous;
         throw err;
       }
     });
@@ -96,6 +151,7 @@ export class RequestDatabase implements Database {
    */
   async commitWith(sql: string, params: unknown[]): Promise<boolean> {
     await this.nested;
+    if (this.failed) throw this.failed.error;
     const inlined = inlineParams(sql, params);
     if (inlined === undefined) {
       const done = await this.transaction((q) => q.query(sql, params)).then(
@@ -107,28 +163,38 @@ export class RequestDatabase implements Database {
     }
     const tx = await this.open();
     const name = `svc_sp_${++this.savepoints}`;
+    const deferred = this.takeDeferred();
     const release = this.unreleased ? `RELEASE SAVEPOINT ${this.unreleased}; ` : '';
     this.unreleased = undefined;
     try {
-      await tx.commitAfter(`${release}SAVEPOINT ${name}; ${inlined}`);
+      await tx.commitAfter(`${deferred ? `${deferred}; ` : ''}${release}SAVEPOINT ${name}; ${inlined}`);
       return true;
     } catch (err) {
       // The statement failed and the COMMIT did not run: back to before it. If that cannot be
-      // done, the COMMIT was what failed.
+      // done, what failed came before the savepoint (a deferred statement) or was the COMMIT.
       const undone = await tx.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`).then(
         () => true,
         () => false,
       );
-      if (!undone) throw err;
+      if (!undone) {
+        this.failed ??= { error: err };
+        throw err;
+      }
       return false;
     }
   }
 
   async commit(): Promise<void> {
-    if (this.tx) await (await this.tx).commit();
+    await this.nested;
+    if (this.failed) throw this.failed.error;
+    if (!this.tx) return;
+    const tx = await this.tx;
+    const deferred = this.takeDeferred();
+    await (deferred ? tx.commitAfter(deferred) : tx.commit());
   }
 
   async rollback(): Promise<void> {
+    this.deferred = [];
     const tx = await this.tx?.catch(() => undefined);
     await tx?.rollback().catch(() => undefined);
   }

@@ -171,11 +171,13 @@ export class Gatekeeper {
     try {
       committed = await rdb.commitWith(guess.sql, guess.params);
     } catch (err) {
+      guess.failed();
       await rdb.rollback();
       audit.record(org, { ...row, outcome: 500 });
       throw err;
     }
     if (committed) return guess.appended();
+    guess.failed();
     const inWrite = await rdb
       .transaction((q) => appendAudit(q, org, config.auditKey, [row]))
       .then(() => true)

@@ -14,7 +14,8 @@ import { getDoc, visible, type OrgView } from './pg-view.js';
 
 // Engram writes on the hub's PostgreSQL backend: one unit of work is one transaction holding
 // the organization's advisory write lock, and each engram is written with its postings, scope
-// statistics, change event and webhook events in a single statement.
+// statistics, change event and webhook events in a single statement, deferred where the
+// transaction can (a request's goes with its commit).
 
 export async function writeUnit<T>(view: OrgView, fn: (tx: EngramWriter) => Promise<T>): Promise<T> {
   return view.db.transaction(async (q) => {
@@ -158,7 +159,9 @@ async function putEngram(
          domain = excluded.domain, content_hash = excluded.content_hash, pinned = excluded.pinned, ntok = excluded.ntok,
          doc = excluded.doc, updated_at = now(), rev = DEFAULT`;
   // The terms it no longer has go; the others are written over (disjoint rows: one statement may do both).
-  await q.query(
+  // Nothing waits for its answer: in a request it goes with the next round trip (request-database.ts).
+  const run = q.defer ? q.defer.bind(q) : q.query.bind(q);
+  await run(
     `WITH written AS (
        INSERT INTO ${s}.engrams (id, scope, status, type, domain, content_hash, pinned, ntok, doc, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, now()) ${upsert}

@@ -1,11 +1,40 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database, OpenTransaction } from '../contracts.js';
 import { RequestDatabase } from '../data/request-database.js';
 import { inlineParams } from '../data/sql.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
 
 // A write request's transaction: each unit is a savepoint, set in the round trip of the unit's
 // first statement (whose parameters are then written in as literals). What a literal says must
-// be exactly what the parameter said, and a unit that fails must undo only itself.
+// be exactly what the parameter said, and a unit that fails must undo only itself. A deferred
+// statement rides with the next round trip; when it fails, nothing of the request commits.
+
+/** The database with each call on a transaction (a round trip) counted. */
+function counting(db: Database): { db: Database; trips: () => number } {
+  let trips = 0;
+  const wrapped: Database = Object.create(db) as Database;
+  wrapped.begin = async () => {
+    const tx = await db.begin();
+    const count =
+      <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+      (...a: A): Promise<R> => {
+        trips++;
+        return f(...a);
+      };
+    return {
+      query: count(tx.query.bind(tx)),
+      exec: count(tx.exec.bind(tx)),
+      queryAfter: count(tx.queryAfter.bind(tx)),
+      commitAfter: count(tx.commitAfter.bind(tx)),
+      commit: count(tx.commit.bind(tx)),
+      rollback: tx.rollback.bind(tx),
+    } as OpenTransaction;
+  };
+  return { db: wrapped, trips: () => trips };
+}
+
+const notes = async (db: Database, from: number): Promise<Array<{ n: number; note: string }>> =>
+  (await db.query<{ n: number; note: string }>('SELECT n, note FROM rdb_units WHERE n >= $1 ORDER BY n', [from])).rows;
 
 describe.each(DATABASES)('the request database (%s)', (kind) => {
   let t: TestDatabase;
@@ -53,6 +82,83 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
     expect(rows).toEqual([
       { n: 1, note: "first's" },
       { n: 3, note: 'third' },
+    ]);
+  });
+  it('sends a deferred statement with the commit: a write of two round trips, lock and read, then the rest', async () => {
+    const c = counting(t.db);
+    const rdb = new RequestDatabase(c.db);
+    await rdb.transaction(async (q) => {
+      await q.query('SELECT count(*) FROM rdb_units WHERE n = $1', [100]);
+      await q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [100, 'deferred']);
+    });
+    expect(c.trips()).toBe(1);
+    expect(await rdb.commitWith('INSERT INTO rdb_units VALUES ($1, $2)', [101, 'with the commit'])).toBe(true);
+    expect(c.trips()).toBe(2);
+    expect(await notes(t.db, 100)).toEqual([
+      { n: 100, note: 'deferred' },
+      { n: 101, note: 'with the commit' },
+    ]);
+  });
+
+  it('runs a deferred statement before anything that reads after it, in the same round trip', async () => {
+    const c = counting(t.db);
+    const rdb = new RequestDatabase(c.db);
+    await rdb.transaction((q) => q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [110, 'seen']));
+    const seen = await rdb.transaction((q) => q.query<{ note: string }>('SELECT note FROM rdb_units WHERE n = $1', [110]));
+    expect(seen.rows).toEqual([{ note: 'seen' }]);
+    expect(c.trips()).toBe(1);
+    await rdb.commit();
+    expect(await notes(t.db, 110)).toEqual([{ n: 110, note: 'seen' }]);
+  });
+
+  it('fails the whole request when a deferred statement fails: the commit rejects and nothing is written', async () => {
+    await t.db.query('INSERT INTO rdb_units VALUES ($1, $2)', [120, 'already there']);
+    // Failing in the commit's round trip.
+    const a = new RequestDatabase(t.db);
+    await a.transaction((q) => q.query('INSERT INTO rdb_units VALUES ($1, $2)', [121, 'before']));
+    await a.transaction((q) => q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [120, 'clash']));
+    await expect(a.commitWith('INSERT INTO rdb_units VALUES ($1, $2)', [122, 'audit row'])).rejects.toThrow();
+    await expect(a.commit()).rejects.toThrow();
+    await a.rollback();
+    // Failing in the next unit's first round trip: that unit rejects, and so does every later call.
+    const b = new RequestDatabase(t.db);
+    await b.transaction((q) => q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [120, 'clash']));
+    await expect(b.transaction((q) => q.query('INSERT INTO rdb_units VALUES ($1, $2)', [123, 'next unit']))).rejects.toThrow();
+    // (PostgreSQL answers COMMIT on an aborted transaction with a silent ROLLBACK.)
+    await expect(b.commit()).rejects.toThrow();
+    await b.rollback();
+    const d = new RequestDatabase(t.db);
+    await d.transaction((q) => q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [120, 'clash']));
+    await expect(d.transaction((q) => q.query('SELECT 1'))).rejects.toThrow();
+    await expect(d.query('SELECT 1')).rejects.toThrow();
+    await expect(d.commitWith('INSERT INTO rdb_units VALUES ($1, $2)', [124, 'audit row'])).rejects.toThrow();
+    await expect(d.commit()).rejects.toThrow();
+    await d.rollback();
+    // Failing with a plain commit.
+    const c = new RequestDatabase(t.db);
+    await c.transaction((q) => q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [120, 'clash']));
+    await expect(c.commit()).rejects.toThrow();
+    await c.rollback();
+    expect(await notes(t.db, 120)).toEqual([{ n: 120, note: 'already there' }]);
+  });
+
+  it('keeps a deferred statement that succeeded when the statement sent with it fails, and drops one whose unit failed', async () => {
+    const rdb = new RequestDatabase(t.db);
+    await rdb.transaction((q) => q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [130, 'kept']));
+    await expect(
+      rdb.transaction(async (q) => {
+        await q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [131, 'its unit threw']);
+        throw new Error('the unit fails before sending anything');
+      }),
+    ).rejects.toThrow('the unit fails');
+    // The statement that goes with the commit fails alone (as a stale audit head does): the caller
+    // does something else and commits.
+    expect(await rdb.commitWith('INSERT INTO rdb_units VALUES ($1, $2)', [130, 'clash'])).toBe(false);
+    await rdb.transaction((q) => q.query('INSERT INTO rdb_units VALUES ($1, $2)', [132, 'instead']));
+    await rdb.commit();
+    expect(await notes(t.db, 130)).toEqual([
+      { n: 130, note: 'kept' },
+      { n: 132, note: 'instead' },
     ]);
   });
 });
