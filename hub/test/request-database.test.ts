@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Database, OpenTransaction } from '../contracts.js';
 import { RequestDatabase } from '../data/request-database.js';
 import { inlineParams } from '../data/sql.js';
@@ -160,5 +160,31 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
       { n: 130, note: 'kept' },
       { n: 132, note: 'instead' },
     ]);
+  });
+  it.runIf(kind === 'postgres')('sends BEGIN with the first statement, and nothing for a transaction that ran none', async () => {
+    const { default: pg } = await import('pg');
+    const sent: string[] = [];
+    const original = pg.Client.prototype.query;
+    const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
+      this: InstanceType<typeof pg.Client>,
+      ...args: unknown[]
+    ) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+      sent.push(String(text));
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as never);
+    try {
+      const rdb = new RequestDatabase(t.db);
+      await rdb.transaction((q) => q.query('INSERT INTO rdb_units VALUES ($1, $2)', [140, 'first']));
+      await rdb.commit();
+      const idle = await t.db.begin();
+      await idle.commit();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toMatch(/^BEGIN; SAVEPOINT svc_sp_1;\nINSERT INTO rdb_units VALUES \('140', 'first'\)$/);
+    expect(sent[1]).toBe('COMMIT');
+    expect(await notes(t.db, 140)).toEqual([{ n: 140, note: 'first' }]);
   });
 });
