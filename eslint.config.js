@@ -57,6 +57,7 @@ const EXCEPTIONS = [
   { file: 'engine/test/generated-validator.test.ts', imports: ['scripts/generate-validator.ts'] },
   { file: 'engine/test/yaml-codec.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
   { file: 'engine/test/rank-memory.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
+  { file: 'engine/test/rarest-terms.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
   { file: 'hub/test/bm25-parity.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
   { file: 'hub/test/postings-cache.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
   // The team-memory CLI tests start a real hub with the hub tests' process helper.

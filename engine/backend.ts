@@ -83,9 +83,19 @@ export interface EngramStore extends EngramReader {
   refresh(): Promise<void>;
 }
 
+export interface TextSearchOptions {
+  /**
+   * Search with the query's rarest terms only: as many as match this many rows in all, and at
+   * least two. For "engrams like this statement" (suggest-scope.ts): there the common words of a
+   * statement weigh little, and cost most of the search (FTS5's bm25() scores every row that
+   * holds any term). A backend may ignore it (the hub's ranker prunes such terms itself).
+   */
+  rarestTermRows?: number;
+}
+
 /** Finding engrams: by words (BM25) and by meaning (vectors). Retired engrams are never hits. 3 members. */
 export interface SearchIndex {
-  searchText(query: string, limit: number, mode?: 'any' | 'all'): Promise<SearchHit[]>;
+  searchText(query: string, limit: number, mode?: 'any' | 'all', opts?: TextSearchOptions): Promise<SearchHit[]>;
   /** Nearest live engrams embedded by `model`. */
   searchVector(vector: Float32Array, limit: number, model: string): Promise<VectorHit[]>;
   /** Embeds every live engram with no current vector (learned offline, or edited); returns how many. */

@@ -72,6 +72,8 @@ export interface RecallOptions {
   now?: Date;
   /** Also ask the hub, and merge its ranking with the local one (by reciprocal rank). */
   team?: TeamSource;
+  /** BM25 with the query's rarest terms only (TextSearchOptions): for a statement's neighbours. */
+  rarestTermRows?: number;
 }
 
 /**
@@ -134,7 +136,8 @@ async function localRecall(backend: EngramStore & SearchIndex, query: string, op
     return h;
   };
 
-  (await backend.searchText(query, pool)).forEach((r, i) => {
+  const textOptions = opts.rarestTermRows === undefined ? undefined : { rarestTermRows: opts.rarestTermRows };
+  (await backend.searchText(query, pool, 'any', textOptions)).forEach((r, i) => {
     const h = hit(r.engram);
     // Significant digits: FTS5 gives a word found in half the store or more an IDF of ~0 (1e-6).
     h.bm25 = { rank: i + 1, score: Number(r.score.toPrecision(4)) };

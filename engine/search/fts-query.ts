@@ -120,10 +120,11 @@ function allUnits(text: string, mode: 'any' | 'all'): Unit[] {
   return units;
 }
 
-const quote = (phrase: string): string => `"${phrase.replace(/"/g, '""')}"`;
+/** A phrase as an FTS5 string. */
+export const quote = (phrase: string): string => `"${phrase.replace(/"/g, '""')}"`;
 
-/** The phrases of a query with their weights, in order of appearance, deduplicated. */
-function weightedPhrases(text: string): Map<string, number> {
+/** The phrases of an `any` query with their weights, in order of appearance, deduplicated. */
+export function weightedPhrases(text: string): Map<string, number> {
   const phrases = new Map<string, number>();
   for (const u of queryUnits(text, 'any')) {
     for (const a of u.alts) {
@@ -149,8 +150,13 @@ export function ftsQuery(text: string, mode: 'any' | 'all'): string | null {
     }
     return groups.size === 0 ? null : [...groups.values()].join(' AND ');
   }
+  return anyQuery(weightedPhrases(text));
+}
+
+/** The `any` query of weighted phrases (weightedPhrases, or some of them). */
+export function anyQuery(phrases: Map<string, number>): string | null {
   const parts: string[] = [];
-  for (const [phrase, weight] of weightedPhrases(text)) {
+  for (const [phrase, weight] of phrases) {
     // FTS5 scores every phrase of the query on its own: a phrase given twice counts twice.
     for (let i = 0; i < weight; i++) parts.push(quote(phrase));
   }

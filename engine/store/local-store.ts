@@ -10,7 +10,7 @@ import { contentHash } from '../model/content-hash.js';
 import { nodeCrypto } from '../lazy-crypto.js';
 import { invalid, SvcError } from '../errors.js';
 import { SqliteIndex } from './sqlite-index.js';
-import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
+import type { ListFilter, SearchHit, TextSearchOptions, VectorHit } from '../backend.js';
 import type { Embedder } from '../embed/embedder.js';
 import { writeFileDurable } from './durable-write.js';
 import { assertStoreWritable, storeVersionNotice } from './migrations.js';
@@ -161,8 +161,8 @@ export class LocalStore implements LocalBackend {
     return this.index.findByHash(hash);
   }
 
-  async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
-    return this.index.searchText(query, limit, mode);
+  async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any', opts?: TextSearchOptions): Promise<SearchHit[]> {
+    return this.index.searchText(query, limit, mode, opts);
   }
 
   async list(filter: ListFilter): Promise<EngramDoc[]> {

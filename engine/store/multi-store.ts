@@ -11,7 +11,7 @@ import { SvcError } from '../errors.js';
 import { LocalStore } from './local-store.js';
 import { type ReconcileMode } from './store-reconcile.js';
 import type { LocalBackend, QuarantinedFile } from './local-backend.js';
-import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
+import type { ListFilter, SearchHit, TextSearchOptions, VectorHit } from '../backend.js';
 import { readRegistry, storeKey, type StoreEntry } from './store-registry.js';
 // Re-exported for the callers (and tests) that import them from here; they live in store-admin.ts.
 
@@ -215,8 +215,8 @@ export class MultiStore implements LocalBackend {
     return dedupe((await Promise.all(this.stores().map((s) => s.findByHash(hash)))).flat());
   }
 
-  async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): Promise<SearchHit[]> {
-    const hits = (await Promise.all(this.stores().map((s) => s.searchText(query, limit, mode)))).flat();
+  async searchText(query: string, limit: number, mode: 'any' | 'all' = 'any', opts?: TextSearchOptions): Promise<SearchHit[]> {
+    const hits = (await Promise.all(this.stores().map((s) => s.searchText(query, limit, mode, opts)))).flat();
     return dedupeHits(hits.sort((a, b) => b.score - a.score)).slice(0, limit);
   }
 

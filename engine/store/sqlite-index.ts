@@ -3,10 +3,10 @@ import { createRequire } from 'node:module';
 import type { EngramDoc } from '../model/engram-types.js';
 import type { EngramEvent, Episode, EventFilter, TimelineFilter } from '../model/records.js';
 import { contentHash } from '../model/content-hash.js';
-import { ftsQuery } from '../search/fts-query.js';
+import { anyQuery, ftsQuery, quote, weightedPhrases } from '../search/fts-query.js';
 import { BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE, ftsIndexText } from '../search/fts-text.js';
 import { ALL_ROWS, CHANGES_KEPT, RankMemory, type RankedRow } from './rank-memory.js';
-import type { ListFilter, SearchHit, VectorHit } from '../backend.js';
+import type { ListFilter, SearchHit, TextSearchOptions, VectorHit } from '../backend.js';
 
 // The derived index: one row per engram file with the engram as JSON (so reads never parse
 // YAML), an FTS5 table for BM25, a sqlite-vec table for 384-d vectors, and the per-day id
@@ -446,16 +446,44 @@ export class SqliteIndex {
   }
 
   /** BM25 over statement, tags, domain and rationale; retired engrams never come back. */
-  searchText(query: string, limit: number, mode: 'any' | 'all' = 'any'): SearchHit[] {
+  searchText(query: string, limit: number, mode: 'any' | 'all' = 'any', opts: TextSearchOptions = {}): SearchHit[] {
+    if (opts.rarestTermRows !== undefined && mode === 'any') return this.searchRarest(query, limit, opts.rarestTermRows);
     this.searches += 1;
     if (mode === 'any' && this.searches > this.rankInMemoryAfter && !this.db.inTransaction && this.largeEnough()) {
       // One read transaction: the changes replayed, the postings read and the documents fetched are of one state.
       const hits = this.db.transaction(() => this.searchInMemory(query, limit))();
       if (hits) return hits;
     }
-    const match = ftsQuery(query, mode);
+    return this.rankWithFts(ftsQuery(query, mode), limit);
+  }
+
+  /**
+   * searchText with the query's rarest phrases only, as many as match `rows` rows in all (at
+   * least two). How many rows a phrase matches is counted only so far (`rows`, or 1,000 when
+   * fewer), so the counts cost less than the search they save. Always FTS5: a process ranking in memory gives the same
+   * answer as a one-shot command.
+   */
+  private searchRarest(query: string, limit: number, rows: number): SearchHit[] {
+    const phrases = weightedPhrases(query);
+    if (phrases.size <= 2) return this.rankWithFts(anyQuery(phrases), limit);
+    // Counted far enough to tell the two rarest apart under a small budget too.
+    const cap = Math.max(rows, 1_000) + 1;
+    const count = this.stmt('SELECT count(*) FROM (SELECT 1 FROM engram_fts WHERE engram_fts MATCH ? LIMIT ?)').pluck();
+    const counted = [...phrases].map(([phrase, weight]) => ({ phrase, weight, n: count.get(quote(phrase), cap) as number }));
+    const keep = new Set<string>();
+    let total = 0;
+    for (const c of [...counted].sort((a, b) => a.n - b.n)) {
+      if (keep.size >= 2 && total + c.n > rows) break;
+      keep.add(c.phrase);
+      total += c.n;
+    }
+    // In the query's order: bm25() sums the phrases' scores in the order given.
+    return this.rankWithFts(anyQuery(new Map(counted.filter((c) => keep.has(c.phrase)).map((c) => [c.phrase, c.weight]))), limit);
+  }
+
+  /** FTS5's ranking of a MATCH query, ties in rowid order; documents for the top rows only. */
+  private rankWithFts(match: string | null, limit: number): SearchHit[] {
     if (!match) return [];
-    // Ranked over the full-text index alone, ties in rowid order; documents for the top rows only.
     const rows = this.stmt(
       `SELECT e.doc AS doc, r.rank AS rank
          FROM (SELECT rowid, bm25(engram_fts, ${BM25_WEIGHTS}) AS rank FROM engram_fts
