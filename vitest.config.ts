@@ -25,6 +25,8 @@ class SlowFirst extends BaseSequencer {
 }
 
 export default defineConfig({
+  // TypeScript in .cts and .mts files too (Vite's default is .ts, .mts and .tsx): engine/code-cache.cts.
+  esbuild: { include: /\.(?:[cm]?ts|tsx)$/ },
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { codeCacheOf, runCommonJs } from '../engine/code-cache.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { codeCacheOf, runCommonJs } from '../engine/code-cache.cjs';
 
 // Entry point of `svc`. Every prompt runs a hook, so start-up is paid on each: the commands run
-// from one CommonJS bundle of the dispatcher (bin/dispatch.ts, bundled by scripts/bundle-cli.ts)
+// from one CommonJS bundle of the dispatcher (bin/dispatch.mts, bundled by scripts/bundle-cli.ts)
 // compiled from V8's code cache, instead of some sixty ES modules each resolved, read and
-// compiled again by every process.
+// compiled again by every process. This file is CommonJS itself (bin/package.json): an ES
+// module as the entry point made Node start its ES module loader first, 5-6 ms of every command.
 
-const BUNDLE = fileURLToPath(new URL('./svc.cjs', import.meta.url));
+const BUNDLE = join(__dirname, 'svc.cjs');
 
 // Relative specifiers are the bundle's own ES-module islands (dist/tui/browse/app.js), beside it.
 const dynamicImport = (specifier: string): Promise<unknown> =>
-  import(specifier.startsWith('.') ? new URL(specifier, import.meta.url).href : specifier);
+  import(specifier.startsWith('.') ? new URL(specifier, pathToFileURL(BUNDLE)).href : specifier);
 
 let bundle;
 try {

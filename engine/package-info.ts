@@ -11,12 +11,18 @@ let root: string | undefined;
 let codeRoot: string | undefined;
 let version: string | undefined;
 
+/** Whether `dir` holds a package's manifest: one with a name, not a folder's `{"type": ...}` (bin/package.json). */
+function holdsManifest(dir: string): boolean {
+  const file = join(dir, 'package.json');
+  return existsSync(file) && typeof (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'string';
+}
+
 /** The folder holding svc's package.json. */
 export function packageRoot(): string {
   if (root) return root;
   const here = fileURLToPath(import.meta.url);
   let dir = dirname(here);
-  while (!existsSync(join(dir, 'package.json'))) {
+  while (!holdsManifest(dir)) {
     const up = dirname(dir);
     // Only a broken installation (files copied without package.json) gets here.
     // eslint-disable-next-line no-restricted-syntax -- a broken installation is an internal error, not a refusal

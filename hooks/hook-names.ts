@@ -1,5 +1,5 @@
 // Every `svc hook-*` command, in one list, with the time its host gives it: the dispatcher
-// (bin/dispatch.ts) routes these names, the runner (handlers/run-hook.ts) maps each to its handler and
+// (bin/dispatch.mts) routes these names, the runner (handlers/run-hook.ts) maps each to its handler and
 // stops it in time, and the installers (install/wiring.ts) write these names and timeouts. Kept
 // free of imports so the dispatcher pays nothing to read it.
 

@@ -1,20 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin, createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { codeCacheOf } from '../engine/code-cache.js';
+import { codeCacheOf } from '../engine/code-cache.cjs';
 
-// Part of the build (`npm run build`, after tsc): bundles the dispatcher (dist/bin/dispatch.js)
+// Part of the build (`npm run build`, after tsc): bundles the dispatcher (dist/bin/dispatch.mjs)
 // and every module it reaches into one CommonJS file, dist/bin/svc.cjs, then writes its V8 code
 // cache by running the commands a prompt runs (bin/svc.ts explains why). Dynamic imports of our
 // own modules become lazy initialisers inside the file, so a command still initialises only what
 // it uses. Packages stay outside (required, or imported through the loader), except INLINE.
 
 const DIST = fileURLToPath(new URL('../', import.meta.url));
-const ENTRY = join(DIST, 'bin', 'dispatch.js');
+const ENTRY = join(DIST, 'bin', 'dispatch.mjs');
 const BUNDLE = join(DIST, 'bin', 'svc.cjs');
 const CLI = join(DIST, 'bin', 'svc.js');
 
@@ -127,6 +127,8 @@ for (const raw of code.matchAll(/String\.raw`(?:[^`\\]|\\.)*`|\\[^\x00-\x7f]/gs)
 code = code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 writeFileSync(BUNDLE, code);
 rmSync(codeCacheOf(BUNDLE), { force: true });
+// dist/bin/svc.js is CommonJS, as bin/package.json makes tsc write it: Node must read it so too.
+copyFileSync(join(DIST, '..', 'bin', 'package.json'), join(DIST, 'bin', 'package.json'));
 
 // The code cache: each command below runs from the cache the one before wrote and adds what it
 // compiled, so the cache holds the functions of the commands a prompt runs (and no others, whose

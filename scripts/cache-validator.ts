@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { writeCodeCache } from '../engine/code-cache.js';
+import { writeCodeCache } from '../engine/code-cache.cjs';
 import { buildEngram } from '../engine/ops/learn.js';
 
 // Part of the build (`npm run build`): writes the V8 code cache of the generated validator in

@@ -1,7 +1,7 @@
 // Validates engram documents against engramJsonSchema and fills its defaults. The validator
 // itself is generated ahead of time by ajv (see generate-validator.ts), so no ajv compile runs.
 import type { ErrorObject } from 'ajv';
-import { requireWithCodeCache } from '../code-cache.js';
+import { requireWithCodeCache } from '../code-cache.cjs';
 import { codeFile } from '../package-info.js';
 import { engramJsonSchema, PATTERN_HINTS } from './engram-schema.js';
 import { type EngramDoc } from './engram-types.js';

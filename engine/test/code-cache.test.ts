@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { requireWithCodeCache, writeCodeCache } from '../code-cache.js';
+import { requireWithCodeCache, writeCodeCache } from '../code-cache.cjs';
 
 // The code cache only saves compile time: a module loads the same with it, without it, and
 // with one that no longer fits the file.
@@ -35,7 +35,7 @@ describe('requireWithCodeCache', () => {
   ])('the build writes a cache of %s that a new node process accepts', (_, path) => {
     const file = fileURLToPath(new URL(`../../dist/${path}`, import.meta.url));
     expect(existsSync(`${file}.v8cache`)).toBe(true);
-    const codeCache = new URL('../../dist/engine/code-cache.js', import.meta.url).href;
+    const codeCache = new URL('../../dist/engine/code-cache.cjs', import.meta.url).href;
     const check = `const { runCommonJs } = await import(${JSON.stringify(codeCache)});
       process.stdout.write(String(runCommonJs(${JSON.stringify(file)}).cacheRejected));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', check], { encoding: 'utf8' });
@@ -45,5 +45,20 @@ describe('requireWithCodeCache', () => {
   it("keeps the CLI's bundle ASCII, so that node reads it as a one-byte string", () => {
     const bundle = readFileSync(fileURLToPath(new URL('../../dist/bin/svc.cjs', import.meta.url)), 'utf8');
     expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
+  });
+
+  it('starts svc from a CommonJS entry: a command that imports nothing runs no ES module', () => {
+    // Each process loads Node's ES module loader itself; only running an ES module loads its module jobs.
+    const dir = mkdtempSync(join(tmpdir(), 'svc-entry-'));
+    const probe = join(dir, 'probe.cjs');
+    writeFileSync(
+      probe,
+      `process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('esm/')))));`,
+    );
+    const entry = fileURLToPath(new URL('../../dist/bin/svc.js', import.meta.url));
+    const r = spawnSync(process.execPath, ['--require', probe, entry, '--version'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect((JSON.parse(r.stderr) as string[]).filter((m) => m.includes('module_job'))).toEqual([]);
   });
 });

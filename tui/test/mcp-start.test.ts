@@ -99,7 +99,7 @@ process.stdout.write = (chunk, ...rest) => {
     expect(
       before.filter(
         (m) =>
-          !/^(bin\/dispatch|tui\/commands\/mcp|engine\/(errors|package-info)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js$/.test(
+          !/^(bin\/dispatch\.mjs|(tui\/commands\/mcp|engine\/(errors|package-info)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js)$/.test(
             m,
           ),
       ),

@@ -9,12 +9,12 @@ import { fileURLToPath } from 'node:url';
 export const CLI = fileURLToPath(new URL('../../../dist/bin/svc.js', import.meta.url));
 
 /**
- * Node's arguments that run `svc <args>` from the dispatcher's ES modules (dist/bin/dispatch.js)
+ * Node's arguments that run `svc <args>` from the dispatcher's ES modules (dist/bin/dispatch.mjs)
  * instead of the bundle the CLI runs (scripts/bundle-cli.ts): the bundle initialises a module
  * exactly when its ES module would load, but a module-load trace sees only the ES modules.
  */
 export function moduleByModule(args: string[]): string[] {
-  const dispatch = new URL('../../../dist/bin/dispatch.js', import.meta.url).href;
+  const dispatch = new URL('../../../dist/bin/dispatch.mjs', import.meta.url).href;
   return [
     '--input-type=module',
     '-e',

@@ -42,16 +42,10 @@ export function runCommonJs(
   // Strict, as the ES modules the bundle was made of were (a directive after the bundle's banner would not count).
   const wrapper = `(function (exports, require, module, __filename, __dirname, __svcImport) {"use strict";${source}\n})`;
   const script = new Script(wrapper, { filename: file, ...(cachedData && { cachedData }) });
-  const module = { exports: {} as unknown };
-  (script.runInThisContext() as (...args: unknown[]) => void)(
-    module.exports,
-    createRequire(file),
-    module,
-    file,
-    dirname(file),
-    dynamicImport,
-  );
-  return { script, exports: module.exports, cacheRejected: cachedData && script.cachedDataRejected };
+  // Not named `module` or `exports`: in this CommonJS file those are its own.
+  const ran = { exports: {} as unknown };
+  (script.runInThisContext() as (...args: unknown[]) => void)(ran.exports, createRequire(file), ran, file, dirname(file), dynamicImport);
+  return { script, exports: ran.exports, cacheRejected: cachedData && script.cachedDataRejected };
 }
 
 /** `require(file)`, compiled from its code cache when there is one that fits. */
@@ -60,8 +54,8 @@ export function requireWithCodeCache(file: string): unknown {
 }
 
 /** Writes the code cache of `file`, after `warm` has called what its callers call (so that is compiled and cached too). */
-export function writeCodeCache(file: string, warm: (exports: unknown) => void): void {
-  const { script, exports } = runCommonJs(file, { fromCache: false });
-  warm(exports);
+export function writeCodeCache(file: string, warm: (value: unknown) => void): void {
+  const { script, exports: value } = runCommonJs(file, { fromCache: false });
+  warm(value);
   writeFileSync(codeCacheOf(file), script.createCachedData());
 }
