@@ -72,12 +72,12 @@ export class RequestDatabase implements Database {
     }
   }
 
-  /** The deferred statements as one script to go before the next statement; none left deferred. */
-  private takeDeferred(): string | undefined {
-    if (this.deferred.length === 0) return undefined;
-    const script = this.deferred.map((d) => d.sql).join(';\n');
-    this.deferred = [];
-    return script;
+  /** The deferred statements (those `which` picks) as one script to go before the next statement; they are no longer deferred. */
+  private takeDeferred(which: (d: { unit: string }) => boolean = () => true): string | undefined {
+    const taken = this.deferred.filter(which);
+    if (taken.length === 0) return undefined;
+    this.deferred = this.deferred.filter((d) => !which(d));
+    return taken.map((d) => d.sql).join(';\n');
   }
 
   transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
@@ -90,10 +90,12 @@ export class RequestDatabase implements Database {
       // and none of its own while a lock is held.
       let pending: string | undefined = `${previous ? `RELEASE SAVEPOINT ${previous}; ` : ''}SAVEPOINT ${name}`;
       this.unreleased = undefined;
-      // What goes before the statement: deferred statements (an earlier unit's go before its
-      // savepoint's release), then this unit's savepoint when it is not set yet.
+      // What goes before the statement: earlier units' deferred statements (before their
+      // savepoint's release), this unit's savepoint when it is not set yet, then this unit's own.
       const take = (): string | undefined => {
-        const script = [this.takeDeferred(), pending].filter((x) => x !== undefined).join('; ');
+        const earlier = this.takeDeferred((d) => d.unit !== name);
+        const mine = this.takeDeferred((d) => d.unit === name);
+        const script = [earlier, pending, mine].filter((x) => x !== undefined).join('; ');
         pending = undefined;
         return script || undefined;
       };

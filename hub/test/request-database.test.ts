@@ -34,7 +34,7 @@ function counting(db: Database): { db: Database; trips: () => number } {
 }
 
 const notes = async (db: Database, from: number): Promise<Array<{ n: number; note: string }>> =>
-  (await db.query<{ n: number; note: string }>('SELECT n, note FROM rdb_units WHERE n >= $1 ORDER BY n', [from])).rows;
+  (await db.query<{ n: number; note: string }>('SELECT n, note FROM rdb_units WHERE n >= $1 AND n < $1 + 10 ORDER BY n', [from])).rows;
 
 describe.each(DATABASES)('the request database (%s)', (kind) => {
   let t: TestDatabase;
@@ -140,6 +140,19 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
     await expect(c.commit()).rejects.toThrow();
     await c.rollback();
     expect(await notes(t.db, 120)).toEqual([{ n: 120, note: 'already there' }]);
+  });
+
+  it('undoes with its unit a statement the unit deferred before its first query', async () => {
+    const rdb = new RequestDatabase(t.db);
+    await rdb.transaction((q) => q.query('INSERT INTO rdb_units VALUES ($1, $2)', [150, 'before']));
+    await expect(
+      rdb.transaction(async (q) => {
+        await q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [151, 'deferred, then undone']);
+        await q.query('INSERT INTO rdb_units VALUES ($1, $2)', [150, 'clash']);
+      }),
+    ).rejects.toThrow();
+    await rdb.commit();
+    expect(await notes(t.db, 150)).toEqual([{ n: 150, note: 'before' }]);
   });
 
   it('keeps a deferred statement that succeeded when the statement sent with it fails, and drops one whose unit failed', async () => {
