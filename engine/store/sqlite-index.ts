@@ -460,8 +460,8 @@ export class SqliteIndex {
   /**
    * searchText with the query's rarest phrases only, as many as match `rows` rows in all (at
    * least two). How many rows a phrase matches is counted only so far (`rows`, or 1,000 when
-   * fewer), so the counts cost less than the search they save. Always FTS5: a process ranking in memory gives the same
-   * answer as a one-shot command.
+   * fewer), so the counts cost less than the search they save. Always FTS5: a process ranking
+   * in memory gives the same answer as a one-shot command.
    */
   private searchRarest(query: string, limit: number, rows: number): SearchHit[] {
     const phrases = weightedPhrases(query);
