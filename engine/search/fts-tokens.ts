@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '../store/sqlite-open.js';
 import { ftsIndexText, BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE } from './fts-text.js';
 import { ftsQuery } from './fts-query.js';
 import type { EngramDoc } from '../model/engram-types.js';
@@ -14,7 +15,7 @@ let memo: { db: Database.Database; insert: Database.Statement; read: Database.St
 
 function tokenizer() {
   if (!memo) {
-    const db = new Database(':memory:');
+    const db = openSqlite(':memory:');
     db.exec(`CREATE VIRTUAL TABLE t USING fts5(c0, c1, c2, c3, ${FTS5_TOKENIZE});
              CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');`);
     memo = {

@@ -293,10 +293,10 @@ export function writeStoreVersion(root: string, version: number): void {
  * LocalStore writer takes) while `fn` runs, so no learn or hook writes mid-migration.
  */
 async function withStoreLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
-  const { default: Database } = await import('better-sqlite3');
-  let db: InstanceType<typeof Database> | undefined;
+  const { openSqlite } = await import('./sqlite-open.js');
+  let db: ReturnType<typeof openSqlite> | undefined;
   try {
-    db = new Database(join(root, 'index.db'), { timeout: 60_000 });
+    db = openSqlite(join(root, 'index.db'), { timeout: 60_000 });
     db.exec('BEGIN IMMEDIATE');
   } catch (err) {
     db?.close();

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import type { EngramDoc } from '../model/engram-types.js';
 import type { EngramEvent, Episode, EventFilter, TimelineFilter } from '../model/records.js';
@@ -6,6 +6,7 @@ import { contentHash } from '../model/content-hash.js';
 import { anyQuery, ftsQuery, quote, weightedPhrases } from '../search/fts-query.js';
 import { BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE, ftsIndexText } from '../search/fts-text.js';
 import { ALL_ROWS, CHANGES_KEPT, RankMemory, type RankedRow } from './rank-memory.js';
+import { openSqlite } from './sqlite-open.js';
 import type { ListFilter, SearchHit, TextSearchOptions, VectorHit } from '../backend.js';
 
 // The derived index: one row per engram file with the engram as JSON (so reads never parse
@@ -110,19 +111,6 @@ function loadVectorExtension(db: Database.Database): void {
   vec.load(db);
 }
 
-/**
- * better-sqlite3's compiled addon, named directly: left to find it, better-sqlite3 asks the
- * `bindings` package, which reads a stack trace and probes a dozen paths (3 ms of every command).
- * Undefined (that search) when the addon is elsewhere.
- */
-const ADDON = ((): string | undefined => {
-  try {
-    return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
-  } catch {
-    return undefined;
-  }
-})();
-
 export interface IndexOptions {
   /**
    * Full-text searches this process runs through FTS5 before it keeps postings in memory
@@ -157,7 +145,7 @@ export class SqliteIndex {
   constructor(path: string, options: IndexOptions = {}) {
     this.rankInMemoryAfter = options.rankInMemoryAfter ?? RANK_IN_MEMORY_AFTER;
     this.rankInMemoryFrom = options.rankInMemoryFrom ?? RANK_IN_MEMORY_FROM;
-    this.db = new Database(path, { timeout: BUSY_TIMEOUT_MS, ...(ADDON && { nativeBinding: ADDON }) });
+    this.db = openSqlite(path, { timeout: BUSY_TIMEOUT_MS });
     if (path !== ':memory:') this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
   }

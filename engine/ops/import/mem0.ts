@@ -141,11 +141,11 @@ function replay(events: HistoryEvent[]): Mem0Row[] {
 // ----------------------------------------------------------------------------- SQLite history
 
 export async function readMem0Sqlite(path: string): Promise<Mem0Row[]> {
-  const { default: Database } = await import('better-sqlite3');
+  const { openSqlite } = await import('../../store/sqlite-open.js');
   const name = basename(path);
   let db: import('better-sqlite3').Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = openSqlite(path, { readonly: true, fileMustExist: true });
   } catch (err) {
     throw invalid(`cannot open ${name} as a SQLite database: ${(err as Error).message}`);
   }
