@@ -1,5 +1,6 @@
 import { SvcError } from '../engine/errors.js';
 import { HOOK_NAMES } from '../hooks/hook-names.js';
+import { isTerminal, quietOnClosedPipe, writeErr, writeOut } from '../engine/cli/std-write.js';
 
 // The dispatcher of `svc`: the entry of the CLI's bundle (scripts/bundle-cli.ts), started by
 // bin/svc.ts. Each command lives in its own module, initialised only when it runs, so
@@ -106,13 +107,13 @@ function commandFirst(argv: string[]): string[] {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = commandFirst(argv);
   // Bare `svc` on a terminal opens the browser; piped or redirected, it prints the usage.
-  if (name === undefined && process.stdin.isTTY && process.stdout.isTTY) return (await COMMANDS.browse!()).run([]);
+  if (name === undefined && isTerminal(0) && isTerminal(1)) return (await COMMANDS.browse!()).run([]);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(USAGE);
+    writeOut(USAGE);
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    process.stdout.write((await import('../engine/package-info.js')).packageVersion() + '\n');
+    writeOut((await import('../engine/package-info.js')).packageVersion() + '\n');
     return 0;
   }
   const load = COMMANDS[name];
@@ -132,12 +133,12 @@ async function main(argv: string[]): Promise<number> {
 async function report(err: unknown): Promise<number> {
   // Errors follow the mode the command chose; before flags were parsed, guess from argv.
   const { chosenJsonMode } = await import('../engine/cli/cli-kit.js');
-  const json = chosenJsonMode ?? (process.argv.includes('--json') || (!process.stdout.isTTY && !process.argv.includes('--no-json')));
+  const json = chosenJsonMode ?? (process.argv.includes('--json') || (!isTerminal(1) && !process.argv.includes('--no-json')));
   if (err instanceof SvcError) {
     const details = err.details.filter((d) => d !== err.message);
     const line = details.length ? `${err.message}: ${details.join('; ')}` : err.message;
     const { terminalSafe } = await import('../engine/text.js');
-    process.stderr.write(
+    writeErr(
       json
         ? JSON.stringify({ error: { kind: err.kind, message: err.message, details: err.details } }) + '\n'
         : `svc: ${terminalSafe(line)}\n`,
@@ -146,22 +147,17 @@ async function report(err: unknown): Promise<number> {
   }
   const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
   const { terminalSafe } = await import('../engine/text.js');
-  process.stderr.write(
+  writeErr(
     json ? JSON.stringify({ error: { kind: 'internal', message, details: [] } }) + '\n' : `svc: internal error: ${terminalSafe(message)}\n`,
   );
-  if (process.env.SVC_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  if (process.env.SVC_DEBUG && err instanceof Error) writeErr(`${err.stack}\n`);
   return 1;
 }
 
 /** Runs the command `argv` names; its exit code becomes the process's. */
 export function start(argv: string[]): Promise<void> {
   // A reader that stops early (`svc list | head`) closes the pipe: that ends the output, quietly.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-      throw err;
-    });
-  }
+  quietOnClosedPipe();
   return main(argv).then(
     (code) => {
       process.exitCode = code;

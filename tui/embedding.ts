@@ -1,6 +1,7 @@
 import type { EmbedderState } from '../engine/embed/embedder.js';
 import type { LocalBackend } from '../engine/store/local-backend.js';
 import type { Output } from '../engine/cli/cli-kit.js';
+import { isTerminal } from '../engine/cli/std-write.js';
 
 // The dense leg for a command. Loading the model costs real time, so `--fast` never touches
 // it, and learn only uses a model already on disk (the download belongs to the first hybrid
@@ -15,11 +16,11 @@ export async function embedderFor(
   const { downloadFailure, modelPresent, selectedModel } = await import('../engine/embed/model-layout.js');
   const { loadEmbedder } = await import('../engine/embed/fastembed-embedder.js');
   if (!opts.download && !modelPresent(store.root, selectedModel())) return undefined;
-  const state = await loadEmbedder(store.root, { download: opts.download, progress: process.stderr.isTTY === true });
+  const state = await loadEmbedder(store.root, { download: opts.download, progress: isTerminal(2) });
   // One short line on a terminal: why, the first time (not again while a failed download waits
   // for its next try, hourly), then only that vectors are off and how to turn them on. JSON
   // output (legs.vector_reason) and svc doctor carry the whole story.
-  if (state.state === 'unavailable' && opts.warn && process.stderr.isTTY) {
+  if (state.state === 'unavailable' && opts.warn && isTerminal(2)) {
     const { clip, switchedOff, vectorsOffLine } = await import('../engine/embed/vectors-off.js');
     // Written by the attempt that just failed (SVC_EMBED=off makes none, but an old one may be there).
     const failed = state.retryAt === undefined && !switchedOff(state.reason) ? downloadFailure(store.root, state.model) : undefined;

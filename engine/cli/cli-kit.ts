@@ -6,6 +6,7 @@ import type { ReconcileMode } from '../store/store-reconcile.js';
 import type { LocalBackend } from '../store/local-backend.js';
 import { existingStoreRoot, resolveStoreRoot } from '../svc-home.js';
 import { openStoreSpan } from '../store/open-store.js';
+import { isTerminal, writeErr, writeOut } from './std-write.js';
 import type { StoreSpan } from '../store/multi-store.js';
 
 // What every command shares: flag parsing with the global flags, JSON-or-text output,
@@ -41,20 +42,20 @@ export interface Output {
 export let chosenJsonMode: boolean | undefined;
 
 export function makeOutput(flags: { json?: boolean; quiet?: boolean }): Output {
-  const json = flags.json ?? !process.stdout.isTTY;
+  const json = flags.json ?? !isTerminal(1);
   chosenJsonMode = json;
   const quiet = flags.quiet ?? false;
   return {
     json,
     quiet,
     result(value, text) {
-      process.stdout.write(json ? JSON.stringify(value) + '\n' : terminalSafe(text()) + '\n');
+      writeOut(json ? JSON.stringify(value) + '\n' : terminalSafe(text()) + '\n');
     },
     note(text) {
-      if (!quiet) process.stderr.write(terminalSafe(text) + '\n');
+      if (!quiet) writeErr(terminalSafe(text) + '\n');
     },
     warn(text) {
-      if (!quiet) process.stderr.write(`svc: warning: ${terminalSafe(text)}\n`);
+      if (!quiet) writeErr(`svc: warning: ${terminalSafe(text)}\n`);
     },
   };
 }
@@ -181,7 +182,7 @@ function formatHelp(text: string): string {
 
 /** Prints and ends the process at once: --help and --version do nothing else. */
 function exitWith(text: string): never {
-  process.stdout.write(text);
+  writeOut(text);
   process.exit(0);
 }
 
@@ -253,7 +254,7 @@ export async function openStore(
  */
 export async function textArgument(input: string[], what: string, max?: number): Promise<string> {
   let text = input.join(' ');
-  if (text.trim() === '' && !process.stdin.isTTY) {
+  if (text.trim() === '' && !isTerminal(0)) {
     // A character is at most 4 bytes; the slack is room for surrounding blank lines.
     const byteCap = max === undefined ? Infinity : max * 4 + 4096;
     const chunks: Buffer[] = [];

@@ -3,6 +3,7 @@ import { makeOutput, parseArgs } from '../../engine/cli/cli-kit.js';
 import { resolveStoreRoot } from '../../engine/svc-home.js';
 import { EMBEDDING_MODELS, type EmbeddingModelName } from '../../engine/embed/embedder.js';
 import { downloadFailure, modelFolder, modelPresent, parseModelName, selectedModel } from '../../engine/embed/model-layout.js';
+import { isTerminal } from '../../engine/cli/std-write.js';
 
 const HELP = `
   Usage
@@ -74,7 +75,7 @@ export async function run(argv: string[]): Promise<number> {
       if (args.length > 1) throw invalid('usage: svc models pull [<model>]');
       const model = args[0] ? parseModelName(args[0]) : selectedModel();
       const { pullModel } = await supply();
-      const p = await pullModel(root, model, await probe(model), { progress: process.stderr.isTTY === true && !out.json });
+      const p = await pullModel(root, model, await probe(model), { progress: isTerminal(2) && !out.json });
       out.result(
         p,
         () =>

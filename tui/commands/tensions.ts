@@ -19,6 +19,7 @@ import {
 import { LocalTensionStore, TENSION_STATUSES, type TensionRecord } from '../../engine/store/tension-records.js';
 import { llmJudge } from '../../engine/ops/tensions/judge.js';
 import { chatClientFor, resolveLlmSettings } from '../../engine/llm/settings.js';
+import { isTerminal } from '../../engine/cli/std-write.js';
 import { checkScope } from '../../engine/model/scope.js';
 import {
   globalFlags,
@@ -175,7 +176,7 @@ async function scan(f: Flags, out: Output): Promise<number> {
     const config = await tensionConfig(store.root);
     if (config.warning) out.warn(config.warning);
     const tensions = new LocalTensionStore(store, store.root);
-    const progress = process.stderr.isTTY && !out.quiet;
+    const progress = isTerminal(2) && !out.quiet;
     const result = await scanTensions(
       tensions,
       {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, okIn as ok, runIn as run, svc, tempStore } from '../../engine/test/support/run-svc.js';
@@ -96,6 +96,30 @@ describe('long text', () => {
     }
     // At the cap it is served.
     expect((await run(store, [command, long.slice(0, max)])).code).toBe(0);
+  });
+});
+
+describe('a reader that stops early', () => {
+  it('ends the output quietly: exit 0, nothing on stderr (svc list | head)', async () => {
+    const store = tempStore();
+    // An answer of some 300 KB, past what a pipe holds (64 KB): svc is still writing when the reader leaves.
+    const rows = join(mkdtempSync(join(tmpdir(), 'svc-pipe-')), 'rows.jsonl');
+    writeFileSync(
+      rows,
+      Array.from({ length: 2000 }, (_, i) =>
+        JSON.stringify({ statement: `Convention number ${i} of the pipe test: ${'x'.repeat(100)}` }),
+      ).join('\n'),
+    );
+    await ok(store, ['import', '--from', 'generic', '--path', rows]);
+    const child = spawn(process.execPath, [CLI, 'list', '--limit', '2000', '--no-json'], {
+      env: { ...process.env, SVC_PATH: store },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 });
 
