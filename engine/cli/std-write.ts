@@ -1,4 +1,4 @@
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync, statSync, writeSync } from 'node:fs';
 
 // Standard output and error as file descriptors. process.stdout and process.stderr are streams
 // that Node makes on first use, loading its stream, net and tty modules: 3.4 ms of a command
@@ -7,10 +7,22 @@ import { fstatSync, writeSync } from 'node:fs';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-/** Whether `fd` is a terminal: a character device (so is /dev/null, whose reader sees nothing). */
+/** /dev/null's device number (null where there is none): a character device, and no terminal. */
+let devNull: number | null | undefined;
+
+/** Whether `fd` is a terminal: a character device other than /dev/null (`tty.isatty` would load net and tty). */
 export function isTerminal(fd: 0 | 1 | 2): boolean {
   try {
-    return fstatSync(fd).isCharacterDevice();
+    const stat = fstatSync(fd);
+    if (!stat.isCharacterDevice()) return false;
+    devNull ??= (() => {
+      try {
+        return statSync('/dev/null').rdev;
+      } catch {
+        return null;
+      }
+    })();
+    return stat.rdev !== devNull;
   } catch {
     return false; // closed
   }

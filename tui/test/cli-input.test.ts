@@ -123,6 +123,17 @@ describe('a reader that stops early', () => {
   });
 });
 
+describe('no terminal', () => {
+  it('bare svc with /dev/null for input and output exits 0 without opening the terminal UI', async () => {
+    // /dev/null is a character device, as a terminal is: it must not be taken for one.
+    const child = spawn(process.execPath, [CLI], { env: { ...process.env, SVC_PATH: tempStore() }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  });
+});
+
 describe('--help', () => {
   it.concurrent.each([
     [['learn', '--help', '--bogus']],
