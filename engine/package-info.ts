@@ -9,12 +9,15 @@ import { fileURLToPath } from 'node:url';
 
 let root: string | undefined;
 let codeRoot: string | undefined;
-let version: string | undefined;
+/** svc's package.json, read once (packageRoot finds it). */
+let manifest: { name: string; version: string } | undefined;
 
-/** Whether `dir` holds a package's manifest: one with a name, not a folder's `{"type": ...}` (bin/package.json). */
-function holdsManifest(dir: string): boolean {
+/** The package manifest in `dir`: a package.json with a name, not a folder's `{"type": ...}` (bin/package.json). */
+function manifestIn(dir: string): { name: string; version: string } | undefined {
   const file = join(dir, 'package.json');
-  return existsSync(file) && typeof (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'string';
+  if (!existsSync(file)) return undefined;
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version: string };
+  return typeof json.name === 'string' ? { name: json.name, version: json.version } : undefined;
 }
 
 /** The folder holding svc's package.json. */
@@ -22,7 +25,7 @@ export function packageRoot(): string {
   if (root) return root;
   const here = fileURLToPath(import.meta.url);
   let dir = dirname(here);
-  while (!holdsManifest(dir)) {
+  while (!(manifest = manifestIn(dir))) {
     const up = dirname(dir);
     // Only a broken installation (files copied without package.json) gets here.
     // eslint-disable-next-line no-restricted-syntax -- a broken installation is an internal error, not a refusal
@@ -45,5 +48,6 @@ export function codeFile(path: string): string {
 
 /** svc's version, from its package.json. */
 export function packageVersion(): string {
-  return (version ??= (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version);
+  packageRoot();
+  return manifest!.version;
 }

@@ -21,8 +21,8 @@ const CLI = join(DIST, 'bin', 'svc.js');
 /**
  * Packages bundled rather than required: ES-module-only ones a static import reaches (require()
  * loads them only from Node 20.19 on), and better-sqlite3's JavaScript, which every command
- * loads: thirteen small files resolved, read and compiled took 7 ms of each start. Its compiled
- * addon stays outside (sqlite-index.ts names it).
+ * loads: thirteen small files, each resolved, read and compiled with no code cache (about 4 ms
+ * of `svc recall`). Its compiled addon stays outside (engine/store/sqlite-open.ts names it).
  */
 const INLINE = new Set(['@decimalturn/toml-patch', 'better-sqlite3']);
 

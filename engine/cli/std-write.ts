@@ -28,7 +28,10 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
   }
 }
 
-/** Writes all of `text` to `fd`. A reader that left (EPIPE: `svc list | head`) ends the process quietly. */
+/** A reader that left (EPIPE: `svc list | head`): the output is over, and so is the process, quietly. */
+const endQuietly = (): never => process.exit(process.exitCode ?? 0);
+
+/** Writes all of `text` to `fd`; on EPIPE, endQuietly. */
 function writeAll(fd: 1 | 2, text: string): void {
   const bytes = Buffer.from(text);
   for (let at = 0; at < bytes.length;) {
@@ -38,7 +41,7 @@ function writeAll(fd: 1 | 2, text: string): void {
       const code = (err as NodeJS.ErrnoException).code;
       // A non-blocking pipe that is full: wait a millisecond for its reader.
       if (code === 'EAGAIN') Atomics.wait(pause, 0, 0, 1);
-      else if (code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      else if (code === 'EPIPE') endQuietly();
       else throw err;
     }
   }
@@ -54,7 +57,7 @@ export const writeErr = (text: string): void => writeAll(2, text);
  */
 export function quietOnClosedPipe(): void {
   const onError = (err: NodeJS.ErrnoException): void => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (err.code === 'EPIPE') endQuietly();
     throw err;
   };
   for (const name of ['stdout', 'stderr'] as const) {
