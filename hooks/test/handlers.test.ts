@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { svc, svcJson, tempStore, type SvcRun } from '../../engine/test/support/run-svc.js';
 import { HOOK_NAMES } from '../hook-names.js';
 import { FAILURE_LOG, logHookFailure, recentHookFailures } from '../handlers/failure-log.js';
+import { parseEvent } from '../handlers/io.js';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { modelFolder } from '../../engine/embed/model-layout.js';
 import { writeTinyModel } from '../../engine/embed/tiny-model.js';
@@ -544,19 +545,28 @@ describe('fail open', () => {
     writeFileSync(fileStore, 'a file, not a store');
   });
 
-  it.each(HOOKS)('%s exits 0 quietly on garbage and wrong types', async (name) => {
-    const expected = FALLBACK[name] ? `${FALLBACK[name]}\n` : '';
-    for (const input of GARBAGE) {
-      const run = await hook(name, input, store);
-      expect({ input, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ input, code: 0, stdout: expected, stderr: '' });
-    }
-    // Wrong types are treated as missing fields: no output, or (Cursor's session start) only what it says with no input.
-    const run = await hook(name, JSON.stringify(WRONG_TYPES), store);
-    expect(run.code).toBe(0);
-    expect(run.stderr).toBe('');
-    if (name === 'hook-cursor-session-start') expect(Object.keys(JSON.parse(run.stdout))).toEqual(['additional_context']);
-    else expect(run.stdout).toBe(expected);
+  // Garbage never reaches a handler: parseEvent turns it into no event, and the hook answers its
+  // fallback. So every garbage input is checked there, and each hook runs as a real process on one
+  // of them (in turn, so every input reaches a real process too) and on the mistyped event.
+  it('reads no event from empty input, invalid JSON or JSON that is not an object', () => {
+    for (const input of GARBAGE) expect(parseEvent(input), input).toBeNull();
+    expect(parseEvent(JSON.stringify(WRONG_TYPES))).not.toBeNull();
   });
+
+  it.each(HOOKS.map((name, i) => [name, GARBAGE[i % GARBAGE.length]!] as const))(
+    '%s exits 0 quietly on garbage (%j) and on wrong types',
+    async (name, input) => {
+      const expected = FALLBACK[name] ? `${FALLBACK[name]}\n` : '';
+      const garbage = await hook(name, input, store);
+      expect({ code: garbage.code, stdout: garbage.stdout, stderr: garbage.stderr }).toEqual({ code: 0, stdout: expected, stderr: '' });
+      // Wrong types are treated as missing fields: no output, or (Cursor's session start) only what it says with no input.
+      const run = await hook(name, JSON.stringify(WRONG_TYPES), store);
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      if (name === 'hook-cursor-session-start') expect(Object.keys(JSON.parse(run.stdout))).toEqual(['additional_context']);
+      else expect(run.stdout).toBe(expected);
+    },
+  );
 
   it('logs each failure in the store, bounded, and never creates a store to do so', async () => {
     const root = tempStore('failure-log');
