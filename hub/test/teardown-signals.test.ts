@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SERVER, serverReachable } from './support/pg-server.js';
+import type { TemplateSources } from './support/global-setup.js';
 
 // Ctrl-C of `npm test` skipped vitest's teardown: a `svc_tpl_*` database, test workers and a
 // Chromium stayed behind. The global setup and the browser helper now clean up on a signal, and
@@ -12,12 +13,18 @@ import { SERVER, serverReachable } from './support/pg-server.js';
 const VITE_NODE = fileURLToPath(new URL('../../node_modules/.bin/vite-node', import.meta.url));
 const CHILD = fileURLToPath(new URL('./support/signal-child.ts', import.meta.url));
 const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
+// The child's setup copies this run's templates instead of migrating (seconds each): what is
+// tested is that an interrupted run drops what its setup made.
+const COPY: TemplateSources = { pglite: inject('pgliteTemplate'), postgres: inject('postgresTemplate') };
 
 function start(
   what: 'setup' | 'browser',
   ipc = false,
 ): { child: ChildProcess; ready: Promise<Record<string, unknown>>; exited: Promise<number | null> } {
-  const child = spawn(VITE_NODE, [CHILD, what], { stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])] });
+  const child = spawn(VITE_NODE, [CHILD, what], {
+    stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])],
+    env: { ...process.env, SVC_TEST_COPY_TEMPLATES: JSON.stringify(COPY) },
+  });
   let out = '';
   const ready = new Promise<Record<string, unknown>>((resolve, reject) => {
     child.stdout!.on('data', (d) => {

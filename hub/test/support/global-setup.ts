@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -31,6 +31,11 @@ interface Templates {
   users: number;
   teardown: () => Promise<void>;
 }
+/** Templates to copy rather than migrate ($SVC_TEST_COPY_TEMPLATES, JSON). */
+export interface TemplateSources {
+  pglite: string;
+  postgres?: string;
+}
 const SHARED = Symbol.for('svc.hub-test-templates');
 type Holder = { [SHARED]?: Promise<Templates> };
 
@@ -59,20 +64,29 @@ async function prepare(): Promise<Templates> {
   const pgliteTemplate = join(root, 'data');
   const logDir = join(root, 'logs');
   mkdirSync(logDir);
-  const db = await openDatabase({ dataDir: pgliteTemplate, shortLived: true });
-  await migrateHub(db);
-  await db.close();
+  // teardown-signals.test.ts runs this setup in child processes to interrupt it; its subject is
+  // the cleanup, so it hands over the run's own templates to copy instead of migrating anew.
+  const from = process.env.SVC_TEST_COPY_TEMPLATES ? (JSON.parse(process.env.SVC_TEST_COPY_TEMPLATES) as TemplateSources) : undefined;
+  if (from) cpSync(from.pglite, pgliteTemplate, { recursive: true });
+  else {
+    const db = await openDatabase({ dataDir: pgliteTemplate, shortLived: true });
+    await migrateHub(db);
+    await db.close();
+  }
 
   const reachable = await serverReachable();
   let template: string | undefined;
   if (reachable) {
     template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
-    await adminQuery(`CREATE DATABASE ${template}`);
-    const u = new URL(SERVER);
-    u.pathname = `/${template}`;
-    const pg = await openDatabase({ url: u.toString(), poolSize: 1 });
-    await migrateHub(pg);
-    await pg.close();
+    if (from?.postgres) await adminQuery(`CREATE DATABASE ${template} TEMPLATE ${from.postgres}`);
+    else {
+      await adminQuery(`CREATE DATABASE ${template}`);
+      const u = new URL(SERVER);
+      u.pathname = `/${template}`;
+      const pg = await openDatabase({ url: u.toString(), poolSize: 1 });
+      await migrateHub(pg);
+      await pg.close();
+    }
   }
   let done: Promise<void> | undefined;
   const drop = (): Promise<void> =>
