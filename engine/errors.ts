@@ -9,6 +9,9 @@ export type ErrorKind =
   | 'no_results' // a search found nothing (exit 2 on the CLI)
   | 'storage'; // the store cannot be read or written
 
+/** On every SvcError's prototype, whichever copy of this module made it (see below). */
+const SVC_ERROR = Symbol.for('svc.error');
+
 export class SvcError extends Error {
   readonly kind: ErrorKind;
   /** For `invalid`: one line per broken rule, each naming the field. */
@@ -20,7 +23,18 @@ export class SvcError extends Error {
     this.kind = kind;
     this.details = details;
   }
+
+  /**
+   * `svc hub` runs as ES modules beside the CLI's bundle (scripts/bundle-cli.ts), so that process
+   * holds two copies of this module: the dispatcher's `instanceof SvcError` must know the hub's
+   * errors too. Subclasses keep the ordinary check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== SvcError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && SVC_ERROR in value;
+  }
 }
+Object.defineProperty(SvcError.prototype, SVC_ERROR, { value: true });
 
 export function invalid(message: string, details: string[] = []): SvcError {
   return new SvcError('invalid', message, details);

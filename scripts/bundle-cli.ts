@@ -27,10 +27,15 @@ const CLI = join(DIST, 'bin', 'svc.js');
 const INLINE = new Set(['@decimalturn/toml-patch', 'better-sqlite3']);
 
 /**
- * Modules that stay ES modules beside the bundle, reached by import() through the loader: the
- * Ink UI, because Ink's yoga-layout awaits at its top level, which require() cannot load.
+ * Modules that stay ES modules beside the bundle, reached by import() through the loader, with
+ * what they import:
+ * - the Ink UI, because Ink's yoga-layout awaits at its top level, which require() cannot load;
+ * - the hub (`svc hub`), a third of the bundle that no other command uses: every command read and
+ *   held it (`svc recall` 10 ms and `hook-inject` 20 ms faster without it, 2 cores, `node -e 0`
+ *   135 ms), while `svc hub` subcommands, which start PGlite, take 60-100 ms longer.
+ * An island holds its own copies of the engine's modules (errors.ts says what that asks of them).
  */
-const ISLANDS = new Set(['tui/browse/app.js']);
+const ISLANDS = new Set(['tui/browse/app.js', 'hub/cli/hub-command.js']);
 
 const packageName = (specifier: string): string =>
   specifier

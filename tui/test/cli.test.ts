@@ -137,6 +137,12 @@ describe.concurrent('help, version and usage errors', () => {
     const json = await fails(store, ['frobnicate']);
     expect(json.kind).toBe('invalid');
     expect(json.message).toContain('unknown command "frobnicate"');
+
+    // `svc hub` runs as ES modules beside the bundle, with its own copy of the engine's errors:
+    // the dispatcher still knows them for svc's own.
+    const hub = await fails(store, ['hub', 'frobnicate']);
+    expect(hub.kind).toBe('invalid');
+    expect(hub.message).toBe('unknown hub subcommand "frobnicate" (see svc hub --help)');
   });
 
   it('rejects an unknown flag with one line on stderr, exit 1, and touches nothing', async () => {
