@@ -31,8 +31,9 @@ const INLINE = new Set(['@decimalturn/toml-patch', 'better-sqlite3']);
  * what they import:
  * - the Ink UI, because Ink's yoga-layout awaits at its top level, which require() cannot load;
  * - the hub (`svc hub`), a third of the bundle that no other command uses: every command read and
- *   held it (`svc recall` 10 ms and `hook-inject` 20 ms faster without it, 2 cores, `node -e 0`
- *   135 ms), while `svc hub` subcommands, which start PGlite, take 60-100 ms longer.
+ *   held it (`svc recall` 7.7 ms and `hook-inject` 9 ms faster without it at 10,000 engrams,
+ *   2 cores, `node -e 0` 112 ms), while `svc hub` subcommands, which start PGlite, take 50-80 ms
+ *   longer.
  * An island holds its own copies of the engine's modules (errors.ts says what that asks of them).
  */
 const ISLANDS = new Set(['tui/browse/app.js', 'hub/cli/hub-command.js']);
