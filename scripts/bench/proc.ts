@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { median } from './stats.js';
 
 // Running whole processes for the benchmarks: wall time and peak RSS.
 
@@ -46,4 +47,26 @@ export function timeNodeWithPeakRss(args: string[], opts: ProcOptions = {}): Tim
 /** Peak RSS in MB of `node <args>` via GNU time, or null when /usr/bin/time is missing. */
 export function nodePeakRssMb(args: string[], opts: ProcOptions = {}): number | null {
   return timeNodeWithPeakRss(args, opts).peakRssMb;
+}
+
+/**
+ * A line for the top of a benchmark's output when NODE_EXTRA_CA_CERTS is set, undefined when it is
+ * not. Node 20 reads that file and builds its whole store of root certificates when any process
+ * starts, TLS or not: on machines that set it to the system's bundle, `node -e 0` and every `svc`
+ * process pay 0.1-0.15 s more. The benchmarks run with the environment they are given (a user's
+ * hooks pay it too); this line says what a process pays without it, measured in the same run.
+ */
+export function extraCaCertsNote(runs = 7): string | undefined {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (file === undefined) return undefined;
+  const without = { ...process.env };
+  delete without.NODE_EXTRA_CA_CERTS;
+  const withIt: number[] = [];
+  const withoutIt: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    withIt.push(timeNode(['-e', '0']).ms);
+    withoutIt.push(timeNode(['-e', '0'], { env: without }).ms);
+  }
+  const ms = (v: number[]) => median(v).toFixed(1);
+  return `NODE_EXTRA_CA_CERTS=${file} is set: node -e 0 takes ${ms(withIt)} ms with it, ${ms(withoutIt)} ms without (median of ${runs} each); every figure below is measured with it`;
 }

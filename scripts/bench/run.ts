@@ -40,6 +40,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench: unknown benchmark "${name}"\n${USAGE}`);
     return 1;
   }
+  const note = (await import('./proc.js')).extraCaCertsNote();
+  if (note) process.stdout.write(`${note}\n`);
   return (await load()).run(named ? argv.slice(1) : argv);
 }
 
