@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
 
 // One HTTP exchange with a deadline, on node:http(s). The hub is asked from commands and hooks
@@ -35,10 +36,12 @@ export interface HttpSendOptions {
 export async function httpSend(url: string, opts: HttpSendOptions): Promise<HttpAnswer> {
   const u = new URL(url);
   // TLS costs its import only for https addresses.
-  const { request } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const https = u.protocol === 'https:';
+  const { request } = https ? await import('node:https') : await import('node:http');
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.body !== undefined) headers['content-length'] = String(Buffer.byteLength(opts.body));
-  const options: RequestOptions = { method: opts.method ?? 'GET', headers };
+  const ca = https ? await extraTrust() : undefined;
+  const options: RequestOptions & { ca?: string[] } = { method: opts.method ?? 'GET', headers, ...(ca && { ca }) };
   return new Promise<HttpAnswer>((resolve, reject) => {
     let req: ClientRequest | undefined = undefined;
     const timer = setTimeout(() => {
@@ -67,4 +70,26 @@ export async function httpSend(url: string, opts: HttpSendOptions): Promise<Http
 function networkReason(err: Error): string {
   const ssl = /SSL routines:[^:]*:([^:]+)/.exec(err.message);
   return ssl ? `TLS failed: ${ssl[1]}` : err.message.split('\n')[0]!;
+}
+
+/**
+ * The certificates an https request trusts when SVC_EXTRA_CA_CERTS names a PEM file: Node's own
+ * roots, that file's, and NODE_EXTRA_CA_CERTS's if it is set too (an explicit list replaces the
+ * default one). The hook shim moves NODE_EXTRA_CA_CERTS here for hooks: Node 20 reads that file
+ * and builds its whole certificate store when a process starts, TLS or not (0.1 s with a system
+ * bundle, on every prompt), where this reads it only for a request that needs it.
+ */
+async function extraTrust(): Promise<string[] | undefined> {
+  const files = [process.env.SVC_EXTRA_CA_CERTS, process.env.NODE_EXTRA_CA_CERTS].filter((f): f is string => !!f);
+  if (!process.env.SVC_EXTRA_CA_CERTS) return undefined;
+  const { rootCertificates } = await import('node:tls');
+  const pems = files.map((file, i) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      const name = i === 0 ? 'SVC_EXTRA_CA_CERTS' : 'NODE_EXTRA_CA_CERTS';
+      throw new HttpSendError('network', `${name} names ${file}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  });
+  return [...rootCertificates, ...pems];
 }

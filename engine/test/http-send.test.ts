@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpSend } from '../remote/http-send.js';
 import { HubClient, RemoteFailure } from '../remote/hub-client.js';
@@ -60,6 +65,73 @@ describe('httpSend', () => {
     closed.close();
     await expect(httpSend(`http://127.0.0.1:${gone}/`, { timeoutMs: 2000 })).rejects.toMatchObject({
       message: `connect ECONNREFUSED 127.0.0.1:${gone}`,
+    });
+  });
+});
+
+describe('httpSend over https with SVC_EXTRA_CA_CERTS', () => {
+  // A certificate authority of its own (openssl), whose certificate is in no trust store, signs
+  // the loopback server's certificate: the hook shim's case, a company CA moved from NODE_EXTRA_CA_CERTS.
+  const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'));
+  const file = (name: string) => join(dir, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  let url: string;
+  let tls: ReturnType<typeof createTlsServer>;
+  const saved = { svc: process.env.SVC_EXTRA_CA_CERTS, node: process.env.NODE_EXTRA_CA_CERTS };
+
+  beforeAll(async () => {
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=svc test CA');
+    openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+    writeFileSync(file('san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'san.cnf',
+    );
+    tls = createTlsServer({ key: readFileSync(file('server.key')), cert: readFileSync(file('server.pem')) }, (_req, res) => {
+      res.writeHead(200).end('over tls');
+    });
+    await new Promise<void>((done) => tls.listen(0, '127.0.0.1', done));
+    url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/x`;
+  });
+
+  afterAll(() => {
+    tls?.closeAllConnections();
+    tls?.close();
+    for (const [name, value] of [
+      ['SVC_EXTRA_CA_CERTS', saved.svc],
+      ['NODE_EXTRA_CA_CERTS', saved.node],
+    ] as const)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+  });
+
+  it("trusts the certificates the file names, besides Node's own; without it the certificate is refused", async () => {
+    delete process.env.NODE_EXTRA_CA_CERTS;
+    delete process.env.SVC_EXTRA_CA_CERTS;
+    await expect(httpSend(url, { timeoutMs: 5000 })).rejects.toMatchObject({
+      reason: 'network',
+      message: expect.stringMatching(/certificate/),
+    });
+    process.env.SVC_EXTRA_CA_CERTS = file('ca.pem');
+    expect(await httpSend(url, { timeoutMs: 5000 })).toEqual({ status: 200, text: 'over tls' });
+    process.env.SVC_EXTRA_CA_CERTS = file('missing.pem');
+    await expect(httpSend(url, { timeoutMs: 5000 })).rejects.toMatchObject({
+      reason: 'network',
+      message: `SVC_EXTRA_CA_CERTS names ${file('missing.pem')}, which cannot be read (ENOENT)`,
     });
   });
 });

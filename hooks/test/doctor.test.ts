@@ -137,6 +137,19 @@ describe('svc doctor', () => {
     expect(byName(checks, 'shim').message).toMatch(/not executable/);
   });
 
+  it('a shim an older svc init wrote is a warning naming the fix', async () => {
+    const s = await installed();
+    // The shim before hooks handed NODE_EXTRA_CA_CERTS to svc: the same targets, without the case.
+    writeFileSync(s.shim, readFileSync(s.shim, 'utf8').replace(/^case .*\n.*\nfi ;; esac\n/m, ''));
+    const { checks } = await s.doctor();
+    expect(byName(checks, 'shim')).toEqual({
+      check: 'shim',
+      status: 'warn',
+      message: `hook shim ${s.shim} was written by another version of svc init`,
+      fix: 'svc init (rewrites it for this version)',
+    });
+  });
+
   it('a removed hook entry fails on its event, naming the hook', async () => {
     const s = await installed();
     const path = join(s.project, '.claude', 'settings.json');

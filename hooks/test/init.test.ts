@@ -1,9 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { CLI } from '../../engine/test/support/run-svc.js';
+import { shimScript } from '../install/wiring.js';
 import { hostSandbox, snapshot, write } from './support/host-sandbox.js';
 
 // `svc init` and `svc init-remote` as real processes, in a temporary HOME and project folder.
@@ -413,5 +416,30 @@ describe('svc init-remote', () => {
     writeFileSync(join(s.project, '.svc.yaml'), `remote_url: http://127.0.0.1:1\n`);
     writeFileSync(join(s.project, '.svc.local.yaml'), `remote_token: ${GOOD}\n`);
     expect((await s.run(['init-remote', '--verify'], { cwd: sub })).code).toBe(2);
+  });
+});
+
+describe('the hook shim', () => {
+  // The shim as svc init writes it, run by sh, with a script in Node's place that prints what it was given.
+  const dir = mkdtempSync(join(tmpdir(), 'svc-shim-'));
+  const probe = join(dir, 'probe.sh');
+  writeFileSync(probe, 'echo "$1 NODE=$NODE_EXTRA_CA_CERTS SVC=$SVC_EXTRA_CA_CERTS"\n');
+  const shim = join(dir, 'svc-hook');
+  writeFileSync(shim, shimScript('/bin/sh', probe));
+  const run = (arg: string, env: Record<string, string>) => {
+    const base = { ...process.env };
+    delete base.NODE_EXTRA_CA_CERTS;
+    delete base.SVC_EXTRA_CA_CERTS;
+    return execFileSync('sh', [shim, arg], { env: { ...base, ...env }, encoding: 'utf8' }).trim();
+  };
+
+  it('hands NODE_EXTRA_CA_CERTS to svc for hooks, which Node would read at every start, and leaves it to the MCP server', () => {
+    expect(run('hook-inject', { NODE_EXTRA_CA_CERTS: '/corp/ca.pem' })).toBe('hook-inject NODE= SVC=/corp/ca.pem');
+    expect(run('mcp', { NODE_EXTRA_CA_CERTS: '/corp/ca.pem' })).toBe('mcp NODE=/corp/ca.pem SVC=');
+    // One the person set themselves is theirs: nothing moves.
+    expect(run('hook-inject', { NODE_EXTRA_CA_CERTS: '/corp/ca.pem', SVC_EXTRA_CA_CERTS: '/own.pem' })).toBe(
+      'hook-inject NODE=/corp/ca.pem SVC=/own.pem',
+    );
+    expect(run('hook-inject', {})).toBe('hook-inject NODE= SVC=');
   });
 });

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { resolveStoreRoot } from '../../../engine/svc-home.js';
-import { parseShim, shimPath, shimStorePath, thisCliPath } from '../wiring.js';
+import { parseShim, shimPath, shimScript, shimStorePath, thisCliPath } from '../wiring.js';
 import type { Check } from './check.js';
 
 // The hook shim (~/.svc/bin/svc-hook): every hook and MCP entry of every host calls it.
@@ -49,6 +49,15 @@ export function checkShim(home: string): Check {
       status: 'warn',
       message: `hooks default to the store ${store} (set at svc init) but this shell's SVC_PATH is ${shellStore}`,
       fix: 'svc init (with the SVC_PATH the hosts should use)',
+    };
+  }
+  // Same targets, other text: an older svc init wrote it (before hooks left NODE_EXTRA_CA_CERTS to svc, say).
+  if (text !== shimScript(target.node, target.cli, store)) {
+    return {
+      check: 'shim',
+      status: 'warn',
+      message: `hook shim ${path} was written by another version of svc init`,
+      fix: 'svc init (rewrites it for this version)',
     };
   }
   return { check: 'shim', status: 'ok', message: `${path} -> ${target.node} ${target.cli}${store ? ` (store ${store})` : ''}` };
