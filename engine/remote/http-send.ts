@@ -80,14 +80,14 @@ function networkReason(err: Error): string {
  * bundle, on every prompt), where this reads it only for a request that needs it.
  */
 async function extraTrust(): Promise<string[] | undefined> {
-  const files = [process.env.SVC_EXTRA_CA_CERTS, process.env.NODE_EXTRA_CA_CERTS].filter((f): f is string => !!f);
   if (!process.env.SVC_EXTRA_CA_CERTS) return undefined;
   const { rootCertificates } = await import('node:tls');
-  const pems = files.map((file, i) => {
+  const pems = (['SVC_EXTRA_CA_CERTS', 'NODE_EXTRA_CA_CERTS'] as const).flatMap((name) => {
+    const file = process.env[name];
+    if (!file) return [];
     try {
-      return readFileSync(file, 'utf8');
+      return [readFileSync(file, 'utf8')];
     } catch (err) {
-      const name = i === 0 ? 'SVC_EXTRA_CA_CERTS' : 'NODE_EXTRA_CA_CERTS';
       throw new HttpSendError('network', `${name} names ${file}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   });
