@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { mcpHandshake } from '../../hooks/install/mcp-probe.js';
 import { thisCliPath } from '../../hooks/install/wiring.js';
 import { round } from '../../engine/text.js';
+import { writeHookShim } from './proc.js';
 
-// Hook latency as the host sees it: `svc hook-inject` as a whole process (spawn to exit, fed a
-// UserPromptSubmit event on stdin) against `node -e 0` in the same run, and the time from
+// Hook latency as the host sees it: `svc hook-inject` as a whole process run through the hook
+// shim `svc init` writes (spawn to exit, fed a UserPromptSubmit event on stdin) against
+// `node -e 0` in the same run, and the time from
 // spawning `svc mcp` to a completed initialize + tools/list, also against `node -e 0` (a host
 // such as `claude -p` does not wait for MCP servers). Medians; the bench runner prints them.
 
@@ -14,7 +16,7 @@ const HOOK_RUNS = 15;
 const MCP_RUNS = 9;
 
 export interface HookBench {
-  /** Median wall time of one `svc hook-inject` process, ms. */
+  /** Median wall time of one `svc hook-inject` process started through the hook shim, ms. */
   hook_inject_ms: number;
   /** Median wall time of `node -e 0`, ms: the floor any Node hook pays. */
   node_baseline_ms: number;
@@ -38,15 +40,17 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
     prompt: 'How do we deploy the service, and which database migrations run first?',
   });
 
+  const shim = writeHookShim();
+
   // One warm-up of each (file cache), then interleaved runs so drift hits both alike.
   timeOnce(process.execPath, ['-e', '0'], env, cwd);
-  const first = timeOnce(process.execPath, [cli, 'hook-inject'], env, cwd, event);
+  const first = timeOnce(shim, ['hook-inject'], env, cwd, event);
   if (first.status !== 0) throw new Error(`svc hook-inject exited ${first.status}: ${first.stderr.trim().split('\n').pop() ?? ''}`);
   const hook: number[] = [];
   const node: number[] = [];
   for (let i = 0; i < HOOK_RUNS; i++) {
     node.push(timeOnce(process.execPath, ['-e', '0'], env, cwd).ms);
-    hook.push(timeOnce(process.execPath, [cli, 'hook-inject'], env, cwd, event).ms);
+    hook.push(timeOnce(shim, ['hook-inject'], env, cwd, event).ms);
   }
 
   // The SDK client is imported before timing: only the server's start-up is measured.

@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { shimScript } from '../../hooks/install/wiring.js';
 import { median } from './stats.js';
 
 // Running whole processes for the benchmarks: wall time and peak RSS.
@@ -28,6 +31,17 @@ export function timeProcess(cmd: string, args: string[], opts: ProcOptions = {})
   const ms = performance.now() - t0;
   if (r.error) throw r.error;
   return { ms, code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * The hook shim `svc init` writes, for this Node and this CLI, in a new temporary folder: hooks
+ * are timed as hosts start them (the shim leaves NODE_EXTRA_CA_CERTS to svc for hooks).
+ */
+export function writeHookShim(): string {
+  const shim = join(mkdtempSync(join(tmpdir(), 'svc-bench-shim-')), 'svc-hook');
+  writeFileSync(shim, shimScript(process.execPath, CLI));
+  chmodSync(shim, 0o755);
+  return shim;
 }
 
 /** Runs `node <args>` (this Node binary). */

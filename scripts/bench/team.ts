@@ -8,7 +8,7 @@ import { learn } from '../../engine/ops/learn.js';
 import { systemContext } from '../../engine/ops/context.js';
 import { round } from '../../engine/text.js';
 import { syntheticEngrams, syntheticQueries } from '../support/synthetic-engrams.js';
-import { CLI, timeNode } from './proc.js';
+import { CLI, timeNode, writeHookShim } from './proc.js';
 
 // `npm run bench -- team`: what a hub costs the commands that run on every call. A local store
 // and a hub (its own process on loopback, on PostgreSQL with --hub postgres, else PGlite) of N
@@ -74,10 +74,12 @@ export async function run(argv: string[]): Promise<number> {
       if (r.code !== 0 && r.code !== 2) throw new Error(`svc recall failed (exit ${r.code}): ${r.stderr}`);
       return r.ms;
     };
+    // As hosts start it: through the shim svc init writes.
+    const shim = writeHookShim();
     const hook = (cwd: string, prompt: string) => {
       const event = JSON.stringify({ session_id: 'bench', transcript_path: '', cwd, hook_event_name: 'UserPromptSubmit', prompt });
       const t0 = performance.now();
-      const r = spawnSync(process.execPath, [CLI, 'hook-inject'], { env, cwd, input: event, encoding: 'utf8' });
+      const r = spawnSync(shim, ['hook-inject'], { env, cwd, input: event, encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`svc hook-inject failed (exit ${r.status}): ${r.stderr}`);
       return performance.now() - t0;
     };
