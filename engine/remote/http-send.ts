@@ -77,19 +77,26 @@ function networkReason(err: Error): string {
  * roots, that file's, and NODE_EXTRA_CA_CERTS's if it is set too (an explicit list replaces the
  * default one). The hook shim moves NODE_EXTRA_CA_CERTS here for hooks: Node 20 reads that file
  * and builds its whole certificate store when a process starts, TLS or not (0.1 s with a system
- * bundle, on every prompt), where this reads it only for a request that needs it.
+ * bundle, on every prompt), where this reads it only for a request that needs it, once a process.
  */
+let trusted: { files: string; ca: string[] } | undefined;
+
 async function extraTrust(): Promise<string[] | undefined> {
   if (!process.env.SVC_EXTRA_CA_CERTS) return undefined;
-  const { rootCertificates } = await import('node:tls');
-  const pems = (['SVC_EXTRA_CA_CERTS', 'NODE_EXTRA_CA_CERTS'] as const).flatMap((name) => {
+  const named = (['SVC_EXTRA_CA_CERTS', 'NODE_EXTRA_CA_CERTS'] as const).flatMap((name) => {
     const file = process.env[name];
-    if (!file) return [];
+    return file ? [{ name, file }] : [];
+  });
+  const files = named.map((n) => n.file).join('\n');
+  if (trusted?.files === files) return trusted.ca;
+  const { rootCertificates } = await import('node:tls');
+  const pems = named.map(({ name, file }) => {
     try {
-      return [readFileSync(file, 'utf8')];
+      return readFileSync(file, 'utf8');
     } catch (err) {
       throw new HttpSendError('network', `${name} names ${file}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   });
-  return [...rootCertificates, ...pems];
+  trusted = { files, ca: [...rootCertificates, ...pems] };
+  return trusted.ca;
 }

@@ -412,9 +412,8 @@ export function shimScript(nodePath: string, cliPath: string, storePath?: string
     // The store chosen at init (SVC_PATH) is the default for hooks too, so hooks and the MCP
     // server use one store; an SVC_PATH in the host's environment still wins.
     ...(storePath ? [`[ -n "$SVC_PATH" ] || SVC_PATH=${shellQuote(storePath)}`, 'export SVC_PATH'] : []),
-    // Node reads NODE_EXTRA_CA_CERTS at every start, TLS or not (0.1 s with a system bundle): a
-    // hook, run on every prompt, hands it to svc, which reads it only to connect to the hub.
-    '# Hooks: svc reads NODE_EXTRA_CA_CERTS itself, only when it connects to a hub over https.',
+    '# Hooks run on every prompt, and Node reads NODE_EXTRA_CA_CERTS at every start (0.1 s with a',
+    '# system bundle): a hook hands it to svc, which reads it only to reach a hub over https.',
     'case "$1" in hook-*) if [ -n "$NODE_EXTRA_CA_CERTS" ] && [ -z "$SVC_EXTRA_CA_CERTS" ]; then',
     '  SVC_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS; export SVC_EXTRA_CA_CERTS; unset NODE_EXTRA_CA_CERTS',
     'fi ;; esac',

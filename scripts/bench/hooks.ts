@@ -8,9 +8,9 @@ import { writeHookShim } from './proc.js';
 
 // Hook latency as the host sees it: `svc hook-inject` as a whole process run through the hook
 // shim `svc init` writes (spawn to exit, fed a UserPromptSubmit event on stdin) against
-// `node -e 0` in the same run, and the time from
-// spawning `svc mcp` to a completed initialize + tools/list, also against `node -e 0` (a host
-// such as `claude -p` does not wait for MCP servers). Medians; the bench runner prints them.
+// `node -e 0` in the same run, and the time from spawning `svc mcp` to a completed initialize +
+// tools/list, also against `node -e 0` (a host such as `claude -p` does not wait for MCP
+// servers). Medians; the bench runner prints them.
 
 const HOOK_RUNS = 15;
 const MCP_RUNS = 9;
