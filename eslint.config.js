@@ -96,6 +96,20 @@ function layerZones(allowed = []) {
 const byFile = new Map();
 for (const e of EXCEPTIONS) byFile.set(e.file, [...(byFile.get(e.file) ?? []), ...e.imports]);
 
+// What svc's MCP server runs on comes from engine/mcp/sdk-deps.ts, which the CLI loads from a bundle
+// of its own (ARCHITECTURE.md): a value imported from the packages elsewhere would be a second copy.
+const MCP_SERVER_PACKAGES = {
+  group: [
+    '@modelcontextprotocol/sdk/server/*',
+    '@modelcontextprotocol/sdk/types.js',
+    '@modelcontextprotocol/sdk/validation/*',
+    'zod',
+    'zod/*',
+  ],
+  allowTypeImports: true,
+  message: 'Import it from engine/mcp/sdk-deps.ts (types may come from the package).',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '**/*.gen.cjs'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
@@ -131,7 +145,7 @@ export default tseslint.config(
   {
     // The engine never loads the server's or the terminal UI's frameworks (DESIGN.md).
     files: ['engine/**'],
-    ignores: ['engine/test/**'],
+    ignores: ['engine/test/**', 'engine/mcp/sdk-deps.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -140,9 +154,15 @@ export default tseslint.config(
             name,
             message: 'engine/ never imports Koa, Ink, React or pg (DESIGN.md).',
           })),
+          patterns: [MCP_SERVER_PACKAGES],
         },
       ],
     },
+  },
+  {
+    files: ['tui/**', 'hooks/**', 'bin/**'],
+    ignores: ['**/test/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [MCP_SERVER_PACKAGES] }] },
   },
   {
     // What the product refuses is an SvcError (engine/errors.ts): the CLI prints it as one line with its exit code,

@@ -54,8 +54,8 @@ export function requireWithCodeCache(file: string): unknown {
 }
 
 /** Writes the code cache of `file`, after `warm` has called what its callers call (so that is compiled and cached too). */
-export function writeCodeCache(file: string, warm: (value: unknown) => void): void {
+export async function writeCodeCache(file: string, warm: (value: unknown) => void | Promise<void>): Promise<void> {
   const { script, exports: value } = runCommonJs(file, { fromCache: false });
-  warm(value);
+  await warm(value);
   writeFileSync(codeCacheOf(file), script.createCachedData());
 }

@@ -2,20 +2,25 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin, createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { PassThrough } from 'node:stream';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { codeCacheOf } from '../engine/code-cache.cjs';
+import { codeCacheOf, writeCodeCache } from '../engine/code-cache.cjs';
 
 // Part of the build (`npm run build`, after tsc): bundles the dispatcher (dist/bin/dispatch.mjs)
 // and every module it reaches into one CommonJS file, dist/bin/svc.cjs, then writes its V8 code
 // cache by running the commands a prompt runs (bin/svc.ts explains why). Dynamic imports of our
 // own modules become lazy initialisers inside the file, so a command still initialises only what
-// it uses. Packages stay outside (required, or imported through the loader), except INLINE.
+// it uses. Packages stay outside (required, or imported through the loader), except INLINE and
+// what `svc mcp` runs on (engine/mcp/sdk-deps.ts), which gets a code-cached bundle of its own:
+// dist/bin/mcp-deps.cjs.
 
 const DIST = fileURLToPath(new URL('../', import.meta.url));
 const ENTRY = join(DIST, 'bin', 'dispatch.mjs');
 const BUNDLE = join(DIST, 'bin', 'svc.cjs');
+const MCP_DEPS = join(DIST, 'engine', 'mcp', 'sdk-deps.js');
+const MCP_DEPS_BUNDLE = join(DIST, 'bin', 'mcp-deps.cjs');
 const CLI = join(DIST, 'bin', 'svc.js');
 
 /**
@@ -68,6 +73,29 @@ function packageType(file: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The bundle in ASCII: with one character beyond it, V8 holds the whole file as a two-byte string,
+ * and every command took 4-16 ms longer (up to a tenth of `node -e 0`; reading the file alone: 22
+ * against 17 ms). esbuild escapes strings and plain templates; what it leaves (regular
+ * expressions, tagged templates, comments) means the same with \uXXXX escapes, as long as no tag
+ * function reads a template's raw text: html`` reads the cooked one, and String.raw text must stay
+ * ASCII (as must a character escaped by a backslash).
+ */
+function asAscii(code: string, file: string): string {
+  for (const raw of code.matchAll(/String\.raw`(?:[^`\\]|\\.)*`|\\[^\x00-\x7f]/gs))
+    if (/[^\x00-\x7f]/.test(raw[0]))
+      throw new Error(`bundle-cli: ${file}: write the non-ASCII characters in ${raw[0].slice(0, 60)}… as \\u escapes`);
+  return code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Every package a bundle requires must be CommonJS (or have a CommonJS build) on Node 20.11. */
+function checkRequires(code: string, file: string): void {
+  for (const [, specifier] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
+    if (!requiresAsCommonJs(specifier!))
+      throw new Error(`bundle-cli: ${file} requires ${specifier}, an ES module: add it to INLINE or reach it by import()`);
+  }
+}
+
 const layout: Plugin = {
   name: 'svc-layout',
   setup(bundler) {
@@ -82,8 +110,14 @@ const layout: Plugin = {
       contents: `module.exports = require(${JSON.stringify(path)});`,
       resolveDir: DIST,
     }));
+    // The bundle beside this one, from its code cache (the same code-cache module as the validator's).
+    bundler.onLoad({ filter: /.*/, namespace: 'mcp-deps' }, () => ({
+      contents: `module.exports = require("./engine/code-cache.cjs").requireWithCodeCache(require("node:path").join(__dirname, ${JSON.stringify(relative(dirname(BUNDLE), MCP_DEPS_BUNDLE))}));`,
+      resolveDir: DIST,
+    }));
     bundler.onResolve({ filter: /^\./ }, ({ path, resolveDir, kind, importer }) => {
       const target = resolve(resolveDir, path);
+      if (target === MCP_DEPS) return { path: target, namespace: 'mcp-deps' };
       if (!ISLANDS.has(relative(DIST, target).split(sep).join('/'))) return undefined;
       if (kind !== 'dynamic-import')
         return { errors: [{ text: `${importer} imports the ES-module island ${path} statically: use import()` }] };
@@ -121,21 +155,9 @@ let code = result.outputFiles[0]!.text.replace(/\bimport\("([^"]+)"\)/g, (call, 
 });
 if (/\bimport\(/.test(code)) throw new Error('bundle-cli: an import() the loader cannot serve is left in the bundle');
 
-// Every package the bundle requires must be CommonJS (or have a CommonJS build) on Node 20.11.
-for (const [, specifier] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
-  if (!requiresAsCommonJs(specifier!))
-    throw new Error(`bundle-cli: the bundle requires ${specifier}, an ES module: add it to INLINE or reach it by import()`);
-}
+checkRequires(code, BUNDLE);
 code = code.replace(/^#!.*\n/, '');
-// ASCII only: with one character beyond it, V8 holds the whole 1.8 MB as a two-byte string, and
-// every command took 4-16 ms longer (up to a tenth of `node -e 0`; reading the file alone: 22 against
-// 17 ms). esbuild escapes strings and plain templates; what it leaves (regular expressions,
-// tagged templates, comments) means the same with \uXXXX escapes, as long as no tag function
-// reads a template's raw text: html`` reads the cooked one, and String.raw text must stay ASCII
-// (as must a character escaped by a backslash).
-for (const raw of code.matchAll(/String\.raw`(?:[^`\\]|\\.)*`|\\[^\x00-\x7f]/gs))
-  if (/[^\x00-\x7f]/.test(raw[0])) throw new Error(`bundle-cli: write the non-ASCII characters in ${raw[0].slice(0, 60)}… as \\u escapes`);
-code = code.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+code = asAscii(code, BUNDLE);
 writeFileSync(BUNDLE, code);
 rmSync(codeCacheOf(BUNDLE), { force: true });
 // dist/bin/svc.js is CommonJS, as bin/package.json makes tsc write it: Node must read it so too.
@@ -172,3 +194,53 @@ try {
 } finally {
   rmSync(home, { recursive: true, force: true });
 }
+
+// What `svc mcp` runs on: the MCP SDK's parts svc uses and zod, from their ES-module builds, so
+// esbuild leaves out what is not reached (zod's forty locales, its version 3): half a megabyte,
+// read and compiled from the code cache in about a third of the time its two hundred files took.
+const deps = await build({
+  entryPoints: [MCP_DEPS],
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  write: false,
+  logLevel: 'warning',
+});
+const depsCode = deps.outputFiles[0]!.text;
+// (Ajv's code generator names its runtime files in require() calls inside strings: they stay.)
+checkRequires(depsCode, MCP_DEPS_BUNDLE);
+if (/\bimport\(/.test(depsCode)) throw new Error(`bundle-cli: ${MCP_DEPS_BUNDLE} has an import(), which code run by node:vm cannot make`);
+writeFileSync(MCP_DEPS_BUNDLE, asAscii(depsCode, MCP_DEPS_BUNDLE));
+// Its cache holds what a session's start compiles: a server answering initialize, tools/list and
+// a tools/call over stdio streams, and a zod schema checking arguments.
+await writeCodeCache(MCP_DEPS_BUNDLE, async (value) => {
+  const sdk = value as typeof import('../engine/mcp/sdk-deps.js');
+  const server = new sdk.Server(
+    { name: 'warm', version: '0' },
+    { capabilities: { tools: {} }, jsonSchemaValidator: new sdk.AjvJsonSchemaValidator() },
+  );
+  const args = sdk.z.strictObject({ query: sdk.z.string().min(1), limit: sdk.z.number().int().optional() });
+  server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: [] }));
+  server.setRequestHandler(sdk.CallToolRequestSchema, (request) => ({
+    content: [{ type: 'text', text: JSON.stringify(args.safeParse(request.params.arguments)) }],
+  }));
+  const input = new PassThrough();
+  const output = new PassThrough();
+  await server.connect(new sdk.StdioServerTransport(input, output));
+  const answered = new Promise<void>((done) => {
+    let lines = 0;
+    output.on('data', (chunk: Buffer) => (lines += chunk.toString().split('\n').length - 1) >= 3 && done());
+  });
+  const send = (message: object) => input.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+  send({
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'build', version: '0' } },
+  });
+  send({ method: 'notifications/initialized' });
+  send({ id: 2, method: 'tools/list' });
+  send({ id: 3, method: 'tools/call', params: { name: 'svc_recall', arguments: { query: 'deploys' } } });
+  await answered;
+  await server.close();
+});

@@ -17,6 +17,6 @@ const good = {
 };
 const bad = { ...good, id: 'nope', status: 'lost', statement: '', tags: [1], confidence: 7, extra_field: true };
 
-writeCodeCache(fileURLToPath(new URL('../engine/model/engram-validator.gen.cjs', import.meta.url)), (validate) => {
+await writeCodeCache(fileURLToPath(new URL('../engine/model/engram-validator.gen.cjs', import.meta.url)), (validate) => {
   for (const doc of [good, bad]) (validate as (value: unknown) => boolean)(doc);
 });

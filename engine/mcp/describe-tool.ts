@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toolsForProfile } from './tools.js';
 import type { ToolProfile } from './profiles.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import { ANCHOR_RELEVANCES, ENGRAM_STATUSES, ENGRAM_TYPES, VISIBILITIES } from '../model/engram-types.js';
 import { checkScope } from '../model/scope.js';
 import { FEEDBACK_SIGNALS } from '../ops/feedback.js';

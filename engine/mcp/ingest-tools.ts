@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import { resolve } from 'node:path';
 import * as f from './fields.js';
 import { defineTool, type AnyToolDef } from './types.js';

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import { SvcError } from '../errors.js';
 import type { DualCoding, KnowledgeAnchor } from '../model/engram-types.js';
 import { learn, type LearnResult } from '../ops/learn.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import { SvcError } from '../errors.js';
 import {
   discoverPacks,

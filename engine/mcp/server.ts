@@ -1,6 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator, CallToolRequestSchema, ListToolsRequestSchema, Server } from './sdk-deps.js';
 import { invalid } from '../errors.js';
 import type { ToolResult } from './dispatch.js';
 import { isToolProfile, TOOL_PROFILES, type ToolProfile } from './profiles.js';
@@ -14,8 +12,9 @@ import type { AnyToolDef, ToolContext } from './types.js';
 //
 // initialize and tools/list need only the SDK and the tool list the build wrote (tool-listing.ts):
 // an agent host that does not wait for its MCP servers (claude -p) sees svc's tools only if they
-// are listed before its first model request. zod, the tools and the engine's operations load on
-// the first tools/call (or right after tools/list, while the host talks to its model).
+// are listed before its first model request. The tools, their zod schemas and the engine's
+// operations load on the first tools/call (or right after tools/list, while the host talks to its
+// model).
 
 export const SERVER_NAME = 'svc';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import { capture, DEFAULT_TIMELINE_LIMIT, episodeToEngram, timeline } from '../ops/episodes.js';
 import { endSession, sessionScope, startSession } from '../ops/sessions.js';
 import { history, receipts } from '../ops/history.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import { defineTool, type AnyToolDef } from './types.js';
 
 // The health tools: svc_status (counts, storage, search readiness, quarantined files) and

@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import * as f from './fields.js';
 import { ToolFailure } from './dispatch.js';
 import { defineTool, type ToolContext } from './types.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { z } from './sdk-deps.js';
 import { invokeTool, ToolFailure } from './dispatch.js';
 import { batchDecayTool, MEMORY_TOOLS } from './memory-tools.js';
 import { HEALTH_TOOLS } from './status-tools.js';

@@ -14,14 +14,14 @@ const { join } = require('node:path');
 module.exports = function where(x) { return join(__dirname, String(x)) + ':' + typeof exports; };`;
 
 describe('requireWithCodeCache', () => {
-  it('loads a CommonJS file the same with a cache, without one, and with a stale one', () => {
+  it('loads a CommonJS file the same with a cache, without one, and with a stale one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-code-cache-'));
     const file = join(dir, 'mod.cjs');
     writeFileSync(file, MODULE);
     const plain = (requireWithCodeCache(file) as (x: unknown) => string)(1);
     expect(plain).toBe(`${join(dir, '1')}:object`);
 
-    writeCodeCache(file, (f) => (f as (x: unknown) => string)(2));
+    await writeCodeCache(file, (f) => void (f as (x: unknown) => string)(2));
     expect(existsSync(`${file}.v8cache`)).toBe(true);
     expect((requireWithCodeCache(file) as (x: unknown) => string)(1)).toBe(plain);
 
@@ -32,6 +32,7 @@ describe('requireWithCodeCache', () => {
   it.each([
     ['the engram validator', 'engine/model/engram-validator.gen.cjs'],
     ["the CLI's bundle", 'bin/svc.cjs'],
+    ["svc mcp's bundle of the MCP SDK and zod", 'bin/mcp-deps.cjs'],
   ])('the build writes a cache of %s that a new node process accepts', (_, path) => {
     const file = fileURLToPath(new URL(`../../dist/${path}`, import.meta.url));
     expect(existsSync(`${file}.v8cache`)).toBe(true);
@@ -42,8 +43,8 @@ describe('requireWithCodeCache', () => {
     expect(r.stdout, r.stderr).toBe('false');
   });
 
-  it("keeps the CLI's bundle ASCII, so that node reads it as a one-byte string", () => {
-    const bundle = readFileSync(fileURLToPath(new URL('../../dist/bin/svc.cjs', import.meta.url)), 'utf8');
+  it.each(['svc.cjs', 'mcp-deps.cjs'])('keeps the bundle %s ASCII, so that node reads it as a one-byte string', (name) => {
+    const bundle = readFileSync(fileURLToPath(new URL(`../../dist/bin/${name}`, import.meta.url)), 'utf8');
     expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
   });
 

@@ -34,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
   // `node -e 0` (engine/mcp/server.ts says why that matters).
   const [{ createSvcServer, resolveProfile }, { StdioServerTransport }] = await Promise.all([
     import('../../engine/mcp/server.js'),
-    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../../engine/mcp/sdk-deps.js'),
   ]);
   const profile = resolveProfile(cli.flags.profile ?? process.env.SVC_TOOL_PROFILE);
   let store: LocalBackend | undefined;

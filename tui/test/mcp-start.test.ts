@@ -95,11 +95,11 @@ process.stdout.write = (chunk, ...rest) => {
     const ours = (urls: string[]) => urls.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length));
     const before = ours(lines.slice(0, cut));
     const after = ours(lines.slice(cut + 1));
-    // Before the answer: the command, the server, the profiles, the generated list, the version and the output writer; nothing else of ours.
+    // Before the answer: the command, the server, the SDK, the profiles, the generated list, the version and the output writer; nothing else of ours.
     expect(
       before.filter(
         (m) =>
-          !/^(bin\/dispatch\.mjs|(tui\/commands\/mcp|engine\/(errors|package-info|cli\/std-write)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing))\.js)$/.test(
+          !/^(bin\/dispatch\.mjs|(tui\/commands\/mcp|engine\/(errors|package-info|cli\/std-write)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing|sdk-deps))\.js)$/.test(
             m,
           ),
       ),
@@ -108,6 +108,40 @@ process.stdout.write = (chunk, ...rest) => {
     // For the call: the tools, the dispatcher and the store.
     for (const m of ['engine/mcp/tools.js', 'engine/mcp/memory-tools.js', 'engine/mcp/dispatch.js', 'engine/store/open-store.js'])
       expect(after, m).toContain(m);
+  }, 60_000);
+
+  it('runs the MCP SDK and zod from their code-cached bundle: no file of either is read from node_modules', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-reads-'));
+    const reads = join(dir, 'reads.txt');
+    const preload = join(dir, 'reads.cjs');
+    // CommonJS loads and code-cache reads both go through fs.readFileSync.
+    writeFileSync(
+      preload,
+      `const fs = require('node:fs');
+const read = fs.readFileSync;
+fs.readFileSync = function (file, ...rest) { fs.appendFileSync(${JSON.stringify(reads)}, String(file) + '\\n'); return read.call(this, file, ...rest); };
+`,
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--require', preload, CLI, 'mcp'],
+      env: { ...stringEnv(), SVC_PATH: tempStore('mcp-reads') },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'reads', version: '0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools).toHaveLength(39);
+      const r = (await client.callTool({ name: 'svc_learn', arguments: { statement: 'Deploys happen on Tuesdays' } })) as {
+        isError?: boolean;
+      };
+      expect(r.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    const files = readFileSync(reads, 'utf8').split('\n');
+    expect(files.filter((f) => /node_modules[\\/](@modelcontextprotocol|zod)[\\/]/.test(f))).toEqual([]);
+    expect(files.some((f) => f.endsWith('mcp-deps.cjs.v8cache'))).toBe(true);
   }, 60_000);
 
   it('lists its tools even when the project file is broken, and fails each call with one line naming it', async () => {
