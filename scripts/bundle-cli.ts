@@ -127,12 +127,21 @@ const layout: Plugin = {
   },
 };
 
+/**
+ * Every command reads its whole bundle and makes it a string before it runs: about 4 ms per
+ * megabyte here, twice that decoded. Whitespace and syntax minified, the CLI's bundle is 0.95 MB
+ * instead of 1.24 (`svc recall` and `svc --version` 6-7 ms faster, 15 interleaved runs beside a
+ * 72 ms `node -e 0`). Names are kept, so a stack trace still names its functions.
+ */
+const COMPACT = { minifyWhitespace: true, minifySyntax: true } as const;
+
 const result = await build({
   entryPoints: [ENTRY],
   bundle: true,
   format: 'cjs',
   platform: 'node',
   target: 'node20',
+  ...COMPACT,
   write: false,
   metafile: true,
   logLevel: 'warning',
@@ -204,6 +213,7 @@ const deps = await build({
   format: 'cjs',
   platform: 'node',
   target: 'node20',
+  ...COMPACT,
   write: false,
   logLevel: 'warning',
 });
