@@ -233,9 +233,14 @@ await writeCodeCache(MCP_DEPS_BUNDLE, async (value) => {
   const input = new PassThrough();
   const output = new PassThrough();
   await server.connect(new sdk.StdioServerTransport(input, output));
-  const answered = new Promise<void>((done) => {
+  const answered = new Promise<void>((done, fail) => {
     let lines = 0;
     output.on('data', (chunk: Buffer) => (lines += chunk.toString().split('\n').length - 1) >= 3 && done());
+    // A later SDK that answers differently must fail the build, not hang it.
+    setTimeout(
+      () => fail(new Error(`bundle-cli: the MCP server warming ${MCP_DEPS_BUNDLE} answered ${lines} of 3 requests`)),
+      10_000,
+    ).unref();
   });
   const send = (message: object) => input.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
   send({
