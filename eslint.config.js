@@ -110,6 +110,13 @@ const MCP_SERVER_PACKAGES = {
   message: 'Import it from engine/mcp/sdk-deps.ts (types may come from the package).',
 };
 
+// The TOML editor comes from hooks/install/toml-deps.ts, also a bundle of its own for the CLI.
+const TOML_EDITOR = {
+  group: ['@decimalturn/toml-patch'],
+  allowTypeImports: true,
+  message: 'Import it from hooks/install/toml-deps.ts (types may come from the package).',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '**/*.gen.cjs'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
@@ -161,8 +168,8 @@ export default tseslint.config(
   },
   {
     files: ['tui/**', 'hooks/**', 'bin/**'],
-    ignores: ['**/test/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [MCP_SERVER_PACKAGES] }] },
+    ignores: ['**/test/**', 'hooks/install/toml-deps.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [MCP_SERVER_PACKAGES, TOML_EDITOR] }] },
   },
   {
     // What the product refuses is an SvcError (engine/errors.ts): the CLI prints it as one line with its exit code,

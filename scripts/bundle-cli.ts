@@ -13,23 +13,46 @@ import { codeCacheOf, writeCodeCache } from '../engine/code-cache.cjs';
 // cache by running the commands a prompt runs (bin/svc.ts explains why). Dynamic imports of our
 // own modules become lazy initialisers inside the file, so a command still initialises only what
 // it uses. Packages stay outside (required, or imported through the loader), except INLINE and
-// what `svc mcp` runs on (engine/mcp/sdk-deps.ts), which gets a code-cached bundle of its own:
-// dist/bin/mcp-deps.cjs.
+// those in SIDE_BUNDLES, each of which gets a code-cached bundle of its own beside this one.
 
 const DIST = fileURLToPath(new URL('../', import.meta.url));
 const ENTRY = join(DIST, 'bin', 'dispatch.mjs');
 const BUNDLE = join(DIST, 'bin', 'svc.cjs');
-const MCP_DEPS = join(DIST, 'engine', 'mcp', 'sdk-deps.js');
-const MCP_DEPS_BUNDLE = join(DIST, 'bin', 'mcp-deps.cjs');
 const CLI = join(DIST, 'bin', 'svc.js');
 
 /**
- * Packages bundled rather than required: ES-module-only ones a static import reaches (require()
- * loads them only from Node 20.19 on), and better-sqlite3's JavaScript, which every command
- * loads: thirteen small files, each resolved, read and compiled with no code cache (about 4 ms
- * of `svc recall`). Its compiled addon stays outside (engine/store/sqlite-open.ts names it).
+ * Packages bundled rather than required: better-sqlite3's JavaScript, which every command loads:
+ * thirteen small files, each resolved, read and compiled with no code cache (about 4 ms of
+ * `svc recall`). Its compiled addon stays outside (engine/store/sqlite-open.ts names it).
  */
-const INLINE = new Set(['@decimalturn/toml-patch', 'better-sqlite3']);
+const INLINE = new Set(['better-sqlite3']);
+
+/**
+ * Packages a few commands need, bundled on their own beside the CLI's bundle, each from the one
+ * module of ours that re-exports them (lint keeps their imports there), with a code cache written
+ * after `warm` has used them. The CLI's bundle requires that bundle where the module is imported.
+ * The packages are bundled from their ES-module builds, so what is not reached is left out, and
+ * an ES-module-only package needs no import() (require() loads one only from Node 20.19 on).
+ * - `svc mcp`'s MCP SDK and zod: some two hundred files read and compiled without a cache on every
+ *   start of the server;
+ * - the TOML editor of `svc init` and `svc doctor`: 170 KB every other command read for nothing.
+ */
+const SIDE_BUNDLES: Array<{ module: string; bundle: string; warm: (exports: unknown) => Promise<void> | void }> = [
+  { module: join(DIST, 'engine', 'mcp', 'sdk-deps.js'), bundle: join(DIST, 'bin', 'mcp-deps.cjs'), warm: warmMcpServer },
+  {
+    module: join(DIST, 'hooks', 'install', 'toml-deps.js'),
+    bundle: join(DIST, 'bin', 'toml-deps.cjs'),
+    warm: (exports) => {
+      const toml = exports as typeof import('../hooks/install/toml-deps.js');
+      const text = '# kept\n[mcp_servers.other]\ncommand = "x"\n';
+      toml.patch(
+        text,
+        { ...(toml.parse(text) as object), mcp_servers: { svc: { command: 'node', args: ['svc.js', 'mcp'] } } },
+        { inlineTableStart: 4 },
+      );
+    },
+  },
+];
 
 /**
  * Modules that stay ES modules beside the bundle, reached by import() through the loader, with
@@ -110,14 +133,17 @@ const layout: Plugin = {
       contents: `module.exports = require(${JSON.stringify(path)});`,
       resolveDir: DIST,
     }));
-    // The bundle beside this one, from its code cache (the same code-cache module as the validator's).
-    bundler.onLoad({ filter: /.*/, namespace: 'mcp-deps' }, () => ({
-      contents: `module.exports = require("./engine/code-cache.cjs").requireWithCodeCache(require("node:path").join(__dirname, ${JSON.stringify(relative(dirname(BUNDLE), MCP_DEPS_BUNDLE))}));`,
-      resolveDir: DIST,
-    }));
+    // A side bundle, from its code cache (the same code-cache module as the validator's).
+    bundler.onLoad({ filter: /.*/, namespace: 'side-bundle' }, ({ path }) => {
+      const side = relative(dirname(BUNDLE), SIDE_BUNDLES.find((b) => b.module === path)!.bundle);
+      return {
+        contents: `module.exports = require("./engine/code-cache.cjs").requireWithCodeCache(require("node:path").join(__dirname, ${JSON.stringify(side)}));`,
+        resolveDir: DIST,
+      };
+    });
     bundler.onResolve({ filter: /^\./ }, ({ path, resolveDir, kind, importer }) => {
       const target = resolve(resolveDir, path);
-      if (target === MCP_DEPS) return { path: target, namespace: 'mcp-deps' };
+      if (SIDE_BUNDLES.some((b) => b.module === target)) return { path: target, namespace: 'side-bundle' };
       if (!ISLANDS.has(relative(DIST, target).split(sep).join('/'))) return undefined;
       if (kind !== 'dynamic-import')
         return { errors: [{ text: `${importer} imports the ES-module island ${path} statically: use import()` }] };
@@ -208,19 +234,19 @@ try {
   rmSync(home, { recursive: true, force: true });
 }
 
-// What `svc mcp` runs on: the MCP SDK's parts svc uses and zod, from their ES-module builds, so
-// esbuild leaves out what is not reached (zod's forty locales, its version 3): half a megabyte,
-// read and compiled from the code cache in about a third of the time its two hundred files took.
-const deps = await build({ ...COMMON_JS, entryPoints: [MCP_DEPS] });
-const depsCode = deps.outputFiles[0]!.text;
-// (Ajv's code generator names its runtime files in require() calls inside strings: they stay.)
-checkRequires(depsCode, MCP_DEPS_BUNDLE);
-if (/\bimport\(/.test(depsCode)) throw new Error(`bundle-cli: ${MCP_DEPS_BUNDLE} has an import(), which code run by node:vm cannot make`);
-writeFileSync(MCP_DEPS_BUNDLE, asAscii(depsCode, MCP_DEPS_BUNDLE));
-// Its cache holds what a session's start compiles: a server answering initialize, tools/list and
-// a tools/call over stdio streams, and a zod schema checking arguments.
-await writeCodeCache(MCP_DEPS_BUNDLE, async (value) => {
-  const sdk = value as typeof import('../engine/mcp/sdk-deps.js');
+for (const { module, bundle, warm } of SIDE_BUNDLES) {
+  const side = (await build({ ...COMMON_JS, entryPoints: [module] })).outputFiles[0]!.text;
+  // (Ajv's code generator names its runtime files in require() calls inside strings: they stay.)
+  checkRequires(side, bundle);
+  if (/\bimport\(/.test(side)) throw new Error(`bundle-cli: ${bundle} has an import(), which code run by node:vm cannot make`);
+  writeFileSync(bundle, asAscii(side, bundle));
+  await writeCodeCache(bundle, warm);
+}
+
+/** What a session's start compiles: a server answering initialize, tools/list and a tools/call over
+ * stdio streams, and a zod schema checking arguments. */
+async function warmMcpServer(exports: unknown): Promise<void> {
+  const sdk = exports as typeof import('../engine/mcp/sdk-deps.js');
   const server = new sdk.Server(
     { name: 'warm', version: '0' },
     { capabilities: { tools: {} }, jsonSchemaValidator: new sdk.AjvJsonSchemaValidator() },
@@ -237,10 +263,7 @@ await writeCodeCache(MCP_DEPS_BUNDLE, async (value) => {
     let lines = 0;
     output.on('data', (chunk: Buffer) => (lines += chunk.toString().split('\n').length - 1) >= 3 && done());
     // A later SDK that answers differently must fail the build, not hang it.
-    setTimeout(
-      () => fail(new Error(`bundle-cli: the MCP server warming ${MCP_DEPS_BUNDLE} answered ${lines} of 3 requests`)),
-      10_000,
-    ).unref();
+    setTimeout(() => fail(new Error(`bundle-cli: warming mcp-deps.cjs, the MCP server answered ${lines} of 3 requests`)), 10_000).unref();
   });
   const send = (message: object) => input.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
   send({
@@ -253,4 +276,4 @@ await writeCodeCache(MCP_DEPS_BUNDLE, async (value) => {
   send({ id: 3, method: 'tools/call', params: { name: 'svc_recall', arguments: { query: 'deploys' } } });
   await answered;
   await server.close();
-});
+}

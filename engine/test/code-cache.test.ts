@@ -33,6 +33,7 @@ describe('requireWithCodeCache', () => {
     ['the engram validator', 'engine/model/engram-validator.gen.cjs'],
     ["the CLI's bundle", 'bin/svc.cjs'],
     ["svc mcp's bundle of the MCP SDK and zod", 'bin/mcp-deps.cjs'],
+    ["svc init's bundle of the TOML editor", 'bin/toml-deps.cjs'],
   ])('the build writes a cache of %s that a new node process accepts', (_, path) => {
     const file = fileURLToPath(new URL(`../../dist/${path}`, import.meta.url));
     expect(existsSync(`${file}.v8cache`)).toBe(true);
@@ -43,7 +44,7 @@ describe('requireWithCodeCache', () => {
     expect(r.stdout, r.stderr).toBe('false');
   });
 
-  it.each(['svc.cjs', 'mcp-deps.cjs'])('keeps the bundle %s ASCII, so that node reads it as a one-byte string', (name) => {
+  it.each(['svc.cjs', 'mcp-deps.cjs', 'toml-deps.cjs'])('keeps the bundle %s ASCII, so that node reads it as a one-byte string', (name) => {
     const bundle = readFileSync(fileURLToPath(new URL(`../../dist/bin/${name}`, import.meta.url)), 'utf8');
     expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
   });
@@ -61,5 +62,29 @@ describe('requireWithCodeCache', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\d+\.\d+\.\d+/);
     expect((JSON.parse(r.stderr) as string[]).filter((m) => m.includes('module_job'))).toEqual([]);
+  });
+
+  it("leaves the side bundles to their commands: a learn and a recall read neither svc mcp's nor svc init's", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-side-'));
+    const reads = join(dir, 'reads.txt');
+    const probe = join(dir, 'probe.cjs');
+    writeFileSync(
+      probe,
+      `const fs = require('node:fs');
+const read = fs.readFileSync;
+fs.readFileSync = function (file, ...rest) { fs.appendFileSync(${JSON.stringify(reads)}, String(file) + '\\n'); return read.call(this, file, ...rest); };`,
+    );
+    const entry = fileURLToPath(new URL('../../dist/bin/svc.js', import.meta.url));
+    const env = { ...process.env, SVC_PATH: join(dir, 'store'), SVC_EMBED: 'off' };
+    for (const args of [
+      ['learn', 'Deploys happen on Tuesdays', '--scope', 'global'],
+      ['recall', 'deploys'],
+    ]) {
+      const r = spawnSync(process.execPath, ['--require', probe, entry, ...args], { encoding: 'utf8', env, cwd: dir });
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const files = readFileSync(reads, 'utf8').split('\n');
+    expect(files.some((f) => f.endsWith('svc.cjs.v8cache'))).toBe(true);
+    expect(files.filter((f) => /(mcp|toml)-deps\.cjs/.test(f))).toEqual([]);
   });
 });

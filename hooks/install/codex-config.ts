@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parse, patch } from '@decimalturn/toml-patch';
+import { parse, patch } from './toml-deps.js';
 import { invalid } from '../../engine/errors.js';
 import { canonicalJson } from '../../engine/canonical-json.js';
 import { isObject, type JsonObject } from './config-files.js';
