@@ -154,7 +154,7 @@ const layout: Plugin = {
 };
 
 /**
- * Both bundles: CommonJS for Node 20, minified. Every command reads its whole bundle and makes
+ * Every bundle: CommonJS for Node 20, minified. Every command reads its whole bundle and makes
  * it a string before it runs: about 4 ms a megabyte here, as much again to decode. Whitespace and
  * syntax minified, the CLI's bundle is 0.95 MB instead of 1.24 (`svc recall` and `svc --version`
  * 6-8 ms faster, 15 interleaved runs beside a 72 ms `node -e 0`). Names are kept, so a stack
