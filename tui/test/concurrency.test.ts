@@ -59,14 +59,17 @@ describe('several processes on one store', () => {
     await svc(['status'], { store });
     // Aim the kills across a whole learn, whatever this machine's speed and load: time one first,
     // then follow the learns that ran to their end (four at once run slower than one alone, and a
-    // probe timed while the machine was busier would aim the kills after most learns ended).
+    // probe timed while the machine was busier would aim the kills after most learns ended). Every
+    // third learn is never shot: those time the span without bias (the learns that outran their
+    // kill are the fast ones, and following them alone shrank the span until nearly every learn
+    // was killed), and each run has acknowledged writes to check.
     const t0 = performance.now();
     await svc(['learn', 'Timing probe'], { store });
     let span = performance.now() - t0;
     const acknowledged: string[] = [];
     let killed = 0;
     let n = 0;
-    const learnMaybeKilled = (text: string): Promise<void> =>
+    const learnMaybeKilled = (text: string, shoot: boolean): Promise<void> =>
       new Promise((resolve) => {
         const child = spawn(process.execPath, [CLI, 'learn', text], {
           env: { ...process.env, SVC_PATH: store },
@@ -77,16 +80,18 @@ describe('several processes on one store', () => {
         const started = performance.now();
         let shot = false;
         // The kill lands anywhere from start-up to past a whole learn: before, during and after the write.
-        const timer = setTimeout(
-          () => {
-            shot = child.kill('SIGKILL');
-            if (shot) killed++;
-          },
-          span * (0.1 + 1.4 * Math.random()),
-        );
+        const timer = shoot
+          ? setTimeout(
+              () => {
+                shot = child.kill('SIGKILL');
+                if (shot) killed++;
+              },
+              span * (0.1 + 1.4 * Math.random()),
+            )
+          : undefined;
         child.on('close', () => {
           clearTimeout(timer);
-          if (!shot) span = (span + (performance.now() - started)) / 2;
+          if (!shoot) span = (span + (performance.now() - started)) / 2;
           // An id counts as acknowledged once the process printed it, killed afterwards or not.
           const line = out.trim();
           if (line.endsWith('}')) acknowledged.push(JSON.parse(line).id);
@@ -94,11 +99,12 @@ describe('several processes on one store', () => {
         });
       });
     const loop = async (w: number): Promise<void> => {
-      for (let i = 0; i < 15; i++) await learnMaybeKilled(`Killable writer ${w} note ${i} with marker k${w}x${n++}`);
+      for (let i = 0; i < 15; i++) await learnMaybeKilled(`Killable writer ${w} note ${i} with marker k${w}x${n++}`, i % 3 !== 2);
     };
     await Promise.all([0, 1, 2, 3].map(loop));
     expect(killed).toBeGreaterThan(10);
-    expect(acknowledged.length).toBeGreaterThan(5);
+    // Every learn left alone acknowledged its write, whatever was killed beside it (20 of them).
+    expect(acknowledged.length).toBeGreaterThanOrEqual(20);
 
     const onDisk = idsOnDisk(store);
     for (const id of acknowledged) expect(onDisk).toContain(id);
