@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireWithCodeCache, writeCodeCache } from '../code-cache.cjs';
+import { fileReadLog } from './support/file-reads.js';
 
 // The code cache only saves compile time: a module loads the same with it, without it, and
 // with one that no longer fits the file.
@@ -66,24 +67,17 @@ describe('requireWithCodeCache', () => {
 
   it("leaves the side bundles to their commands: a learn and a recall read neither svc mcp's nor svc init's", () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-side-'));
-    const reads = join(dir, 'reads.txt');
-    const probe = join(dir, 'probe.cjs');
-    writeFileSync(
-      probe,
-      `const fs = require('node:fs');
-const read = fs.readFileSync;
-fs.readFileSync = function (file, ...rest) { fs.appendFileSync(${JSON.stringify(reads)}, String(file) + '\\n'); return read.call(this, file, ...rest); };`,
-    );
+    const reads = fileReadLog();
     const entry = fileURLToPath(new URL('../../dist/bin/svc.js', import.meta.url));
     const env = { ...process.env, SVC_PATH: join(dir, 'store'), SVC_EMBED: 'off' };
     for (const args of [
       ['learn', 'Deploys happen on Tuesdays', '--scope', 'global'],
       ['recall', 'deploys'],
     ]) {
-      const r = spawnSync(process.execPath, ['--require', probe, entry, ...args], { encoding: 'utf8', env, cwd: dir });
+      const r = spawnSync(process.execPath, ['--require', reads.preload, entry, ...args], { encoding: 'utf8', env, cwd: dir });
       expect(r.status, r.stderr).toBe(0);
     }
-    const files = readFileSync(reads, 'utf8').split('\n');
+    const files = reads.files();
     expect(files.some((f) => f.endsWith('svc.cjs.v8cache'))).toBe(true);
     expect(files.filter((f) => /(mcp|toml)-deps\.cjs/.test(f))).toEqual([]);
   });

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CLI, moduleByModule, tempStore } from '../../engine/test/support/run-svc.js';
+import { fileReadLog } from '../../engine/test/support/file-reads.js';
 import { describeProfile } from '../../engine/mcp/describe-tool.js';
 import { TOOL_PROFILES } from '../../engine/mcp/profiles.js';
 
@@ -111,20 +112,10 @@ process.stdout.write = (chunk, ...rest) => {
   }, 60_000);
 
   it('runs the MCP SDK and zod from their code-cached bundle: no file of either is read from node_modules', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-reads-'));
-    const reads = join(dir, 'reads.txt');
-    const preload = join(dir, 'reads.cjs');
-    // CommonJS loads and code-cache reads both go through fs.readFileSync.
-    writeFileSync(
-      preload,
-      `const fs = require('node:fs');
-const read = fs.readFileSync;
-fs.readFileSync = function (file, ...rest) { fs.appendFileSync(${JSON.stringify(reads)}, String(file) + '\\n'); return read.call(this, file, ...rest); };
-`,
-    );
+    const reads = fileReadLog();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--require', preload, CLI, 'mcp'],
+      args: ['--require', reads.preload, CLI, 'mcp'],
       env: { ...stringEnv(), SVC_PATH: tempStore('mcp-reads') },
       stderr: 'pipe',
     });
@@ -139,7 +130,7 @@ fs.readFileSync = function (file, ...rest) { fs.appendFileSync(${JSON.stringify(
     } finally {
       await client.close();
     }
-    const files = readFileSync(reads, 'utf8').split('\n');
+    const files = reads.files();
     expect(files.filter((f) => /node_modules[\\/](@modelcontextprotocol|zod)[\\/]/.test(f))).toEqual([]);
     expect(files.some((f) => f.endsWith('mcp-deps.cjs.v8cache'))).toBe(true);
   }, 60_000);
