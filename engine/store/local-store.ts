@@ -53,6 +53,8 @@ export class LocalStore implements LocalBackend {
   /** What the layout, reconcile, log and write modules need of this store. */
   private readonly parts: StoreParts;
   private queue: Promise<unknown> = Promise.resolve();
+  /** A catch-up holding the index's transaction while it reads files; this process's writers wait for it. */
+  private catching: Promise<void> | undefined;
   /** Undo steps of the write in progress: what to restore if it fails before it commits. */
   private undo: Array<() => void> = [];
 
@@ -329,6 +331,8 @@ export class LocalStore implements LocalBackend {
    */
   private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
     const run = async (): Promise<T> => {
+      // A catch-up of this process may hold the index's transaction while it reads files.
+      while (this.catching) await this.catching;
       this.index.begin();
       this.undo = [];
       try {
@@ -360,15 +364,26 @@ export class LocalStore implements LocalBackend {
    * to read meanwhile), and a disk too full to update the index only costs a warning.
    */
   private async catchUp(fn: () => Promise<void> | void): Promise<void> {
-    if (!this.index.tryBegin()) return;
+    // A write of this process holds the transaction (awaiting its work, in a server running
+    // requests side by side), or another catch-up does: the index is read as it is meanwhile,
+    // as when another process holds the lock. One connection has one transaction at a time.
+    if (this.index.inTransaction() || !this.index.tryBegin()) return;
+    const work = (async () => {
+      try {
+        await fn();
+        this.index.commit();
+      } catch (err) {
+        this.index.rollback();
+        if (!isDiskFull(err, this.root)) throw err;
+        const note = `the disk holding the store at ${this.root} is full: reading without updating the index`;
+        if (!this.warnings.includes(note)) this.warnings.push(note);
+      }
+    })();
+    this.catching = work.catch(() => undefined);
     try {
-      await fn();
-      this.index.commit();
-    } catch (err) {
-      this.index.rollback();
-      if (!isDiskFull(err, this.root)) throw err;
-      const note = `the disk holding the store at ${this.root} is full: reading without updating the index`;
-      if (!this.warnings.includes(note)) this.warnings.push(note);
+      await work;
+    } finally {
+      this.catching = undefined;
     }
   }
 

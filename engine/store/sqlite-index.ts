@@ -175,6 +175,11 @@ export class SqliteIndex {
     this.clearedInTransaction = false;
   }
 
+  /** Whether this connection has a transaction open. */
+  inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
   /** BEGIN IMMEDIATE without waiting: false when another process holds the write lock. */
   tryBegin(): boolean {
     this.db.pragma('busy_timeout = 0');

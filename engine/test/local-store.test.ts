@@ -236,6 +236,38 @@ describe('the YAML is the source of truth', () => {
     expect((await recall(store, 'vendored')).hits).toHaveLength(1);
   });
 
+  it("a long-lived process's catch-up and its writes take turns: neither starts a transaction inside the other's", async () => {
+    // A server's request refreshes the index (a catch-up) while another request's write awaits
+    // with the index's transaction open, and the other way round; both touch one connection.
+    await learn(store, { statement: 'Seed engram' }, systemContext);
+    const behindItsBack = (n: number): void =>
+      writeFileSync(
+        fileOf(`ENG-2026-0202-00${n}`),
+        stringify({
+          id: `ENG-2026-0202-00${n}`,
+          version: 2,
+          status: 'active',
+          type: 'behavioral',
+          scope: 'global',
+          statement: `Written elsewhere ${n}`,
+        }),
+      );
+    behindItsBack(1);
+    let release!: () => void;
+    const writing = store.write(async () => new Promise<void>((resolve) => (release = resolve)));
+    await new Promise((r) => setTimeout(r, 20)); // the write holds the transaction and waits
+    await store.refresh();
+    release();
+    await writing;
+
+    behindItsBack(2);
+    // The catch-up reads the new file with its transaction open; the write is asked for meanwhile.
+    await Promise.all([store.refresh(), store.write(async () => undefined)]);
+    await learn(store, { statement: 'Written after both' }, systemContext);
+    expect((await recall(store, 'elsewhere')).hits).toHaveLength(2);
+    expect((await recall(store, 'after both')).hits).toHaveLength(1);
+  });
+
   it('the fast path finds an edit in place a slice of files at a time, without stating the whole folder', async () => {
     const ids = Array.from({ length: 2_500 }, (_, i) => `ENG-2026-0303-${String(i + 1).padStart(4, '0')}`);
     const docOf = (id: string, statement: string) => ({
