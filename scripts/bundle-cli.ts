@@ -125,7 +125,8 @@ const layout: Plugin = {
     bundler.onResolve({ filter: /^[^./]/ }, ({ path, kind }) => {
       if (INLINE.has(packageName(path))) return undefined;
       // A package with a CommonJS build is required even where we import() it: a process that
-      // loaded both of a dual package's builds (the MCP SDK and zod) paid for each.
+      // loaded both of a dual package's builds (the MCP SDK's client and zod, in `svc doctor`)
+      // paid for each.
       if (kind === 'dynamic-import' && requiresAsCommonJs(path)) return { path, namespace: 'required' };
       return { path, external: true };
     });
@@ -156,7 +157,7 @@ const layout: Plugin = {
 /**
  * Every bundle: CommonJS for Node 20, minified. Every command reads its whole bundle and makes
  * it a string before it runs: about 4 ms a megabyte here, as much again to decode. Whitespace and
- * syntax minified, the CLI's bundle is 0.95 MB instead of 1.24 (`svc recall` and `svc --version`
+ * syntax minified, the CLI's bundle was 0.95 MB instead of 1.24 (`svc recall` and `svc --version`
  * 6-8 ms faster, 15 interleaved runs beside a 72 ms `node -e 0`). Names are kept, so a stack
  * trace still names its functions.
  */
