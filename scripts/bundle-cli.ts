@@ -125,8 +125,8 @@ const layout: Plugin = {
     bundler.onResolve({ filter: /^[^./]/ }, ({ path, kind }) => {
       if (INLINE.has(packageName(path))) return undefined;
       // A package with a CommonJS build is required even where we import() it: a process that
-      // loaded both of a dual package's builds (the MCP SDK's client and zod, in `svc doctor`)
-      // paid for each.
+      // loaded both of a dual package's builds paid for each (the MCP SDK's client, which
+      // `svc doctor` imports, is one such package).
       if (kind === 'dynamic-import' && requiresAsCommonJs(path)) return { path, namespace: 'required' };
       return { path, external: true };
     });
