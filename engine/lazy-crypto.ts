@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 
-// node:crypto takes about 10 ms to load. The prompt-time hook and recall only read, and never
-// need it, so the store's modules load it on first use (ids, content hashes, temp file names).
+// node:crypto takes 2-10 ms to load, and no command pays it without need: hashes come from
+// text-hash.ts, names from unique-hex.ts. What is left loads it on first use: a new store's id
+// prefix, a team write's outbox entry.
 
 const require = createRequire(import.meta.url);
 let loaded: typeof import('node:crypto') | undefined;

@@ -21,11 +21,14 @@ const BUNDLE = join(DIST, 'bin', 'svc.cjs');
 const CLI = join(DIST, 'bin', 'svc.js');
 
 /**
- * Packages bundled rather than required: better-sqlite3's JavaScript, which every command loads:
- * thirteen small files, each resolved, read and compiled with no code cache (about 4 ms of
- * `svc recall`). Its compiled addon stays outside (engine/store/sqlite-open.ts names it).
+ * Packages bundled rather than required:
+ * - better-sqlite3's JavaScript, which every command loads: thirteen small files, each resolved,
+ *   read and compiled with no code cache (about 4 ms of `svc recall`). Its compiled addon stays
+ *   outside (engine/store/sqlite-open.ts names it).
+ * - @noble/hashes (the content hash of every write): ES modules only, which require() cannot load
+ *   before Node 20.19.
  */
-const INLINE = new Set(['better-sqlite3']);
+const INLINE = new Set(['better-sqlite3', '@noble/hashes']);
 
 /**
  * Packages a few commands need, bundled on their own beside the CLI's bundle, each from the one

@@ -1,4 +1,4 @@
-import { nodeCrypto } from '../lazy-crypto.js';
+import { sha256Hex } from '../text-hash.js';
 
 // Dedup key: the statement with case, surrounding whitespace, inner runs of whitespace and
 // trailing sentence punctuation normalised away, so "Use pnpm." and "use  pnpm" are one.
@@ -12,5 +12,5 @@ export function normalizeStatement(statement: string): string {
 }
 
 export function contentHash(statement: string): string {
-  return 'sha256:' + nodeCrypto().createHash('sha256').update(normalizeStatement(statement)).digest('hex');
+  return 'sha256:' + sha256Hex(normalizeStatement(statement));
 }

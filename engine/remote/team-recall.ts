@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngramDoc } from '../model/engram-types.js';
 import type { RecallHit, TeamSource } from '../ops/recall.js';
 import { writeFileDurable } from '../store/durable-write.js';
 import { contentHash } from '../model/content-hash.js';
+import { sha256Hex } from '../text-hash.js';
 import { HubClient, RemoteFailure, type RemoteConfig, type RemoteHit } from './hub-client.js';
 import type { OutboxEntry } from './team-outbox.js';
 import { matchDocs, queuedHits, queuedLearns, sendWithin } from './queued.js';
@@ -35,12 +35,7 @@ export function hubSource(
     url: remote.url,
     async search(query, limit) {
       const startedAt = Date.now();
-      const file = join(
-        storeRoot,
-        'remote',
-        'recall',
-        `${createHash('sha256').update(`${remote.url}\n${limit}\n${query}`).digest('hex').slice(0, 32)}.json`,
-      );
+      const file = join(storeRoot, 'remote', 'recall', `${sha256Hex(`${remote.url}\n${limit}\n${query}`).slice(0, 32)}.json`);
       if (opts.cacheMs && existsSync(file)) {
         try {
           const c = JSON.parse(readFileSync(file, 'utf8')) as { at: number; hits: RemoteHit[] };

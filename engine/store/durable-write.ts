@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { nodeCrypto } from '../lazy-crypto.js';
 import { processRuns } from '../process-runs.js';
+import { uniqueHex } from '../unique-hex.js';
 
 // A write is durable when it returns: the bytes reach a temp file that is fsynced, renamed
 // over the target, and the folder is fsynced so the rename itself survives a power cut.
@@ -13,7 +13,7 @@ export const TEMP_PREFIX = '.tmp-';
 export type FileData = string | Buffer;
 
 function tempPath(target: string): string {
-  return join(dirname(target), `${TEMP_PREFIX}${basename(target)}-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`);
+  return join(dirname(target), `${TEMP_PREFIX}${basename(target)}-${process.pid}-${uniqueHex(4)}`);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { LocalBackend, QuarantinedFile } from './local-backend.js';
 import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from '../model/records.js';
 import { idDay } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
-import { nodeCrypto } from '../lazy-crypto.js';
+import { uniqueHex } from '../unique-hex.js';
 import { invalid, SvcError } from '../errors.js';
 import { SqliteIndex } from './sqlite-index.js';
 import type { ListFilter, SearchHit, TextSearchOptions, VectorHit } from '../backend.js';
@@ -220,7 +220,7 @@ export class LocalStore implements LocalBackend {
 
   /** A fresh id for an episode or session: `EP-{PREFIX}-YYYY-MMDD-{hex}`. */
   recordId(kind: 'EP' | 'SES', now: Date): string {
-    return `${kind}-${this.idPrefix()}-${idDay(now)}-${nodeCrypto().randomBytes(4).toString('hex')}`;
+    return `${kind}-${this.idPrefix()}-${idDay(now)}-${uniqueHex(4)}`;
   }
 
   async appendEpisodes(episodes: Episode[]): Promise<void> {

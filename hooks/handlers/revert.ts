@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha1Hex } from '../../engine/text-hash.js';
 import { oneLine } from '../../engine/text.js';
 
 // Pure helpers to tell when a change was reverted: a shell command that throws work away
@@ -94,7 +94,7 @@ function tokens(segment: string): string[] {
 
 /** A short stable hash of a text (whitespace at the ends ignored). */
 export function textHash(text: string): string {
-  return createHash('sha1').update(text.trim()).digest('hex').slice(0, 16);
+  return sha1Hex(text.trim()).slice(0, 16);
 }
 
 export interface EditRecord {
