@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { invalid } from '../errors.js';
+import { parseYaml } from '../store/yaml-codec.js';
 
 // `.svc.yaml` binds a directory tree to a scope and domain (and a hub: remote_url, remote_scopes).
 // It is found by walking up from the working directory, stopping at the repository root, and is
@@ -38,11 +39,11 @@ export function findProjectConfigPath(cwd: string): string | null {
 /** The machine-local file beside a project's `.svc.yaml`. */
 export const localConfigPath = (projectConfigPath: string) => join(dirname(projectConfigPath), LOCAL_CONFIG_NAME);
 
-async function readMapping(path: string): Promise<Record<string, unknown>> {
-  const { parse } = await import('yaml');
+/** A config file's mapping. Every command in a configured project reads it: parseYaml loads no YAML package for what svc writes. */
+function readMapping(path: string): Record<string, unknown> {
   let data: unknown;
   try {
-    data = parse(readFileSync(path, 'utf8'));
+    data = parseYaml(readFileSync(path, 'utf8'));
   } catch (err) {
     throw invalid(`${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -61,9 +62,9 @@ function stringOf(d: Record<string, unknown>, key: string, path: string): string
 export async function loadProjectConfig(cwd: string): Promise<ProjectConfig | null> {
   const path = findProjectConfigPath(cwd);
   if (!path) return null;
-  const d = await readMapping(path);
+  const d = readMapping(path);
   const localPath = localConfigPath(path);
-  const local = existsSync(localPath) ? await readMapping(localPath) : {};
+  const local = existsSync(localPath) ? readMapping(localPath) : {};
   const localToken = stringOf(local, 'remote_token', localPath);
   const sharedToken = stringOf(d, 'remote_token', path);
   const token = localToken ?? sharedToken;

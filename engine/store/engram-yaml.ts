@@ -1,8 +1,7 @@
-import { createRequire } from 'node:module';
 import type { EngramDoc } from '../model/engram-types.js';
 import { validateEngram } from '../model/validate-engram.js';
 import { contentHash } from '../model/content-hash.js';
-import { readSvcYaml, writeSvcYaml } from './yaml-codec.js';
+import { parseYaml, stringifyYaml } from './yaml-codec.js';
 
 // One engram per YAML file. Reading validates against the model; anything that does not
 // validate is reported with the reasons, never read as empty. Unknown keys are kept.
@@ -13,10 +12,6 @@ import { readSvcYaml, writeSvcYaml } from './yaml-codec.js';
 // that lost keys its indexed version had (`lostFields`). The hash itself is always computed
 // again from the statement: a stale one (a statement edited by hand, an old store) or half of
 // one (a file cut in its last line, statement intact) costs nothing.
-
-/** The `yaml` package, loaded only for what yaml-codec.ts steps aside from (it takes ~20 ms to load). */
-let yamlPackage: typeof import('yaml') | undefined;
-const fullYaml = (): typeof import('yaml') => (yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
 
 export type ParsedEngram = { ok: true; engram: EngramDoc; keys: ReadonlySet<string> } | { ok: false; reason: string };
 
@@ -41,8 +36,7 @@ export function parseEngramYaml(text: string): ParsedEngram {
   if (text.trim() === '') return { ok: false, reason: 'file is empty' };
   let value: unknown;
   try {
-    // svc's own files take the fast reader; anything else (edited by hand) the full parser.
-    value = readSvcYaml(text) ?? fullYaml().parse(text, { prettyErrors: true, uniqueKeys: true });
+    value = parseYaml(text);
   } catch (err) {
     return { ok: false, reason: `not valid YAML: ${(err as Error).message.split('\n')[0]}` };
   }
@@ -65,5 +59,5 @@ export function stringifyEngram(engram: EngramDoc): string {
   // statements, so diffs stay one line per field.
   const { content_hash, ...rest } = engram;
   const ordered = content_hash === undefined ? rest : { ...rest, content_hash };
-  return writeSvcYaml(ordered) ?? fullYaml().stringify(ordered, { lineWidth: 0, aliasDuplicateObjects: false });
+  return stringifyYaml(ordered);
 }

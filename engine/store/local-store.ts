@@ -8,6 +8,7 @@ import type { EngramEvent, Episode, EventFilter, Session, TimelineFilter } from 
 import { idDay } from '../model/ids.js';
 import { contentHash } from '../model/content-hash.js';
 import { uniqueHex } from '../unique-hex.js';
+import { parseYaml, stringifyYaml } from './yaml-codec.js';
 import { invalid, SvcError } from '../errors.js';
 import { SqliteIndex } from './sqlite-index.js';
 import type { ListFilter, SearchHit, TextSearchOptions, VectorHit } from '../backend.js';
@@ -253,12 +254,11 @@ export class LocalStore implements LocalBackend {
   }
 
   async putSession(session: Session): Promise<void> {
-    const { stringify } = await import('yaml');
     const dir = join(this.root, 'sessions');
     await this.exclusive(() => {
       this.assertWritable();
       mkdirSync(dir, { recursive: true });
-      writeFileDurable(join(dir, `${session.id}.yaml`), stringify(session, { lineWidth: 0 }));
+      writeFileDurable(join(dir, `${session.id}.yaml`), stringifyYaml({ ...session }));
     });
   }
 
@@ -266,9 +266,8 @@ export class LocalStore implements LocalBackend {
     if (!/^[A-Za-z0-9._-]+$/.test(id)) throw invalid(`not a session id: "${id}"`);
     const path = join(this.root, 'sessions', `${id}.yaml`);
     if (!existsSync(path)) return null;
-    const { parse } = await import('yaml');
     try {
-      const value = parse(readFileSync(path, 'utf8')) as Session;
+      const value = parseYaml(readFileSync(path, 'utf8')) as Session;
       // eslint-disable-next-line no-restricted-syntax -- caught just below and reported as an unreadable record
       if (!value || typeof value !== 'object' || value.id !== id) throw new Error('not a session record');
       return value;

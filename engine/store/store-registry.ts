@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { invalid, SvcError } from '../errors.js';
 import { checkScope } from '../model/scope.js';
 import { writeFileDurable } from './durable-write.js';
+import { parseYaml } from './yaml-codec.js';
 
 // The registry of additional stores, kept in the primary store's `local.yaml` under `stores:`.
 //
@@ -71,10 +72,10 @@ export async function readRegistry(root: string): Promise<StoreEntry[]> {
   if (!existsSync(path)) return [];
   const text = readFileSync(path, 'utf8');
   if (!HAS_STORES.test(text)) return [];
-  const { parse } = await import('yaml');
   let data: unknown;
   try {
-    data = parse(text);
+    // Every command of a store with others registered reads this: no YAML package for what svc writes.
+    data = parseYaml(text);
   } catch (err) {
     throw new SvcError('storage', `${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -8,6 +8,7 @@ import type { EngramBackend, EngramWriter } from '../backend.js';
 import { idDay } from '../model/ids.js';
 import { createFileDurable, fsyncDir, TEMP_PREFIX, writeFileDurable } from './durable-write.js';
 import { invalid, SvcError } from '../errors.js';
+import { parseYaml, stringifyYaml } from './yaml-codec.js';
 
 export const TENSION_STATUSES = ['open', 'confirmed', 'dismissed', 'resolved'] as const;
 export type TensionStatus = (typeof TENSION_STATUSES)[number];
@@ -89,27 +90,24 @@ export class LocalTensionStore implements TensionStore {
   }
 
   async list(): Promise<{ records: TensionRecord[]; warnings: string[] }> {
-    const { parse } = await import('yaml');
-    return this.readAll(parse);
+    return this.readAll();
   }
 
   async get(id: string): Promise<TensionRecord | null> {
     checkTensionId(id);
-    const { parse } = await import('yaml');
     const path = join(this.dir, id + RECORD_EXT);
     if (!existsSync(path)) return null;
-    const r = readRecord(path, id, parse);
+    const r = readRecord(path, id);
     if ('error' in r) throw new SvcError('storage', r.error);
     return r.record;
   }
 
   async write<T>(fn: (tx: TensionTx) => Promise<T>): Promise<T> {
-    const { parse, stringify } = await import('yaml');
-    const text = (r: TensionRecord): string => stringify(r, { lineWidth: 0 });
+    const text = (r: TensionRecord): string => stringifyYaml({ ...r });
     return this.backend.write(async (engrams) => {
       mkdirSync(this.dir, { recursive: true });
       let cache: TensionRecord[] | undefined;
-      const all = (): TensionRecord[] => (cache ??= this.readAll(parse).records);
+      const all = (): TensionRecord[] => (cache ??= this.readAll().records);
       const tx: TensionTx = {
         engrams,
         list: () => [...all()],
@@ -166,13 +164,13 @@ export class LocalTensionStore implements TensionStore {
     }
   }
 
-  private readAll(parse: (text: string) => unknown): { records: TensionRecord[]; warnings: string[] } {
+  private readAll(): { records: TensionRecord[]; warnings: string[] } {
     if (!existsSync(this.dir)) return { records: [], warnings: [] };
     const records: TensionRecord[] = [];
     const warnings: string[] = [];
     for (const f of readdirSync(this.dir).sort()) {
       if (!f.endsWith(RECORD_EXT) || f.startsWith(TEMP_PREFIX) || f.startsWith('.')) continue;
-      const r = readRecord(join(this.dir, f), f.slice(0, -RECORD_EXT.length), parse);
+      const r = readRecord(join(this.dir, f), f.slice(0, -RECORD_EXT.length));
       if ('error' in r) warnings.push(r.error);
       else records.push(r.record);
     }
@@ -180,10 +178,10 @@ export class LocalTensionStore implements TensionStore {
   }
 }
 
-function readRecord(path: string, id: string, parse: (text: string) => unknown): { record: TensionRecord } | { error: string } {
+function readRecord(path: string, id: string): { record: TensionRecord } | { error: string } {
   let value: unknown;
   try {
-    value = parse(readFileSync(path, 'utf8'));
+    value = parseYaml(readFileSync(path, 'utf8'));
   } catch (err) {
     return { error: `tension record ${path} is unreadable: ${(err as Error).message.split('\n')[0]} (skipped)` };
   }

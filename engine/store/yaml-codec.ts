@@ -1,10 +1,16 @@
+import { createRequire } from 'node:module';
+
 // A reader and a writer for the YAML that svc itself writes (stringifyEngram: block mappings and
 // sequences indented by two spaces, one scalar per line, `[]` and `{}` for empty collections).
-// Rebuilding the index of a large store was mostly YAML parsing, and `svc learn` spent a good
-// part of its start-up loading the `yaml` package, so the common case goes through these.
+// Rebuilding the index of a large store was mostly YAML parsing, and loading the `yaml` package
+// took 15-20 ms of any command that read or wrote a YAML file, so the common case goes through
+// these. parseYaml and stringifyYaml are the entry points for svc's files (engrams, sessions,
+// tension records, .svc.yaml, the store's registry).
 //
-// Both answer `undefined` for anything outside that subset, and the caller then uses the `yaml`
-// package, so nothing reads or writes differently. The reader steps aside for comments, flow
+// Both answer `undefined` for anything outside that subset, and the entry points then use the
+// `yaml` package, so nothing reads or writes differently. The reader also skips whole-line comments and
+// blank lines, as YAML does outside block scalars, so the config files people annotate (.svc.yaml,
+// the store's registry) read here too. It steps aside for comments after a value, flow
 // collections, block or multi-line scalars, anchors and tags, other indentation, and a plain
 // scalar YAML would read as anything but a plain string, number, boolean or null. The writer
 // writes only values it can write as plain scalars, and steps aside for any string that YAML
@@ -17,6 +23,10 @@ type Value = null | boolean | number | string | Value[] | { [key: string]: Value
 const OUTSIDE = Symbol('outside the subset');
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** A line YAML ignores outside a block scalar (tabs never reach here). */
+const COMMENT_OR_BLANK = /^ *(?:#.*)?$/;
+/** Whether the text may hold such a line (a cheap test first: svc's own files hold none). */
+const MAY_SKIP = /#|^\n|\n\n| \n/;
 /** The core schema's numbers: only the plain decimal forms are read here, the rest go to `yaml`. */
 const CORE_NUMBER =
   /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
@@ -33,10 +43,28 @@ const NOT_TEXT_KEYS = new Set(['null', 'Null', 'NULL', 'true', 'True', 'TRUE', '
 /** The escapes JSON and YAML double-quoted strings share, with the same meaning. */
 const JSON_ESCAPES = /\\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))/;
 
+/** The `yaml` package, loaded only for what this reader and writer step aside from. */
+let yamlPackage: typeof import('yaml') | undefined;
+const fullYaml = (): typeof import('yaml') => (yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
+
+/** YAML text as the `yaml` package reads it (duplicate keys refused); throws on text that is not YAML. */
+export function parseYaml(text: string): unknown {
+  return readSvcYaml(text) ?? fullYaml().parse(text, { uniqueKeys: true });
+}
+
+/** A mapping as YAML text, as the `yaml` package writes it with long strings never folded (one line per field in diffs). */
+export function stringifyYaml(value: Record<string, unknown>): string {
+  return writeSvcYaml(value) ?? fullYaml().stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
 export function readSvcYaml(text: string): unknown {
   if (text.includes('\r') || text.includes('\t') || !text.endsWith('\n') || CONTROL.test(text)) return undefined;
-  const lines = text.split('\n');
-  lines.pop();
+  const all = text.split('\n');
+  all.pop();
+  // Dropping them changes nothing the subset holds: a block scalar, where they would be text, is outside it.
+  const lines = MAY_SKIP.test(text) ? all.filter((line) => !COMMENT_OR_BLANK.test(line)) : all;
+  // Only comments: YAML reads null, which no caller of this reader wants to tell from an error.
+  if (lines.length === 0) return undefined;
   try {
     const r = new Reader(lines);
     const value = r.mapping(0);

@@ -213,8 +213,31 @@ describe('readSvcYaml', () => {
       if (!viaYaml.ok) expect(read.ok, text).toBe(false);
     }
     expect(sameAsYaml(base)).toBe('fast');
-    // The quoted forms, and sequences of mappings, are in the subset.
-    expect(fast).toBe(4);
+    // The quoted forms, sequences of mappings, a comment line and a blank line are in the subset.
+    expect(fast).toBe(6);
+  });
+
+  it('skips whole-line comments and blank lines as yaml does, and steps aside where they would mean more', () => {
+    const config = [
+      "# This machine's copy of the store.\nid_prefix: KQ7M\n",
+      "# bound by svc init\nscope: project:web\n\n# the team's hub\nremote_url: https://hub.example.com/\nremote_scopes:\n  # both teams\n  - team:web\n\n  - team:ops\n",
+      'id_prefix: KQ7M\nstores:\n  - path: /home/me/team\n    # read-only for now\n    scope: team:web\n    shared: true\n      # deeper comment\n    readonly: false\n',
+      '\n\nscope: project:x\n   \n',
+      'statement: abc\n  # a comment, not more of the scalar\n',
+      'statement: "abc"\n  # after a quoted scalar\n',
+      'a:\n  # before the nested block\n  b: 1\n',
+      'a:\n\n  - x\n',
+    ];
+    for (const text of config) expect(sameAsYaml(text), text).toBe('fast');
+    // Where a comment-like line is text, or the file holds nothing else, yaml decides.
+    const aside = [
+      '# only a comment\n',
+      '\n',
+      'statement: |\n  Use pnpm\n  # kept as text\n',
+      "statement: 'Use pnpm,\n  # inside quotes'\n",
+      'scope: project:x # inline comment\n',
+    ];
+    for (const text of aside) expect(sameAsYaml(text), text).toBe('fallback');
   });
 
   it('reads nested mappings and sequences of mappings as yaml does', () => {

@@ -85,12 +85,31 @@ describe('what the prompt-time hook loads', () => {
     expect(heavy).toEqual([]);
   }, 60_000);
 
+  it('hook-inject of a store with another registered reads the registry without the yaml package', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-hot-home-'));
+    const project = projectDir();
+    const primary = join(home, 'primary');
+    const team = join(home, 'team');
+    const env = { HOME: home, SVC_PATH: primary, SVC_EMBED: 'off' };
+    expect((await svc(['learn', 'Deploys to production happen only on Tuesdays'], { cwd: project, env })).code).toBe(0);
+    expect((await svc(['learn', 'Deploy freezes start on Fridays'], { cwd: project, env: { ...env, SVC_PATH: team } })).code).toBe(0);
+    expect((await svc(['stores', 'add', team, 'group:platform', '--shared'], { cwd: project, env })).code).toBe(0);
+    expect(readFileSync(join(primary, 'local.yaml'), 'utf8')).toMatch(/^#.*\n[\s\S]*stores:/);
+
+    const input = JSON.stringify({ hook_event_name: 'UserPromptSubmit', prompt: 'when do deploys happen', session_id: 's1', cwd: project });
+    const { files } = loadsOf(['hook-inject'], input, project, env);
+    expect(files.some((f) => f.endsWith('engine/store/multi-store.js'))).toBe(true);
+    expect(packagesOf(files)).toEqual(['@noble/hashes', 'better-sqlite3']);
+  }, 60_000);
+
   it('svc learn loads no package but SQLite and its hashes: flags by node:util, YAML by svc-yaml, no node:crypto', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-hot-home-'));
     const project = projectDir();
     const env = { HOME: home, SVC_PATH: '', SVC_EMBED: 'off' };
     expect((await svc(['learn', 'Deploys to production happen only on Tuesdays'], { cwd: project, env })).code).toBe(0);
 
+    // A configured project: its .svc.yaml is read by svc's own YAML reader, not the package.
+    writeFileSync(join(project, '.svc.yaml'), 'scope: project:hot-path\ndomain: deploys\n');
     const { files: loads, builtins } = loadsOf(
       ['learn', 'Release notes are written in the pull request', '--tags', 'release'],
       '',
