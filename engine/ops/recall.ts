@@ -1,5 +1,5 @@
 import type { EngramStore, SearchIndex } from '../backend.js';
-import { contentHash } from '../model/content-hash.js';
+import { normalizeStatement } from '../model/content-hash.js';
 import type { EngramDoc } from '../model/engram-types.js';
 import type { EmbedderState } from '../embed/embedder.js';
 import { activationStrength } from '../model/activation.js';
@@ -103,7 +103,8 @@ export async function recall(backend: EngramStore & SearchIndex, query: string, 
  */
 export function mergeRankings(local: RecallHit[], hub: RecallHit[], limit: number): RecallHit[] {
   const merged = new Map<string, { hit: RecallHit; fused: number }>();
-  const keyOf = (h: RecallHit) => h.engram.content_hash ?? contentHash(h.engram.statement);
+  // What the content hash hashes: equal exactly when the hashes are, with no hash of each hub hit (its answer carries none).
+  const keyOf = (h: RecallHit) => normalizeStatement(h.engram.statement);
   local.forEach((h, i) => merged.set(keyOf(h), { hit: { ...h, source: 'local' }, fused: 1 / (RRF_K + i + 1) }));
   hub.forEach((h, i) => {
     const key = keyOf(h);

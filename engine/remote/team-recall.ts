@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { EngramDoc } from '../model/engram-types.js';
 import type { RecallHit, TeamSource } from '../ops/recall.js';
 import { writeFileDurable } from '../store/durable-write.js';
-import { contentHash } from '../model/content-hash.js';
+import { normalizeStatement } from '../model/content-hash.js';
 import { sha256Hex } from '../text-hash.js';
 import { HubClient, RemoteFailure, type RemoteConfig, type RemoteHit } from './hub-client.js';
 import type { OutboxEntry } from './team-outbox.js';
@@ -70,9 +70,11 @@ export function hubSource(
 
 /** The hub's hits with the queued learns that match, by score; a queued one the hub already holds is shown once, as the hub's. */
 function withQueued(hub: RecallHit[], queued: OutboxEntry[], query: string, limit: number, landed: RecallHit[] = []): RecallHit[] {
-  const seen = new Set([...hub, ...landed].map((h) => h.engram.content_hash ?? contentHash(h.engram.statement)));
+  if (queued.length === 0 && landed.length === 0) return hub;
+  // Same content: the same statement once normalized (what the content hash hashes).
+  const seen = new Set([...hub, ...landed].map((h) => normalizeStatement(h.engram.statement)));
   const fresh = landed.filter((h) => !hub.some((x) => x.engram.id === h.engram.id));
-  const waiting = queuedHits(queued, query, limit).filter((h) => !seen.has(h.engram.content_hash!));
+  const waiting = queuedHits(queued, query, limit).filter((h) => !seen.has(normalizeStatement(h.engram.statement)));
   if (fresh.length === 0 && waiting.length === 0) return hub;
   return [...hub, ...fresh, ...waiting].sort((a, b) => b.score - a.score);
 }

@@ -85,6 +85,14 @@ describe('team memory through a hub', () => {
     expect(injected.data.text).toContain('Backend services log in JSON lines');
   });
 
+  it("shows a statement bob keeps too, differing only in case and a final stop, once, as both his and the hub's", async () => {
+    const mine = await svcJson(['learn', 'backend services log in JSON lines.', '--scope', 'local'], as(bob));
+    expect(mine.run.code, mine.run.stderr).toBe(0);
+    const found = await svcJson(['recall', 'backend log json lines'], as(bob));
+    const same = found.data.results.filter((r: { statement: string }) => /^backend services log in json lines\.?$/i.test(r.statement));
+    expect(same).toEqual([expect.objectContaining({ source: 'both' })]);
+  });
+
   it('keeps local and secret-bearing engrams on the machine', async () => {
     await svc(['learn', 'Alice local scratch note', '--scope', 'local'], as(alice));
     const secret = await svcJson(
