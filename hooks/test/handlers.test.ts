@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { svc, svcJson, tempStore, type SvcRun } from '../../engine/test/support/run-svc.js';
+import { CLI, svc, svcJson, tempStore, type SvcRun } from '../../engine/test/support/run-svc.js';
 import { HOOK_NAMES } from '../hook-names.js';
 import { FAILURE_LOG, logHookFailure, recentHookFailures } from '../handlers/failure-log.js';
 import { parseEvent } from '../handlers/io.js';
@@ -509,6 +510,40 @@ describe('Cursor hooks', () => {
     expect(episodes.map((e) => e.summary)).toContain(`Edit ${join(workspace, 'src', 'a.ts')}, undoing an earlier edit`);
     expect(episodes.every((e) => e.agent === 'cursor')).toBe(true);
   });
+});
+
+// Read as a stream (process.stdin), which costs a hook 4-5 ms of Node's stream and net modules.
+// Reading the file descriptor on libuv's thread pool instead was tried: a read still waiting
+// there (a host that never closes stdin) keeps the process from exiting at all, which the second
+// test catches.
+describe('the event on stdin', () => {
+  let store: string;
+  beforeAll(async () => {
+    store = tempStore('stdin');
+    await learn(store, 'Deploys to production happen only on Tuesdays');
+  });
+
+  it('reads an event of several megabytes, in many reads', async () => {
+    const event = { ...prompt('big', 'when do deploys to production happen'), tool_output: 'x'.repeat(3 * 1024 * 1024) };
+    expect(context(await hook('hook-inject', event, store))).toContain('Deploys to production happen only on Tuesdays');
+  });
+
+  it('answers with the event that came when the host leaves stdin open, within the wait for its end', async () => {
+    const child = spawn(process.execPath, [CLI, 'hook-inject'], {
+      env: { ...process.env, HOME: home, SVC_PATH: store, SVC_DEBUG: '', SVC_EMBED: 'off', AI_AGENT: '', COPILOT_CLI: '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.write(JSON.stringify(prompt('open', 'when do deploys to production happen')));
+    const t0 = Date.now();
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    child.stdin.destroy();
+    expect(Date.now() - t0).toBeLessThan(8_000);
+    expect(context({ code, signal: null, stdout, stderr })).toContain('Deploys to production happen only on Tuesdays');
+  }, 15_000);
 });
 
 describe('fail open', () => {
