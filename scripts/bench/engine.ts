@@ -39,6 +39,12 @@ export interface EngineFigures {
   embed_backlog_ms: number;
   recall_cli_ms: number;
   node_baseline_ms: number;
+  /**
+   * `svc --version` against `node -e 0`, in the same interleaved runs: the start-up every command
+   * pays before its own work (reading and running the bundle). No target: the floor under the
+   * ratio targets, which `node -e 0` alone moves from day to day.
+   */
+  version_cli_ratio: number;
   /** `svc hook-inject` as a whole process on this store (what each prompt pays). */
   hook_inject_ms: number;
   hook_inject_ratio: number;
@@ -210,9 +216,11 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
   notes.push(`svc recall warm-up runs: ${warm.map((ms) => `${round(ms, 1)} ms`).join(', ')}`);
   const cliMs: number[] = [];
   const nodeMs: number[] = [];
+  const versionMs: number[] = [];
   for (let i = 0; i < PROCESS_RUNS; i++) {
     cliMs.push(recallCli(i));
     nodeMs.push(baseline());
+    versionMs.push(timeNode([CLI, '--version'], { env, cwd: dir }).ms);
   }
 
   // 5. Peak RSS of one `svc recall` child.
@@ -251,6 +259,7 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
     recall_cli_ms: round(cli, 1),
     node_baseline_ms: round(node, 1),
     recall_cli_ratio: round(cli / node, 2),
+    version_cli_ratio: round(median(versionMs) / node, 2),
     peak_rss_mb: round(process.resourceUsage().maxRSS / 1024, 1),
     recall_cli_rss_mb: childRss === null ? null : round(childRss, 1),
     rebuild_ms: round(rebuildMs, 0),
@@ -287,6 +296,7 @@ const ROWS: Array<[keyof EngineFigures, string, string]> = [
   ['recall_cli_ms', `svc recall process, median of ${PROCESS_RUNS}`, 'ms'],
   ['node_baseline_ms', `node -e 0, median of ${PROCESS_RUNS}`, 'ms'],
   ['recall_cli_ratio', 'svc recall / node -e 0', 'x'],
+  ['version_cli_ratio', 'svc --version / node -e 0 (start-up floor)', 'x'],
   ['hook_inject_ms', 'svc hook-inject process, median', 'ms'],
   ['hook_inject_ratio', 'svc hook-inject / node -e 0', 'x'],
   ['mcp_ready_ms', 'svc mcp spawn to tools/list, median', 'ms'],
