@@ -63,14 +63,15 @@ export interface InjectOptions {
 
 /** A conservative token estimate: ~4 ASCII characters per token, one per other character. */
 export function estimateTokens(text: string): number {
-  let ascii = 0;
-  let other = 0;
-  for (const ch of text) {
-    if (ch.charCodeAt(0) < 128) ascii++;
-    else other++;
-  }
-  return Math.ceil(ascii / 4) + other;
+  // Regular expressions scan in native code: a loop over the characters ran interpreted in a
+  // short-lived hook, about 2 ms of one injection (the text is measured again for every engram placed).
+  const wide = text.replace(ASCII_RUNS, '');
+  const pairs = text.match(SURROGATE_PAIRS)?.length ?? 0;
+  return Math.ceil((text.length - wide.length) / 4) + wide.length - pairs;
 }
+const ASCII_RUNS = /[\u0000-\u007f]+/g;
+/** A character beyond the Basic Multilingual Plane: two code units, one character. */
+const SURROGATE_PAIRS = /[\ud800-\udbff][\udc00-\udfff]/g;
 
 type Block = keyof InjectResult['blocks'];
 const HEADINGS: Record<Block, string> = {

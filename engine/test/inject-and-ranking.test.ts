@@ -91,6 +91,32 @@ describe('inject', () => {
     expect(bare.text).not.toContain('LEARNING PROTOCOL');
   });
 
+  it('estimates tokens as four ASCII characters or one other character each, a character beyond the BMP as one', () => {
+    const byCharacter = (text: string): number => {
+      let ascii = 0;
+      let other = 0;
+      for (const ch of text) {
+        if (ch.charCodeAt(0) < 128) ascii++;
+        else other++;
+      }
+      return Math.ceil(ascii / 4) + other;
+    };
+    const texts = [
+      '',
+      'a',
+      'abcd',
+      'abcde',
+      'naïve café',
+      '日本語のテキスト',
+      'emoji 🚀🚀 ok',
+      'lone \ud800 high',
+      'lone \udc00 low',
+      '\ud800a\udc00',
+      'x'.repeat(9999) + 'é',
+    ];
+    for (const text of texts) expect(estimateTokens(text), JSON.stringify(text)).toBe(byCharacter(text));
+  });
+
   it.each([50, 80, 120, 200, 500, 1000, 2000, 4000, 8000])('never exceeds a budget of %i tokens', async (budget) => {
     const r = await inject(store, 'deploy pipeline logs bucket region release repository', { fast: true, budget });
     expect(r.tokens).toBeLessThanOrEqual(budget);
