@@ -51,33 +51,38 @@ export const writeOut = (text: string): void => writeAll(1, text);
 export const writeErr = (text: string): void => writeAll(2, text);
 
 /**
+ * Runs `prepare` on process.stdout or process.stderr when something first uses it, so that a
+ * command that never does makes no stream.
+ */
+export function whenMade(name: 'stdout' | 'stderr', prepare: (stream: NodeJS.WriteStream) => void): void {
+  const made = Object.getOwnPropertyDescriptor(process, name);
+  if (!made?.get || !made.configurable) {
+    prepare(process[name]);
+    return;
+  }
+  const make = made.get;
+  let stream: NodeJS.WriteStream | undefined;
+  Object.defineProperty(process, name, {
+    configurable: true,
+    enumerable: made.enumerable ?? true,
+    get: () => {
+      if (!stream) {
+        stream = make.call(process) as NodeJS.WriteStream;
+        prepare(stream);
+      }
+      return stream;
+    },
+  });
+}
+
+/**
  * For code that writes through process.stdout and process.stderr (the MCP server, the terminal
- * UI, hooks): a reader that closes the pipe early ends the process quietly. The handler is
- * attached when a stream is first made, so a command that never uses one does not make it.
+ * UI): a reader that closes the pipe early ends the process quietly.
  */
 export function quietOnClosedPipe(): void {
   const onError = (err: NodeJS.ErrnoException): void => {
     if (err.code === 'EPIPE') endQuietly();
     throw err;
   };
-  for (const name of ['stdout', 'stderr'] as const) {
-    const made = Object.getOwnPropertyDescriptor(process, name);
-    if (!made?.get || !made.configurable) {
-      process[name].on('error', onError);
-      continue;
-    }
-    const make = made.get;
-    let stream: NodeJS.WriteStream | undefined;
-    Object.defineProperty(process, name, {
-      configurable: true,
-      enumerable: made.enumerable ?? true,
-      get: () => {
-        if (!stream) {
-          stream = make.call(process) as NodeJS.WriteStream;
-          stream.on('error', onError);
-        }
-        return stream;
-      },
-    });
-  }
+  for (const name of ['stdout', 'stderr'] as const) whenMade(name, (stream) => stream.on('error', onError));
 }

@@ -2,6 +2,7 @@ import { hookDeadlineMs, type HookName } from '../hook-names.js';
 import type { HookEvent } from './io.js';
 import { hookFailed, runningHook } from './failure-log.js';
 import { terminalSafe } from '../../engine/text.js';
+import { whenMade, writeOut } from '../../engine/cli/std-write.js';
 import { isHostId, type HostId } from '../hosts.js';
 import { isDuplicateCopy } from './host-adapters.js';
 
@@ -69,19 +70,20 @@ async function runHook(name: HookName, argv: string[]): Promise<number> {
   const fallback = spec.fallback;
   runningHook(name);
   let answered = false;
-  const answer = async (text: string | undefined): Promise<void> => {
+  const answer = (text: string | undefined): void => {
     if (answered) return;
     answered = true;
     if (!text) return;
     // JSON answers escape control characters already; plain text is shown by the host as is.
     const safe = text.trimStart().startsWith('{') ? text : terminalSafe(text);
-    await write(safe.endsWith('\n') ? safe : `${safe}\n`);
+    write(safe.endsWith('\n') ? safe : `${safe}\n`);
   };
 
   silenceStderr();
   const onFatal = (err: unknown): void => {
     hookFailed(err);
-    void answer(fallback).then(() => process.exit(0));
+    answer(fallback);
+    process.exit(0);
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
@@ -96,7 +98,7 @@ async function runHook(name: HookName, argv: string[]): Promise<number> {
     declareHost(host);
     const event = parseEvent(await readStdin(STDIN_TIMEOUT_MS));
     if (!event || isDuplicateCopy(host, event)) {
-      await answer(fallback);
+      answer(fallback);
       return 0;
     }
     const handler = await spec.load();
@@ -105,10 +107,10 @@ async function runHook(name: HookName, argv: string[]): Promise<number> {
     // dropped all the same.
     // eslint-disable-next-line no-restricted-syntax -- caught below: the hook answers its harmless default
     if (performance.now() > deadline) throw new Error(`${name} ran out of time`);
-    await answer(out ?? fallback);
+    answer(out ?? fallback);
   } catch (err) {
     hookFailed(err);
-    await answer(fallback);
+    answer(fallback);
   } finally {
     clearTimeout(watchdog);
     // Nothing a hook loaded (a model's thread pool, a stray timer) may keep the host waiting.
@@ -123,19 +125,21 @@ function timeoutMs(name: HookName): number {
   return Number.isFinite(n) && n > 0 ? n : hookDeadlineMs(name);
 }
 
-function write(text: string): Promise<void> {
-  return new Promise((resolve) => {
-    try {
-      process.stdout.write(text, () => resolve());
-    } catch {
-      resolve();
-    }
-  });
+/** The answer, written to the file descriptor: making process.stdout costs a stream (engine/cli/std-write.ts). */
+function write(text: string): void {
+  try {
+    writeOut(text);
+  } catch {
+    // The host stopped reading: nothing more to tell it.
+  }
 }
 
 /** Drops everything written to stderr for the rest of the process, unless SVC_DEBUG is set. */
 function silenceStderr(): void {
   if (process.env.SVC_DEBUG) return;
-  process.stderr.write = ((..._args: unknown[]) => true) as typeof process.stderr.write;
+  // Once something writes there: making the stream to silence it cost a hook 1-2 ms (a file's loads fs streams).
+  whenMade('stderr', (stream) => {
+    stream.write = ((..._args: unknown[]) => true) as typeof stream.write;
+  });
   process.emitWarning = (() => {}) as typeof process.emitWarning;
 }
