@@ -61,6 +61,10 @@ export interface InjectOptions {
   team?: TeamSource;
 }
 
+const ASCII_RUNS = /[\u0000-\u007f]+/g;
+/** A character beyond the Basic Multilingual Plane: two code units, one character. */
+const SURROGATE_PAIRS = /[\ud800-\udbff][\udc00-\udfff]/g;
+
 /** A conservative token estimate: ~4 ASCII characters per token, one per other character. */
 export function estimateTokens(text: string): number {
   // Regular expressions scan in native code: a loop over the characters ran interpreted in a
@@ -69,9 +73,6 @@ export function estimateTokens(text: string): number {
   const pairs = text.match(SURROGATE_PAIRS)?.length ?? 0;
   return Math.ceil((text.length - wide.length) / 4) + wide.length - pairs;
 }
-const ASCII_RUNS = /[\u0000-\u007f]+/g;
-/** A character beyond the Basic Multilingual Plane: two code units, one character. */
-const SURROGATE_PAIRS = /[\ud800-\udbff][\udc00-\udfff]/g;
 
 type Block = keyof InjectResult['blocks'];
 const HEADINGS: Record<Block, string> = {

@@ -99,11 +99,11 @@ export async function recall(backend: EngramStore & SearchIndex, query: string, 
 
 /**
  * The local and the hub's rankings as one, by reciprocal rank fusion; the same content found in
- * both (same content hash) is one hit, kept as the local engram, marked `both`.
+ * both (the same statement once normalized) is one hit, kept as the local engram, marked `both`.
  */
 export function mergeRankings(local: RecallHit[], hub: RecallHit[], limit: number): RecallHit[] {
   const merged = new Map<string, { hit: RecallHit; fused: number }>();
-  // What the content hash hashes: equal exactly when the hashes are, with no hash of each hub hit (its answer carries none).
+  // What the content hash hashes: equal exactly when the hashes are, without hashing each hub hit (its answer carries no hash).
   const keyOf = (h: RecallHit) => normalizeStatement(h.engram.statement);
   local.forEach((h, i) => merged.set(keyOf(h), { hit: { ...h, source: 'local' }, fused: 1 / (RRF_K + i + 1) }));
   hub.forEach((h, i) => {
