@@ -240,6 +240,22 @@ describe('readSvcYaml', () => {
     for (const text of aside) expect(sameAsYaml(text), text).toBe('fallback');
   });
 
+  it('reads as yaml does with comment lines and blank lines put anywhere in what svc writes', () => {
+    const r = seededRandom(31);
+    const pick = () => TRICKY[Math.floor(r() * TRICKY.length)]!;
+    const inserts = ['', '   ', '# note', '  # indented note', '#', '    #x: y', '# - item'];
+    let fast = 0;
+    for (let i = 0; i < 1500; i++) {
+      const parts = Array.from({ length: 1 + Math.floor(r() * 3) }, pick);
+      const lines = stringifyEngram(engram(parts.join(' ') || 'x', { tags: parts, rationale: pick() })).split('\n');
+      const last = lines.pop(); // '' after the final newline
+      for (let n = 1 + Math.floor(r() * 3); n > 0; n--)
+        lines.splice(Math.floor(r() * (lines.length + 1)), 0, inserts[Math.floor(r() * inserts.length)]!);
+      if (sameAsYaml([...lines, last].join('\n')) === 'fast') fast++;
+    }
+    expect(fast).toBeGreaterThan(300);
+  });
+
   it('reads nested mappings and sequences of mappings as yaml does', () => {
     const value = { a: { b: { c: [1, 'x', { d: [], e: {} }] } }, list: [{ k: 'v', n: [{ m: null }] }, 'tail'], empty: [], obj: {} };
     const text = stringify(value, { lineWidth: 0 });
