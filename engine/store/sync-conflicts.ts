@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
 import { SvcError } from '../errors.js';
 import { byCodeUnit } from '../text.js';
+import { sha256Hex } from '../text-hash.js';
+import { parseYaml, stringifyYaml } from './yaml-codec.js';
 
 // Sync conflict records: when two machines changed the same thing differently, the version a
 // merge did not keep lives in conflicts/<name>.yaml, a file of the store like any other: it is
@@ -42,12 +42,12 @@ export interface StoredConflict extends ConflictRecord {
 /** conflicts/<engram id or flattened path>-<8 hex of the other version>.yaml */
 export function conflictRecordPath(r: ConflictRecord): string {
   const subject = r.engram_id ?? r.path.replace(/[^A-Za-z0-9._-]+/g, '_');
-  const tag = createHash('sha256').update(r.other_version).digest('hex').slice(0, 8);
+  const tag = sha256Hex(r.other_version).slice(0, 8);
   return `${CONFLICTS_DIR}/${subject}-${tag}.yaml`;
 }
 
 export function conflictRecordText(r: ConflictRecord): string {
-  return stringify(r, { lineWidth: 0, aliasDuplicateObjects: false });
+  return stringifyYaml({ ...r });
 }
 
 /** The other machine's version of the file, as bytes. */
@@ -66,7 +66,7 @@ export function readConflicts(root: string): { conflicts: StoredConflict[]; prob
     .sort()) {
     const file = join(dir, name);
     try {
-      const r = parse(readFileSync(file, 'utf8')) as ConflictRecord;
+      const r = parseYaml(readFileSync(file, 'utf8')) as ConflictRecord;
       if (typeof r?.path !== 'string' || typeof r.other_version !== 'string') throw new SvcError('storage', 'not a conflict record');
       conflicts.push({ ...r, id: name.slice(0, -'.yaml'.length), file });
     } catch (err) {
