@@ -7,6 +7,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { codeCacheOf, writeCodeCache } from '../engine/code-cache.cjs';
+import { COMMON_JS } from './support/common-js-bundle.js';
 
 // Part of the build (`npm run build`, after tsc): bundles the dispatcher (dist/bin/dispatch.mjs)
 // and every module it reaches into one CommonJS file, dist/bin/svc.cjs, then writes its V8 code
@@ -156,24 +157,6 @@ const layout: Plugin = {
     });
   },
 };
-
-/**
- * Every bundle: CommonJS for Node 20, minified. Every command reads its whole bundle and makes
- * it a string before it runs: about 4 ms a megabyte here, as much again to decode. Whitespace and
- * syntax minified, the CLI's bundle was 0.95 MB instead of 1.24 (`svc recall` and `svc --version`
- * 6-8 ms faster, 15 interleaved runs beside a 72 ms `node -e 0`). Names are kept, so a stack
- * trace still names its functions.
- */
-const COMMON_JS = {
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  write: false,
-  logLevel: 'warning',
-} as const;
 
 const result = await build({
   ...COMMON_JS,

@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
 import { buildSync } from 'esbuild';
 import { writeCodeCache } from '../engine/code-cache.cjs';
 import { buildEngram } from '../engine/ops/learn.js';
+import { COMMON_JS } from './support/common-js-bundle.js';
 
 // Part of the build (`npm run build`): the generated validator in dist/ becomes one minified file
 // with the two ajv helpers it requires (its formats and string length), which were read and
@@ -12,17 +14,7 @@ import { buildEngram } from '../engine/ops/learn.js';
 
 const SOURCE = fileURLToPath(new URL('../../engine/model/engram-validator.gen.cjs', import.meta.url));
 const BUILT = fileURLToPath(new URL('../engine/model/engram-validator.gen.cjs', import.meta.url));
-buildSync({
-  entryPoints: [SOURCE],
-  outfile: BUILT,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: 'warning',
-});
+writeFileSync(BUILT, buildSync({ ...COMMON_JS, entryPoints: [SOURCE] }).outputFiles[0]!.text);
 
 const at = new Date().toISOString();
 const good = {

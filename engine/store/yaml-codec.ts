@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 // Rebuilding the index of a large store was mostly YAML parsing, and loading the `yaml` package
 // took 15-20 ms of any command that read or wrote a YAML file, so the common case goes through
 // these. parseYaml and stringifyYaml are the entry points for svc's files (engrams, sessions,
-// tension records, .svc.yaml, the store's registry).
+// tension records, sync conflict records, .svc.yaml, the store's registry).
 //
 // Both answer `undefined` for anything outside that subset, and the entry points then use the
 // `yaml` package, so nothing reads or writes differently. The reader also skips whole-line comments and
