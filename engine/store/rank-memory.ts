@@ -48,7 +48,7 @@ export class RankMemory {
   private size = 1;
   /** The last change applied; -1: nothing loaded. */
   private seen = -1;
-  private readonly stmts: Record<'latest' | 'oldest' | 'changed' | 'row' | 'instances' | 'postings' | 'match', Database.Statement>;
+  private readonly stmts: Record<'latest' | 'oldest' | 'changed' | 'row' | 'instances' | 'postings' | 'match' | 'any', Database.Statement>;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_fts_instances USING fts5vocab(main, engram_fts, 'instance')`);
@@ -60,9 +60,13 @@ export class RankMemory {
         `SELECT f.statement, f.tags, f.domain, f.rationale, e.status
            FROM engram_fts f JOIN engrams e ON e.rowid = f.rowid WHERE f.rowid = ?`,
       ),
-      instances: db.prepare('SELECT doc FROM temp.engram_fts_instances WHERE term = ?').pluck(),
+      // Lists come back as one JSON array: a row per instance cost more in the binding than in SQLite.
+      instances: db.prepare('SELECT json_group_array(doc) FROM temp.engram_fts_instances WHERE term = ?').pluck(),
       postings: db.prepare('SELECT doc, col FROM temp.engram_fts_instances WHERE term = ?').raw(),
-      match: db.prepare('SELECT rowid FROM engram_fts WHERE engram_fts MATCH ? ORDER BY rowid').pluck(),
+      match: db
+        .prepare('SELECT json_group_array(rowid) FROM (SELECT rowid FROM engram_fts WHERE engram_fts MATCH ? ORDER BY rowid)')
+        .pluck(),
+      any: db.prepare('SELECT 1 FROM engram_fts WHERE engram_fts MATCH ? LIMIT 1').pluck(),
     };
   }
 
@@ -138,8 +142,9 @@ export class RankMemory {
   /**
    * A term's column-weighted count per document. fts5vocab names each instance's column, but at
    * about 1 us an instance (it decodes positions): most of a first query's time at 100,000
-   * engrams. Instead, in document order: its instances (without the column: 5x faster), merged
-   * with one MATCH per column, which says which columns hold it. That settles the count when one
+   * engrams. Instead, in document order: its instances (without the column: 5x faster; as one
+   * JSON array, a third less again than a row each), merged with one MATCH per column, which says
+   * which columns hold it. That settles the count when one
    * column holds it, or each holding column once; otherwise (the term repeated in one column and
    * present in another) the row is tokenized. Most terms are in no column but the statement (261
    * of the bench's 281 query terms): one MATCH of the other columns shows it, and each instance
@@ -147,9 +152,9 @@ export class RankMemory {
    * token; else weighByInstances reads it.
    */
   private weighByColumns(term: string): SortedPostings {
-    const instances = this.stmts.instances.all(term) as number[];
+    const instances = JSON.parse(this.stmts.instances.get(term) as string) as number[];
     const postings = new SortedPostings(this.docs);
-    if ((this.stmts.match.all(`{${COLUMNS.slice(1).join(' ')}} : "${term}"`) as number[]).length === 0) {
+    if (this.stmts.any.get(`{${COLUMNS.slice(1).join(' ')}} : "${term}"`) === undefined) {
       for (let i = 0; i < instances.length;) {
         const rowid = instances[i]!;
         let n = 0;
@@ -158,7 +163,7 @@ export class RankMemory {
       }
       return postings;
     }
-    const holders = COLUMNS.map((col) => this.stmts.match.all(`${col} : "${term}"`) as number[]);
+    const holders = COLUMNS.map((col) => JSON.parse(this.stmts.match.get(`${col} : "${term}"`) as string) as number[]);
     const at = holders.map(() => 0);
     for (let i = 0; i < instances.length;) {
       const rowid = instances[i]!;
