@@ -104,9 +104,13 @@ export class RankMemory {
     this.tokens = 0;
     this.size = 1;
     const retired = new Set(this.db.prepare(`SELECT rowid FROM engrams WHERE status = 'retired'`).pluck().all() as number[]);
-    for (const [rowid, sz] of this.db.prepare('SELECT id, sz FROM engram_fts_docsize').raw().iterate() as Iterable<[number, Buffer]>) {
-      this.add(rowid, columnTotal(sz), !retired.has(rowid));
-    }
+    // As three values, not a row each: at 100,000 engrams 50 ms against 300 (a Buffer per row).
+    const [ids, sizes, hex] = this.db
+      .prepare("SELECT json_group_array(id), json_group_array(length(sz)), group_concat(hex(sz), '') FROM engram_fts_docsize")
+      .raw()
+      .get() as [string, string, string | null];
+    const totals = columnTotals(JSON.parse(sizes) as number[], hex ?? '');
+    (JSON.parse(ids) as number[]).forEach((rowid, i) => this.add(rowid, totals[i]!, !retired.has(rowid)));
   }
 
   private add(rowid: number, ntok: number, live: boolean): RankedDoc {
@@ -217,17 +221,29 @@ export class RankMemory {
   }
 }
 
-/** The sum of a docsize record's column sizes (SQLite varints): BM25's document length. */
-function columnTotal(sz: Buffer): number {
-  let total = 0;
-  let value = 0;
-  for (let i = 0; i < sz.length; i++) {
-    const byte = sz[i]!;
-    value = value * 128 + (byte & 0x7f);
-    if (byte < 0x80) {
-      total += value;
-      value = 0;
+/**
+ * BM25's document lengths from docsize records given as one hex string (each record `sizes[i]`
+ * bytes): per record, the sum of its column sizes, SQLite varints.
+ */
+function columnTotals(sizes: number[], hex: string): Int32Array {
+  const nibble = (at: number) => {
+    const c = hex.charCodeAt(at);
+    return c <= 57 ? c - 48 : c - 55;
+  };
+  const totals = new Int32Array(sizes.length);
+  let at = 0;
+  sizes.forEach((bytes, i) => {
+    let total = 0;
+    let value = 0;
+    for (const end = at + 2 * bytes; at < end; at += 2) {
+      const byte = (nibble(at) << 4) | nibble(at + 1);
+      value = value * 128 + (byte & 0x7f);
+      if (byte < 0x80) {
+        total += value;
+        value = 0;
+      }
     }
-  }
-  return total;
+    totals[i] = total;
+  });
+  return totals;
 }

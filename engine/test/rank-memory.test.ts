@@ -23,6 +23,11 @@ const EXTRA = [
   { statement: 'Κανόνας: τρέξε τα τεστ πριν το merge', domain: 'ci' },
   { statement: 'COVID-19 rota: on-call swaps go through the bot', rationale: 'fairness, fairness and fairness' },
   { statement: '我们使用数据库迁移工具 before every release', domain: 'db' },
+  // Over 127 tokens in one column: its length is a varint of two bytes in FTS5's docsize record.
+  {
+    statement: 'Long incident notes for the ledger migration',
+    rationale: Array.from({ length: 300 }, (_, i) => `step${i % 40} ledger`).join(' '),
+  },
 ];
 
 const QUERIES = [
