@@ -2,16 +2,15 @@ import type { EngramReader } from '../backend.js';
 import type { AssociationType, EngramDoc } from '../model/engram-types.js';
 import { round } from '../text.js';
 
-// Spreading activation (ACT-R): the top hits of a recall pass a bounded share of their score to
-// the engrams they are associated with (associations.ts), so what was learned or used together
-// with a strong match rises with it, and can enter the results when no ranking found it. Read
-// only: associations are formed on writes.
+// Spreading activation (ACT-R): the top hits of a recall pass a share of their score to the
+// engrams they are associated with (associations.ts), so what was learned or used together with
+// a strong match rises with it, and can enter the results when no ranking found it. The share is
+// the link's strength, which stops at 0.95: never the whole score. (Half of it, as before, ranked
+// worse on each LoCoMo development file alone: README, Search.) Read only: associations are
+// formed on writes.
 
 /** How many of the top hits spread activation. */
 export const SPREAD_SOURCES = 10;
-// An associate receives its source's score times the link's strength (which stops at 0.95, so
-// never the whole score). Half of that, as before, ranked worse on each LoCoMo development file
-// alone (MRR 0.535 and 0.646 against 0.539 and 0.675; README, Search).
 
 /** The hit whose activation reached an engram, and along which link. */
 export interface Via {

@@ -148,12 +148,12 @@ export class RankMemory {
    * about 1 us an instance (it decodes positions): most of a first query's time at 100,000
    * engrams. Instead, in document order: its instances (without the column: 5x faster; as one
    * JSON array, a third less again than a row each), merged with one MATCH per column, which says
-   * which columns hold it. That settles the count when one
-   * column holds it, or each holding column once; otherwise (the term repeated in one column and
-   * present in another) the row is tokenized. Most terms are in no column but the statement (261
-   * of the bench's 281 query terms): one MATCH of the other columns shows it, and each instance
-   * then weighs the statement's weight. A MATCH stems its text again, so the term must be its own
-   * token; else weighByInstances reads it.
+   * which columns hold it. That settles the count when one column holds it, or each holding
+   * column once; otherwise (the term repeated in one column and present in another) the row is
+   * tokenized. Most terms are in no column but the statement (261 of the bench's 281 query
+   * terms): one MATCH of the other columns shows it, and each instance then weighs the
+   * statement's weight. A MATCH stems its text again, so the term must be its own token; else
+   * weighByInstances reads it.
    */
   private weighByColumns(term: string): SortedPostings {
     const instances = JSON.parse(this.stmts.instances.get(term) as string) as number[];
