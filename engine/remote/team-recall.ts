@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngramDoc } from '../model/engram-types.js';
 import type { RecallHit, TeamSource } from '../ops/recall.js';
-import { writeFileDurable } from '../store/durable-write.js';
+import { writeCacheFile } from '../store/durable-write.js';
 import { normalizeStatement } from '../model/content-hash.js';
 import { sha256Hex } from '../text-hash.js';
 import { HubClient, RemoteFailure, type RemoteConfig, type RemoteHit } from './hub-client.js';
@@ -47,7 +47,7 @@ export function hubSource(
       }
       try {
         const hits = await new HubClient(remote).recall(query, remote.scopes ? Math.min(200, limit * 3) : limit, deadlineMs);
-        if (opts.cacheMs) writeFileDurable(file, JSON.stringify({ at: Date.now(), hits }), { mkdir: true });
+        if (opts.cacheMs) writeCacheFile(file, JSON.stringify({ at: Date.now(), hits }));
         // The hub answers: what waits for it goes now, within what is left of the budget.
         const sent = await sendWithin(storeRoot, remote, opts.sendMs ?? deadlineMs - (Date.now() - startedAt));
         // Those just delivered are the hub's now: shown as such when they match.

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scopeKind } from '../model/scope.js';
 import type { Publisher } from '../ops/rescope.js';
-import { writeFileDurable } from '../store/durable-write.js';
+import { writeCacheFile } from '../store/durable-write.js';
 import { HubClient, RemoteFailure, type RemoteConfig } from './hub-client.js';
 import { sendWithin } from './queued.js';
 import {
@@ -55,7 +55,7 @@ export async function hubScopes(
   try {
     const me = await new HubClient(remote).me(SCOPES_TIMEOUT_MS);
     const c: ScopesCache = { url: remote.url, at: Date.now(), writable: me.writable, readable: me.readable };
-    writeFileDurable(file, JSON.stringify(c), { mkdir: true });
+    writeCacheFile(file, JSON.stringify(c));
     return c;
   } catch (err) {
     if (err instanceof RemoteFailure) return null;

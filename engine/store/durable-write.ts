@@ -1,4 +1,16 @@
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, linkSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+  linkSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { processRuns } from '../process-runs.js';
 import { uniqueHex } from '../unique-hex.js';
@@ -6,7 +18,8 @@ import { uniqueHex } from '../unique-hex.js';
 // A write is durable when it returns: the bytes reach a temp file that is fsynced, renamed
 // over the target, and the folder is fsynced so the rename itself survives a power cut.
 // Temp files start with `.tmp-` so scanners skip them; a crash leaves at most one behind.
-// The one place svc writes files this way: the store, sync, and the installers' config files.
+// The one place svc writes files this way: the store, sync, and the installers' config files;
+// caches are written here too, atomically but without the fsyncs (writeCacheFile).
 
 export const TEMP_PREFIX = '.tmp-';
 
@@ -100,6 +113,27 @@ export function writeFilesDurable(files: ReadonlyArray<readonly [target: string,
     dirs.add(dirname(target));
   }
   for (const dir of dirs) fsyncDir(dir);
+}
+
+/**
+ * Replaces a cache's file whole (a temp file renamed over it: a reader never sees half of it),
+ * without the fsyncs: after a power cut it may be old, empty or gone, which a cache's reader
+ * takes as a miss. Two fsyncs were 2 ms of a prompt hook that asked the hub.
+ */
+export function writeCacheFile(target: string, data: string): void {
+  mkdirSync(dirname(target), { recursive: true });
+  const tmp = tempPath(target);
+  try {
+    writeFileSync(tmp, data, { flag: 'wx' });
+    renameSync(tmp, target);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
+    throw err;
+  }
 }
 
 /** Creates `target` only if it does not exist yet; returns false when another writer won. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -306,6 +306,35 @@ describe('team memory through a hub', () => {
     const [engram] = await onHub(statement);
     expect(engram.reference_count).toBe(1);
     expect(existsOutbox(alice.store)).toEqual([]);
+  });
+
+  it("keeps the hub's answer to a prompt for the session, whole, and asks again when the kept file is empty or torn", async () => {
+    const learned = await svc(['learn', 'Queue consumers ack after the write commits', '--scope', 'group:backend'], as(alice));
+    expect(learned.code, learned.stderr).toBe(0);
+    await svc(['learn', 'Bob reads the queue runbook first', '--scope', 'local'], as(bob)); // bob's store exists
+    const prompt = (text: string) =>
+      JSON.stringify({ session_id: 'cache', transcript_path: '', cwd: bob.dir, hook_event_name: 'UserPromptSubmit', prompt: text });
+    const hook = (text: string) => svc(['hook-inject'], { ...as(bob), input: prompt(text) });
+    const kept = () => {
+      const dir = join(bob.store, 'remote', 'recall');
+      return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
+    };
+    const before = new Set(kept());
+    const first = await hook('when do queue consumers ack the write?');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout, first.stderr).toContain('Queue consumers ack after the write commits');
+    const files = kept().filter((f) => !before.has(f));
+    expect(files).toHaveLength(1); // the answer, and no temp file beside it
+    expect(JSON.parse(readFileSync(files[0]!, 'utf8')).hits[0].statement).toBe('Queue consumers ack after the write commits');
+    // What a power cut can leave of a file written without fsync: nothing, or a part.
+    for (const damage of ['', '{"at": 1']) {
+      writeFileSync(files[0]!, damage);
+      const again = await hook('when do queue consumers ack the write?');
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain('Queue consumers ack after the write commits');
+      expect(JSON.parse(readFileSync(files[0]!, 'utf8')).hits[0].statement).toBe('Queue consumers ack after the write commits');
+    }
+    expect(kept().filter((f) => !before.has(f))).toEqual(files);
   });
 
   it('answers recall locally within its budget when the hub is slow, with one warning line', async () => {
