@@ -11,6 +11,8 @@ import { LEAD_TERM_FACTOR, leadTermMatcher } from '../search/lead-term.js';
 export const DEFAULT_RECALL_LIMIT = 10;
 /** Reciprocal rank fusion constant (Cormack et al.): damps the head of each ranking. */
 export const RRF_K = 60;
+/** How long recall waits for its question to reach the hub before it ranks locally. */
+const SEND_WAIT_MS = 50;
 
 export interface RecallHit {
   engram: EngramDoc;
@@ -33,8 +35,8 @@ export interface RecallHit {
 /** The hub's ranking, merged into recall when the project names one (engine/remote/team-recall.ts). */
 export interface TeamSource {
   url: string;
-  /** Never throws: a hub that fails or is late answers with its state and no hits. */
-  search(query: string, limit: number): Promise<TeamAnswer>;
+  /** Never throws: a hub that fails or is late answers with its state and no hits. `onSent`: called once the hub has the question. */
+  search(query: string, limit: number, onSent?: () => void): Promise<TeamAnswer>;
 }
 
 export interface TeamAnswer {
@@ -84,7 +86,13 @@ export interface RecallOptions {
 export async function recall(backend: EngramStore & SearchIndex, query: string, opts: RecallOptions = {}): Promise<RecallResult> {
   if (!opts.team) return localRecall(backend, query, opts);
   const limit = opts.limit ?? DEFAULT_RECALL_LIMIT;
-  const remote = opts.team.search(query, limit);
+  let sent!: () => void;
+  const onWire = new Promise<void>((resolve) => (sent = resolve));
+  const remote = opts.team.search(query, limit, sent);
+  // Local ranking holds the thread from start to end, so a request still being made would only
+  // leave once it is done: the hub's time would add to ours. Wait for the request to go (or an
+  // answer from the cache, or a short while for a hub slow to connect), then rank while it works.
+  await Promise.race([onWire, remote, new Promise((resolve) => setTimeout(resolve, SEND_WAIT_MS).unref())]);
   const local = await localRecall(backend, query, opts);
   const answer = await remote;
   return {

@@ -31,6 +31,8 @@ export interface HttpSendOptions {
   body?: string;
   /** The whole exchange, connect to the last byte. */
   timeoutMs: number;
+  /** Called once the request is written to the socket (the server has it; its answer may follow). */
+  onSent?: () => void;
 }
 
 export async function httpSend(url: string, opts: HttpSendOptions): Promise<HttpAnswer> {
@@ -62,6 +64,7 @@ export async function httpSend(url: string, opts: HttpSendOptions): Promise<Http
       });
     });
     req.on('error', fail);
+    if (opts.onSent) req.once('finish', opts.onSent);
     req.end(opts.body);
   });
 }

@@ -77,6 +77,7 @@ export class HubClient {
     deadlineMs: number,
     body?: unknown,
     headers: Record<string, string> = {},
+    onSent?: () => void,
   ): Promise<{ status: number; body: T }> {
     let res: HttpAnswer;
     try {
@@ -90,6 +91,7 @@ export class HubClient {
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         timeoutMs: deadlineMs,
+        ...(onSent && { onSent }),
       });
     } catch (err) {
       throw new RemoteFailure('unreachable', `the hub at ${this.remote.url} is unreachable (${(err as Error).message})`);
@@ -142,7 +144,8 @@ export class HubClient {
     return { items, complete: cursor === null };
   }
 
-  async recall(query: string, limit: number, deadlineMs: number): Promise<RemoteHit[]> {
-    return (await this.call<{ results: RemoteHit[] }>('POST', '/recall', deadlineMs, { query, limit })).body.results;
+  /** `onSent`: see httpSend. */
+  async recall(query: string, limit: number, deadlineMs: number, onSent?: () => void): Promise<RemoteHit[]> {
+    return (await this.call<{ results: RemoteHit[] }>('POST', '/recall', deadlineMs, { query, limit }, {}, onSent)).body.results;
   }
 }

@@ -33,7 +33,7 @@ export function hubSource(
   const deadlineMs = opts.deadlineMs ?? TEAM_RECALL_BUDGET_MS;
   return {
     url: remote.url,
-    async search(query, limit) {
+    async search(query, limit, onSent) {
       const startedAt = Date.now();
       const file = join(storeRoot, 'remote', 'recall', `${sha256Hex(`${remote.url}\n${limit}\n${query}`).slice(0, 32)}.json`);
       if (opts.cacheMs && existsSync(file)) {
@@ -46,7 +46,7 @@ export function hubSource(
         }
       }
       try {
-        const hits = await new HubClient(remote).recall(query, remote.scopes ? Math.min(200, limit * 3) : limit, deadlineMs);
+        const hits = await new HubClient(remote).recall(query, remote.scopes ? Math.min(200, limit * 3) : limit, deadlineMs, onSent);
         if (opts.cacheMs) writeCacheFile(file, JSON.stringify({ at: Date.now(), hits }));
         // The hub answers: what waits for it goes now, within what is left of the budget.
         const sent = await sendWithin(storeRoot, remote, opts.sendMs ?? deadlineMs - (Date.now() - startedAt));
