@@ -39,8 +39,10 @@ export interface PendingEmbedding {
 // engrams_retired, engrams_pinned: read by every prompt's hook in a fresh process, whose page
 // cache is cold: BM25 ranks over the full-text index alone (retired rows excluded through this
 // small index, documents fetched for the top rows only), and pinned engrams are found without
-// reading the table. engrams_file: reconciling changed files (a pull, a clone, an index left
-// behind) looks each one up by file; without it every lookup read the whole table.
+// reading the table. engrams_file_stamp: reconciling changed files (a pull, a clone, an index
+// left behind) looks each one up by file, and a hot path's scan slice (store-reconcile.ts) reads
+// 1,000 stamps in file order; the stamp columns in the index spare both the table's rows (a
+// slice at 100,000 engrams read 5-9 ms of them, now 2-3 ms). It replaces engrams_file (file alone).
 // engram_changes: which engram rows each write changed (upsert, removeFile; 0: all of them,
 // after clear), so a process that keeps postings in memory (rank-memory.ts) replaces just those.
 // It keeps the last CHANGES_KEPT entries; a reader further behind starts over. Written by the
@@ -49,7 +51,7 @@ export interface PendingEmbedding {
 const ADDED_SCHEMA: Record<string, string> = {
   engrams_retired: `CREATE INDEX IF NOT EXISTS engrams_retired ON engrams (rowid) WHERE status = 'retired'`,
   engrams_pinned: 'CREATE INDEX IF NOT EXISTS engrams_pinned ON engrams (learned_at) WHERE pinned = 1',
-  engrams_file: 'CREATE INDEX IF NOT EXISTS engrams_file ON engrams (file)',
+  engrams_file_stamp: 'DROP INDEX IF EXISTS engrams_file; CREATE INDEX IF NOT EXISTS engrams_file_stamp ON engrams (file, mtime, size, id)',
   engram_changes: 'CREATE TABLE IF NOT EXISTS engram_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, row INTEGER NOT NULL)',
 };
 const ADDED_SCHEMA_SQL = Object.values(ADDED_SCHEMA)

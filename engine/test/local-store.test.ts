@@ -202,22 +202,28 @@ describe('the YAML is the source of truth', () => {
     expect((await recall(store, 'squash')).hits.map((h) => h.engram.id)).toEqual(['ENG-2026-0101-001']);
   });
 
-  it('looks a changed file up through an index, which an index made before it gains on open', async () => {
+  it("looks a changed file up, and reads a scan slice's file stamps, from one index, which an index made before it gains on open", async () => {
     await learn(store, { statement: 'Seed engram' }, systemContext);
     store.close();
     const { default: Database } = await import('better-sqlite3');
     const raw = new Database(join(root, 'index.db'));
-    raw.exec('DROP INDEX engrams_file');
+    // As an index of the version before it: file names alone.
+    raw.exec('DROP INDEX engrams_file_stamp; CREATE INDEX engrams_file ON engrams (file)');
     raw.close();
     await reopen('fast');
     store.close();
     const check = new Database(join(root, 'index.db'), { readonly: true });
-    // Without it, reconciling n changed files (a pull, a clone) read the whole table n times.
-    const plan = check.prepare('EXPLAIN QUERY PLAN SELECT mtime, size FROM engrams WHERE file = ?').all('x.yaml') as Array<{
-      detail: string;
-    }>;
+    const plan = (sql: string, ...args: unknown[]) =>
+      (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((p) => p.detail).join(' ');
+    // Without it, reconciling n changed files (a pull, a clone) read the whole table n times, and
+    // every hot path's slice read a thousand of the table's rows.
+    expect(plan('SELECT mtime, size FROM engrams WHERE file = ?', 'x.yaml')).toMatch(/USING COVERING INDEX engrams_file_stamp/);
+    expect(plan('SELECT id, file, mtime, size FROM engrams WHERE file > ? ORDER BY file LIMIT ?', '', 1000)).toMatch(
+      /USING COVERING INDEX engrams_file_stamp/,
+    );
+    const narrow = check.prepare("SELECT name FROM sqlite_master WHERE name = 'engrams_file'").get();
     check.close();
-    expect(plan.map((p) => p.detail).join(' ')).toMatch(/USING INDEX engrams_file/);
+    expect(narrow).toBeUndefined();
     await reopen();
   });
 
