@@ -30,7 +30,11 @@ export class RequestDatabase implements Database {
    */
   private failed: { error: unknown } | undefined;
 
-  constructor(private readonly db: Database) {
+  /** `start` opens the transaction (by default one of its own; a write request's takes turns in a group, write-groups.ts). */
+  constructor(
+    private readonly db: Database,
+    private readonly start: () => Promise<OpenTransaction> = () => db.begin(),
+  ) {
     this.kind = db.kind;
     this.hasVector = db.hasVector;
   }
@@ -41,7 +45,7 @@ export class RequestDatabase implements Database {
   }
 
   private open(): Promise<OpenTransaction> {
-    return (this.tx ??= this.db.begin());
+    return (this.tx ??= this.start());
   }
 
   async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> {

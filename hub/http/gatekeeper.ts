@@ -4,6 +4,7 @@ import { limitField, policyField, sweepRateLimits, type PolicyName, type RateDec
 import { ReservingCounter } from '../limits/reserving-counter.js';
 import type { FailedAuthGuard } from '../limits/failed-auth.js';
 import { RequestDatabase } from '../data/request-database.js';
+import { WriteGroups } from '../data/write-groups.js';
 import type { HubConfig } from '../config.js';
 import { authenticate, checkAudience, type Target } from './auth.js';
 import { HubProblem } from './problem.js';
@@ -33,9 +34,11 @@ export class Gatekeeper {
   private readonly principals = new Map<string, Principal>();
   private lastSweep = 0;
   private readonly counter: ReservingCounter;
+  private readonly writes: WriteGroups;
 
   constructor(readonly deps: GateDeps) {
     this.counter = new ReservingCounter(deps.db);
+    this.writes = new WriteGroups(deps.db);
   }
 
   /** The caller, from the Authorization header; 401 (and a counted failure for the address) when it is not one. */
@@ -124,7 +127,8 @@ export class Gatekeeper {
    * The audited unit, the one way a surface (REST, SCIM, MCP) runs a call: a read runs on the
    * database and its audit row is queued; a write runs in one transaction (RequestDatabase) that
    * commits with its audit row when its outcome is a success, and rolls back, its row queued with
-   * the failure's status, when it throws or fails. If the log cannot take the row with the write
+   * the failure's status, when it throws or fails. Writes to one organization that arrive
+   * together share their COMMIT (write-groups.ts), each still undone alone. If the log cannot take the row with the write
    * (its table unreachable, say) the write still commits and the row waits in the queue: auditing
    * never fails a caller.
    */
@@ -141,7 +145,7 @@ export class Gatekeeper {
       audit.record(org, unit.row(unit.outcome(result), result));
       return result;
     }
-    const rdb = new RequestDatabase(db);
+    const rdb = new RequestDatabase(db, () => this.writes.begin(org));
     let result: T;
     try {
       result = await unit.work(rdb);

@@ -1,0 +1,197 @@
+import type { Database, OpenTransaction, Org } from '../contracts.js';
+import { inlineParams } from './sql.js';
+
+// Group commit of one organization's write requests in one hub process. A write holds the
+// organization's write lock from its first statement to its COMMIT, and the COMMIT waits for
+// the WAL to reach the disk: one write at a time, each paying a flush, was most of what limited
+// creates (the lock's hold was mostly the COMMIT's round trip).
+//
+// So the writes that arrive while one runs take their turns in its transaction: each after the
+// one before it has done its part, each in a savepoint of its own (one that fails undoes only
+// itself), and one COMMIT for all, after which each is answered. Nothing is acknowledged before
+// that COMMIT, so a crash loses only unanswered writes. A write alone is exactly one transaction.
+//
+// Every group takes the organization's write lock with its first statement: the groups of an
+// organization (across processes too) then never hold other locks while they wait for it, so a
+// lock one member takes after another member's cannot deadlock with another group.
+
+/** How many writes share one COMMIT at most: the first of them waits for all the others. */
+const MAX_MEMBERS = 32;
+const SAVEPOINT = 'svc_group_member';
+
+interface Shared {
+  tx: OpenTransaction;
+  /** Whether the write lock was sent (with the transaction's first statement). */
+  locked: boolean;
+  /** Members whose part is done, each waiting for the COMMIT. */
+  done: Array<{ resolve(): void; reject(err: unknown): void }>;
+}
+
+interface Group {
+  org: Org;
+  /** The open transaction; undefined until a member needs one (and after it was given up). */
+  shared: Shared | undefined;
+  waiting: Array<{ resolve(member: OpenTransaction): void; reject(err: unknown): void }>;
+  /** Turns given, the running one included. */
+  taken: number;
+  /** It commits (or committed): no one joins it any more. */
+  closed: boolean;
+}
+
+export class WriteGroups {
+  private readonly open = new Map<string, Group>();
+
+  constructor(private readonly db: Database) {}
+
+  /** A write's transaction: its own, or turns in the one of the organization's writes running now. */
+  begin(org: Org): Promise<OpenTransaction> {
+    const running = this.open.get(org.id);
+    if (running && !running.closed && running.taken + running.waiting.length < MAX_MEMBERS) {
+      return new Promise((resolve, reject) => running.waiting.push({ resolve, reject }));
+    }
+    const group: Group = { org, shared: undefined, waiting: [], taken: 1, closed: false };
+    this.open.set(org.id, group);
+    return this.turn(group).catch((err: unknown) => {
+      this.endTurn(group);
+      throw err;
+    });
+  }
+
+  private async turn(group: Group): Promise<OpenTransaction> {
+    if (!group.shared) group.shared = { tx: await this.db.begin(), locked: false, done: [] };
+    return new Member(this, group, group.shared);
+  }
+
+  /** The running member's turn ended: the next one takes its turn, or the transaction ends. */
+  endTurn(group: Group): void {
+    const next = group.waiting.shift();
+    if (next) {
+      group.taken++;
+      this.turn(group).then(next.resolve, (err: unknown) => {
+        next.reject(err);
+        this.endTurn(group);
+      });
+      return;
+    }
+    this.close(group);
+    const shared = group.shared;
+    group.shared = undefined;
+    if (!shared) return;
+    if (shared.done.length === 0) {
+      void shared.tx.rollback();
+      return;
+    }
+    shared.tx.commit().then(
+      () => shared.done.forEach((d) => d.resolve()),
+      (err: unknown) => shared.done.forEach((d) => d.reject(err)),
+    );
+  }
+
+  /** No one joins it any more: writes from now on start the next group. */
+  close(group: Group): void {
+    group.closed = true;
+    if (this.open.get(group.org.id) === group) this.open.delete(group.org.id);
+  }
+
+  /** The transaction cannot go on (a connection lost): the members done with it fail, the next starts anew. */
+  giveUp(group: Group, shared: Shared, err: unknown): void {
+    if (group.shared === shared) group.shared = undefined;
+    shared.done.forEach((d) => d.reject(err));
+    shared.done = [];
+    void shared.tx.rollback();
+  }
+}
+
+/** One write's turn in a group's transaction. */
+class Member implements OpenTransaction {
+  /** turn: its statements run; alone: the transaction is its own (it committed alone), calls go straight to it; ended. */
+  private state: 'turn' | 'alone' | 'ended' = 'turn';
+  /** Whether any statement of it was sent. */
+  private started = false;
+  /** Later members set a savepoint with their first statement: what they do is undone alone. */
+  private readonly savepoint: boolean;
+
+  constructor(
+    private readonly groups: WriteGroups,
+    private readonly group: Group,
+    private readonly shared: Shared,
+  ) {
+    this.savepoint = shared.done.length > 0;
+  }
+
+  /** What goes before its statement: the write lock with the transaction's first, the savepoint with its own first. */
+  private before(script: string | undefined): string | undefined {
+    if (this.state === 'ended') {
+      // eslint-disable-next-line no-restricted-syntax -- a caller's bug: a statement after the end of its transaction
+      throw new Error('this write has ended');
+    }
+    if (this.state === 'alone' || this.started) return script;
+    this.started = true;
+    const parts: string[] = [];
+    if (!this.shared.locked) {
+      this.shared.locked = true;
+      parts.push(inlineParams('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:write:${this.group.org.schema}`])!);
+    }
+    if (this.savepoint) parts.push(`SAVEPOINT ${SAVEPOINT}`);
+    if (script) parts.push(script);
+    return parts.join('; ') || undefined;
+  }
+
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> {
+    return this.queryAfter<R>('', sql, params);
+  }
+
+  async queryAfter<R = Record<string, unknown>>(script: string, sql: string, params?: unknown[]): Promise<{ rows: R[] }> {
+    const s = this.before(script || undefined);
+    return s ? this.shared.tx.queryAfter<R>(s, sql, params) : this.shared.tx.query<R>(sql, params);
+  }
+
+  async exec(sql: string): Promise<void> {
+    return this.shared.tx.exec(this.before(sql)!);
+  }
+
+  commit(): Promise<void> {
+    return this.commitAfter('');
+  }
+
+  async commitAfter(script: string): Promise<void> {
+    if (this.state === 'alone') return script ? this.shared.tx.commitAfter(script) : this.shared.tx.commit();
+    if (this.state === 'ended') return;
+    if (!this.savepoint && this.group.waiting.length === 0) {
+      // Alone in its transaction with no one waiting: it commits as any transaction does.
+      this.state = 'alone';
+      this.groups.close(this.group);
+      this.group.shared = undefined;
+      return this.commitAfter(script);
+    }
+    if (!this.started && !script) {
+      this.state = 'ended';
+      this.groups.endTurn(this.group);
+      return;
+    }
+    // Its last statements, and its savepoint released; when they fail its turn goes on (the
+    // caller goes back to a savepoint of its own, or rolls back).
+    const last = [script, this.savepoint ? `RELEASE SAVEPOINT ${SAVEPOINT}` : ''].filter(Boolean).join('; ');
+    if (last) await this.exec(last);
+    this.state = 'ended';
+    const committed = new Promise<void>((resolve, reject) => this.shared.done.push({ resolve, reject }));
+    this.groups.endTurn(this.group);
+    return committed;
+  }
+
+  async rollback(): Promise<void> {
+    if (this.state === 'alone') return this.shared.tx.rollback();
+    if (this.state === 'ended') return;
+    this.state = 'ended';
+    if (!this.savepoint) {
+      // The transaction's first member: nothing of anyone else is in it yet.
+      if (this.group.shared === this.shared) this.group.shared = undefined;
+      await this.shared.tx.rollback();
+    } else if (this.started) {
+      await this.shared.tx.exec(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}; RELEASE SAVEPOINT ${SAVEPOINT}`).catch((err: unknown) => {
+        this.groups.giveUp(this.group, this.shared, err);
+      });
+    }
+    this.groups.endTurn(this.group);
+  }
+}
