@@ -108,15 +108,19 @@ class Member implements OpenTransaction {
   private state: 'turn' | 'alone' | 'ended' = 'turn';
   /** Whether any statement of it was sent. */
   private started = false;
-  /** Later members set a savepoint with their first statement: what they do is undone alone. */
-  private readonly savepoint: boolean;
+  /**
+   * The first in its transaction: nothing of anyone else's is in it. Every member sets a savepoint
+   * with its first statement and releases it when done, which ends the savepoints it set inside
+   * (a write's last is left for COMMIT): no later member can reach one of them by its name.
+   */
+  private readonly first: boolean;
 
   constructor(
     private readonly groups: WriteGroups,
     private readonly group: Group,
     private readonly shared: Shared,
   ) {
-    this.savepoint = shared.done.length > 0;
+    this.first = shared.done.length === 0;
   }
 
   /** What goes before its statement: the write lock with the transaction's first, the savepoint with its own first. */
@@ -132,7 +136,7 @@ class Member implements OpenTransaction {
       this.shared.locked = true;
       parts.push(inlineParams('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:write:${this.group.org.schema}`])!);
     }
-    if (this.savepoint) parts.push(`SAVEPOINT ${SAVEPOINT}`);
+    parts.push(`SAVEPOINT ${SAVEPOINT}`);
     if (script) parts.push(script);
     return parts.join('; ') || undefined;
   }
@@ -157,7 +161,7 @@ class Member implements OpenTransaction {
   async commitAfter(script: string): Promise<void> {
     if (this.state === 'alone') return script ? this.shared.tx.commitAfter(script) : this.shared.tx.commit();
     if (this.state === 'ended') return;
-    if (!this.savepoint && this.group.waiting.length === 0) {
+    if (this.first && this.group.waiting.length === 0) {
       // Alone in its transaction with no one waiting: it commits as any transaction does.
       this.state = 'alone';
       this.groups.close(this.group);
@@ -171,8 +175,7 @@ class Member implements OpenTransaction {
     }
     // Its last statements, and its savepoint released; when they fail its turn goes on (the
     // caller goes back to a savepoint of its own, or rolls back).
-    const last = [script, this.savepoint ? `RELEASE SAVEPOINT ${SAVEPOINT}` : ''].filter(Boolean).join('; ');
-    if (last) await this.exec(last);
+    await this.exec([script, `RELEASE SAVEPOINT ${SAVEPOINT}`].filter(Boolean).join('; '));
     this.state = 'ended';
     const committed = new Promise<void>((resolve, reject) => this.shared.done.push({ resolve, reject }));
     this.groups.endTurn(this.group);
@@ -183,7 +186,7 @@ class Member implements OpenTransaction {
     if (this.state === 'alone') return this.shared.tx.rollback();
     if (this.state === 'ended') return;
     this.state = 'ended';
-    if (!this.savepoint) {
+    if (this.first) {
       // The transaction's first member: nothing of anyone else is in it yet.
       if (this.group.shared === this.shared) this.group.shared = undefined;
       await this.shared.tx.rollback();

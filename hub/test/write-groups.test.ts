@@ -101,4 +101,20 @@ describe.each(DATABASES)('write groups (%s)', (kind) => {
     await Promise.all([behind, after]);
     expect(await rows(500)).toEqual([501, 502]);
   });
+
+  it('lets no write reach a savepoint an earlier write in its transaction left', async () => {
+    const a = groups.begin(org(7));
+    const b = groups.begin(org(7));
+    const ta = await a;
+    // A request's last savepoint is left to its COMMIT (request-database.ts).
+    await ta.exec('SAVEPOINT svc_sp_1; INSERT INTO wg_rows VALUES (600)');
+    const aDone = ta.commit();
+    const tb = await b;
+    await tb.query('INSERT INTO wg_rows VALUES (601)');
+    // Its own svc_sp_1 was never set: going back to it must fail, not undo the write before it.
+    await expect(tb.exec('ROLLBACK TO SAVEPOINT svc_sp_1')).rejects.toThrow(/svc_sp_1/);
+    await tb.rollback();
+    await aDone;
+    expect(await rows(600)).toEqual([600]);
+  });
 });
