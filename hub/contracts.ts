@@ -45,11 +45,23 @@ export interface OpenTransaction extends Queryable {
   /**
    * Runs `script` (statements without parameters) and commits, in one round trip. When a
    * statement of the script fails, the COMMIT does not run and the transaction stays open (the
-   * caller rolls back, or back to a savepoint); when the COMMIT fails, it has ended.
+   * caller rolls back, or back to a savepoint); when the COMMIT fails, it has ended. `ran` is
+   * called once the script has run, before the COMMIT's outcome is known where that comes later
+   * (a write that shares its COMMIT: write-groups.ts).
    */
-  commitAfter(script: string): Promise<void>;
+  commitAfter(script: string, ran?: () => void): Promise<void>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
+  /** `sql` as a statement prepared on this transaction's connection (data/prepared-statements.ts). */
+  prepared(sql: string): Preparing;
+}
+
+/** A statement as prepared on one connection. */
+export interface Preparing {
+  name: string;
+  /** The statements that prepare it on this connection (when it is not prepared there yet): run them, then call done(). */
+  script?: string;
+  done(): void;
 }
 
 export interface Org {

@@ -6,6 +6,7 @@ import type { Database, OpenTransaction } from '../contracts.js';
 import { SvcError } from '../../engine/errors.js';
 import { processRuns } from '../../engine/process-runs.js';
 import { inlineParams } from './sql.js';
+import { PreparedStatements } from './prepared-statements.js';
 
 // The hub's database: PostgreSQL through a `pg` pool when a URL is given, else PGlite (PostgreSQL
 // compiled to WebAssembly) in a data folder, so a hub runs on a machine with nothing installed.
@@ -97,8 +98,12 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
 
+  // What each connection holds prepared: the pool hands its connections out again and again.
+  const preparedOn = new WeakMap<object, PreparedStatements>();
   const begin = async (): Promise<OpenTransaction> => {
     const client = await pool.connect();
+    let prepared = preparedOn.get(client);
+    if (!prepared) preparedOn.set(client, (prepared = new PreparedStatements()));
     // A session the server ends (idle_in_transaction_session_timeout) errors while checked out,
     // where the pool listens no more: without this listener the process would crash.
     const onError = () => undefined;
@@ -140,14 +145,16 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
       query: (sql, params) => queryAfter(opening(), sql, params),
       exec: async (sql) => void (await client.query(opening(sql)!)),
       queryAfter: (script, sql, params) => queryAfter(opening(script), sql, params),
-      commitAfter: async (script) => {
+      commitAfter: async (script, ran) => {
         await client.query(`${opening(script)!};\nCOMMIT`);
+        ran?.();
         released = true;
         client.removeListener('error', onError);
         client.release();
       },
       commit: () => end('COMMIT'),
       rollback: () => end('ROLLBACK'),
+      prepared: (sql) => prepared.use(sql),
     };
   };
   const probe = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'vector'");
@@ -235,6 +242,8 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
   }
   // PGlite is one connection: a call in flight holds it, the others wait (what the pool gauges show).
   let inFlight = 0;
+  // PGlite is one connection: one set of prepared statements.
+  const prepared = new PreparedStatements();
   const held = async <T>(work: () => Promise<T>): Promise<T> => {
     inFlight++;
     try {
@@ -305,8 +314,9 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
                 await tx.exec(script);
                 return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
               }),
-            commitAfter: async (script) => {
+            commitAfter: async (script, ran) => {
               await busy(() => tx.exec(script));
+              ran?.();
               await commit();
             },
             commit,
@@ -314,6 +324,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
               finish(false);
               await settled!.catch(() => undefined);
             },
+            prepared: (sql) => prepared.use(sql),
           });
           const committed = await ended;
           clearTimeout(timer);

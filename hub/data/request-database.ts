@@ -1,5 +1,5 @@
 import type { Database, OpenTransaction, Queryable } from '../contracts.js';
-import { inlineParams } from './sql.js';
+import { executeStatement, literalParams } from './sql.js';
 
 // The database as one write request sees it: every query of the request runs in one
 // transaction, so the request's changes and its audit row commit together or not at all. The
@@ -10,7 +10,8 @@ import { inlineParams } from './sql.js';
 // A unit may defer a statement whose answer it does not wait for (an engram's write): it goes
 // in the transaction's next round trip, for a create the one that appends the audit row and
 // commits. Under the organization's write lock that is one round trip fewer per write. A
-// deferred statement that fails fails the request: nothing commits.
+// deferred statement that fails fails the request: nothing commits. It goes as the EXECUTE of a
+// statement prepared on the connection (its first time there, a PREPARE in the unit's round trip).
 
 export class RequestDatabase implements Database {
   readonly kind: Database['kind'];
@@ -113,9 +114,16 @@ export class RequestDatabase implements Database {
           return tx.exec(script ? `${script}; ${sql}` : sql);
         },
         defer: async (sql, params) => {
-          const inlined = inlineParams(sql, params);
-          if (inlined === undefined) await q.query(sql, params);
-          else this.deferred.push({ unit: name, sql: inlined });
+          // As a prepared statement: its plan is kept on the connection (prepared-statements.ts).
+          const literals = literalParams(params);
+          if (literals === undefined) return void (await q.query(sql, params));
+          const preparing = tx.prepared(sql);
+          const call = executeStatement(preparing.name, literals);
+          if (preparing.script) {
+            await q.exec(preparing.script);
+            preparing.done();
+          }
+          this.deferred.push({ unit: name, sql: call });
         },
       };
       try {
@@ -158,8 +166,8 @@ export class RequestDatabase implements Database {
   async commitWith(sql: string, params: unknown[]): Promise<boolean> {
     await this.nested;
     if (this.failed) throw this.failed.error;
-    const inlined = inlineParams(sql, params);
-    if (inlined === undefined) {
+    const literals = literalParams(params);
+    if (literals === undefined) {
       const done = await this.transaction((q) => q.query(sql, params)).then(
         () => true,
         () => false,
@@ -168,12 +176,20 @@ export class RequestDatabase implements Database {
       return done;
     }
     const tx = await this.open();
+    // As a prepared statement, as a deferred one is; its PREPARE, the first time on this
+    // connection, goes after the savepoint, so that when it fails (a table gone) the statement
+    // fails alone, as it would unprepared.
+    const preparing = tx.prepared(sql);
+    const call = executeStatement(preparing.name, literals);
     const name = `svc_sp_${++this.savepoints}`;
     const deferred = this.takeDeferred();
     const release = this.unreleased ? `RELEASE SAVEPOINT ${this.unreleased}; ` : '';
     this.unreleased = undefined;
     try {
-      await tx.commitAfter(`${deferred ? `${deferred}; ` : ''}${release}SAVEPOINT ${name}; ${inlined}`);
+      const statement = preparing.script ? `${preparing.script}; ${call}` : call;
+      // What the connection holds prepared is noted as soon as the statement ran: a write that
+      // shares its COMMIT is answered later, and the next write on the connection runs before.
+      await tx.commitAfter(`${deferred ? `${deferred}; ` : ''}${release}SAVEPOINT ${name}; ${statement}`, () => preparing.done());
       return true;
     } catch (err) {
       // The statement failed and the COMMIT did not run: back to before it. If that cannot be
@@ -186,6 +202,15 @@ export class RequestDatabase implements Database {
         this.failed ??= { error: err };
         throw err;
       }
+      // A PREPARE that went with a statement that failed (an audit row chained to a head another
+      // process has moved) has most often run: noted so, it is not sent again and again.
+      const prepared = preparing.script
+        ? await tx.query('SELECT 1 FROM pg_prepared_statements WHERE name = $1', [preparing.name]).then(
+            (r) => r.rows.length > 0,
+            () => false,
+          )
+        : false;
+      if (prepared) preparing.done();
       return false;
     }
   }

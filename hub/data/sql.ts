@@ -51,3 +51,13 @@ export function inlineParams(sql: string, params: readonly unknown[] = []): stri
   const text = sql.replace(/\$(\d+)/g, (_, n: string) => literals[Number(n) - 1] ?? ((missing = true), ''));
   return missing ? undefined : text;
 }
+
+/** The parameters as literals (see inlineParams); undefined when one has no plain literal. */
+export function literalParams(params: readonly unknown[] = []): string[] | undefined {
+  const literals = params.map(literal);
+  return literals.includes(undefined) ? undefined : (literals as string[]);
+}
+
+/** `EXECUTE name(...)` of a prepared statement, its parameters written in as literals (literalParams). */
+export const executeStatement = (name: string, literals: string[]): string =>
+  literals.length ? `EXECUTE ${name}(${literals.join(', ')})` : `EXECUTE ${name}`;

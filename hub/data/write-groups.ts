@@ -1,4 +1,4 @@
-import type { Database, OpenTransaction, Org } from '../contracts.js';
+import type { Database, OpenTransaction, Org, Preparing } from '../contracts.js';
 import { inlineParams } from './sql.js';
 
 // Group commit of one organization's write requests in one hub process. A write holds the
@@ -154,21 +154,26 @@ class Member implements OpenTransaction {
     return this.shared.tx.exec(this.before(sql)!);
   }
 
+  prepared(sql: string): Preparing {
+    return this.shared.tx.prepared(sql);
+  }
+
   commit(): Promise<void> {
     return this.commitAfter('');
   }
 
-  async commitAfter(script: string): Promise<void> {
-    if (this.state === 'alone') return script ? this.shared.tx.commitAfter(script) : this.shared.tx.commit();
+  async commitAfter(script: string, ran?: () => void): Promise<void> {
+    if (this.state === 'alone') return script ? this.shared.tx.commitAfter(script, ran) : this.shared.tx.commit();
     if (this.state === 'ended') return;
     if (this.first && this.group.waiting.length === 0) {
       // Alone in its transaction with no one waiting: it commits as any transaction does.
       this.state = 'alone';
       this.groups.close(this.group);
       this.group.shared = undefined;
-      return this.commitAfter(script);
+      return this.commitAfter(script, ran);
     }
     if (!this.started && !script) {
+      ran?.();
       this.state = 'ended';
       this.groups.endTurn(this.group);
       return;
@@ -176,6 +181,7 @@ class Member implements OpenTransaction {
     // Its last statements, and its savepoint released; when they fail its turn goes on (the
     // caller goes back to a savepoint of its own, or rolls back).
     await this.exec([script, `RELEASE SAVEPOINT ${SAVEPOINT}`].filter(Boolean).join('; '));
+    ran?.();
     this.state = 'ended';
     const committed = new Promise<void>((resolve, reject) => this.shared.done.push({ resolve, reject }));
     this.groups.endTurn(this.group);

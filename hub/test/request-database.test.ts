@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Database, OpenTransaction } from '../contracts.js';
 import { RequestDatabase } from '../data/request-database.js';
 import { inlineParams } from '../data/sql.js';
+import { openDatabase } from '../data/database.js';
+import { PreparedStatements } from '../data/prepared-statements.js';
 import { DATABASES, freshDatabase, type TestDatabase } from './support/databases.js';
 
 // A write request's transaction: each unit is a savepoint, set in the round trip of the unit's
@@ -9,9 +11,13 @@ import { DATABASES, freshDatabase, type TestDatabase } from './support/databases
 // be exactly what the parameter said, and a unit that fails must undo only itself. A deferred
 // statement rides with the next round trip; when it fails, nothing of the request commits.
 
-/** The database with each call on a transaction (a round trip) counted. */
+/**
+ * The database with each call on a transaction (a round trip) counted, but those that prepare a
+ * statement (a deferred one's first time on its connection: one round trip, once).
+ */
 function counting(db: Database): { db: Database; trips: () => number } {
   let trips = 0;
+  let prepares = 0;
   const wrapped: Database = Object.create(db) as Database;
   wrapped.begin = async () => {
     const tx = await db.begin();
@@ -19,6 +25,7 @@ function counting(db: Database): { db: Database; trips: () => number } {
       <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
       (...a: A): Promise<R> => {
         trips++;
+        if (a.some((x) => typeof x === 'string' && /\bPREPARE svc_/.test(x))) prepares++;
         return f(...a);
       };
     return {
@@ -28,9 +35,10 @@ function counting(db: Database): { db: Database; trips: () => number } {
       commitAfter: count(tx.commitAfter.bind(tx)),
       commit: count(tx.commit.bind(tx)),
       rollback: tx.rollback.bind(tx),
+      prepared: tx.prepared.bind(tx),
     } as OpenTransaction;
   };
-  return { db: wrapped, trips: () => trips };
+  return { db: wrapped, trips: () => trips - prepares };
 }
 
 const notes = async (db: Database, from: number): Promise<Array<{ n: number; note: string }>> =>
@@ -174,6 +182,68 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
       { n: 132, note: 'instead' },
     ]);
   });
+  it('prepares a deferred statement once on a connection, and after a round trip that failed with a PREPARE starts again', async () => {
+    // One connection, so that each request meets what the one before left on it.
+    const single = kind === 'postgres' ? await openDatabase({ url: t.url!, poolSize: 1 }) : t.db;
+    const sent: string[] = [];
+    const spying: Database = Object.create(single) as Database;
+    spying.begin = async () => {
+      const tx = await single.begin();
+      const exec = tx.exec.bind(tx);
+      const commitAfter = tx.commitAfter.bind(tx);
+      tx.exec = (sql) => (sent.push(sql), exec(sql));
+      tx.commitAfter = (script, ran) => (sent.push(script), commitAfter(script, ran));
+      return tx;
+    };
+    const write = async (sql: string, params: unknown[]) => {
+      const rdb = new RequestDatabase(spying);
+      try {
+        await rdb.transaction((q) => q.defer!(sql, params));
+        await rdb.commit();
+      } catch (err) {
+        await rdb.rollback();
+        throw err;
+      }
+    };
+    // Statements no other test defers.
+    const a = 'INSERT INTO rdb_units (n, note) VALUES ($1, $2)';
+    const b = 'INSERT INTO rdb_units (note, n) VALUES ($2, $1)';
+    try {
+      await write(a, [170, 'prepared']);
+      await write(a, [171, 'executed']);
+      expect(sent.filter((x) => x.includes('PREPARE'))).toHaveLength(1);
+      // A PREPARE sent after a statement that fails may or may not have run: the next
+      // preparation starts from nothing, and every statement is prepared again.
+      const failing = new RequestDatabase(spying);
+      await failing.transaction((q) => q.defer!(a, [170, 'clash']));
+      await expect(failing.transaction((q) => q.defer!(b, [172, 'never']))).rejects.toThrow();
+      await failing.rollback();
+      await write(b, [173, 'after DEALLOCATE ALL']);
+      const preparations = () => sent.filter((x) => x.includes('PREPARE'));
+      expect(preparations().at(-1)).toMatch(/DEALLOCATE ALL; PREPARE svc_\w+ AS INSERT INTO rdb_units \(note, n\) VALUES/);
+      await write(a, [174, 'prepared again']);
+      expect(preparations().at(-1)).toMatch(/SAVEPOINT svc_sp_1; PREPARE svc_\w+ AS INSERT INTO rdb_units \(n, note\)/);
+      // A statement sent with the commit whose PREPARE ran and whose EXECUTE failed: its
+      // preparation is kept all the same.
+      const c = 'INSERT INTO rdb_units (note, n) SELECT $2, $1';
+      const clash = new RequestDatabase(spying);
+      expect(await clash.commitWith(c, [174, 'clash'])).toBe(false);
+      await clash.commit();
+      expect(preparations().filter((x) => x.includes('SELECT $2, $1'))).toHaveLength(1);
+      const after = new RequestDatabase(spying);
+      expect(await after.commitWith(c, [175, 'with the commit'])).toBe(true);
+      expect(sent.at(-1)).not.toContain('PREPARE');
+    } finally {
+      if (single !== t.db) await single.close();
+    }
+    expect(await notes(t.db, 170)).toEqual([
+      { n: 170, note: 'prepared' },
+      { n: 171, note: 'executed' },
+      { n: 173, note: 'after DEALLOCATE ALL' },
+      { n: 174, note: 'prepared again' },
+      { n: 175, note: 'with the commit' },
+    ]);
+  });
   it.runIf(kind === 'postgres')('sends BEGIN with the first statement, and nothing for a transaction that ran none', async () => {
     const { default: pg } = await import('pg');
     const sent: string[] = [];
@@ -199,5 +269,33 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
     expect(sent[0]).toMatch(/^BEGIN; SAVEPOINT svc_sp_1;\nINSERT INTO rdb_units VALUES \('140', 'first'\)$/);
     expect(sent[1]).toBe('COMMIT');
     expect(await notes(t.db, 140)).toEqual([{ n: 140, note: 'first' }]);
+  });
+});
+
+describe('prepared statements on one connection', () => {
+  it('keeps at most 64: a new one deallocates the least recently used', () => {
+    const kept = new PreparedStatements();
+    const names = Array.from({ length: 64 }, (_, i) => {
+      const p = kept.use(`SELECT ${i}`);
+      p.done();
+      return p.name;
+    });
+    expect(kept.use('SELECT 0').script).toBeUndefined(); // used again: now the most recent
+    const next = kept.use('SELECT 64');
+    expect(next.script).toBe(`DEALLOCATE ${names[1]}; PREPARE ${next.name} AS SELECT 64`);
+    next.done();
+    expect(kept.use('SELECT 1').script).toMatch(/^DEALLOCATE svc_\w+; PREPARE/);
+  });
+
+  it('trusts nothing it keeps after a preparation whose round trip failed', () => {
+    const kept = new PreparedStatements();
+    const a = kept.use('SELECT 1');
+    a.done();
+    expect(kept.use('SELECT 2').script).toMatch(/^PREPARE/); // sent, and its round trip failed: done() never called
+    // That round trip may have deallocated everything: the kept one is prepared again.
+    const again = kept.use('SELECT 1');
+    expect(again.script).toBe(`DEALLOCATE ALL; PREPARE ${a.name} AS SELECT 1`);
+    again.done();
+    expect(kept.use('SELECT 1').script).toBeUndefined();
   });
 });
