@@ -63,6 +63,7 @@ export function apiGate({ gate, embedder, reranker }: ApiGateDeps): Middleware<H
     ctx.state.reranker = reranker;
     await gate.runAudited(p.org, {
       write,
+      grouped: write && ctx.path.startsWith('/api/v1/engrams'),
       work: async (q) => {
         ctx.state.db = q;
         ctx.state.backend = openOrgBackend(q, p.org, ctx.state.policy);

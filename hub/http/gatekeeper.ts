@@ -127,8 +127,8 @@ export class Gatekeeper {
    * The audited unit, the one way a surface (REST, SCIM, MCP) runs a call: a read runs on the
    * database and its audit row is queued; a write runs in one transaction (RequestDatabase) that
    * commits with its audit row when its outcome is a success, and rolls back, its row queued with
-   * the failure's status, when it throws or fails. Writes to one organization that arrive
-   * together share their COMMIT (write-groups.ts), each still undone alone. If the log cannot take the row with the write
+   * the failure's status, when it throws or fails. Engram writes to one organization that
+   * arrive together share their COMMIT (write-groups.ts), each still undone alone. If the log cannot take the row with the write
    * (its table unreachable, say) the write still commits and the row waits in the queue: auditing
    * never fails a caller.
    */
@@ -145,7 +145,7 @@ export class Gatekeeper {
       audit.record(org, unit.row(unit.outcome(result), result));
       return result;
     }
-    const rdb = new RequestDatabase(db, () => this.writes.begin(org));
+    const rdb = unit.grouped ? new RequestDatabase(db, () => this.writes.begin(org)) : new RequestDatabase(db);
     let result: T;
     try {
       result = await unit.work(rdb);
@@ -207,6 +207,13 @@ export class Gatekeeper {
 export interface AuditedUnit<T> {
   /** Whether it may change anything: then it runs in a transaction with its audit row. */
   write: boolean;
+  /**
+   * A write of engrams, which takes the organization's write lock anyway: it shares its
+   * transaction and COMMIT with the engram writes that arrive with it (write-groups.ts). Other
+   * writes run alone: one may wait on something outside (a mail server), and a group would wait
+   * with it.
+   */
+  grouped?: boolean;
   /** The work, on the database it is given (for a write, the request's transaction). */
   work(db: Database): Promise<T>;
   /** The status of what the work returned; 400 and above roll a write back. */

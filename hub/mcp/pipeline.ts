@@ -103,6 +103,8 @@ export function toolPipeline(
     });
     return deps.gate.runAudited(p.org, {
       write,
+      // svc_admin's actions (people, keys, invitations by mail) run alone.
+      grouped: write && !call.tool?.dispatches,
       work: async (q) => sanitizeResult(await run(contextOn(q), args)),
       outcome: (result) => (result.isError ? failure : 200),
       failure: () => 500,

@@ -173,6 +173,54 @@ describe.each(DATABASES)('e-mail through SMTP (%s)', (kind) => {
     }
   });
 
+  // PostgreSQL only: PGlite is one connection, where any open transaction holds up every other.
+  it.runIf(kind === 'postgres')(
+    'a slow mail server holds up its invitation only: engram writes of the organization go on meanwhile',
+    async () => {
+      // A server that takes the message and answers only when told to.
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let received!: () => void;
+      const receiving = new Promise<void>((r) => (received = r));
+      const slow = new SMTPServer({
+        authOptional: true,
+        disabledCommands: ['STARTTLS'],
+        logger: false,
+        onData(stream, _session, done) {
+          stream.resume();
+          stream.on('end', () => {
+            received();
+            void released.then(() => done());
+          });
+        },
+      });
+      await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+      const held = await startTestHub(kind, {
+        mail: { smtpUrl: `smtp://127.0.0.1:${(slow.server.address() as AddressInfo).port}`, from: 'hub@acme.example' },
+      });
+      try {
+        const org = await held.newOrg('gamma');
+        const invite = held.request('POST', '/admin/invitations', { token: org.adminKey, body: { email: 'gus@example.com' } });
+        await receiving; // the invitation's transaction is open, waiting on the server
+        const creates = await Promise.all(
+          [1, 2, 3].map((i) =>
+            held.request('POST', '/engrams', {
+              token: org.adminKey,
+              body: { statement: `Written while mail waits ${i}`, scope: 'org:gamma' },
+            }),
+          ),
+        );
+        expect(creates.map((r) => r.status)).toEqual([201, 201, 201]);
+        release();
+        expect((await invite).status).toBe(201);
+      } finally {
+        release();
+        await held.close();
+        await new Promise<void>((r) => slow.close(() => r()));
+      }
+    },
+  );
+
   it('checks the settings at start: both or neither, smtp:// or smtps://, a plain sender', async () => {
     const env = (e: Record<string, string>) => loadConfig(hub.db, { env: e });
     await expect(env({ SVC_HUB_SMTP_URL: 'smtp://127.0.0.1:25' })).rejects.toThrow(/SVC_HUB_MAIL_FROM/);
