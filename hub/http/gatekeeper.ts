@@ -128,9 +128,9 @@ export class Gatekeeper {
    * database and its audit row is queued; a write runs in one transaction (RequestDatabase) that
    * commits with its audit row when its outcome is a success, and rolls back, its row queued with
    * the failure's status, when it throws or fails. Engram writes to one organization that
-   * arrive together share their COMMIT (write-groups.ts), each still undone alone. If the log cannot take the row with the write
-   * (its table unreachable, say) the write still commits and the row waits in the queue: auditing
-   * never fails a caller.
+   * arrive together share their COMMIT (write-groups.ts), each still undone alone. If the log
+   * cannot take the row with the write (its table unreachable, say) the write still commits and
+   * the row waits in the queue: auditing never fails a caller.
    */
   async runAudited<T>(org: Org, unit: AuditedUnit<T>): Promise<T> {
     const { db, audit } = this.deps;
