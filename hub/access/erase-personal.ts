@@ -1,5 +1,5 @@
 import type { Org, Queryable } from '../contracts.js';
-import { ident } from '../data/sql.js';
+import { ident, writeLockSql } from '../data/sql.js';
 
 // Erasing a person's own data when they are deleted (REST, the admin UI, SCIM: all through
 // endAccess). What is theirs alone goes: the engrams of their personal scope (user:<name>) with
@@ -22,7 +22,7 @@ export async function erasePersonalData(q: Queryable, org: Pick<Org, 'schema'>, 
   const scope = `user:${userName}`;
   // Engram writes of the organization take this lock (org-backend/pg-writes.ts): revisions and the
   // scope statistics change in order with theirs.
-  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:write:${org.schema}`]);
+  await q.query(writeLockSql(org.schema));
   const gone = await q.query<{ id: string; ntok: number }>(`DELETE FROM ${s}.engrams WHERE scope = $1 RETURNING id, ntok`, [scope]);
   const ids = gone.rows.map((r) => r.id);
   if (ids.length > 0) {

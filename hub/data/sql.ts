@@ -52,6 +52,13 @@ export function inlineParams(sql: string, params: readonly unknown[] = []): stri
   return missing ? undefined : text;
 }
 
+/**
+ * The statement that takes an organization's write lock until the transaction ends: every engram
+ * write, a write group and an erasure take this one lock (as does the duplicate check's SQL
+ * function, migrations/hub/control/012-learn-read.sql).
+ */
+export const writeLockSql = (schema: string): string => `SELECT pg_advisory_xact_lock(hashtext(${literal(`svc_hub:write:${schema}`)}))`;
+
 /** The parameters as literals (see inlineParams); undefined when one has no plain literal. */
 export function literalParams(params: readonly unknown[] = []): string[] | undefined {
   const literals = params.map(literal);

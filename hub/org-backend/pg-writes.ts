@@ -7,7 +7,7 @@ import { formatId, idDay, idStem } from '../../engine/model/ids.js';
 import { validateEngram } from '../../engine/model/validate-engram.js';
 import { invalid } from '../../engine/errors.js';
 import type { Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/sql.js';
+import { CONTROL_SCHEMA, writeLockSql } from '../data/sql.js';
 import { documentTerms } from '../../engine/search/fts-tokens.js';
 import { outboxSql, type WebhookEvent } from '../webhooks/webhook-outbox.js';
 import { getDoc, visible, type OrgView } from './pg-view.js';
@@ -25,7 +25,7 @@ export async function writeUnit<T>(view: OrgView, fn: (tx: EngramWriter) => Prom
     let locked = false;
     const lock = async (): Promise<void> => {
       if (locked) return;
-      await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`svc_hub:write:${view.org.schema}`]);
+      await q.query(writeLockSql(view.org.schema));
       locked = true;
     };
     // Ids this unit allocated and has not written yet: no engram can have them, so their
