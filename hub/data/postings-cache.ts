@@ -1,6 +1,7 @@
 import type { Database } from '../contracts.js';
 import { ident } from './sql.js';
 import type { RankedDoc, RankInput, TermPostings } from '../../engine/search/bm25-rank.js';
+import type { EngramDoc } from '../../engine/model/engram-types.js';
 
 // BM25 postings of each organization, and its engrams as JSON text, held in memory by a hub
 // process, so that ranking a query reads no postings from the database (common terms have
@@ -59,15 +60,17 @@ class OrgPostings {
     return { lists, rows, tokens, size: this.docs.size };
   }
 
-  /** The engram's document as stored, when held. */
-  json(id: string): string | undefined {
-    return this.docs.get(id)?.json;
+  /** The engram as stored, when held: parsed once while it is among the recent answers, and frozen, as answers share it. */
+  doc(id: string): EngramDoc | undefined {
+    const held = this.docs.get(id);
+    return held && parsedDoc(held);
   }
 
   /** Replaces an engram's postings with those of its latest revision. */
   put(row: RevisionRow): void {
     const old = this.docs.get(row.id);
     if (old) {
+      PARSED.delete(old);
       for (const t of old.terms) {
         const all = this.byTerm.get(t)!;
         const group = all.get(old.group)!;
@@ -115,6 +118,34 @@ class OrgPostings {
     this.scopeRows[scope]! += rows;
     this.scopeTokens[scope]! += tokens;
   }
+}
+
+// Answers repeat: on a team's shared vocabulary the same engrams come back for query after
+// query, and parsing their JSON was a tenth of a recall's time on the hub (a pool of 50 per
+// query). The latest parsed are kept, over all organizations, deep-frozen: a caller that tried
+// to change one would throw, not change every later answer.
+const PARSED_MAX = 4096;
+/** Least recently used first; keyed by the cached revision, so a rewritten engram is parsed again. */
+const PARSED = new Map<CachedDoc, EngramDoc>();
+
+function parsedDoc(held: CachedDoc): EngramDoc {
+  let doc = PARSED.get(held);
+  if (doc) {
+    PARSED.delete(held);
+  } else {
+    doc = deepFreeze(JSON.parse(held.json) as EngramDoc);
+    if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+  }
+  PARSED.set(held, doc);
+  return doc;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 interface RevisionRow {
@@ -168,6 +199,8 @@ class PostingsCache {
     // the postings are read again. Only when nothing newer came in meanwhile: then the counts agree.
     if (org.rev === Number(head.rev ?? 0) && org.size > Number(head.rows ?? 0)) {
       await this.catchingUp.get(schema);
+      // Nor is what was erased kept parsed: an answer could no longer reach it, memory would.
+      PARSED.clear();
       org = new OrgPostings();
       this.orgs.set(schema, org);
       await this.catchUp(schema, org);

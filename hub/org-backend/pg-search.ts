@@ -28,7 +28,7 @@ export async function searchText(view: OrgView, query: string, limit: number, mo
   const top = rankBm25(parsed, cached ? cached.rankInput(terms, view.readable) : await postingsFromDatabase(view, terms), limit);
   if (top.length === 0) return [];
   const docs = cached
-    ? new Map(top.map((t) => [t.id, JSON.parse(cached.json(t.id)!) as EngramDoc]))
+    ? new Map(top.map((t) => [t.id, cached.doc(t.id)!]))
     : new Map(
         (
           await view.db.query<{ id: string; doc: EngramDoc }>(`SELECT id, doc FROM ${view.s}.engrams WHERE id = ANY ($1::text[])`, [

@@ -58,4 +58,19 @@ describe.each(DATABASES)('the postings cache (%s)', (kind) => {
     enablePostingsCache(t.db, 1000);
     expect(await ids('ann')).toEqual(fromDatabase);
   });
+
+  it('parses an answer once while it stays recent, frozen, and answers a changed engram as it now stands', async () => {
+    enablePostingsCache(t.db, 1000);
+    const backend = openOrgBackend(t.db, orgs.bob!, null);
+    const made = await learn(backend, { statement: 'Wax the toboggan runners before the race' }, systemContext);
+    const first = (await search('bob', 'toboggan runners'))[0]!.engram;
+    expect(first.id).toBe(made.engram.id);
+    expect((await search('bob', 'toboggan runners'))[0]!.engram).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.activation) && Object.isFrozen(first.tags)).toBe(true);
+    await backend.write(async (tx) => tx.put({ ...(await tx.get(made.engram.id))!, tags: ['winter'] }));
+    const changed = (await search('bob', 'toboggan runners'))[0]!.engram;
+    expect(changed).not.toBe(first);
+    expect(changed.tags).toEqual(['winter']);
+    expect(first.tags).toEqual([]);
+  });
 });
