@@ -38,9 +38,6 @@ export interface DocPostings {
 /** A term's postings the caller may read, by group. */
 export type GroupedPostings = ReadonlyMap<number, DocPostings>;
 
-/** The hub's postings, as it keeps and updates them: group -> document -> column-weighted count. */
-export type TermPostings = Map<number, Map<RankedDoc, number>>;
-
 export interface RankInput {
   lists: ReadonlyMap<string, GroupedPostings>;
   /** Rows and tokens of the collection the caller may read (BM25's N and average length). */

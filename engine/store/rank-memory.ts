@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { rankBm25, type GroupedPostings, type RankedDoc } from '../search/bm25-rank.js';
 import { columnTerms, parseQuery, phraseTokens } from '../search/fts-tokens.js';
 import { BM25_COLUMN_WEIGHTS } from '../search/fts-text.js';
-import { SortedPostings } from './sorted-postings.js';
+import { SortedPostings } from '../search/sorted-postings.js';
 
 // Recall's BM25 ranked from postings held in memory, for a process that searches the same store
 // again and again (svc mcp, the terminal UI, a command that searches once per engram). FTS5's

@@ -9,7 +9,7 @@ import { systemContext } from '../ops/context.js';
 import type { SearchHit } from '../backend.js';
 import { syntheticEngrams, syntheticQueries, variedQueries } from '../../scripts/support/synthetic-engrams.js';
 import { svc } from './support/run-svc.js';
-import { SortedPostings } from '../store/sorted-postings.js';
+import { SortedPostings } from '../search/sorted-postings.js';
 import type { RankedDoc } from '../search/bm25-rank.js';
 import { seededRandom } from '../seeded-random.js';
 

@@ -1,6 +1,7 @@
 import type { Database } from '../contracts.js';
 import { ident } from './sql.js';
-import type { RankedDoc, RankInput, TermPostings } from '../../engine/search/bm25-rank.js';
+import type { GroupedPostings, RankedDoc, RankInput } from '../../engine/search/bm25-rank.js';
+import { SortedPostings } from '../../engine/search/sorted-postings.js';
 import type { EngramDoc } from '../../engine/model/engram-types.js';
 
 // BM25 postings of each organization, and its engrams as JSON text, held in memory by a hub
@@ -27,8 +28,10 @@ interface CachedDoc extends RankedDoc {
 class OrgPostings {
   rev = 0;
   private readonly docs = new Map<string, CachedDoc>();
-  /** term -> scope number -> document -> column-weighted count. */
-  private readonly byTerm = new Map<string, TermPostings>();
+  /** The documents by ordinal: the array postings read them from (so never replaced). */
+  private readonly byOrd: Array<CachedDoc | undefined> = [];
+  /** term -> scope number -> ordinals and column-weighted counts (typed arrays: walked without hashing). */
+  private readonly byTerm = new Map<string, Map<number, SortedPostings>>();
   /** Scopes by number (documents hold the number), and their rows and tokens. */
   private readonly scopeIds = new Map<string, number>();
   private readonly scopeNames: string[] = [];
@@ -43,11 +46,11 @@ class OrgPostings {
   rankInput(terms: readonly string[], readable: readonly string[] | null): RankInput {
     const allowed = readable ? new Set(readable) : null;
     const ok = this.scopeNames.map((name) => !allowed || allowed.has(name));
-    const lists = new Map<string, TermPostings>();
+    const lists = new Map<string, GroupedPostings>();
     for (const t of terms) {
       const all = this.byTerm.get(t);
       if (!all) continue;
-      const mine: TermPostings = allowed ? new Map([...all].filter(([scope]) => ok[scope])) : all;
+      const mine: GroupedPostings = allowed ? new Map([...all].filter(([scope]) => ok[scope])) : all;
       if (mine.size > 0) lists.set(t, mine);
     }
     let rows = 0;
@@ -74,7 +77,7 @@ class OrgPostings {
       for (const t of old.terms) {
         const all = this.byTerm.get(t)!;
         const group = all.get(old.group)!;
-        group.delete(old);
+        group.delete(old.ord);
         if (group.size === 0) all.delete(old.group);
         if (all.size === 0) this.byTerm.delete(t);
       }
@@ -92,12 +95,13 @@ class OrgPostings {
       json: row.doc,
     };
     this.docs.set(row.id, doc);
+    this.byOrd[doc.ord] = doc;
     row.terms.forEach((t, i) => {
       let all = this.byTerm.get(t);
       if (!all) this.byTerm.set(t, (all = new Map()));
       let postings = all.get(group);
-      if (!postings) all.set(group, (postings = new Map()));
-      postings.set(doc, Number(row.wtfs[i]));
+      if (!postings) all.set(group, (postings = new SortedPostings(this.byOrd)));
+      postings.set(doc.ord, Number(row.wtfs[i]));
     });
     this.count(group, 1, doc.ntok);
     this.rev = Math.max(this.rev, Number(row.rev));

@@ -4,7 +4,7 @@ import type { Embedder } from '../../engine/embed/embedder.js';
 import type { Database } from '../contracts.js';
 import { parseQuery } from '../../engine/search/fts-tokens.js';
 import { postingsCacheOf } from '../data/postings-cache.js';
-import { rankBm25, type RankedDoc, type RankInput, type TermPostings } from '../../engine/search/bm25-rank.js';
+import { rankBm25, type RankedDoc, type RankInput } from '../../engine/search/bm25-rank.js';
 import { scopeClause, type OrgView } from './pg-view.js';
 
 // Search on the hub's PostgreSQL backend: BM25 over the postings (from the shared postings cache
@@ -55,7 +55,8 @@ async function postingsFromDatabase(view: OrgView, terms: string[]): Promise<Ran
   );
   // The database filtered by scope already: one group per term.
   const docs = new Map<string, RankedDoc>();
-  const lists = new Map<string, TermPostings>();
+  // term -> its one group -> document -> column-weighted count.
+  const lists = new Map<string, Map<number, Map<RankedDoc, number>>>();
   for (const p of r.rows) {
     let doc = docs.get(p.engram_id);
     if (!doc)

@@ -1,9 +1,10 @@
-import type { DocPostings, RankedDoc } from '../search/bm25-rank.js';
+import type { DocPostings, RankedDoc } from './bm25-rank.js';
 
-// One word's postings in a local index held in memory (rank-memory.ts): rowids and
-// column-weighted counts in two typed arrays, sorted by rowid. 8 bytes a posting where a Map
-// entry takes about 30, and walked without hashing. Postings arrive in rowid order when read
-// from the index (push); a changed engram moves one (set, delete: a binary search and a shift).
+// One word's postings held in memory, by a local process (store/rank-memory.ts) and by the hub
+// (hub/data/postings-cache.ts, one per word and scope): document ordinals (a local row's rowid)
+// and column-weighted counts in two typed arrays, sorted by ordinal. 8 bytes a posting where a
+// Map entry takes about 30, and walked without hashing. Postings arrive in order when read from
+// the index (push); a changed engram moves one (set, delete: a binary search and a shift).
 
 export class SortedPostings implements DocPostings {
   private rowids: Int32Array;
