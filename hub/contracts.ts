@@ -19,12 +19,23 @@ export interface Queryable {
   defer?(sql: string, params: unknown[]): Promise<void>;
 }
 
+/** One transaction, as a unit of work run in it sees it. */
+export interface Transaction extends Queryable {
+  /**
+   * Runs `before` (statements without parameters, such as taking a lock) and then `sql` as a
+   * statement prepared on the connection (data/prepared-statements.ts), in one round trip; answers
+   * sql's rows. A statement whose plan is worth keeping, read under a lock: it is planned once
+   * per connection, not on every call.
+   */
+  queryPrepared<R = Record<string, unknown>>(before: string, sql: string, params: unknown[]): Promise<{ rows: R[] }>;
+}
+
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** pgvector is installed in this database (PGlite always; a server only when the extension exists). */
   readonly hasVector: boolean;
   /** Runs fn in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (q: Transaction) => Promise<T>): Promise<T>;
   /** A transaction the caller ends: for work that spans a whole request. */
   begin(): Promise<OpenTransaction>;
   /**
@@ -36,7 +47,7 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-export interface OpenTransaction extends Queryable {
+export interface OpenTransaction extends Transaction {
   /**
    * Runs `script` (statements without parameters, such as a savepoint's) and then `sql`; answers
    * sql's rows. One round trip when every parameter has a plain literal (sql.ts `inlineParams`).

@@ -6,7 +6,7 @@ import type { Database, OpenTransaction } from '../contracts.js';
 import { SvcError } from '../../engine/errors.js';
 import { processRuns } from '../../engine/process-runs.js';
 import { inlineParams } from './sql.js';
-import { PreparedStatements } from './prepared-statements.js';
+import { PreparedStatements, queryPrepared } from './prepared-statements.js';
 
 // The hub's database: PostgreSQL through a `pg` pool when a URL is given, else PGlite (PostgreSQL
 // compiled to WebAssembly) in a data folder, so a hub runs on a machine with nothing installed.
@@ -141,7 +141,7 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
       const results = (await client.query(`${script};\n${inlined}`)) as unknown as Array<{ rows: R[] }>;
       return { rows: results[results.length - 1]!.rows };
     };
-    return {
+    const tx: OpenTransaction = {
       query: (sql, params) => queryAfter(opening(), sql, params),
       exec: async (sql) => void (await client.query(opening(sql)!)),
       queryAfter: (script, sql, params) => queryAfter(opening(script), sql, params),
@@ -155,7 +155,9 @@ async function openPostgres(url: string, max: number, timeouts: { statementMs: n
       commit: () => end('COMMIT'),
       rollback: () => end('ROLLBACK'),
       prepared: (sql) => prepared.use(sql),
+      queryPrepared: (before, sql, params) => queryPrepared(tx, before, sql, params),
     };
+    return tx;
   };
   const probe = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'vector'");
   const db: Database = {
@@ -263,6 +265,11 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
           fn({
             query: async (sql, params) => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] }),
             exec: async (sql) => void (await tx.exec(sql)),
+            // One connection in this process: no round trip to save, and planning is not what it waits on.
+            queryPrepared: async (before, sql, params) => {
+              await tx.exec(before);
+              return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
+            },
           }),
         ),
       ),
@@ -325,6 +332,11 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
               await settled!.catch(() => undefined);
             },
             prepared: (sql) => prepared.use(sql),
+            queryPrepared: (before, sql, params) =>
+              busy(async () => {
+                await tx.exec(before);
+                return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
+              }),
           });
           const committed = await ended;
           clearTimeout(timer);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Preparing } from '../contracts.js';
+import type { OpenTransaction, Preparing } from '../contracts.js';
+import { executeStatement, literalParams } from './sql.js';
 
 // The statements a hot write sends on every request, prepared once per connection. A write's
 // statement is sent as literals in a simple query, so that it rides in one round trip with others
@@ -41,4 +42,25 @@ export class PreparedStatements {
       },
     };
   }
+}
+
+/**
+ * `before`, then `sql` as the EXECUTE of a statement prepared on the transaction's connection,
+ * its parameters written in (Transaction.queryPrepared). The first time on a connection, the
+ * PREPARE goes in a round trip of its own; a parameter without a plain literal runs it unprepared.
+ */
+export async function queryPrepared<R>(
+  tx: Pick<OpenTransaction, 'prepared' | 'exec' | 'queryAfter'>,
+  before: string,
+  sql: string,
+  params: unknown[],
+): Promise<{ rows: R[] }> {
+  const literals = literalParams(params);
+  if (literals === undefined) return tx.queryAfter<R>(before, sql, params);
+  const preparing = tx.prepared(sql);
+  if (preparing.script) {
+    await tx.exec(preparing.script);
+    preparing.done();
+  }
+  return tx.queryAfter<R>(before, executeStatement(preparing.name, literals));
 }

@@ -1,5 +1,6 @@
-import type { Database, OpenTransaction, Queryable } from '../contracts.js';
+import type { Database, OpenTransaction, Transaction } from '../contracts.js';
 import { executeStatement, literalParams } from './sql.js';
+import { queryPrepared } from './prepared-statements.js';
 
 // The database as one write request sees it: every query of the request runs in one
 // transaction, so the request's changes and its audit row commit together or not at all. The
@@ -85,7 +86,7 @@ export class RequestDatabase implements Database {
     return taken.map((d) => d.sql).join(';\n');
   }
 
-  transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (q: Transaction) => Promise<T>): Promise<T> {
     const run = this.nested.then(async () => {
       const tx = await this.usable();
       const name = `svc_sp_${++this.savepoints}`;
@@ -104,7 +105,7 @@ export class RequestDatabase implements Database {
         pending = undefined;
         return script || undefined;
       };
-      const q: Queryable = {
+      const q: Transaction = {
         query: (sql, params) => {
           const script = take();
           return script ? tx.queryAfter(script, sql, params) : tx.query(sql, params);
@@ -125,6 +126,20 @@ export class RequestDatabase implements Database {
           }
           this.deferred.push({ unit: name, sql: call });
         },
+        queryPrepared: (before, sql, params) =>
+          queryPrepared(
+            {
+              prepared: (text) => tx.prepared(text),
+              exec: (text) => q.exec(text),
+              queryAfter: (script, text, p) => {
+                const earlier = take();
+                return tx.queryAfter(earlier ? `${earlier}; ${script}` : script, text, p);
+              },
+            },
+            before,
+            sql,
+            params,
+          ),
       };
       try {
         const result = await fn(q);

@@ -1,5 +1,6 @@
 import type { Database, OpenTransaction, Org, Preparing } from '../contracts.js';
 import { writeLockSql } from './sql.js';
+import { queryPrepared } from './prepared-statements.js';
 
 // Group commit of one organization's engram writes in one hub process (the gatekeeper groups
 // only those: other writes may wait on something outside, a mail server, and a group would wait
@@ -157,6 +158,10 @@ class Member implements OpenTransaction {
 
   prepared(sql: string): Preparing {
     return this.shared.tx.prepared(sql);
+  }
+
+  queryPrepared<R = Record<string, unknown>>(before: string, sql: string, params: unknown[]): Promise<{ rows: R[] }> {
+    return queryPrepared<R>(this, before, sql, params);
   }
 
   commit(): Promise<void> {

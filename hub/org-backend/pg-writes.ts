@@ -7,7 +7,7 @@ import { formatId, idDay, idStem } from '../../engine/model/ids.js';
 import { validateEngram } from '../../engine/model/validate-engram.js';
 import { invalid } from '../../engine/errors.js';
 import type { Queryable } from '../contracts.js';
-import { CONTROL_SCHEMA, writeLockSql } from '../data/sql.js';
+import { writeLockSql } from '../data/sql.js';
 import { documentTerms } from '../../engine/search/fts-tokens.js';
 import { outboxSql, type WebhookEvent } from '../webhooks/webhook-outbox.js';
 import { getDoc, visible, type OrgView } from './pg-view.js';
@@ -50,10 +50,11 @@ export async function writeUnit<T>(view: OrgView, fn: (tx: EngramWriter) => Prom
       findByHash: async (hash) => {
         const stem = idStem('ENG', view.org.idPrefix, idDay(new Date()));
         const rows = (
-          await q.query<{ doc: EngramDoc | null; last_id: number | null }>(
-            `SELECT doc, last_id FROM ${CONTROL_SCHEMA}.engrams_by_hash_and_counter_locked($1, $2, $3, $4)`,
-            [view.org.schema, hash, view.readable ? [...view.readable] : null, stem],
-          )
+          await q.queryPrepared<{ doc: EngramDoc | null; last_id: number | null }>(writeLockSql(view.org.schema), byHashSql(view.s), [
+            stem,
+            hash,
+            view.readable ? [...view.readable] : null,
+          ])
         ).rows;
         locked = true;
         if (!counters.has(stem)) counters.set(stem, Number(rows[0]!.last_id));
@@ -95,6 +96,18 @@ export async function writeUnit<T>(view: OrgView, fn: (tx: EngramWriter) => Prom
     return result;
   });
 }
+
+/**
+ * The last id of a stem (first row), then the engrams with a content hash that the caller may
+ * read, oldest first. Prepared: planned once per connection, where a function's dynamic SQL
+ * was planned on every create, under the organization's write lock.
+ */
+const byHashSql = (s: string): string =>
+  `SELECT doc, last_id FROM (
+     SELECT 0 AS k, 0::bigint AS seq, NULL::jsonb AS doc, coalesce((SELECT last FROM ${s}.id_counters WHERE stem = $1), 0) AS last_id
+     UNION ALL
+     SELECT 1, seq, doc, NULL FROM ${s}.engrams WHERE content_hash = $2 AND ($3::text[] IS NULL OR scope = ANY ($3))) found
+   ORDER BY k, seq`;
 
 /** The WITH item storing allocated id counters (never lowering one); its parameters are appended to `params`. */
 function countersSql(view: OrgView, allocated: Map<string, number>, params: unknown[]): string {

@@ -108,6 +108,25 @@ describe.each(DATABASES)('the request database (%s)', (kind) => {
     ]);
   });
 
+  it('reads with a prepared statement after a script, in one round trip with what went before, the PREPARE once per connection', async () => {
+    const c = counting(t.db);
+    const rdb = new RequestDatabase(c.db);
+    await rdb.transaction((q) => q.defer!('INSERT INTO rdb_units VALUES ($1, $2)', [190, 'deferred']));
+    const read = (n: number) =>
+      rdb.transaction((q) =>
+        q.queryPrepared<{ note: string }>(
+          `INSERT INTO rdb_units VALUES (${n}, 'before')`,
+          'SELECT note FROM rdb_units WHERE n >= $1 ORDER BY n',
+          [190],
+        ),
+      );
+    expect((await read(191)).rows).toEqual([{ note: 'deferred' }, { note: 'before' }]);
+    expect((await read(192)).rows).toEqual([{ note: 'deferred' }, { note: 'before' }, { note: 'before' }]);
+    expect(c.trips()).toBe(2);
+    await rdb.commit();
+    expect(await notes(t.db, 190)).toHaveLength(3);
+  });
+
   it('runs a deferred statement before anything that reads after it, in the same round trip', async () => {
     const c = counting(t.db);
     const rdb = new RequestDatabase(c.db);
