@@ -45,9 +45,21 @@ export class PreparedStatements {
 }
 
 /**
- * `before`, then `sql` as the EXECUTE of a statement prepared on the transaction's connection,
- * its parameters written in (Transaction.queryPrepared). The first time on a connection, the
- * PREPARE goes in a round trip of its own; a parameter without a plain literal runs it unprepared.
+ * `EXECUTE name(literals)` of `sql` prepared on the transaction's connection: the first time
+ * there, the PREPARE runs first, in a round trip of its own.
+ */
+export async function preparedCall(tx: Pick<OpenTransaction, 'prepared' | 'exec'>, sql: string, literals: string[]): Promise<string> {
+  const preparing = tx.prepared(sql);
+  if (preparing.script) {
+    await tx.exec(preparing.script);
+    preparing.done();
+  }
+  return executeStatement(preparing.name, literals);
+}
+
+/**
+ * `before`, then `sql` as a statement prepared on the transaction's connection, its parameters
+ * written in (Transaction.queryPrepared); a parameter without a plain literal runs it unprepared.
  */
 export async function queryPrepared<R>(
   tx: Pick<OpenTransaction, 'prepared' | 'exec' | 'queryAfter'>,
@@ -57,10 +69,5 @@ export async function queryPrepared<R>(
 ): Promise<{ rows: R[] }> {
   const literals = literalParams(params);
   if (literals === undefined) return tx.queryAfter<R>(before, sql, params);
-  const preparing = tx.prepared(sql);
-  if (preparing.script) {
-    await tx.exec(preparing.script);
-    preparing.done();
-  }
-  return tx.queryAfter<R>(before, executeStatement(preparing.name, literals));
+  return tx.queryAfter<R>(before, await preparedCall(tx, sql, literals));
 }

@@ -1,6 +1,6 @@
 import type { Database, OpenTransaction, Transaction } from '../contracts.js';
 import { executeStatement, literalParams } from './sql.js';
-import { queryPrepared } from './prepared-statements.js';
+import { preparedCall, queryPrepared } from './prepared-statements.js';
 
 // The database as one write request sees it: every query of the request runs in one
 // transaction, so the request's changes and its audit row commit together or not at all. The
@@ -118,12 +118,7 @@ export class RequestDatabase implements Database {
           // As a prepared statement: its plan is kept on the connection (prepared-statements.ts).
           const literals = literalParams(params);
           if (literals === undefined) return void (await q.query(sql, params));
-          const preparing = tx.prepared(sql);
-          const call = executeStatement(preparing.name, literals);
-          if (preparing.script) {
-            await q.exec(preparing.script);
-            preparing.done();
-          }
+          const call = await preparedCall({ prepared: (text) => tx.prepared(text), exec: q.exec }, sql, literals);
           this.deferred.push({ unit: name, sql: call });
         },
         queryPrepared: (before, sql, params) =>
