@@ -246,6 +246,13 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
   let inFlight = 0;
   // PGlite is one connection: one set of prepared statements.
   const prepared = new PreparedStatements();
+  // One connection in this process: a script and the statement after it save no round trip by
+  // going together, and planning is not what they wait on. So they run in turn, unprepared.
+  type Tx = Pick<typeof db, 'exec' | 'query'>;
+  const after = async (tx: Tx, script: string, sql: string, params?: unknown[]) => {
+    await tx.exec(script);
+    return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
+  };
   const held = async <T>(work: () => Promise<T>): Promise<T> => {
     inFlight++;
     try {
@@ -265,11 +272,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
           fn({
             query: async (sql, params) => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] }),
             exec: async (sql) => void (await tx.exec(sql)),
-            // One connection in this process: no round trip to save, and planning is not what it waits on.
-            queryPrepared: async (before, sql, params) => {
-              await tx.exec(before);
-              return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
-            },
+            queryPrepared: (before, sql, params) => after(tx, before, sql, params),
           }),
         ),
       ),
@@ -315,12 +318,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
           opened({
             query: (sql, params) => busy(async () => ({ rows: (await tx.query(sql, params as unknown[])).rows as never[] })),
             exec: (sql) => busy(async () => void (await tx.exec(sql))),
-            // One connection in this process: no round trip to save.
-            queryAfter: (script, sql, params) =>
-              busy(async () => {
-                await tx.exec(script);
-                return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
-              }),
+            queryAfter: (script, sql, params) => busy(() => after(tx, script, sql, params)),
             commitAfter: async (script, ran) => {
               await busy(() => tx.exec(script));
               ran?.();
@@ -332,11 +330,7 @@ async function openPglite(dataDir: string | undefined, idleMs: number, holder: s
               await settled!.catch(() => undefined);
             },
             prepared: (sql) => prepared.use(sql),
-            queryPrepared: (before, sql, params) =>
-              busy(async () => {
-                await tx.exec(before);
-                return { rows: (await tx.query(sql, params as unknown[])).rows as never[] };
-              }),
+            queryPrepared: (before, sql, params) => busy(() => after(tx, before, sql, params)),
           });
           const committed = await ended;
           clearTimeout(timer);
