@@ -59,7 +59,7 @@ describe.each(DATABASES)('the postings cache (%s)', (kind) => {
     expect(await ids('ann')).toEqual(fromDatabase);
   });
 
-  it('parses an answer once while it stays recent, frozen, and answers a changed engram as it now stands', async () => {
+  it('parses an answer once, keeps it frozen, and answers a changed engram as it now stands', async () => {
     enablePostingsCache(t.db, 1000);
     const backend = openOrgBackend(t.db, orgs.bob!, null);
     const made = await learn(backend, { statement: 'Wax the toboggan runners before the race' }, systemContext);
