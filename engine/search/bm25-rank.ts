@@ -8,8 +8,8 @@ import type { ParsedQuery } from './fts-tokens.js';
 // grouped by scope, only the groups the caller may read); and top-k pruning (MaxScore) skips the
 // long lists: terms are taken rarest first, and once the most the remaining terms could add is
 // below the k-th best score so far, no document outside those already scored can reach the top;
-// the remaining terms are looked up only for the documents whose score so far, plus that most,
-// still reaches the k-th best.
+// the remaining terms count only for the documents whose score so far, plus that most, still
+// reaches the k-th best.
 
 const K1 = 1.2;
 const B = 0.75;
@@ -48,10 +48,14 @@ export interface RankInput {
 }
 
 let scratch = new Float64Array(1024);
+/** Candidates by ordinal (1), while one phrase's postings are walked for them; all 0 between uses. */
+let marks = new Uint8Array(1024);
 
 interface Phrase {
   ord: number;
   postings: GroupedPostings[];
+  /** Documents holding it (retired ones included). */
+  df: number;
   idf: number;
   /** For multi-token phrases: the documents holding every token, and their counts. */
   hits?: Array<[RankedDoc, number]>;
@@ -85,7 +89,7 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
   parsed.phrases.forEach((tokens, ord) => {
     const postings = tokens.map((t) => input.lists.get(t));
     if (postings.some((l) => !l)) return;
-    const p: Phrase = { ord, postings: postings as GroupedPostings[], idf: 0 };
+    const p: Phrase = { ord, postings: postings as GroupedPostings[], df: 0, idf: 0 };
     let df = 0;
     if (tokens.length === 1) {
       for (const g of p.postings[0]!.values()) df += g.size;
@@ -99,12 +103,16 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
       }
       df = p.hits.length;
     }
+    p.df = df;
     const raw = Math.log((n - df + 0.5) / (df + 0.5));
     p.idf = raw <= 0 ? 1e-6 : raw;
     phrases.push(p);
   });
 
-  if (scratch.length < input.size) scratch = new Float64Array(Math.max(input.size, scratch.length * 2));
+  if (scratch.length < input.size) {
+    scratch = new Float64Array(Math.max(input.size, scratch.length * 2));
+    marks = new Uint8Array(scratch.length);
+  }
   const score = scratch;
   const touched: RankedDoc[] = [];
   try {
@@ -122,10 +130,22 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
         if (candidates || rest[i]! < bar) candidates = (candidates ?? touched).filter((d) => score[d.ord]! + rest[i]! >= bar);
       }
       if (candidates) {
-        for (const doc of candidates) {
-          const freq = freqOf(p, doc);
-          if (freq > 0) score[doc.ord] += part(p.idf, freq, doc);
+        // A lookup is a binary search: when the candidates would cost more lookups than the
+        // phrase has postings, its postings are walked instead, adding to the candidates marked.
+        if (candidates.length * Math.log2(p.df + 1) <= p.df) {
+          for (const doc of candidates) {
+            const freq = freqOf(p, doc);
+            if (freq > 0) score[doc.ord] += part(p.idf, freq, doc);
+          }
+          return;
         }
+        for (const doc of candidates) marks[doc.ord] = 1;
+        const addMarked = (freq: number, doc: RankedDoc) => {
+          if (marks[doc.ord] === 1) score[doc.ord] += part(p.idf, freq, doc);
+        };
+        if (p.hits) for (const [doc, freq] of p.hits) addMarked(freq, doc);
+        else for (const g of p.postings[0]!.values()) g.forEach(addMarked);
+        for (const doc of candidates) marks[doc.ord] = 0;
         return;
       }
       const add = (freq: number, doc: RankedDoc) => {
@@ -156,7 +176,7 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
   }
 }
 
-const NO_PHRASE: Phrase = { ord: -1, postings: [new Map()], idf: 0 };
+const NO_PHRASE: Phrase = { ord: -1, postings: [new Map()], df: 0, idf: 0 };
 
 /** The k-th largest score among these documents. */
 function kthBest(docs: RankedDoc[], score: Float64Array, k: number): number {
