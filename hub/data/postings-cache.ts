@@ -5,8 +5,8 @@ import { SortedPostings } from '../../engine/search/sorted-postings.js';
 import type { EngramDoc } from '../../engine/model/engram-types.js';
 
 // BM25 postings of each organization, and its engrams (as JSON text until first answered), held
-// in memory by a hub process, so that ranking a query reads no postings from the database (common terms have
-// thousands) and answering it reads no documents. PostgreSQL stays the source
+// in memory by a hub process, so that ranking a query reads no postings from the database
+// (common terms have thousands) and answering it reads no documents. PostgreSQL stays the source
 // of truth: each use first reads the organization's highest engram revision (engrams.rev, one
 // index lookup); when it moved, the engrams written since are read again and their postings
 // replaced, so every process answers as the database stands once a write is acknowledged.
