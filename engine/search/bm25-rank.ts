@@ -33,6 +33,8 @@ export interface DocPostings {
   readonly size: number;
   get(doc: RankedDoc): number | undefined;
   forEach(fn: (freq: number, doc: RankedDoc) => void): void;
+  /** forEach over the documents whose ordinal is marked 1 only, for postings that can tell without reading the document. */
+  forEachMarked?(marks: Uint8Array, fn: (freq: number, doc: RankedDoc) => void): void;
 }
 
 /** A term's postings the caller may read, by group. */
@@ -140,11 +142,16 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
           return;
         }
         for (const doc of candidates) marks[doc.ord] = 1;
+        const addTo = (freq: number, doc: RankedDoc) => void (score[doc.ord] += part(p.idf, freq, doc));
         const addMarked = (freq: number, doc: RankedDoc) => {
-          if (marks[doc.ord] === 1) score[doc.ord] += part(p.idf, freq, doc);
+          if (marks[doc.ord] === 1) addTo(freq, doc);
         };
         if (p.hits) for (const [doc, freq] of p.hits) addMarked(freq, doc);
-        else for (const g of p.postings[0]!.values()) g.forEach(addMarked);
+        else
+          for (const g of p.postings[0]!.values()) {
+            if (g.forEachMarked) g.forEachMarked(marks, addTo);
+            else g.forEach(addMarked);
+          }
         for (const doc of candidates) marks[doc.ord] = 0;
         return;
       }

@@ -47,6 +47,16 @@ export class SortedPostings implements DocPostings {
     }
   }
 
+  /** The postings whose rowid is marked 1 (an owner's rowid is its document's ordinal): unmarked ones read no document. */
+  forEachMarked(marks: Uint8Array, fn: (weight: number, doc: RankedDoc) => void): void {
+    for (let i = 0; i < this.size; i++) {
+      const rowid = this.rowids[i]!;
+      if (marks[rowid] !== 1) continue;
+      const doc = this.docs[rowid];
+      if (doc) fn(this.weights[i]!, doc);
+    }
+  }
+
   set(rowid: number, weight: number): void {
     const i = this.find(rowid);
     if (i < this.size && this.rowids[i] === rowid) {

@@ -161,5 +161,10 @@ describe("a word's postings in sorted arrays", () => {
     expect(seen).toEqual([...model].sort((a, b) => a[0] - b[0]));
     expect(postings.size).toBe(model.size);
     for (const doc of docs) expect(postings.get(doc)).toBe(model.get(doc.ord));
+    // Walked for marked documents only (ranking's candidates), as forEach would filter them.
+    const marks = new Uint8Array(400).map((_, i) => (i % 5 === 0 ? 1 : 0));
+    const marked: Array<[number, number]> = [];
+    postings.forEachMarked(marks, (weight, doc) => marked.push([doc.ord, weight]));
+    expect(marked).toEqual(seen.filter(([ord]) => ord % 5 === 0));
   });
 });
