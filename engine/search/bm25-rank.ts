@@ -35,6 +35,8 @@ export interface DocPostings {
   forEach(fn: (freq: number, doc: RankedDoc) => void): void;
   /** forEach over the documents whose ordinal is marked 1 only, for postings that can tell without reading the document. */
   forEachMarked?(marks: Uint8Array, fn: (freq: number, doc: RankedDoc) => void): void;
+  /** forEach over live documents, with their ordinal and length, for postings that hold them (so no document is read). */
+  forEachLive?(fn: (freq: number, doc: RankedDoc, ord: number, ntok: number) => void): void;
 }
 
 /** A term's postings the caller may read, by group. */
@@ -86,7 +88,7 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
   if (limit <= 0) return [];
   const { rows: n } = input;
   const avgdl = n === 0 ? 1 : input.tokens / n;
-  const part = (idf: number, freq: number, doc: RankedDoc) => (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * doc.ntok) / avgdl));
+  const part = (idf: number, freq: number, ntok: number) => (idf * (freq * (K1 + 1))) / (freq + K1 * (1 - B + (B * ntok) / avgdl));
   const phrases: Phrase[] = [];
   parsed.phrases.forEach((tokens, ord) => {
     const postings = tokens.map((t) => input.lists.get(t));
@@ -137,12 +139,12 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
         if (candidates.length * Math.log2(p.df + 1) <= p.df) {
           for (const doc of candidates) {
             const freq = freqOf(p, doc);
-            if (freq > 0) score[doc.ord] += part(p.idf, freq, doc);
+            if (freq > 0) score[doc.ord] += part(p.idf, freq, doc.ntok);
           }
           return;
         }
         for (const doc of candidates) marks[doc.ord] = 1;
-        const addTo = (freq: number, doc: RankedDoc) => void (score[doc.ord] += part(p.idf, freq, doc));
+        const addTo = (freq: number, doc: RankedDoc) => void (score[doc.ord] += part(p.idf, freq, doc.ntok));
         const addMarked = (freq: number, doc: RankedDoc) => {
           if (marks[doc.ord] === 1) addTo(freq, doc);
         };
@@ -155,14 +157,21 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
         for (const doc of candidates) marks[doc.ord] = 0;
         return;
       }
-      const add = (freq: number, doc: RankedDoc) => {
-        if (!doc.live) return;
+      // Live documents only (retired ones count in N and df, never in scores).
+      const add = (freq: number, doc: RankedDoc, ord: number, ntok: number) => {
         // Every part is positive: a zero score means not touched yet.
-        if (score[doc.ord] === 0) touched.push(doc);
-        score[doc.ord] += part(p.idf, freq, doc);
+        if (score[ord] === 0) touched.push(doc);
+        score[ord] += part(p.idf, freq, ntok);
       };
-      if (p.hits) for (const [doc, freq] of p.hits) add(freq, doc);
-      else for (const g of p.postings[0]!.values()) g.forEach(add);
+      const addIfLive = (freq: number, doc: RankedDoc) => {
+        if (doc.live) add(freq, doc, doc.ord, doc.ntok);
+      };
+      if (p.hits) for (const [doc, freq] of p.hits) addIfLive(freq, doc);
+      else
+        for (const g of p.postings[0]!.values()) {
+          if (g.forEachLive) g.forEachLive(add);
+          else g.forEach(addIfLive);
+        }
     });
     const groups = parsed.groups;
     const keep = groups
@@ -172,7 +181,7 @@ export function rankBm25(parsed: ParsedQuery, input: RankInput, limit: number): 
     const exact = (doc: RankedDoc) =>
       phrases.reduce((sum, p) => {
         const freq = freqOf(p, doc);
-        return freq > 0 ? sum + part(p.idf, freq, doc) : sum;
+        return freq > 0 ? sum + part(p.idf, freq, doc.ntok) : sum;
       }, 0);
     return topK(candidates ?? touched, score, keep, limit)
       .map((doc) => ({ doc, score: exact(doc) }))

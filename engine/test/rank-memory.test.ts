@@ -166,5 +166,12 @@ describe("a word's postings in sorted arrays", () => {
     const marked: Array<[number, number]> = [];
     postings.forEachMarked(marks, (weight, doc) => marked.push([doc.ord, weight]));
     expect(marked).toEqual(seen.filter(([ord]) => ord % 5 === 0));
+    // Live documents with their lengths, as written with each posting: a retired document's
+    // posting, written again (as owners do), is skipped.
+    docs.forEach((doc, i) => (docs[i] = { ...doc, ntok: 10 + (i % 4), live: i % 3 !== 0 }));
+    for (const [rowid, weight] of seen) postings.set(rowid, weight);
+    const live: Array<[number, number, number]> = [];
+    postings.forEachLive((weight, doc, ord, ntok) => live.push([doc.ord, weight, ntok - (10 + (ord % 4))]));
+    expect(live).toEqual(seen.filter(([ord]) => ord % 3 !== 0).map(([ord, weight]) => [ord, weight, 0]));
   });
 });
