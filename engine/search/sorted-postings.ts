@@ -4,9 +4,10 @@ import type { DocPostings, RankedDoc } from './bm25-rank.js';
 // (hub/data/postings-cache.ts, one per word and scope): document ordinals (a local row's rowid)
 // and column-weighted counts in typed arrays, sorted by ordinal, with each document's length as
 // it was when its posting was written (-1 when retired): 12 bytes a posting where a Map entry
-// takes about 30, walked without hashing, and ranked without reading each document (a cache miss
-// per posting, which at 100,000 engrams was 40% of ranking's time). Postings arrive in order when read from
-// the index (push); a changed engram moves one (set, delete: a binary search and a shift).
+// takes about 30, walked without hashing, and ranked without reading each document (a cache
+// miss per posting, which at 100,000 engrams was 40% of ranking's time). Postings arrive in
+// order when read from the index (push); a changed engram moves one (set, delete: a binary
+// search and a shift).
 
 export class SortedPostings implements DocPostings {
   private rowids: Int32Array;

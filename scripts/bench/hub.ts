@@ -79,6 +79,17 @@ export interface HubFigures {
 
 const log = (text: string): void => void process.stderr.write(`bench hub: ${text}\n`);
 
+/** The routes' names, as the table prints them and as `node_ms_by_route` keys them. */
+const ROUTE = {
+  bm25: 'recall/bm25',
+  recall: 'recall',
+  two: 'recall, 2 procs',
+  create: 'create',
+  createNew: 'create, new org',
+  mcp: 'MCP recall',
+} as const;
+type RouteName = (typeof ROUTE)[keyof typeof ROUTE];
+
 /** `node -e 0`, median of 5, measured right after a route's load so the figure carries its machine's speed. */
 function nodeBaseline(): number {
   const runs = Array.from({ length: 5 }, () => timeNode(['-e', '0']).ms).sort((a, b) => a - b);
@@ -216,12 +227,12 @@ async function benchOne(
       ),
     );
     const byRoute: Record<string, number> = {
-      'recall/bm25': bm25.node_ms,
-      recall: hybrid.node_ms,
-      ...(two ? { 'recall, 2 procs': two.node_ms } : {}),
-      create: create.node_ms,
-      'create, new org': createNew.node_ms,
-      'MCP recall': mcp.node_ms,
+      [ROUTE.bm25]: bm25.node_ms,
+      [ROUTE.recall]: hybrid.node_ms,
+      ...(two ? { [ROUTE.two]: two.node_ms } : {}),
+      [ROUTE.create]: create.node_ms,
+      [ROUTE.createNew]: createNew.node_ms,
+      [ROUTE.mcp]: mcp.node_ms,
     };
     log('  webhook lag at 100 writes/s');
     const lag = await webhookLag(base, auth, duration);
@@ -523,7 +534,8 @@ export function withDatabase(url: string, name: string): string {
 const redact = (url: string): string => url.replace(/\/\/[^@/]*@/, '//');
 
 /** Where a target line says which machine it was judged on: the `node -e 0` of its routes. */
-const at = (r: HubFigures, ...routes: string[]): string => ` (node -e 0: ${routes.map((k) => `${r.node_ms_by_route[k]} ms`).join(', ')})`;
+const at = (r: HubFigures, ...routes: RouteName[]): string =>
+  ` (node -e 0: ${routes.map((k) => `${r.node_ms_by_route[k]} ms`).join(', ')})`;
 
 function formatTable(rows: HubFigures[], notes: string[], duration: number): string {
   const nodes = rows.flatMap((r) => Object.values(r.node_ms_by_route));
@@ -534,14 +546,14 @@ function formatTable(rows: HubFigures[], notes: string[], duration: number): str
   const cols = `  ${'database'.padEnd(9)} ${'corpus'.padEnd(7)} ${'engrams'.padStart(8)}  ${'route'.padEnd(16)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'node -e 0'.padStart(10)}`;
   const lines = rows.flatMap((r) =>
     [
-      ['recall/bm25', r.recall_bm25_rps, r.recall_bm25_p50_ms, r.recall_bm25_p99_ms],
-      ['recall', r.recall_rps, r.recall_p50_ms, r.recall_p99_ms],
+      [ROUTE.bm25, r.recall_bm25_rps, r.recall_bm25_p50_ms, r.recall_bm25_p99_ms],
+      [ROUTE.recall, r.recall_rps, r.recall_p50_ms, r.recall_p99_ms],
       ...(r.recall_two_processes_rps === null
         ? []
-        : [['recall, 2 procs', r.recall_two_processes_rps, r.recall_two_processes_p50_ms, r.recall_two_processes_p99_ms]]),
-      ['create', r.create_rps, r.create_p50_ms, r.create_p99_ms],
-      ['create, new org', r.create_new_org_rps, r.create_new_org_p50_ms, r.create_new_org_p99_ms],
-      ['MCP recall', r.mcp_recall_rps, r.mcp_recall_p50_ms, r.mcp_recall_p99_ms],
+        : [[ROUTE.two, r.recall_two_processes_rps, r.recall_two_processes_p50_ms, r.recall_two_processes_p99_ms]]),
+      [ROUTE.create, r.create_rps, r.create_p50_ms, r.create_p99_ms],
+      [ROUTE.createNew, r.create_new_org_rps, r.create_new_org_p50_ms, r.create_new_org_p99_ms],
+      [ROUTE.mcp, r.mcp_recall_rps, r.mcp_recall_p50_ms, r.mcp_recall_p99_ms],
     ].map(
       ([route, rps, p50, p99]) =>
         `  ${r.database.padEnd(9)} ${r.corpus.padEnd(7)} ${String(r.engrams).padStart(8)}  ${String(route).padEnd(16)} ${String(rps).padStart(7)} ${String(p50).padStart(7)} ${String(p99).padStart(7)} ${String(r.node_ms_by_route[String(route)] ?? '').padStart(10)}`,
@@ -552,11 +564,11 @@ function formatTable(rows: HubFigures[], notes: string[], duration: number): str
     .flatMap((r) =>
       r.engrams === 100_000
         ? [
-            `  target (PostgreSQL, 100,000): recall >= 150 req/s with p99 < 200 ms: ${r.recall_rps >= 150 && r.recall_p99_ms < 200 ? 'met' : 'MISSED'}${at(r, 'recall')}`,
+            `  target (PostgreSQL, 100,000): recall >= 150 req/s with p99 < 200 ms: ${r.recall_rps >= 150 && r.recall_p99_ms < 200 ? 'met' : 'MISSED'}${at(r, ROUTE.recall)}`,
           ]
         : [
-            `  target (PostgreSQL, 10,000, ${r.corpus}): recall >= 500 req/s with p99 <= 50 ms: ${r.recall_rps >= 500 && r.recall_p99_ms <= 50 ? 'met' : 'MISSED'}${at(r, 'recall')}`,
-            `  target (PostgreSQL, 10,000): create >= 300 req/s, into it and into a new organization: ${r.create_rps >= 300 && r.create_new_org_rps >= 300 ? 'met' : 'MISSED'}${at(r, 'create', 'create, new org')}`,
+            `  target (PostgreSQL, 10,000, ${r.corpus}): recall >= 500 req/s with p99 <= 50 ms: ${r.recall_rps >= 500 && r.recall_p99_ms <= 50 ? 'met' : 'MISSED'}${at(r, ROUTE.recall)}`,
+            `  target (PostgreSQL, 10,000): create >= 300 req/s, into it and into a new organization: ${r.create_rps >= 300 && r.create_new_org_rps >= 300 ? 'met' : 'MISSED'}${at(r, ROUTE.create, ROUTE.createNew)}`,
             `  target: MCP recall p50 within 1.3x of REST recall's (${round(r.mcp_recall_p50_ms / Math.max(r.recall_p50_ms, 0.01), 2)}x): ${r.mcp_recall_p50_ms <= 1.3 * r.recall_p50_ms ? 'met' : 'MISSED'}`,
           ],
     );
