@@ -11,41 +11,50 @@ type Command = { run(argv: string[]): Promise<number> };
 // Hook handlers (hook-*, named in hooks/hook-names.ts) and installers (init, doctor) live in
 // hooks/; this table is the only place the dispatcher reaches into it, by dynamic import.
 
+// The prompt bundle (dist/bin/svc-prompt.cjs) is built with SVC_BUNDLE defined as "prompt": the
+// bundler drops the other commands' branch and every module only they reach. bin/svc.ts sends it
+// the commands bin/prompt-commands.cts names, and this table must hold them all.
 const COMMANDS: Record<string, () => Promise<Command>> = {
   ...Object.fromEntries(HOOK_NAMES.map((name) => [name, () => import('../hooks/handlers/run-hook.js').then((m) => m.command(name))])),
-  init: () => import('../hooks/install/init-command.js'),
-  'init-remote': () => import('../hooks/install/init-remote-command.js'),
-  doctor: () => import('../hooks/install/doctor-command.js'),
-  mcp: () => import('../tui/commands/mcp.js'),
-  capture: () => import('../tui/commands/capture.js'),
-  timeline: () => import('../tui/commands/timeline.js'),
   learn: () => import('../tui/commands/learn.js'),
   recall: () => import('../tui/commands/recall.js'),
   inject: () => import('../tui/commands/inject.js'),
-  'similarity-search': () => import('../tui/commands/similarity-search.js'),
-  'batch-decay': () => import('../tui/commands/batch-decay.js'),
-  list: () => import('../tui/commands/list.js'),
-  forget: () => import('../tui/commands/forget.js'),
-  feedback: () => import('../tui/commands/feedback.js'),
-  promote: () => import('../tui/commands/promote.js'),
-  rescope: () => import('../tui/commands/rescope.js'),
-  status: () => import('../tui/commands/status.js'),
-  sync: () => import('../tui/commands/sync.js'),
-  conflicts: () => import('../tui/commands/conflicts.js'),
-  packs: () => import('../tui/commands/packs.js'),
-  stores: () => import('../tui/commands/stores.js'),
-  ingest: () => import('../tui/commands/ingest.js'),
-  import: () => import('../tui/commands/import.js'),
-  tensions: () => import('../tui/commands/tensions.js'),
-  audit: () => import('../tui/commands/audit.js'),
-  session: () => import('../tui/commands/session.js'),
-  browse: () => import('../tui/commands/browse.js'),
-  migrate: () => import('../tui/commands/migrate.js'),
-  models: () => import('../tui/commands/models.js'),
-  'rerank-eval': () => import('../tui/commands/rerank-eval.js'),
-  // The team server lives in hub/; like hooks/, reached only by dynamic import.
-  hub: () => import('../hub/cli/hub-command.js'),
+  ...(process.env.SVC_BUNDLE === 'prompt' ? {} : otherCommands()),
 };
+
+function otherCommands(): Record<string, () => Promise<Command>> {
+  return {
+    init: () => import('../hooks/install/init-command.js'),
+    'init-remote': () => import('../hooks/install/init-remote-command.js'),
+    doctor: () => import('../hooks/install/doctor-command.js'),
+    mcp: () => import('../tui/commands/mcp.js'),
+    capture: () => import('../tui/commands/capture.js'),
+    timeline: () => import('../tui/commands/timeline.js'),
+    'similarity-search': () => import('../tui/commands/similarity-search.js'),
+    'batch-decay': () => import('../tui/commands/batch-decay.js'),
+    list: () => import('../tui/commands/list.js'),
+    forget: () => import('../tui/commands/forget.js'),
+    feedback: () => import('../tui/commands/feedback.js'),
+    promote: () => import('../tui/commands/promote.js'),
+    rescope: () => import('../tui/commands/rescope.js'),
+    status: () => import('../tui/commands/status.js'),
+    sync: () => import('../tui/commands/sync.js'),
+    conflicts: () => import('../tui/commands/conflicts.js'),
+    packs: () => import('../tui/commands/packs.js'),
+    stores: () => import('../tui/commands/stores.js'),
+    ingest: () => import('../tui/commands/ingest.js'),
+    import: () => import('../tui/commands/import.js'),
+    tensions: () => import('../tui/commands/tensions.js'),
+    audit: () => import('../tui/commands/audit.js'),
+    session: () => import('../tui/commands/session.js'),
+    browse: () => import('../tui/commands/browse.js'),
+    migrate: () => import('../tui/commands/migrate.js'),
+    models: () => import('../tui/commands/models.js'),
+    'rerank-eval': () => import('../tui/commands/rerank-eval.js'),
+    // The team server lives in hub/; like hooks/, reached only by dynamic import.
+    hub: () => import('../hub/cli/hub-command.js'),
+  };
+}
 
 const USAGE = `svc: memory for AI agents and teams
 

@@ -10,8 +10,9 @@ import { codeCacheOf, writeCodeCache } from '../engine/code-cache.cjs';
 import { COMMON_JS } from './support/common-js-bundle.js';
 
 // Part of the build (`npm run build`, after tsc): bundles the dispatcher (dist/bin/dispatch.mjs)
-// and every module it reaches into one CommonJS file, dist/bin/svc.cjs, then writes its V8 code
-// cache by running the commands a prompt runs (bin/svc.ts explains why). Dynamic imports of our
+// and every module it reaches into one CommonJS file, dist/bin/svc.cjs, and the commands a prompt
+// runs into dist/bin/svc-prompt.cjs, then writes their V8 code caches by running commands (bin/svc.ts
+// explains why). Dynamic imports of our
 // own modules become lazy initialisers inside the file, so a command still initialises only what
 // it uses. Packages stay outside (required, or imported through the loader), except INLINE and
 // those in SIDE_BUNDLES, each of which gets a code-cached bundle of its own beside this one.
@@ -19,6 +20,7 @@ import { COMMON_JS } from './support/common-js-bundle.js';
 const DIST = fileURLToPath(new URL('../', import.meta.url));
 const ENTRY = join(DIST, 'bin', 'dispatch.mjs');
 const BUNDLE = join(DIST, 'bin', 'svc.cjs');
+const PROMPT_BUNDLE = join(DIST, 'bin', 'svc-prompt.cjs');
 const CLI = join(DIST, 'bin', 'svc.js');
 
 /**
@@ -158,40 +160,50 @@ const layout: Plugin = {
   },
 };
 
-const result = await build({
-  ...COMMON_JS,
-  entryPoints: [ENTRY],
-  metafile: true,
-  plugins: [layout],
-  // import.meta.url of every module becomes the bundle's: package-info.ts's codeFile() finds files from it.
-  define: { 'import.meta.url': '__svcImportMetaUrl' },
-  banner: { js: 'const __svcImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-});
-
-// Code compiled by node:vm has no import() of its own (Node 20 lends it only behind a flag): the
-// external dynamic imports call the loader's instead. Each one replaced must be one esbuild kept.
-const kept = new Set(
-  Object.values(result.metafile.inputs).flatMap((input) =>
-    input.imports.filter((i) => i.kind === 'dynamic-import' && i.external).map((i) => i.path),
-  ),
-);
-let code = result.outputFiles[0]!.text.replace(/\bimport\("([^"]+)"\)/g, (call, specifier: string) => {
-  if (!kept.has(specifier)) throw new Error(`bundle-cli: ${call} in the bundle is not an import esbuild kept`);
-  return `__svcImport(${JSON.stringify(specifier)})`;
-});
-if (/\bimport\(/.test(code)) throw new Error('bundle-cli: an import() the loader cannot serve is left in the bundle');
-
-checkRequires(code, BUNDLE);
-code = code.replace(/^#!.*\n/, '');
-code = asAscii(code, BUNDLE);
-writeFileSync(BUNDLE, code);
-rmSync(codeCacheOf(BUNDLE), { force: true });
+/**
+ * The two bundles of the dispatcher: the full one, and the one of the commands a prompt runs
+ * (bin/prompt-commands.cts), built with SVC_BUNDLE defined as "prompt" so that the other
+ * commands' branch of the dispatcher's table, and what only they reach, is left out.
+ */
+const BUNDLES: Array<{ file: string; define: Record<string, string> }> = [
+  { file: BUNDLE, define: {} },
+  { file: PROMPT_BUNDLE, define: { 'process.env.SVC_BUNDLE': '"prompt"' } },
+];
+for (const { file, define } of BUNDLES) writeFileSync(file, await bundleDispatcher(file, define));
 // dist/bin/svc.js is CommonJS, as bin/package.json makes tsc write it: Node must read it so too.
 copyFileSync(join(DIST, '..', 'bin', 'package.json'), join(DIST, 'bin', 'package.json'));
 
-// The code cache: each command below runs from the cache the one before wrote and adds what it
-// compiled, so the cache holds the functions of the commands a prompt runs (and no others, whose
-// bytecode would only make every start read more).
+async function bundleDispatcher(file: string, define: Record<string, string>): Promise<string> {
+  const result = await build({
+    ...COMMON_JS,
+    entryPoints: [ENTRY],
+    metafile: true,
+    plugins: [layout],
+    // import.meta.url of every module becomes the bundle's: package-info.ts's codeFile() finds files from it.
+    define: { 'import.meta.url': '__svcImportMetaUrl', ...define },
+    banner: { js: 'const __svcImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  });
+  // Code compiled by node:vm has no import() of its own (Node 20 lends it only behind a flag): the
+  // external dynamic imports call the loader's instead. Each one replaced must be one esbuild kept.
+  const kept = new Set(
+    Object.values(result.metafile.inputs).flatMap((input) =>
+      input.imports.filter((i) => i.kind === 'dynamic-import' && i.external).map((i) => i.path),
+    ),
+  );
+  const code = result.outputFiles[0]!.text.replace(/\bimport\("([^"]+)"\)/g, (call, specifier: string) => {
+    if (!kept.has(specifier)) throw new Error(`bundle-cli: ${call} in the bundle is not an import esbuild kept`);
+    return `__svcImport(${JSON.stringify(specifier)})`;
+  });
+  if (/\bimport\(/.test(code)) throw new Error('bundle-cli: an import() the loader cannot serve is left in the bundle');
+  checkRequires(code, file);
+  rmSync(codeCacheOf(file), { force: true });
+  return asAscii(code.replace(/^#!.*\n/, ''), file);
+}
+
+// The code caches: each command below runs from the cache the one before wrote and adds what it
+// compiled, so each bundle's cache holds the functions of the commands run here and no others,
+// whose bytecode would only make every start read more: the prompt bundle's, those of the
+// commands a prompt runs; the full one's, those of `svc list` and `svc status`, and its start-up.
 const home = mkdtempSync(join(tmpdir(), 'svc-code-cache-'));
 const event = (name: string, extra: object): string => JSON.stringify({ hook_event_name: name, session_id: 'build', cwd: home, ...extra });
 const WARM: Array<{ args: string[]; input?: string }> = [
@@ -206,6 +218,8 @@ const WARM: Array<{ args: string[]; input?: string }> = [
     input: event('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }),
   },
   { args: ['hook-correction-detect'], input: event('UserPromptSubmit', { prompt: 'no, use pnpm instead of npm' }) },
+  { args: ['list'] },
+  { args: ['status'] },
 ];
 try {
   for (const { args, input } of WARM) {

@@ -33,6 +33,7 @@ describe('requireWithCodeCache', () => {
   it.each([
     ['the engram validator', 'engine/model/engram-validator.gen.cjs'],
     ["the CLI's bundle", 'bin/svc.cjs'],
+    ["the CLI's bundle of the commands a prompt runs", 'bin/svc-prompt.cjs'],
     ["svc mcp's bundle of the MCP SDK and zod", 'bin/mcp-deps.cjs'],
     ["svc init's bundle of the TOML editor", 'bin/toml-deps.cjs'],
   ])('the build writes a cache of %s that a new node process accepts', (_, path) => {
@@ -45,10 +46,13 @@ describe('requireWithCodeCache', () => {
     expect(r.stdout, r.stderr).toBe('false');
   });
 
-  it.each(['svc.cjs', 'mcp-deps.cjs', 'toml-deps.cjs'])('keeps the bundle %s ASCII, so that node reads it as a one-byte string', (name) => {
-    const bundle = readFileSync(fileURLToPath(new URL(`../../dist/bin/${name}`, import.meta.url)), 'utf8');
-    expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
-  });
+  it.each(['svc.cjs', 'svc-prompt.cjs', 'mcp-deps.cjs', 'toml-deps.cjs'])(
+    'keeps the bundle %s ASCII, so that node reads it as a one-byte string',
+    (name) => {
+      const bundle = readFileSync(fileURLToPath(new URL(`../../dist/bin/${name}`, import.meta.url)), 'utf8');
+      expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
+    },
+  );
 
   it('starts svc from a CommonJS entry: a command that imports nothing runs no ES module', () => {
     // Each process loads Node's ES module loader itself; only running an ES module loads its module jobs.
@@ -66,19 +70,53 @@ describe('requireWithCodeCache', () => {
   });
 
   it("leaves the side bundles to their commands: a learn and a recall read neither svc mcp's nor svc init's", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-side-'));
-    const reads = fileReadLog();
-    const entry = fileURLToPath(new URL('../../dist/bin/svc.js', import.meta.url));
-    const env = { ...process.env, SVC_PATH: join(dir, 'store'), SVC_EMBED: 'off' };
-    for (const args of [
+    const files = bundlesRead([
       ['learn', 'Deploys happen on Tuesdays', '--scope', 'global'],
       ['recall', 'deploys'],
-    ]) {
-      const r = spawnSync(process.execPath, ['--require', reads.preload, entry, ...args], { encoding: 'utf8', env, cwd: dir });
-      expect(r.status, r.stderr).toBe(0);
-    }
-    const files = reads.files();
-    expect(files.some((f) => f.endsWith('svc.cjs.v8cache'))).toBe(true);
+    ]);
+    expect(files).toContain('svc-prompt.cjs.v8cache');
     expect(files.filter((f) => /(mcp|toml)-deps\.cjs/.test(f))).toEqual([]);
   });
+
+  it('runs the commands a prompt runs from the prompt bundle alone, and every other command from the full one', () => {
+    const event = JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', prompt: 'when do deploys happen' });
+    const prompt = bundlesRead(
+      [
+        ['learn', 'Deploys happen on Tuesdays', '--scope', 'global'],
+        ['recall', 'deploys'],
+        ['inject', 'deploy'],
+        ['--version'],
+        ['hook-inject'],
+      ],
+      event,
+    );
+    expect(prompt.filter((f) => /^svc.*\.cjs/.test(f))).toEqual(['svc-prompt.cjs', 'svc-prompt.cjs.v8cache']);
+    const other = bundlesRead([['--json', 'learn', 'Deploys happen on Tuesdays', '--scope', 'global'], ['list'], ['status'], ['--help']]);
+    expect(other.filter((f) => /^svc.*\.cjs/.test(f))).toEqual(['svc.cjs', 'svc.cjs.v8cache']);
+  });
 });
+
+/** The files of dist/bin that `svc` read to run each of `commands` (in one store), by name, once each. */
+function bundlesRead(commands: string[][], input = ''): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bundles-'));
+  const reads = fileReadLog();
+  const bin = fileURLToPath(new URL('../../dist/bin/', import.meta.url));
+  const env = { ...process.env, SVC_PATH: join(dir, 'store'), SVC_EMBED: 'off', HOME: dir };
+  for (const args of commands) {
+    const r = spawnSync(process.execPath, ['--require', reads.preload, join(bin, 'svc.js'), ...args], {
+      encoding: 'utf8',
+      env,
+      cwd: dir,
+      input,
+    });
+    expect(r.status, `svc ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  }
+  return [
+    ...new Set(
+      reads
+        .files()
+        .filter((f) => f.startsWith(bin))
+        .map((f) => f.slice(bin.length)),
+    ),
+  ].sort();
+}
