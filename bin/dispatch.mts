@@ -56,6 +56,9 @@ function otherCommands(): Record<string, () => Promise<Command>> {
   };
 }
 
+/** The commands this dispatcher runs (a test checks that the prompt bundle's are those bin/svc.ts sends it). */
+export const commandNames = (): string[] => Object.keys(COMMANDS);
+
 const USAGE = `svc: memory for AI agents and teams
 
   Usage

@@ -3,7 +3,7 @@
 // dist/bin/svc-prompt.cjs, a third of the full one's bytes: each process reads its whole bundle
 // and V8's code cache for it before anything runs (scripts/bundle-cli.ts builds both).
 
-/** Whether `svc <name>` runs from the prompt bundle (bin/dispatch.mts keeps its table in step; a test checks). */
+/** Whether `svc <name>` runs from the prompt bundle (bin/dispatch.mts holds them in its table; a test checks that its prompt bundle holds those and no others). */
 export function isPromptCommand(name: string | undefined): boolean {
   return name !== undefined && (name.startsWith('hook-') || PROMPT_COMMANDS.has(name));
 }

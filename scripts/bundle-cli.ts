@@ -11,11 +11,11 @@ import { COMMON_JS } from './support/common-js-bundle.js';
 
 // Part of the build (`npm run build`, after tsc): bundles the dispatcher (dist/bin/dispatch.mjs)
 // and every module it reaches into one CommonJS file, dist/bin/svc.cjs, and the commands a prompt
-// runs into dist/bin/svc-prompt.cjs, then writes their V8 code caches by running commands (bin/svc.ts
-// explains why). Dynamic imports of our
-// own modules become lazy initialisers inside the file, so a command still initialises only what
-// it uses. Packages stay outside (required, or imported through the loader), except INLINE and
-// those in SIDE_BUNDLES, each of which gets a code-cached bundle of its own beside this one.
+// runs into dist/bin/svc-prompt.cjs, then writes their V8 code caches by running commands
+// (bin/svc.ts explains why). Dynamic imports of our own modules become lazy initialisers inside
+// the file, so a command still initialises only what it uses. Packages stay outside (required, or
+// imported through the loader), except INLINE and those in SIDE_BUNDLES, each of which gets a
+// code-cached bundle of its own beside this one.
 
 const DIST = fileURLToPath(new URL('../', import.meta.url));
 const ENTRY = join(DIST, 'bin', 'dispatch.mjs');

@@ -94,6 +94,19 @@ describe('requireWithCodeCache', () => {
     const other = bundlesRead([['--json', 'learn', 'Deploys happen on Tuesdays', '--scope', 'global'], ['list'], ['status'], ['--help']]);
     expect(other.filter((f) => /^svc.*\.cjs/.test(f))).toEqual(['svc.cjs', 'svc.cjs.v8cache']);
   });
+
+  it('builds the prompt bundle with exactly the commands bin/svc.ts sends it', () => {
+    const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+    const check = `const { runCommonJs } = require(${JSON.stringify(join(dist, 'engine', 'code-cache.cjs'))});
+      const { isPromptCommand } = require(${JSON.stringify(join(dist, 'bin', 'prompt-commands.cjs'))});
+      const names = (file) => runCommonJs(${JSON.stringify(join(dist, 'bin'))} + '/' + file).exports.commandNames();
+      process.stdout.write(JSON.stringify({ prompt: names('svc-prompt.cjs'), sent: names('svc.cjs').filter(isPromptCommand) }));`;
+    const r = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const { prompt, sent } = JSON.parse(r.stdout) as { prompt: string[]; sent: string[] };
+    expect(prompt).toEqual(sent);
+    expect(prompt).toEqual(expect.arrayContaining(['learn', 'recall', 'inject', 'hook-inject', 'hook-observe']));
+  });
 });
 
 /** The files of dist/bin that `svc` read to run each of `commands` (in one store), by name, once each. */
