@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import { LocalStore } from '../../engine/store/local-store.js';
 import { stringifyEngram } from '../../engine/store/engram-yaml.js';
 import { buildEngram } from '../../engine/ops/learn.js';
@@ -11,7 +10,7 @@ import { recall } from '../../engine/ops/recall.js';
 import { round } from '../../engine/text.js';
 import { syntheticEngrams, syntheticQueries } from '../support/synthetic-engrams.js';
 import { median, percentile } from './stats.js';
-import { CLI, timeNode, timeNodeWithPeakRss } from './proc.js';
+import { CLI, makeScanSliceDue, timeNode, timeNodeWithPeakRss } from './proc.js';
 
 // `npm run bench -- curve`: how the local engine's costs grow with the store, at 10,000, 50,000
 // and 100,000 engrams (--sizes). Each store is seeded by writing its YAML files directly (learning
@@ -136,9 +135,7 @@ async function measure(size: number, root: string, cwd: string): Promise<CurvePo
   const paused: number[] = [];
   const pausedNode: number[] = [];
   for (let i = 0; i < PROCESS_RUNS; i++) {
-    const index = new Database(join(root, 'index.db'));
-    index.prepare("UPDATE meta SET value = '0' WHERE key = 'scan_slice_at'").run();
-    index.close();
+    makeScanSliceDue(root);
     const r = timeNode([CLI, 'recall', queries[i % queries.length]!, '--json'], { env, cwd });
     if (r.code !== 0 && r.code !== 2) throw new Error(`svc recall failed (exit ${r.code}): ${r.stderr}`);
     paused.push(r.ms);

@@ -48,6 +48,8 @@ export interface EngineFigures {
   /** `svc hook-inject` as a whole process on this store (what each prompt pays). */
   hook_inject_ms: number;
   hook_inject_ratio: number;
+  /** The same after a pause, when its look at the files is due (as for most prompts): no target. */
+  hook_inject_paused_ratio: number;
   /** Spawning `svc mcp` to a completed initialize + tools/list. */
   mcp_ready_ms: number;
   /** mcp_ready_ms against `node -e 0` run beside it. */
@@ -251,6 +253,7 @@ async function engineBench(count: number, dir: string): Promise<{ figures: Engin
     recall_p95_ms: round(percentile(recallMs, 95), 3),
     hook_inject_ms: round(hooks.hook_inject_ms, 1),
     hook_inject_ratio: round(hooks.ratio, 2),
+    hook_inject_paused_ratio: hooks.paused_ratio,
     mcp_ready_ms: round(hooks.mcp_ready_ms, 1),
     mcp_ready_ratio: round(hooks.mcp_ready_ratio, 2),
     hybrid_tiny_p50_ms: round(median(hybridMs), 3),
@@ -299,6 +302,7 @@ const ROWS: Array<[keyof EngineFigures, string, string]> = [
   ['version_cli_ratio', 'svc --version / node -e 0 (start-up floor)', 'x'],
   ['hook_inject_ms', 'svc hook-inject process, median', 'ms'],
   ['hook_inject_ratio', 'svc hook-inject / node -e 0', 'x'],
+  ['hook_inject_paused_ratio', 'svc hook-inject after a pause / node -e 0', 'x'],
   ['mcp_ready_ms', 'svc mcp spawn to tools/list, median', 'ms'],
   ['mcp_ready_ratio', 'svc mcp spawn to tools/list / node -e 0', 'x'],
   ['peak_rss_mb', 'peak RSS, bench process', 'MB'],

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { mcpHandshake } from '../../hooks/install/mcp-probe.js';
 import { thisCliPath } from '../../hooks/install/wiring.js';
 import { round } from '../../engine/text.js';
-import { writeHookShim } from './proc.js';
+import { makeScanSliceDue, writeHookShim } from './proc.js';
 
 // Hook latency as the host sees it: `svc hook-inject` as a whole process run through the hook
 // shim `svc init` writes (spawn to exit, fed a UserPromptSubmit event on stdin) against
-// `node -e 0` in the same run, and the time from spawning `svc mcp` to a completed initialize +
+// `node -e 0` in the same run (back to back, and each after a pause, when its look at the files
+// is due, as it is for most prompts), and the time from spawning `svc mcp` to a completed initialize +
 // tools/list, also against `node -e 0` (a host such as `claude -p` does not wait for MCP
 // servers). Medians; the bench runner prints them.
 
@@ -22,6 +23,8 @@ export interface HookBench {
   node_baseline_ms: number;
   /** hook_inject_ms / node_baseline_ms. */
   ratio: number;
+  /** The same, each run after a pause (the hot path's look at the files due), against `node -e 0` beside those runs. */
+  paused_ratio: number;
   /** Median time from spawning `svc mcp` to a listed tool surface, ms; NaN when the server does not start. */
   mcp_ready_ms: number;
   /** mcp_ready_ms / `node -e 0`, each the median of runs interleaved with the other's (target <= 4). */
@@ -52,6 +55,13 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
     node.push(timeOnce(process.execPath, ['-e', '0'], env, cwd).ms);
     hook.push(timeOnce(shim, ['hook-inject'], env, cwd, event).ms);
   }
+  const paused: number[] = [];
+  const nodePaused: number[] = [];
+  for (let i = 0; i < HOOK_RUNS; i++) {
+    nodePaused.push(timeOnce(process.execPath, ['-e', '0'], env, cwd).ms);
+    makeScanSliceDue(storeRoot);
+    paused.push(timeOnce(shim, ['hook-inject'], env, cwd, event).ms);
+  }
 
   // The SDK client is imported before timing: only the server's start-up is measured.
   await import('@modelcontextprotocol/sdk/client/index.js');
@@ -74,6 +84,7 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
     hook_inject_ms: round(hook_inject_ms, 2),
     node_baseline_ms: round(node_baseline_ms, 2),
     ratio: round(hook_inject_ms / node_baseline_ms, 2),
+    paused_ratio: round(median(paused) / median(nodePaused), 2),
     mcp_ready_ms: ready.length === MCP_RUNS ? round(median(ready), 2) : NaN,
     mcp_ready_ratio: ready.length === MCP_RUNS ? round(median(ready) / median(nodeBeside), 2) : NaN,
   };

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { shimScript } from '../../hooks/install/wiring.js';
 import { median } from './stats.js';
 
@@ -83,4 +84,17 @@ export function extraCaCertsNote(runs = 7): string | undefined {
   }
   const ms = (v: number[]) => median(v).toFixed(1);
   return `NODE_EXTRA_CA_CERTS=${file} is set: node -e 0 takes ${ms(withIt)} ms with it, ${ms(withoutIt)} ms without (median of ${runs} each); every figure below is measured with it`;
+}
+
+/**
+ * Makes the next hot-path command's look at the files due (engine/store/store-reconcile.ts), as
+ * after a pause longer than its interval: how most prompts find a store, seconds or minutes apart.
+ */
+export function makeScanSliceDue(storeRoot: string): void {
+  const index = new Database(join(storeRoot, 'index.db'));
+  try {
+    index.prepare("UPDATE meta SET value = '0' WHERE key = 'scan_slice_at'").run();
+  } finally {
+    index.close();
+  }
 }
