@@ -1,11 +1,10 @@
 import { fstatSync, statSync, writeSync } from 'node:fs';
+import { sleepSync } from '../sleep-sync.js';
 
 // Standard output and error as file descriptors. process.stdout and process.stderr are streams
 // that Node makes on first use, loading its stream, net and tty modules: 3.4 ms of a command
 // that only prints one answer (measured against `node -e 0`). Writes here are synchronous, as
 // Node's own are to files, pipes and terminals on Linux, so they keep their order with them.
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /** /dev/null's device number (null where there is none): a character device, and no terminal. */
 let devNull: number | null | undefined;
@@ -40,7 +39,7 @@ function writeAll(fd: 1 | 2, text: string): void {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // A non-blocking pipe that is full: wait a millisecond for its reader.
-      if (code === 'EAGAIN') Atomics.wait(pause, 0, 0, 1);
+      if (code === 'EAGAIN') sleepSync(1);
       else if (code === 'EPIPE') endQuietly();
       else throw err;
     }

@@ -6,6 +6,7 @@ import { contentHash } from '../model/content-hash.js';
 import { anyQuery, ftsQuery, quote, weightedPhrases } from '../search/fts-query.js';
 import { BM25_COLUMN_WEIGHTS, FTS5_TOKENIZE, ftsIndexText } from '../search/fts-text.js';
 import { ALL_ROWS, CHANGES_KEPT, RankMemory, type RankedRow } from './rank-memory.js';
+import { sleepSync } from '../sleep-sync.js';
 import { openSqlite } from './sqlite-open.js';
 import type { ListFilter, SearchHit, TextSearchOptions, VectorHit } from '../backend.js';
 
@@ -148,7 +149,7 @@ export class SqliteIndex {
     this.rankInMemoryAfter = options.rankInMemoryAfter ?? RANK_IN_MEMORY_AFTER;
     this.rankInMemoryFrom = options.rankInMemoryFrom ?? RANK_IN_MEMORY_FROM;
     this.db = openSqlite(path, { timeout: BUSY_TIMEOUT_MS });
-    if (path !== ':memory:') this.db.pragma('journal_mode = WAL');
+    if (path !== ':memory:') enterWal(this.db);
     this.db.pragma('synchronous = NORMAL');
   }
 
@@ -677,5 +678,23 @@ export class SqliteIndex {
       n: number;
     }[];
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+  }
+}
+
+/**
+ * Puts the index in WAL mode. Processes opening a new index at once all convert it, and SQLite
+ * answers SQLITE_BUSY at once, without its busy timeout, to one that would deadlock waiting (it
+ * holds a read lock that another's commit waits for): that one waits here and tries again.
+ */
+function enterWal(db: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      sleepSync(pause);
+    }
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { writeFileDurable } from '../../engine/store/durable-write.js';
 import { hookFailed } from './failure-log.js';
 import { byCodeUnit } from '../../engine/text.js';
+import { sleepSync } from '../../engine/sleep-sync.js';
 
 // The hooks' memory of one agent session: `<store>/sessions/hooks/<session>.json`. Hooks are
 // separate short processes, several per event and run in parallel by the host (UserPromptSubmit
@@ -158,14 +159,9 @@ function lock(path: string): () => void {
         /* released meanwhile */
       }
       if (Date.now() >= deadline) return () => {};
-      sleep(10);
+      sleepSync(10);
     }
   }
-}
-
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-function sleep(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms);
 }
 
 /** Removes state files (and dead locks) nobody touched for KEEP_MS. Cheap: one readdir. */

@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CLI, svc, svcJson, tempStore } from '../../engine/test/support/run-svc.js';
@@ -10,6 +11,19 @@ import { validateEngram } from '../../engine/model/validate-engram.js';
 
 const engramFiles = (store: string): string[] =>
   readdirSync(join(store, 'engrams')).filter((f) => f.endsWith('.yaml') && !f.startsWith('.tmp-'));
+
+/** What `node <args>` prints, once it exits 0. */
+function nodeOutput(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`node exited ${code}: ${err}`))));
+  });
+}
 
 function idsOnDisk(store: string): string[] {
   return engramFiles(store)
@@ -145,6 +159,28 @@ describe('several processes on one store', () => {
     const one = await svcJson(['timeline', '--agent', 'agent-3'], { store });
     expect(one.data.count).toBe(8);
   }, 240_000);
+
+  it('processes opening a new store at the same moment all open it', async () => {
+    // Each child opens one new store a round, all children at the same instant (a shared start
+    // time, spun to), where first hooks of a new machine or the captures above race by chance.
+    const root = mkdtempSync(join(tmpdir(), 'svc-open-race-'));
+    const localStore = new URL('../../dist/engine/store/local-store.js', import.meta.url).href;
+    const child = `const { LocalStore } = await import(${JSON.stringify(localStore)});
+      const [root, start] = [process.argv[1], Number(process.argv[2])];
+      const failures = [];
+      for (let round = 0; round < 25; round++) {
+        while (Date.now() < start + round * 60);
+        try { (await LocalStore.open(root + '/' + round, 'fast')).close(); } catch (err) { failures.push(err.message); }
+      }
+      process.stdout.write(JSON.stringify(failures));`;
+    const start = Date.now() + 2_000;
+    const failures = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        nodeOutput(['--input-type=module', '-e', child, root, String(start)]).then((out) => JSON.parse(out) as string[]),
+      ),
+    );
+    expect(failures.flat()).toEqual([]);
+  }, 120_000);
 });
 
 describe('reads never wait for another process that holds the write lock', () => {

@@ -96,11 +96,11 @@ process.stdout.write = (chunk, ...rest) => {
     const ours = (urls: string[]) => urls.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length));
     const before = ours(lines.slice(0, cut));
     const after = ours(lines.slice(cut + 1));
-    // Before the answer: the command, the server, the SDK, the profiles, the generated list, the version and the output writer; nothing else of ours.
+    // Before the answer: the command, the server, the SDK, the profiles, the generated list, the version and the output writer (with its pause); nothing else of ours.
     expect(
       before.filter(
         (m) =>
-          !/^(bin\/dispatch\.mjs|(tui\/commands\/mcp|engine\/(errors|package-info|cli\/std-write)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing|sdk-deps))\.js)$/.test(
+          !/^(bin\/dispatch\.mjs|(tui\/commands\/mcp|engine\/(errors|package-info|cli\/std-write|sleep-sync)|hooks\/hook-names|engine\/mcp\/(server|profiles|tool-listing|sdk-deps))\.js)$/.test(
             m,
           ),
       ),
