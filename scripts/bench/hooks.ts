@@ -5,6 +5,7 @@ import { mcpHandshake } from '../../hooks/install/mcp-probe.js';
 import { thisCliPath } from '../../hooks/install/wiring.js';
 import { round } from '../../engine/text.js';
 import { makeScanSliceDue, writeHookShim } from './proc.js';
+import { median } from './stats.js';
 
 // Hook latency as the host sees it: `svc hook-inject` as a whole process run through the hook
 // shim `svc init` writes (spawn to exit, fed a UserPromptSubmit event on stdin) against
@@ -23,7 +24,7 @@ export interface HookBench {
   node_baseline_ms: number;
   /** hook_inject_ms / node_baseline_ms. */
   ratio: number;
-  /** The same, each run after a pause (the hot path's look at the files due), against `node -e 0` beside those runs. */
+  /** The same, each run after a pause (the hot path's look at the files due), in the same rounds. */
   paused_ratio: number;
   /** Median time from spawning `svc mcp` to a listed tool surface, ms; NaN when the server does not start. */
   mcp_ready_ms: number;
@@ -51,14 +52,10 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
   if (first.status !== 0) throw new Error(`svc hook-inject exited ${first.status}: ${first.stderr.trim().split('\n').pop() ?? ''}`);
   const hook: number[] = [];
   const node: number[] = [];
+  const paused: number[] = [];
   for (let i = 0; i < HOOK_RUNS; i++) {
     node.push(timeOnce(process.execPath, ['-e', '0'], env, cwd).ms);
     hook.push(timeOnce(shim, ['hook-inject'], env, cwd, event).ms);
-  }
-  const paused: number[] = [];
-  const nodePaused: number[] = [];
-  for (let i = 0; i < HOOK_RUNS; i++) {
-    nodePaused.push(timeOnce(process.execPath, ['-e', '0'], env, cwd).ms);
     makeScanSliceDue(storeRoot);
     paused.push(timeOnce(shim, ['hook-inject'], env, cwd, event).ms);
   }
@@ -84,7 +81,7 @@ export async function benchHooks(storeRoot: string): Promise<HookBench> {
     hook_inject_ms: round(hook_inject_ms, 2),
     node_baseline_ms: round(node_baseline_ms, 2),
     ratio: round(hook_inject_ms / node_baseline_ms, 2),
-    paused_ratio: round(median(paused) / median(nodePaused), 2),
+    paused_ratio: round(median(paused) / node_baseline_ms, 2),
     mcp_ready_ms: ready.length === MCP_RUNS ? round(median(ready), 2) : NaN,
     mcp_ready_ratio: ready.length === MCP_RUNS ? round(median(ready) / median(nodeBeside), 2) : NaN,
   };
@@ -106,11 +103,4 @@ function timeOnce(
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'));
-}
-
-function median(xs: number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
