@@ -60,6 +60,8 @@ const EXCEPTIONS = [
   { file: 'engine/test/rarest-terms.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
   { file: 'hub/test/bm25-parity.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
   { file: 'hub/test/postings-cache.test.ts', imports: ['scripts/support/synthetic-engrams.ts'] },
+  // The LoCoMo bench asks through svc mcp as through the engine: the test runs the bench's own runner both ways.
+  { file: 'tui/test/locomo-through-mcp.test.ts', imports: ['scripts/bench/locomo.ts'] },
   // The team-memory CLI tests start a real hub with the hub tests' process helper.
   { file: 'tui/test/team-memory.test.ts', imports: ['hub/test/support/hub-process.ts'] },
   { file: 'tui/test/team-memory-ux.test.ts', imports: ['hub/test/support/hub-process.ts'] },

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { LocalStore } from '../../engine/store/local-store.js';
@@ -14,14 +14,17 @@ import { systemContext } from '../../engine/ops/context.js';
 import { endSession, startSession } from '../../engine/ops/sessions.js';
 import { round } from '../../engine/text.js';
 import { percentile } from './stats.js';
+import { CLI } from './proc.js';
 
-// `npm run bench -- locomo FILE... [--fast] [--json]`: retrieval quality on LoCoMo conversations.
-// Hybrid runs when the embedding model is in the user's store (models/ under SVC_PATH or ~/.svc).
-// (protocol in DESIGN.md, Benchmarks). Per file a fresh temp store; every turn of every
-// `session_N` is learned as one engram "<speaker>: <text>[ [image: <caption>]]" with its dia_id
-// as source; every qa item of category 1-4 with evidence is a query, recall(question, limit 10).
-// Each `session_N` is learned inside one svc session, as an agent writes its memories, so the
-// turns it learns one after another get temporal associations.
+// `npm run bench -- locomo FILE... [--fast] [--mcp] [--json]`: retrieval quality on LoCoMo
+// conversations (protocol in DESIGN.md, Benchmarks). Hybrid runs when the embedding model is in
+// the user's store (models/ under SVC_PATH or ~/.svc). Per file a fresh temp store; every turn of
+// every `session_N` is learned as one engram "<speaker>: <text>[ [image: <caption>]]" with its
+// dia_id as source; every qa item of category 1-4 with evidence is a query, recall(question,
+// limit 10). Each `session_N` is learned inside one svc session, as an agent writes its
+// memories, so the turns it learns one after another get temporal associations. `--mcp` does
+// all of it through `svc mcp` over stdio, as outside testers measure it, instead of the engine
+// in this process.
 
 const LIMIT = 10;
 
@@ -52,7 +55,7 @@ interface Conversation {
 }
 
 /** One scored question. */
-interface Outcome {
+export interface Outcome {
   category: string;
   /** 1-based rank of the first relevant hit, or null when none is in the top 10. */
   firstRank: number | null;
@@ -72,8 +75,12 @@ export interface LocomoFigures {
   questions: number;
 }
 
+/** Where the questions are asked: `engine` in this process, `mcp` through `svc mcp` over stdio. */
+export type Through = 'engine' | 'mcp';
+
 export interface LocomoReport {
   mode: 'fast' | 'hybrid';
+  through: Through;
   questions: number;
   overall: Omit<LocomoFigures, 'questions'>;
   by_category: Record<string, Omit<LocomoFigures, 'questions'>>;
@@ -107,20 +114,127 @@ function sessionsOf(conv: Conversation): Turn[][] {
     .map((m) => conv[m[0]] as Turn[]);
 }
 
-/** The selected model from the user's store (`SVC_PATH` or ~/.svc), linked into `storeRoot`. */
-async function modelFor(storeRoot: string): Promise<EmbedderState> {
+/** Links the selected model from the user's store (`SVC_PATH` or ~/.svc) into `storeRoot`; false when it is not there. */
+function linkModel(storeRoot: string): boolean {
   const model = selectedModel();
   const source = modelFolder(resolveStoreRoot(), model);
-  if (existsSync(source)) {
-    mkdirSync(join(storeRoot, 'models'), { recursive: true });
-    symlinkSync(source, modelFolder(storeRoot, model), 'dir');
-  }
-  return loadEmbedder(storeRoot, { download: false, progress: false });
+  if (!existsSync(source)) return false;
+  mkdirSync(join(storeRoot, 'models'), { recursive: true });
+  symlinkSync(source, modelFolder(storeRoot, model), 'dir');
+  return true;
 }
 
-async function runConversation(
+/** Where a conversation is learned and asked: this process's engine, or `svc mcp` over stdio. */
+interface Memory {
+  /** Learns one `session_N` inside one svc session, turn by turn; the engram id of each turn. */
+  learnSession(turns: Turn[]): Promise<string[]>;
+  /** Called once everything is learned, before the first question. */
+  ready(): Promise<void>;
+  recall(question: string): Promise<{ ids: string[]; vector: boolean }>;
+  close(): Promise<void>;
+}
+
+/** The engine in this process, as an agent's own process would use it. */
+async function engineMemory(root: string, fast: boolean): Promise<Memory> {
+  const store = await LocalStore.open(root);
+  let embedder: EmbedderState | undefined;
+  return {
+    async learnSession(turns) {
+      const { session } = await startSession(store, { agent: 'locomo', fast: true }, systemContext);
+      const inSession = { ...systemContext, sessionId: session.id };
+      const ids: string[] = [];
+      for (const turn of turns)
+        ids.push((await learn(store, { statement: turnStatement(turn), source: turn.dia_id }, inSession)).engram.id);
+      await endSession(store, session.id, {}, systemContext);
+      return ids;
+    },
+    async ready() {
+      // Hybrid needs a model on disk: link the user's model folder into this throw-away store
+      // and embed everything before timing queries.
+      if (fast) return;
+      linkModel(root);
+      embedder = await loadEmbedder(root, { download: false, progress: false });
+      if (embedder.state === 'ready') await store.embedPending(embedder.embedder);
+    },
+    async recall(question) {
+      const res = await recall(store, question, { limit: LIMIT, fast, embedder });
+      return { ids: res.hits.map((h) => h.engram.id), vector: res.legs.vector === 'ran' };
+    },
+    async close() {
+      store.close();
+    },
+  };
+}
+
+/**
+ * `svc mcp` as its own process, driven by the SDK's client over stdio, as an agent host drives
+ * it: svc_session_start, svc_learn of each turn in that session, svc_session_end, then
+ * svc_recall. Its first hybrid question also embeds the store.
+ */
+async function mcpMemory(root: string, fast: boolean, cli: string): Promise<Memory> {
+  const [{ Client }, { StdioClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+  ]);
+  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  // As in this process, the model is never downloaded: without one, the vector leg is off.
+  if (!fast && !linkModel(root)) env.SVC_EMBED = 'off';
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cli, 'mcp'],
+    env: { ...env, SVC_PATH: root },
+    cwd: dirname(root),
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'svc-bench-locomo', version: '1' });
+  await client.connect(transport);
+  const call = async <T>(name: string, args: Record<string, unknown>): Promise<T> => {
+    const r = (await client.callTool({ name, arguments: args })) as {
+      isError?: boolean;
+      content: Array<{ text?: string }>;
+      structuredContent?: unknown;
+    };
+    if (r.isError) throw new Error(`${name}: ${r.content[0]?.text ?? 'failed'}`);
+    return r.structuredContent as T;
+  };
+  return {
+    async learnSession(turns) {
+      const { session } = await call<{ session: { id: string } }>('svc_session_start', { agent: 'locomo', fast: true });
+      const ids: string[] = [];
+      for (const turn of turns) {
+        ids.push(
+          (await call<{ id: string }>('svc_learn', { statement: turnStatement(turn), source: turn.dia_id, session: session.id })).id,
+        );
+      }
+      await call('svc_session_end', { session: session.id });
+      return ids;
+    },
+    async ready() {},
+    async recall(question) {
+      const r = await call<{ results: Array<{ id: string }>; legs: { vector: string } }>('svc_recall', {
+        query: question,
+        limit: LIMIT,
+        fast,
+      });
+      return { ids: r.results.map((h) => h.id), vector: r.legs.vector === 'ran' };
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+export interface ConversationOptions {
+  fast: boolean;
+  through: Through;
+  /** `svc` for `through: 'mcp'` (default: the build's). */
+  cli?: string;
+}
+
+/** One conversation learned into a fresh store and asked its questions; `modes` gets which legs ran. */
+export async function runConversation(
   file: string,
-  fast: boolean,
+  { fast, through, cli = CLI }: ConversationOptions,
   modes: Set<string>,
 ): Promise<{ outcomes: Outcome[]; turns: number; engrams: number; skipped: number; learnMs: number }> {
   const conv = JSON.parse(readFileSync(file, 'utf8')) as Conversation;
@@ -128,28 +242,19 @@ async function runConversation(
   const outcomes: Outcome[] = [];
   let skipped = 0;
   try {
-    const store = await LocalStore.open(join(dir, 'store'));
+    const root = join(dir, 'store');
+    const memory = through === 'mcp' ? await mcpMemory(root, fast, cli) : await engineMemory(root, fast);
     try {
       const engramOf = new Map<string, string>();
       const learnStart = performance.now();
       let turns = 0;
       for (const session of sessionsOf(conv)) {
-        const { session: svcSession } = await startSession(store, { agent: 'locomo', fast: true }, systemContext);
-        const inSession = { ...systemContext, sessionId: svcSession.id };
-        for (const turn of session) {
-          const result = await learn(store, { statement: turnStatement(turn), source: turn.dia_id }, inSession);
-          engramOf.set(turn.dia_id, result.engram.id);
-          turns += 1;
-        }
-        await endSession(store, svcSession.id, {}, systemContext);
+        const ids = await memory.learnSession(session);
+        session.forEach((turn, i) => engramOf.set(turn.dia_id, ids[i]!));
+        turns += session.length;
       }
       const learnMs = performance.now() - learnStart;
-
-      // Hybrid needs a model on disk: link the user's model folder into this throw-away store
-      // and embed everything before timing queries.
-      const embedder = fast ? undefined : await modelFor(join(dir, 'store'));
-      if (embedder?.state === 'ready') await store.embedPending(embedder.embedder);
-      const opts = { limit: LIMIT, fast, embedder };
+      await memory.ready();
       for (const qa of conv.qa) {
         const category = String(qa.category);
         if (category === '5') continue;
@@ -159,11 +264,11 @@ async function runConversation(
           continue;
         }
         const t0 = performance.now();
-        const res = await recall(store, qa.question, opts);
+        const res = await memory.recall(qa.question);
         const ms = performance.now() - t0;
-        modes.add(res.legs.vector === 'ran' ? 'hybrid' : 'fast');
+        modes.add(res.vector ? 'hybrid' : 'fast');
 
-        const ranked = res.hits.slice(0, LIMIT).map((h) => h.engram.id);
+        const ranked = res.ids.slice(0, LIMIT);
         const relevant = new Set(evidence.map((d) => engramOf.get(d)).filter((id): id is string => id !== undefined));
         const idx = ranked.findIndex((id) => relevant.has(id));
         const top = new Set(ranked);
@@ -175,7 +280,7 @@ async function runConversation(
       }
       return { outcomes, turns, engrams: new Set(engramOf.values()).size, skipped, learnMs };
     } finally {
-      store.close();
+      await memory.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -217,7 +322,8 @@ function formatTable(report: LocomoReport, rows: Array<[string, LocomoFigures]>,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  const out = [`LoCoMo retrieval (mode: ${report.mode}, limit ${LIMIT}, ${report.questions} questions)`, line(head)];
+  const where = report.through === 'mcp' ? ', through svc mcp' : '';
+  const out = [`LoCoMo retrieval (mode: ${report.mode}${where}, limit ${LIMIT}, ${report.questions} questions)`, line(head)];
   for (const r of body) out.push(line(r));
   for (const n of notes) out.push(`  ${n}`);
   return out.join('\n') + '\n';
@@ -227,16 +333,17 @@ export async function runLocomo(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { fast: { type: 'boolean' }, json: { type: 'boolean' } },
+    options: { fast: { type: 'boolean' }, mcp: { type: 'boolean' }, json: { type: 'boolean' } },
   });
-  if (positionals.length === 0) throw new Error('usage: locomo FILE... [--fast] [--json]');
+  if (positionals.length === 0) throw new Error('usage: locomo FILE... [--fast] [--mcp] [--json]');
   const fast = values.fast === true;
+  const through: Through = values.mcp ? 'mcp' : 'engine';
 
   const all: Outcome[] = [];
   const modes = new Set<string>();
   const notes: string[] = [];
   for (const file of positionals) {
-    const r = await runConversation(file, fast, modes);
+    const r = await runConversation(file, { fast, through }, modes);
     all.push(...r.outcomes);
     const f = summarize(r.outcomes);
     const line =
@@ -253,6 +360,7 @@ export async function runLocomo(argv: string[]): Promise<void> {
   const strip = ({ questions: _q, ...rest }: LocomoFigures): Omit<LocomoFigures, 'questions'> => rest;
   const report: LocomoReport = {
     mode: fast ? 'fast' : modes.has('hybrid') ? 'hybrid' : 'fast',
+    through,
     questions: overall.questions,
     overall: strip(overall),
     by_category: Object.fromEntries(byCategory.map(([c, f]) => [c, strip(f)])),

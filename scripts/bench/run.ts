@@ -18,7 +18,8 @@ const USAGE = `Usage: npm run bench -- [${Object.keys(BENCHES).join('|')}] [--js
   engine (default)   learn, recall, RSS, rebuild on a synthetic store; --engrams N (default 10000)
   curve              recall, svc recall, index build, rebuild and peak RSS as the store grows;
                      --sizes 10000,50000,100000
-  locomo FILE...     retrieval quality on LoCoMo conversations (R@k, MRR, latency); --fast for BM25 only
+  locomo FILE...     retrieval quality on LoCoMo conversations (R@k, MRR, latency); --fast for BM25 only,
+                     --mcp to learn and ask through svc mcp over stdio
   hub                the hub under load from a separate process (autocannon): recall and create
                      on PGlite and PostgreSQL; --sizes 10000,100000 --databases pglite,postgres --duration 10
   team               svc recall and hook-inject with a hub on loopback beside local only;
