@@ -42,8 +42,8 @@ export interface PendingEmbedding {
 // small index, documents fetched for the top rows only), and pinned engrams are found without
 // reading the table. engrams_file_stamp: reconciling changed files (a pull, a clone, an index
 // left behind) looks each one up by file, and a hot path's scan slice (store-reconcile.ts) reads
-// 1,000 stamps in file order; the stamp columns in the index spare both the table's rows (a
-// slice at 100,000 engrams read 5-9 ms of them, now 2-3 ms). It replaces engrams_file (file alone).
+// up to 1,000 stamps in file order; the stamp columns in the index spare both the table's rows (a
+// slice of 1,000 at 100,000 engrams read 5-9 ms of them, then 2-3 ms). It replaces engrams_file (file alone).
 // engram_changes: which engram rows each write changed (upsert, removeFile; 0: all of them,
 // after clear), so a process that keeps postings in memory (rank-memory.ts) replaces just those.
 // It keeps the last CHANGES_KEPT entries; a reader further behind starts over. Written by the
@@ -265,9 +265,12 @@ export class SqliteIndex {
     return new Map(rows.map((r) => [r.file, r]));
   }
 
-  /** Up to `limit` indexed files after `file` in file order (the hot paths' scan, store-reconcile.ts). */
-  indexedFilesAfter(file: string, limit: number): IndexedFile[] {
-    return this.stmt('SELECT id, file, mtime, size FROM engrams WHERE file > ? ORDER BY file LIMIT ?').all(file, limit) as IndexedFile[];
+  /** Up to `limit` indexed files after `file` in file order (the hot paths' scan, store-reconcile.ts), read as the caller iterates: it may stop early. */
+  indexedFilesAfter(file: string, limit: number): IterableIterator<IndexedFile> {
+    return this.stmt('SELECT id, file, mtime, size FROM engrams WHERE file > ? ORDER BY file LIMIT ?').iterate(
+      file,
+      limit,
+    ) as IterableIterator<IndexedFile>;
   }
 
   stampOf(file: string): FileStamp | undefined {

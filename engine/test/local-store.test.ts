@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -274,7 +274,12 @@ describe('the YAML is the source of truth', () => {
     expect((await recall(store, 'after both')).hits).toHaveLength(1);
   });
 
-  it('the fast path finds an edit in place a slice of files at a time, without stating the whole folder', async () => {
+  /**
+   * 2,500 engram files, one edited in place near the end of the file order (the folder's mtime
+   * does not move); `step` makes each slice due, opens the store on the fast path and returns
+   * the cursor it left.
+   */
+  const sliceFixture = async () => {
     const ids = Array.from({ length: 2_500 }, (_, i) => `ENG-2026-0303-${String(i + 1).padStart(4, '0')}`);
     const docOf = (id: string, statement: string) => ({
       id,
@@ -287,7 +292,6 @@ describe('the YAML is the source of truth', () => {
     });
     for (const id of ids) writeFileSync(fileOf(id), stringify(docOf(id, `Rule number ${id.slice(-4)} of the slices`)));
     await reopen('full');
-    // An edit in place near the end of the file order: the folder's mtime does not move.
     const last = ids.at(-1)!;
     writeFileSync(fileOf(last), stringify(docOf(last, 'Rotate the signing keys every quarter')));
     const { default: Database } = await import('better-sqlite3');
@@ -302,18 +306,52 @@ describe('the YAML is the source of truth', () => {
       }
     };
     const found = async () => (await recall(store, 'rotate signing keys')).hits.length;
+    const step = async (): Promise<string> => {
+      meta('scan_slice_at', '0'); // as if the interval had passed
+      await reopen('fast');
+      const cursor = meta('scan_cursor')!;
+      await reopen('fast');
+      return cursor;
+    };
+    return { ids, found, step };
+  };
+
+  it('the fast path finds an edit in place a slice of files at a time, without stating the whole folder', async () => {
+    const { ids, found, step } = await sliceFixture();
     // Within the interval a hot open stats nothing.
     await reopen('fast');
     expect(await found()).toBe(0);
+    // A clock that stands still: no slice runs out of time.
+    const clock = vi.spyOn(process.hrtime, 'bigint').mockReturnValue(1_000_000n);
     const seen: string[] = [];
-    for (let step = 0; step < 3; step++) {
-      meta('scan_slice_at', '0'); // as if the interval had passed
-      await reopen('fast');
-      seen.push(meta('scan_cursor')!);
-      await reopen('fast');
-      if (step < 2) expect(await found()).toBe(0);
+    try {
+      for (let i = 0; i < 3; i++) {
+        seen.push(await step());
+        if (i < 2) expect(await found()).toBe(0);
+      }
+    } finally {
+      clock.mockRestore();
     }
     expect(seen).toEqual([`${ids[999]}.yaml`, `${ids[1999]}.yaml`, '']); // 1,000 files a slice, then back to the start
+    expect(await found()).toBe(1);
+  });
+
+  it('a slice that runs out of time stops after its first hundred files, and the next goes on from there', async () => {
+    const { ids, found, step } = await sliceFixture();
+    // A clock that moves ten milliseconds each time it is read: a slice's time is over at once.
+    let now = 0n;
+    const clock = vi.spyOn(process.hrtime, 'bigint').mockImplementation(() => (now += 10_000_000n));
+    const seen: string[] = [];
+    try {
+      for (let i = 0; i < 26; i++) {
+        seen.push(await step());
+        if (i < 24) expect(await found()).toBe(0);
+      }
+    } finally {
+      clock.mockRestore();
+    }
+    // 100 files a slice: the edited file, the 2,500th, is stated by the 25th; the 26th wraps around.
+    expect(seen).toEqual([...Array.from({ length: 25 }, (_, i) => `${ids[i * 100 + 99]}.yaml`), '']);
     expect(await found()).toBe(1);
   });
 
