@@ -88,7 +88,8 @@ async function runHook(name: HookName, argv: string[]): Promise<number> {
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
   const budget = timeoutMs(name);
-  const deadline = performance.now() + budget;
+  // process.hrtime, not performance.now(): the `performance` global loads its modules on first use.
+  const deadline = process.hrtime.bigint() + BigInt(Math.round(budget * 1e6));
   const watchdog = setTimeout(() => onFatal(new Error(`${name} ran out of time`)), budget);
   watchdog.unref();
 
@@ -106,7 +107,7 @@ async function runHook(name: HookName, argv: string[]): Promise<number> {
     // Work that never waited on I/O kept the watchdog from firing: an answer past the deadline is
     // dropped all the same.
     // eslint-disable-next-line no-restricted-syntax -- caught below: the hook answers its harmless default
-    if (performance.now() > deadline) throw new Error(`${name} ran out of time`);
+    if (process.hrtime.bigint() > deadline) throw new Error(`${name} ran out of time`);
     answer(out ?? fallback);
   } catch (err) {
     hookFailed(err);
