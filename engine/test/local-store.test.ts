@@ -313,43 +313,39 @@ describe('the YAML is the source of truth', () => {
       await reopen('fast');
       return cursor;
     };
-    return { ids, found, step };
+    /** `count` slices with process.hrtime reading `clock`; the edit stays unseen through the first `unseen`. Returns the cursors. */
+    const sweep = async (count: number, clock: () => bigint, unseen: number): Promise<string[]> => {
+      const spy = vi.spyOn(process.hrtime, 'bigint').mockImplementation(clock);
+      const seen: string[] = [];
+      try {
+        for (let i = 0; i < count; i++) {
+          seen.push(await step());
+          if (i < unseen) expect(await found()).toBe(0);
+        }
+      } finally {
+        spy.mockRestore();
+      }
+      return seen;
+    };
+    return { ids, found, sweep };
   };
 
   it('the fast path finds an edit in place a slice of files at a time, without stating the whole folder', async () => {
-    const { ids, found, step } = await sliceFixture();
+    const { ids, found, sweep } = await sliceFixture();
     // Within the interval a hot open stats nothing.
     await reopen('fast');
     expect(await found()).toBe(0);
     // A clock that stands still: no slice runs out of time.
-    const clock = vi.spyOn(process.hrtime, 'bigint').mockReturnValue(1_000_000n);
-    const seen: string[] = [];
-    try {
-      for (let i = 0; i < 3; i++) {
-        seen.push(await step());
-        if (i < 2) expect(await found()).toBe(0);
-      }
-    } finally {
-      clock.mockRestore();
-    }
+    const seen = await sweep(3, () => 1_000_000n, 2);
     expect(seen).toEqual([`${ids[999]}.yaml`, `${ids[1999]}.yaml`, '']); // 1,000 files a slice, then back to the start
     expect(await found()).toBe(1);
   });
 
   it('a slice that runs out of time stops after its first hundred files, and the next goes on from there', async () => {
-    const { ids, found, step } = await sliceFixture();
+    const { ids, found, sweep } = await sliceFixture();
     // A clock that moves ten milliseconds each time it is read: a slice's time is over at once.
     let now = 0n;
-    const clock = vi.spyOn(process.hrtime, 'bigint').mockImplementation(() => (now += 10_000_000n));
-    const seen: string[] = [];
-    try {
-      for (let i = 0; i < 26; i++) {
-        seen.push(await step());
-        if (i < 24) expect(await found()).toBe(0);
-      }
-    } finally {
-      clock.mockRestore();
-    }
+    const seen = await sweep(26, () => (now += 10_000_000n), 24);
     // 100 files a slice: the edited file, the 2,500th, is stated by the 25th; the 26th wraps around.
     expect(seen).toEqual([...Array.from({ length: 25 }, (_, i) => `${ids[i * 100 + 99]}.yaml`), '']);
     expect(await found()).toBe(1);
