@@ -1,5 +1,6 @@
 import type { Database } from '../contracts.js';
 import { ident } from './sql.js';
+import { FreshRead } from './fresh-read.js';
 import type { GroupedPostings, RankedDoc, RankInput } from '../../engine/search/bm25-rank.js';
 import { SortedPostings } from '../../engine/search/sorted-postings.js';
 import type { EngramDoc } from '../../engine/model/engram-types.js';
@@ -8,8 +9,9 @@ import type { EngramDoc } from '../../engine/model/engram-types.js';
 // in memory by a hub process, so that ranking a query reads no postings from the database
 // (common terms have thousands) and answering it reads no documents. PostgreSQL stays the source
 // of truth: each use first reads the organization's highest engram revision (engrams.rev, one
-// index lookup); when it moved, the engrams written since are read again and their postings
-// replaced, so every process answers as the database stands once a write is acknowledged.
+// index lookup, shared by the uses that come together: fresh-read.ts); when it moved, the
+// engrams written since are read again and their postings replaced, so every process answers as
+// the database stands once a write is acknowledged.
 //
 // Only committed data feeds the cache: it is enabled for a process's database handle, never for
 // a request's transaction, whose searches keep reading postings from the database.
@@ -158,19 +160,25 @@ class PostingsCache {
   /** Uses since start: answered from memory as held, after reading what changed, or from the database (too large). */
   private counts = { hits: 0, misses: 0, bypassed: 0 };
 
+  /** The organization's highest revision and row count, read after each use began (requests that come together share one read). */
+  private readonly heads: FreshRead<{ rev: string | null; rows: string | null }>;
+
   constructor(
     private readonly db: Database,
     private readonly maxEngrams: number,
-  ) {}
+  ) {
+    this.heads = new FreshRead(async (schema) => {
+      const s = ident(schema);
+      const r = await db.query<{ rev: string | null; rows: string | null }>(
+        `SELECT (SELECT max(rev) FROM ${s}.engrams) AS rev, (SELECT sum(n_rows) FROM ${s}.fts_scope_stats) AS rows`,
+      );
+      return r.rows[0]!;
+    });
+  }
 
   /** The organization's postings as of the database's latest revision, or null when it is too large to hold. */
   async current(schema: string): Promise<OrgPostings | null> {
-    const s = ident(schema);
-    const head = (
-      await this.db.query<{ rev: string | null; rows: string | null }>(
-        `SELECT (SELECT max(rev) FROM ${s}.engrams) AS rev, (SELECT sum(n_rows) FROM ${s}.fts_scope_stats) AS rows`,
-      )
-    ).rows[0]!;
+    const head = await this.heads.get(schema);
     if (Number(head.rows ?? 0) > this.maxEngrams) {
       this.orgs.delete(schema);
       this.counts.bypassed++;

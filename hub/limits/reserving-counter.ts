@@ -1,5 +1,6 @@
 import type { Database } from '../contracts.js';
-import { CONTROL_SCHEMA } from '../data/sql.js';
+import { authEpoch } from '../access/epoch.js';
+import { FreshRead } from '../data/fresh-read.js';
 import {
   count,
   decide,
@@ -20,7 +21,8 @@ import { noteRefusal } from './refusals.js';
 // processes together admit no more than the quota (a burst included); what a block leaves unused
 // at the end of the minute counts all the same, as refused requests do. A busy token costs one
 // write per block instead of one per request. The organization's authorization epoch is still
-// read on every request: a revoked key is refused by every process at once.
+// read for every request (fresh-read.ts: requests that come together share one read): a revoked
+// key is refused by every process at once.
 
 interface Held {
   window: number;
@@ -42,8 +44,11 @@ function blockSize(seen: { hits: number; prev: number } | undefined, quota: numb
 
 export class ReservingCounter {
   private readonly held = new Map<string, Held>();
+  private readonly epochs: FreshRead<number>;
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    this.epochs = new FreshRead((orgId) => authEpoch(db, { id: orgId }));
+  }
 
   /** Counts one request of a token under its policies (requests, writes for a write, and `extra` ones). */
   async take(org: { id: string }, tokenId: string, write: boolean, limits: RateLimits, extra: PolicyName[] = []): Promise<RateDecision> {
@@ -80,7 +85,7 @@ export class ReservingCounter {
         h.left.set(r.bucket, allowed ? block - 1 : 0);
       }
     }
-    const epoch = rows[0]?.epoch ?? (await this.epoch(org));
+    const epoch = rows[0]?.epoch ?? (await this.epochs.get(org.id));
     const all = names.map((n) => rows.find((r) => r.bucket === n) ?? { bucket: n, ...h!.seen.get(n)!, epoch });
     const decision = decide(
       all.map((r) => ({ ...r, epoch })),
@@ -93,11 +98,6 @@ export class ReservingCounter {
         decision.policies.filter((p) => !p.allowed).map((p) => p.name),
       );
     return decision;
-  }
-
-  private async epoch(org: { id: string }): Promise<number> {
-    const r = await this.db.query<{ epoch: number }>(`SELECT epoch FROM ${CONTROL_SCHEMA}.org_epochs WHERE org_id = $1`, [org.id]);
-    return Number(r.rows[0]?.epoch ?? 0);
   }
 
   private sweep(now: number): void {
