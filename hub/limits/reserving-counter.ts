@@ -1,6 +1,5 @@
 import type { Database } from '../contracts.js';
-import { authEpoch } from '../access/epoch.js';
-import { FreshRead } from '../data/fresh-read.js';
+import { currentEpoch } from '../access/epoch.js';
 import {
   count,
   decide,
@@ -44,11 +43,8 @@ function blockSize(seen: { hits: number; prev: number } | undefined, quota: numb
 
 export class ReservingCounter {
   private readonly held = new Map<string, Held>();
-  private readonly epochs: FreshRead<number>;
 
-  constructor(private readonly db: Database) {
-    this.epochs = new FreshRead((orgId) => authEpoch(db, { id: orgId }));
-  }
+  constructor(private readonly db: Database) {}
 
   /** Counts one request of a token under its policies (requests, writes for a write, and `extra` ones). */
   async take(org: { id: string }, tokenId: string, write: boolean, limits: RateLimits, extra: PolicyName[] = []): Promise<RateDecision> {
@@ -85,7 +81,7 @@ export class ReservingCounter {
         h.left.set(r.bucket, allowed ? block - 1 : 0);
       }
     }
-    const epoch = rows[0]?.epoch ?? (await this.epochs.get(org.id));
+    const epoch = rows[0]?.epoch ?? (await currentEpoch(this.db, org));
     const all = names.map((n) => rows.find((r) => r.bucket === n) ?? { bucket: n, ...h!.seen.get(n)!, epoch });
     const decision = decide(
       all.map((r) => ({ ...r, epoch })),

@@ -253,6 +253,50 @@ describe.each(DATABASES)('webhooks (%s)', (kind) => {
     expect(JSON.stringify(view.body)).toMatch(/withheld: admin may not read scope \\"user:erin\\"/);
   });
 
+  it("follows its creator's access from one delivery to the next: demoted, then deactivated", async () => {
+    const org = await hub.newOrg('wh-ended');
+    const ada = await org.user('ada', 'admin');
+    const r = await receiver();
+    const made = await hub.request('POST', '/admin/webhooks', {
+      token: ada.key,
+      body: { url: r.url, events: ['engram.created', 'audit.entry'] },
+    });
+    expect(made.status, made.text).toBe(201);
+    r.secret = made.body.secret;
+    const write = async (statement: string) =>
+      expect((await hub.request('POST', '/engrams', { token: org.adminKey, body: { statement, scope: 'org:wh-ended' } })).status).toBe(201);
+    const engrams = () => r.received.filter((x) => x.type === 'engram.created').map((x) => x.data.statement);
+    /** The webhook's deliveries view, once it says `what`. */
+    const viewSays = async (what: RegExp) => {
+      for (let i = 0; i < 100; i++) {
+        const view = await hub.request('GET', `/admin/webhooks/${made.body.id}`, { token: org.adminKey });
+        if (what.test(JSON.stringify(view.body))) return;
+        await new Promise((d) => setTimeout(d, 50));
+      }
+      throw new Error(`the deliveries view never said ${what}`);
+    };
+
+    // Delivered while ada is an admin: the policy the worker resolved for her is now in hand.
+    await write('First rule while ada is an admin');
+    await r.until(() => engrams().length === 1 && r.received.some((x) => x.type === 'audit.entry'));
+    await settle();
+
+    const demoted = await hub.request('PATCH', `/admin/users/${ada.id}`, { token: org.adminKey, body: { role: 'editor' } });
+    expect(demoted.status, demoted.text).toBe(200);
+    await write('Second rule, ada an editor');
+    await r.until(() => engrams().length === 2);
+    // An editor still reads the organization's scope, but gets no audit entry any more: not even the one of her demotion.
+    await viewSays(/withheld: ada is no admin any more/);
+    expect(r.received.filter((x) => x.type === 'audit.entry' && String(x.data.action).includes('/admin/users/'))).toEqual([]);
+
+    const ended = await hub.request('PATCH', `/admin/users/${ada.id}`, { token: org.adminKey, body: { active: false } });
+    expect(ended.status, ended.text).toBe(200);
+    await write('Third rule, ada gone');
+    await viewSays(/withheld: ada, who made this webhook, has no access any more/);
+    await settle();
+    expect(engrams()).toEqual(['First rule while ada is an admin', 'Second rule, ada an editor']);
+  });
+
   it("lets a slow receiver delay only its own deliveries: a fast one beside it, and another organization's, get theirs at once", async () => {
     const a = await hub.newOrg('wh-slow-a');
     const b = await hub.newOrg('wh-slow-b');

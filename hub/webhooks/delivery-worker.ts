@@ -1,6 +1,7 @@
 import type { Database, Org, Role } from '../contracts.js';
 import { Policy } from '../access/policy.js';
 import { resolveScopes } from '../access/scopes.js';
+import { currentEpoch } from '../access/epoch.js';
 import { appendAudit } from '../audit/audit-log.js';
 import { ident } from '../data/sql.js';
 import { errorFields, type HubLogger } from '../observe/logger.js';
@@ -60,6 +61,8 @@ const PER_WEBHOOK = 2;
 const TURN = 8;
 /** Due rows looked at per claim (a webhook at its bound is skipped before this). */
 const SCAN = 200;
+/** Webhook creators' policies held (all organizations): past it, they are resolved anew. */
+const MAX_CREATORS = 10_000;
 /** What a receiver may answer with; its body is not used. */
 export const RECEIVER_ANSWER_BYTES = 1024 * 1024;
 /** Delivered and given-up rows are kept this long for the deliveries view, then pruned. */
@@ -112,8 +115,8 @@ interface Claimed {
   created_by: string;
 }
 
-/** The policy of a webhook's creator as of now; null when that person's access has ended. */
-async function creatorPolicy(db: Database, org: Org, name: string): Promise<Policy | null> {
+/** The policy of a webhook's creator as the database stands; null when that person's access has ended. */
+async function resolveCreator(db: Database, org: Org, name: string): Promise<Policy | null> {
   const user = (
     await db.query<{ id: string; name: string; role: Role; active: boolean }>(
       `SELECT id, name, role, active FROM ${ident(org.schema)}.users WHERE name = $1`,
@@ -167,6 +170,8 @@ export class DeliveryWorker {
   /** Sends in flight, by `<schema> <webhook id>`. */
   private readonly inFlight = new Map<string, number>();
   private readonly sending = new Set<Promise<void>>();
+  /** Webhook creators' policies by `<schema> <name>`, with the epoch they were resolved at. */
+  private readonly creators = new Map<string, { epoch: number; policy: Policy | null }>();
 
   constructor(private readonly deps: WorkerDeps) {
     this.clock = deps.clock ?? Date.now;
@@ -248,7 +253,7 @@ export class DeliveryWorker {
         if (claimed.length === 0) continue;
         claimedAny = true;
         const readers = new Map<string, Promise<Policy | null>>();
-        const readerOf = (name: string) => readers.get(name) ?? readers.set(name, creatorPolicy(this.deps.db, org, name)).get(name)!;
+        const readerOf = (name: string) => readers.get(name) ?? readers.set(name, this.creatorPolicy(org, name)).get(name)!;
         for (const d of claimed) this.launch(org, d, readerOf);
       }
     }
@@ -285,6 +290,23 @@ export class DeliveryWorker {
         this.wake(org.schema);
       });
     this.sending.add(run);
+  }
+
+  /**
+   * The policy of a webhook's creator as of now (null when their access has ended): resolved
+   * again only when the organization's authorization epoch has moved, which every change to
+   * people, roles, memberships, groups and packs does (a read of the epoch instead of four).
+   */
+  private async creatorPolicy(org: Org, name: string): Promise<Policy | null> {
+    const epoch = await currentEpoch(this.deps.db, org);
+    const key = `${org.schema} ${name}`;
+    const held = this.creators.get(key);
+    if (held?.epoch === epoch) return held.policy;
+    // Resolved after the epoch was read: a change in between is seen now, and again next time.
+    const policy = await resolveCreator(this.deps.db, org, name);
+    if (this.creators.size >= MAX_CREATORS) this.creators.clear();
+    this.creators.set(key, { epoch, policy });
+    return policy;
   }
 
   /** A delivery its webhook's creator may not read now: never sent, marked so in the deliveries view. */
