@@ -15,32 +15,26 @@ interface KeyState<T> {
 
 export class FreshRead<T> {
   private readonly keys = new Map<string, KeyState<T>>();
-  /** Reads sent and calls answered, since start (tests and diagnostics). */
-  readonly counts = { reads: 0, calls: 0 };
 
   constructor(private readonly read: (key: string) => Promise<T>) {}
 
   /** The value as read by a statement sent after this call. */
   get(key: string): Promise<T> {
-    this.counts.calls++;
     let state = this.keys.get(key);
     if (!state) this.keys.set(key, (state = {}));
     if (!state.inFlight) return this.send(key, state);
     if (!state.next) {
-      const after = state.inFlight.then(
-        () => undefined,
-        () => undefined,
-      );
-      state.next = after.then(() => {
+      // Sent once the read in flight settles, whether it succeeded or failed.
+      const sendNext = (): Promise<T> => {
         state.next = undefined;
         return this.send(key, state);
-      });
+      };
+      state.next = state.inFlight.then(sendNext, sendNext);
     }
     return state.next;
   }
 
   private send(key: string, state: KeyState<T>): Promise<T> {
-    this.counts.reads++;
     const sent = this.read(key);
     state.inFlight = sent;
     const settled = (): void => {

@@ -152,6 +152,9 @@ interface RevisionRow {
   doc: string;
 }
 
+/** An organization's highest engram revision and its row count (bigints, as text). */
+type Head = { rev: string | null; rows: string | null };
+
 /** The organizations' postings one database handle serves, within a bound on engrams held. */
 class PostingsCache {
   /** Least recently used first. */
@@ -161,7 +164,7 @@ class PostingsCache {
   private counts = { hits: 0, misses: 0, bypassed: 0 };
 
   /** The organization's highest revision and row count, read after each use began (requests that come together share one read). */
-  private readonly heads: FreshRead<{ rev: string | null; rows: string | null }>;
+  private readonly heads: FreshRead<Head>;
 
   constructor(
     private readonly db: Database,
@@ -169,7 +172,7 @@ class PostingsCache {
   ) {
     this.heads = new FreshRead(async (schema) => {
       const s = ident(schema);
-      const r = await db.query<{ rev: string | null; rows: string | null }>(
+      const r = await db.query<Head>(
         `SELECT (SELECT max(rev) FROM ${s}.engrams) AS rev, (SELECT sum(n_rows) FROM ${s}.fts_scope_stats) AS rows`,
       );
       return r.rows[0]!;
